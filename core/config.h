@@ -1,0 +1,65 @@
+/* config.h: experiment configuration, INI files parsed by libinih.
+ *
+ * A config is a list of `[section] key = value` entries from one file plus
+ * `section.key=value` overrides from the command line. Modules read it with
+ * typed getters (darknet style) that take a default and an allowed range;
+ * every getter marks its key as read and records the value used, defaults
+ * included, so that config_write() produces the fully resolved config and
+ * config_check_unused() reports every key nothing read (a typo, usually).
+ *
+ * Every error names where the bad value came from: "FILE:LINE: [section]
+ * key: ..." for the file, "command line: section.key=...: ..." for an
+ * override. Config errors carry status ERROR_USAGE (exit 2). */
+#ifndef ASGD_CONFIG_H
+#define ASGD_CONFIG_H
+
+#include <stdbool.h>
+
+#include "core/error.h"
+
+typedef struct config config;
+
+/* Range bounds for the numeric getters: inclusive unless flagged open. */
+enum { CONFIG_CLOSED = 0, CONFIG_OPEN_LO = 1, CONFIG_OPEN_HI = 2 };
+
+/* Parses path; NULL path gives an empty config (all defaults). */
+config *config_load(const char *path, error *err);
+/* A config from INI text in memory, reported as coming from `name`. */
+config *config_parse_string(const char *text, const char *name, error *err);
+void config_destroy(config **c);
+
+/* Applies "section.key=value" from the command line, replacing the file's
+ * value or adding the key. */
+int config_override(config *c, const char *arg, error *err);
+
+/* The typed getters. On success they store the value (the default when the
+ * key is absent) in *out and return 0; a malformed or out-of-range value
+ * returns -1 with err naming the file, line and key. */
+int config_get_int(config *c, const char *section, const char *key, long def,
+                   long lo, long hi, long *out, error *err);
+int config_get_double(config *c, const char *section, const char *key,
+                      double def, double lo, double hi, int open,
+                      double *out, error *err);
+/* The returned string is owned by the config and lives as long as it. */
+int config_get_string(config *c, const char *section, const char *key,
+                      const char *def, const char **out, error *err);
+int config_get_bool(config *c, const char *section, const char *key, bool def,
+                    bool *out, error *err);
+/* allowed is NULL-terminated; *out is the index of the value in it. */
+int config_get_enum(config *c, const char *section, const char *key,
+                    const char *def, const char *const *allowed, int *out,
+                    error *err);
+/* A comma-separated list of integers in [lo, hi], at most max of them;
+ * an empty value gives *n = 0. */
+int config_get_int_list(config *c, const char *section, const char *key,
+                        const char *def, long lo, long hi, long *out, int max,
+                        int *n, error *err);
+
+/* -1 naming the first key (in file order) that no getter read. */
+int config_check_unused(const config *c, error *err);
+/* Writes every key read, with its resolved value, grouped by section. */
+int config_write(const config *c, const char *path, error *err);
+/* The file the config came from ("(defaults)" when none). */
+const char *config_source(const config *c);
+
+#endif

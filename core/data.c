@@ -1,0 +1,386 @@
+/* data.c: the IDX reader, data set loading, the synthetic generator and
+ * normalisation. */
+#include "core/data.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <zlib.h>
+
+#include "core/rng.h"
+
+static const char *const s_sources[] = {"fashion-mnist", "mnist", "idx", "synthetic", NULL};
+static const char *const s_normalizations[] = {"standard", "scale", "none", NULL};
+
+static int s_read_exact(gzFile f, void *buf, size_t n)
+{
+    uint8_t *p = buf;
+    while (n > 0) {
+        unsigned chunk = n > (1u << 30) ? (1u << 30) : (unsigned)n;
+        int got = gzread(f, p, chunk);
+        if (got <= 0) {
+            return -1;
+        }
+        p += got;
+        n -= (size_t)got;
+    }
+    return 0;
+}
+
+int idx_read(idx_file *out, const char *path, error *err)
+{
+    memset(out, 0, sizeof *out);
+    gzFile f = gzopen(path, "rb");
+    if (!f) {
+        return error_set(err, ERROR_USAGE, "%s: cannot open: %s", path,
+                         errno ? strerror(errno) : "out of memory");
+    }
+    int rc = -1;
+    uint8_t magic[4];
+    if (s_read_exact(f, magic, 4) < 0) {
+        error_set(err, ERROR_USAGE, "%s: corrupt IDX file: too short for a header", path);
+        goto done;
+    }
+    if (magic[0] != 0 || magic[1] != 0 || magic[3] < 1 || magic[3] > 4) {
+        error_set(err, ERROR_USAGE, "%s: not an IDX file (magic number "
+                  "%02x%02x%02x%02x)", path, magic[0], magic[1], magic[2], magic[3]);
+        goto done;
+    }
+    if (magic[2] != 0x08) {
+        error_set(err, ERROR_USAGE, "%s: IDX element type 0x%02x is not "
+                  "supported (only unsigned bytes, 0x08)", path, magic[2]);
+        goto done;
+    }
+    out->ndims = magic[3];
+    size_t count = 1;
+    for (int i = 0; i < out->ndims; i++) {
+        uint8_t b[4];
+        if (s_read_exact(f, b, 4) < 0) {
+            error_set(err, ERROR_USAGE, "%s: corrupt IDX file: truncated header", path);
+            goto done;
+        }
+        out->dims[i] = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 |
+                       (uint32_t)b[2] << 8 | b[3];
+        if (out->dims[i] == 0 || out->dims[i] > (1u << 28) ||
+            count > ((size_t)1 << 34) / out->dims[i]) {
+            error_set(err, ERROR_USAGE, "%s: corrupt IDX file: implausible "
+                      "dimension %u", path, out->dims[i]);
+            goto done;
+        }
+        count *= out->dims[i];
+    }
+    out->count = count;
+    out->data = malloc(count);
+    if (!out->data) {
+        error_set(err, ERROR_RUNTIME, "%s: out of memory for %zu bytes", path, count);
+        goto done;
+    }
+    if (s_read_exact(f, out->data, count) < 0) {
+        int zerr;
+        const char *why = gzerror(f, &zerr);
+        error_set(err, ERROR_USAGE, "%s: corrupt IDX file: truncated (the header "
+                  "promises %zu data bytes)%s%s", path, count,
+                  zerr < 0 ? ": " : "", zerr < 0 ? why : "");
+        goto done;
+    }
+    uint8_t extra;
+    if (gzread(f, &extra, 1) != 0) {
+        error_set(err, ERROR_USAGE, "%s: corrupt IDX file: data beyond the %zu "
+                  "bytes its header promises", path, count);
+        goto done;
+    }
+    rc = 0;
+done:
+    gzclose(f);
+    if (rc < 0) {
+        idx_free(out);
+    }
+    return rc;
+}
+
+void idx_free(idx_file *f)
+{
+    free(f->data);
+    memset(f, 0, sizeof *f);
+}
+
+int dataset_from_idx(dataset *d, const char *images, const char *labels,
+                     long limit, error *err)
+{
+    memset(d, 0, sizeof *d);
+    idx_file im, lb;
+    if (idx_read(&im, images, err) < 0) {
+        return -1;
+    }
+    if (idx_read(&lb, labels, err) < 0) {
+        idx_free(&im);
+        return -1;
+    }
+    int rc = -1;
+    if (im.ndims < 2) {
+        error_set(err, ERROR_USAGE, "%s: expected images (2 or more dimensions), "
+                  "found %d", images, im.ndims);
+        goto done;
+    }
+    if (lb.ndims != 1) {
+        error_set(err, ERROR_USAGE, "%s: expected labels (1 dimension), found %d",
+                  labels, lb.ndims);
+        goto done;
+    }
+    if (im.dims[0] != lb.dims[0]) {
+        error_set(err, ERROR_USAGE, "%s: %u labels for %u images in %s", labels,
+                  lb.dims[0], im.dims[0], images);
+        goto done;
+    }
+    size_t n = im.dims[0];
+    size_t dim = im.count / n;
+    if (limit > 0 && (size_t)limit < n) {
+        n = (size_t)limit;
+    }
+    int classes = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (lb.data[i] + 1 > classes) {
+            classes = lb.data[i] + 1;
+        }
+    }
+    d->x = malloc(n * dim * sizeof *d->x);
+    d->y = malloc(n * sizeof *d->y);
+    if (!d->x || !d->y) {
+        error_set(err, ERROR_RUNTIME, "%s: out of memory", images);
+        dataset_free(d);
+        goto done;
+    }
+    for (size_t i = 0; i < n * dim; i++) {
+        d->x[i] = im.data[i] * (1.0f / 255.0f);
+    }
+    for (size_t i = 0; i < n; i++) {
+        d->y[i] = lb.data[i];
+    }
+    d->n = (int)n;
+    d->dim = (int)dim;
+    d->classes = classes;
+    rc = 0;
+done:
+    idx_free(&im);
+    idx_free(&lb);
+    return rc;
+}
+
+int data_spec_configure(data_spec *s, config *c, error *err)
+{
+    memset(s, 0, sizeof *s);
+    if (config_get_enum(c, "data", "dataset", "fashion-mnist", s_sources,
+                        &s->source, err) < 0) {
+        return -1;
+    }
+    const char *default_path = s->source == DATA_FASHION_MNIST ? DATA_FASHION_MNIST_PATH : "";
+    long default_train = s->source == DATA_SYNTHETIC ? 10000 : 0;
+    long default_test = s->source == DATA_SYNTHETIC ? 2000 : 0;
+    if (config_get_string(c, "data", "path", default_path, &s->path, err) < 0 ||
+        config_get_int(c, "data", "train_size", default_train, 0, 1L << 30,
+                       &s->train_size, err) < 0 ||
+        config_get_int(c, "data", "test_size", default_test, 0, 1L << 30,
+                       &s->test_size, err) < 0 ||
+        config_get_enum(c, "data", "normalize", "standard", s_normalizations,
+                        &s->normalize, err) < 0) {
+        return -1;
+    }
+    if (s->source == DATA_SYNTHETIC) {
+        if (config_get_int(c, "data", "dim", 32, 1, 1 << 20, &s->dim, err) < 0 ||
+            config_get_int(c, "data", "classes", 10, 2, 1 << 16, &s->classes, err) < 0 ||
+            config_get_double(c, "data", "noise", 1.0, 0, 1e6, CONFIG_CLOSED,
+                              &s->noise, err) < 0) {
+            return -1;
+        }
+        if (s->train_size < 1 || s->test_size < 1) {
+            return error_set(err, ERROR_USAGE, "%s: [data] train_size and "
+                             "test_size must be at least 1 for synthetic data",
+                             config_source(c));
+        }
+    } else if (s->path[0] == '\0') {
+        return error_set(err, ERROR_USAGE, "%s: [data] path: dataset = %s needs "
+                         "the folder holding its IDX files", config_source(c),
+                         s_sources[s->source]);
+    }
+    return 0;
+}
+
+/* <folder>/<stem>.gz, or <folder>/<stem> when only that exists. */
+static void s_idx_path(char *buf, size_t n, const char *folder, const char *stem)
+{
+    struct stat st;
+    snprintf(buf, n, "%s/%s", folder, stem);
+    if (stat(buf, &st) == 0) {
+        return;
+    }
+    snprintf(buf, n, "%s/%s.gz", folder, stem);
+}
+
+static int s_load_files(dataset *train, dataset *test, const data_spec *s,
+                        error *err)
+{
+    char paths[4][4096];
+    static const char *const stems[4] = {
+        "train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+        "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
+    for (int i = 0; i < 4; i++) {
+        struct stat st;
+        s_idx_path(paths[i], sizeof paths[i], s->path, stems[i]);
+        if (stat(paths[i], &st) != 0) {
+            if (s->source == DATA_FASHION_MNIST) {
+                return error_set(err, ERROR_USAGE, "%s: missing: Fashion-MNIST is "
+                                 "not installed; install it with `apt-get install "
+                                 "dataset-fashion-mnist` (or ./scripts/setup.sh)", paths[i]);
+            }
+            return error_set(err, ERROR_USAGE, "%s: missing: [data] path must be "
+                             "a folder holding %s[.gz] and the other MNIST-named "
+                             "IDX files", paths[i], stems[i]);
+        }
+    }
+    if (dataset_from_idx(train, paths[0], paths[1], s->train_size, err) < 0) {
+        return -1;
+    }
+    if (dataset_from_idx(test, paths[2], paths[3], s->test_size, err) < 0) {
+        dataset_free(train);
+        return -1;
+    }
+    if (test->dim != train->dim) {
+        error_set(err, ERROR_USAGE, "%s: test examples have %d features, training "
+                  "examples %d", paths[2], test->dim, train->dim);
+        goto fail;
+    }
+    if (s->source != DATA_IDX && (train->dim != 784 || train->classes > 10)) {
+        error_set(err, ERROR_USAGE, "%s: not (Fashion-)MNIST: %d features and %d "
+                  "classes (use dataset = idx for other IDX data)", paths[0],
+                  train->dim, train->classes);
+        goto fail;
+    }
+    if (test->classes > train->classes) {
+        error_set(err, ERROR_USAGE, "%s: label %d never occurs in training",
+                  paths[3], test->classes - 1);
+        goto fail;
+    }
+    if (s->source != DATA_IDX) {
+        train->classes = test->classes = 10;
+    }
+    test->classes = train->classes;
+    return 0;
+fail:
+    dataset_free(train);
+    dataset_free(test);
+    return -1;
+}
+
+int data_load(dataset *train, dataset *test, const data_spec *s,
+              unsigned long seed, error *err)
+{
+    int rc;
+    if (s->source == DATA_SYNTHETIC) {
+        rc = dataset_synthetic(train, test, s->train_size, s->test_size,
+                               (int)s->dim, (int)s->classes, s->noise, seed, err);
+    } else {
+        rc = s_load_files(train, test, s, err);
+    }
+    if (rc == 0) {
+        dataset_normalize(train, test, s->normalize);
+    }
+    return rc;
+}
+
+static int s_alloc(dataset *d, long n, int dim, int classes)
+{
+    d->n = (int)n;
+    d->dim = dim;
+    d->classes = classes;
+    d->x = malloc((size_t)n * (size_t)dim * sizeof *d->x);
+    d->y = malloc((size_t)n * sizeof *d->y);
+    return d->x && d->y ? 0 : -1;
+}
+
+static void s_sample_mixture(dataset *d, const float *centres, int dim,
+                             int classes, double noise, rng *r)
+{
+    for (int i = 0; i < d->n; i++) {
+        int label = (int)rng_below(r, (uint64_t)classes);
+        int cluster = (int)rng_below(r, 2);
+        const float *c = centres + ((size_t)label * 2 + (size_t)cluster) * (size_t)dim;
+        float *x = d->x + (size_t)i * (size_t)dim;
+        for (int j = 0; j < dim; j++) {
+            x[j] = c[j] + (float)(noise * rng_normal(r));
+        }
+        d->y[i] = label;
+    }
+}
+
+int dataset_synthetic(dataset *train, dataset *test, long n_train, long n_test,
+                      int dim, int classes, double noise, unsigned long seed,
+                      error *err)
+{
+    memset(train, 0, sizeof *train);
+    memset(test, 0, sizeof *test);
+    size_t nc = (size_t)classes * 2 * (size_t)dim;
+    float *centres = malloc(nc * sizeof *centres);
+    if (!centres || s_alloc(train, n_train, dim, classes) < 0 ||
+        s_alloc(test, n_test, dim, classes) < 0) {
+        free(centres);
+        dataset_free(train);
+        dataset_free(test);
+        return error_set(err, ERROR_RUNTIME, "synthetic data: out of memory");
+    }
+    /* Centres on a sphere of radius 3 whatever dim is: two centres lie about
+     * 4.2 apart, and the per-feature noise is the spread along the line
+     * between them, so `noise` means the same difficulty in any dimension. */
+    rng r = rng_derive(seed, RNG_DATA, 0);
+    for (size_t k = 0; k < nc / (size_t)dim; k++) {
+        float *c = centres + k * (size_t)dim;
+        double norm = 0;
+        for (int j = 0; j < dim; j++) {
+            c[j] = (float)rng_normal(&r);
+            norm += (double)c[j] * c[j];
+        }
+        float s = (float)(3.0 / sqrt(norm > 0 ? norm : 1));
+        for (int j = 0; j < dim; j++) {
+            c[j] *= s;
+        }
+    }
+    rng rtrain = rng_derive(seed, RNG_DATA, 1);
+    rng rtest = rng_derive(seed, RNG_DATA, 2);
+    s_sample_mixture(train, centres, dim, classes, noise, &rtrain);
+    s_sample_mixture(test, centres, dim, classes, noise, &rtest);
+    free(centres);
+    return 0;
+}
+
+void dataset_normalize(dataset *train, dataset *test, int how)
+{
+    if (how != NORMALIZE_STANDARD) {
+        return;
+    }
+    size_t n = (size_t)train->n * (size_t)train->dim;
+    double sum = 0, sq = 0;
+    for (size_t i = 0; i < n; i++) {
+        sum += train->x[i];
+        sq += (double)train->x[i] * train->x[i];
+    }
+    double mean = sum / (double)n;
+    double var = sq / (double)n - mean * mean;
+    double std = var > 1e-12 ? sqrt(var) : 1.0;
+    dataset *sets[2] = {train, test};
+    for (int s = 0; s < 2; s++) {
+        size_t m = (size_t)sets[s]->n * (size_t)sets[s]->dim;
+        for (size_t i = 0; i < m; i++) {
+            sets[s]->x[i] = (float)((sets[s]->x[i] - mean) / std);
+        }
+    }
+}
+
+void dataset_free(dataset *d)
+{
+    free(d->x);
+    free(d->y);
+    memset(d, 0, sizeof *d);
+}

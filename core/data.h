@@ -1,0 +1,80 @@
+/* data.h: data sets in memory, read from IDX files or generated.
+ *
+ * A dataset is n examples of dim float features (row-major) with integer
+ * labels in [0, classes). IDX files (the MNIST format) are read through
+ * zlib, so `.gz` and plain files both work; every header field and the
+ * file length are checked before any data is trusted. */
+#ifndef ASGD_DATA_H
+#define ASGD_DATA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/config.h"
+#include "core/error.h"
+
+typedef struct dataset {
+    int n;            /* examples */
+    int dim;          /* features per example */
+    int classes;      /* labels lie in [0, classes) */
+    float *x;         /* n x dim */
+    int32_t *y;       /* n */
+} dataset;
+
+/* An IDX file of unsigned bytes (type 0x08): dims[0] is the item count. */
+typedef struct idx_file {
+    int ndims;
+    uint32_t dims[4];
+    size_t count;     /* product of dims */
+    uint8_t *data;
+} idx_file;
+
+enum data_source { DATA_FASHION_MNIST, DATA_MNIST, DATA_IDX, DATA_SYNTHETIC };
+enum data_normalize { NORMALIZE_STANDARD, NORMALIZE_SCALE, NORMALIZE_NONE };
+
+/* The [data] keys that choose and shape the data. */
+typedef struct data_spec {
+    int source;            /* enum data_source */
+    const char *path;      /* folder of the four IDX files */
+    long train_size;       /* 0 = all (files); examples to make (synthetic) */
+    long test_size;
+    int normalize;         /* enum data_normalize */
+    long dim, classes;     /* synthetic only */
+    double noise;          /* synthetic only: spread around each centre */
+} data_spec;
+
+#define DATA_FASHION_MNIST_PATH "/usr/share/datasets/fashion-mnist"
+
+/* Reads path (gzip or plain). Checks the magic number (0x0000 08 NDIMS,
+ * 1 <= NDIMS <= 4), that no dimension is zero, and that the file holds
+ * exactly the bytes the header promises. */
+int idx_read(idx_file *out, const char *path, error *err);
+void idx_free(idx_file *f);
+
+/* Reads the [data] keys. */
+int data_spec_configure(data_spec *s, config *c, error *err);
+
+/* Loads (or generates) the training and test sets, normalised as the spec
+ * says with statistics of the training set. */
+int data_load(dataset *train, dataset *test, const data_spec *s,
+              unsigned long seed, error *err);
+
+/* Builds a dataset from an image file and a label file. limit > 0 keeps
+ * the first `limit` examples. Pixel bytes become floats in [0, 1]. */
+int dataset_from_idx(dataset *d, const char *images, const char *labels,
+                     long limit, error *err);
+
+/* Gaussian classes, each a mixture of two clusters, so that a linear model
+ * learns a good part but not all of it. Same seed, same data. */
+int dataset_synthetic(dataset *train, dataset *test, long n_train, long n_test,
+                      int dim, int classes, double noise, unsigned long seed,
+                      error *err);
+
+/* standard: (x - mean) / std with the training set's scalar mean and std,
+ * applied to both sets; scale and none leave values as they are (IDX
+ * bytes are already scaled to [0, 1]). */
+void dataset_normalize(dataset *train, dataset *test, int how);
+
+void dataset_free(dataset *d);
+
+#endif

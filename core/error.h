@@ -1,0 +1,23 @@
+/* error.h: how asgd reports failures to its callers.
+ *
+ * A function that can fail on external input (a file, a config value, a
+ * message) takes a `struct error *` and returns -1 after filling it; the
+ * message is one line, ready to print, and `status` is the process exit
+ * status the failure deserves (ERROR_USAGE for bad config or input files,
+ * ERROR_RUNTIME otherwise). Programmer errors are assert()s instead. */
+#ifndef ASGD_ERROR_H
+#define ASGD_ERROR_H
+
+enum { ERROR_NONE = 0, ERROR_RUNTIME = 1, ERROR_USAGE = 2 };
+
+typedef struct error {
+    int status;
+    char msg[1024];
+} error;
+
+/* Fills err (if not NULL) with a printf-style message; returns -1 so that
+ * callers can write `return error_set(err, ...)`. */
+int error_set(error *err, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,127 @@
+/* experiment.c: reading a whole experiment config. */
+#include "core/experiment.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/partition.h"
+#include "core/run.h"
+
+static const char *const s_algorithms[] = {"sequential", NULL};
+static const char *const s_modes[] = {"real", NULL};
+static const char *const s_partitions[] = {"iid", "label-skew", NULL};
+
+const char *experiment_algorithm_name(int algorithm)
+{
+    return s_algorithms[algorithm];
+}
+
+const char *experiment_mode_name(int mode)
+{
+    return s_modes[mode];
+}
+
+/* configs/mlp.ini -> "mlp"; experiments/sync/config.ini -> "sync". */
+static void s_default_name(char *buf, size_t n, const char *path)
+{
+    if (!path) {
+        snprintf(buf, n, "default");
+        return;
+    }
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    if (strcmp(base, "config.ini") == 0 && slash) {
+        const char *end = slash;
+        const char *start = end;
+        while (start > path && start[-1] != '/') {
+            start--;
+        }
+        if (end > start && !(end - start == 1 && *start == '.')) {
+            snprintf(buf, n, "%.*s", (int)(end - start), start);
+            return;
+        }
+    }
+    const char *dot = strrchr(base, '.');
+    int len = dot && dot != base ? (int)(dot - base) : (int)strlen(base);
+    snprintf(buf, n, "%.*s", len, base);
+}
+
+static int s_read_keys(experiment *e, const char *path, error *err)
+{
+    config *c = e->c;
+    char default_name[256];
+    long seed;
+    s_default_name(default_name, sizeof default_name, path);
+    if (config_get_string(c, "experiment", "name", default_name, &e->name, err) < 0 ||
+        config_get_int(c, "experiment", "seed", 1, 0, 0x7fffffffL, &seed, err) < 0 ||
+        config_get_enum(c, "experiment", "mode", "real", s_modes, &e->mode, err) < 0 ||
+        run_configure(c, &e->out_root, &e->run_id, err) < 0) {
+        return -1;
+    }
+    e->seed = (unsigned long)seed;
+    if (e->name[0] == '\0' || strchr(e->name, '/')) {
+        return error_set(err, ERROR_USAGE, "%s: [experiment] name: \"%s\" must be "
+                         "a plain folder name", config_source(c), e->name);
+    }
+    if (data_spec_configure(&e->data, c, err) < 0 ||
+        config_get_enum(c, "data", "partition", "iid", s_partitions, &e->partition, err) < 0) {
+        return -1;
+    }
+    if (e->partition == PARTITION_LABEL_SKEW &&
+        config_get_double(c, "data", "alpha", 0.5, 0, 1e6, CONFIG_OPEN_LO,
+                          &e->partition_alpha, err) < 0) {
+        return -1;
+    }
+    if (model_spec_configure(&e->model, c, err) < 0) {
+        return -1;
+    }
+    if (config_get_enum(c, "train", "algorithm", "sequential", s_algorithms,
+                        &e->algorithm, err) < 0 ||
+        config_get_double(c, "train", "epochs", 1, 0, 1e6, CONFIG_OPEN_LO, &e->epochs, err) < 0 ||
+        config_get_int(c, "train", "batch", 64, 1, 1 << 20, &e->batch, err) < 0 ||
+        optim_spec_configure(&e->optim, c, "train", "", "sgd", 0.05, err) < 0) {
+        return -1;
+    }
+    if (config_get_double(c, "eval", "every", 5, 0, 1e9, CONFIG_CLOSED, &e->eval_every, err) < 0 ||
+        config_get_int(c, "eval", "batch", 1000, 1, 1 << 20, &e->eval_batch, err) < 0 ||
+        config_get_int(c, "eval", "steps_every", 1, 1, 1L << 30, &e->steps_every, err) < 0) {
+        return -1;
+    }
+    if (backend_spec_configure(&e->backend, c, err) < 0) {
+        return -1;
+    }
+    return config_check_unused(c, err);
+}
+
+int experiment_configure(experiment *e, const char *path, int noverrides,
+                         char **overrides, error *err)
+{
+    memset(e, 0, sizeof *e);
+    e->c = config_load(path, err);
+    if (!e->c) {
+        return -1;
+    }
+    for (int i = 0; i < noverrides; i++) {
+        if (config_override(e->c, overrides[i], err) < 0) {
+            experiment_destroy(e);
+            return -1;
+        }
+    }
+    if (s_read_keys(e, path, err) < 0) {
+        experiment_destroy(e);
+        return -1;
+    }
+    return 0;
+}
+
+int experiment_load(experiment *e, error *err)
+{
+    return data_load(&e->train, &e->test, &e->data, e->seed, err);
+}
+
+void experiment_destroy(experiment *e)
+{
+    dataset_free(&e->train);
+    dataset_free(&e->test);
+    config_destroy(&e->c);
+}

@@ -1,0 +1,58 @@
+/* experiment.h: everything a run needs, read from one config.
+ *
+ * experiment_configure() reads every key the run will use (so that typos
+ * are caught, via config_check_unused, before any data is loaded);
+ * experiment_load() then loads the data. The trainers take the result. */
+#ifndef ASGD_EXPERIMENT_H
+#define ASGD_EXPERIMENT_H
+
+#include <stdbool.h>
+
+#include "core/backend/backend.h"
+#include "core/config.h"
+#include "core/data.h"
+#include "core/error.h"
+#include "core/model.h"
+#include "core/optim.h"
+
+enum algorithm_id { ALGORITHM_SEQUENTIAL };
+enum run_mode { MODE_REAL };
+
+typedef struct experiment {
+    config *c;
+    /* [experiment] */
+    const char *name, *out_root, *run_id;
+    unsigned long seed;
+    int mode;                /* enum run_mode */
+    /* [data] */
+    data_spec data;
+    int partition;           /* enum partition_kind */
+    double partition_alpha;
+    /* [model] */
+    model_spec model;
+    /* [train] */
+    int algorithm;           /* enum algorithm_id */
+    double epochs;
+    long batch;
+    optim_spec optim;
+    /* [eval] */
+    double eval_every;       /* seconds of run time; 0 = only start and end */
+    long eval_batch;
+    long steps_every;        /* record every k-th step in steps.csv */
+    /* [backend] */
+    backend_spec backend;
+    /* loaded by experiment_load */
+    dataset train, test;
+} experiment;
+
+const char *experiment_algorithm_name(int algorithm);
+const char *experiment_mode_name(int mode);
+
+/* Loads path (NULL: defaults only), applies the overrides, reads every key
+ * and rejects unknown ones. On failure *e is left empty. */
+int experiment_configure(experiment *e, const char *path, int noverrides,
+                         char **overrides, error *err);
+int experiment_load(experiment *e, error *err);
+void experiment_destroy(experiment *e);
+
+#endif

@@ -1,0 +1,188 @@
+/* partition.c: iid and Dirichlet label-skew shards, and the minibatch
+ * sampler. */
+#include "core/partition.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int s_iid(shard *shards, int workers, const dataset *d, rng *r,
+                 uint32_t *perm)
+{
+    for (int i = 0; i < d->n; i++) {
+        perm[i] = (uint32_t)i;
+    }
+    rng_shuffle(r, perm, (size_t)d->n);
+    size_t base = (size_t)d->n / (size_t)workers, extra = (size_t)d->n % (size_t)workers;
+    size_t at = 0;
+    for (int w = 0; w < workers; w++) {
+        size_t n = base + ((size_t)w < extra ? 1 : 0);
+        shards[w].idx = malloc((n ? n : 1) * sizeof(uint32_t));
+        if (!shards[w].idx) {
+            return -1;
+        }
+        memcpy(shards[w].idx, perm + at, n * sizeof(uint32_t));
+        shards[w].n = n;
+        at += n;
+    }
+    return 0;
+}
+
+static int s_label_skew(shard *shards, int workers, const dataset *d,
+                        double alpha, rng *r, uint32_t *perm)
+{
+    /* Examples grouped by class, each group shuffled. */
+    size_t *start = calloc((size_t)d->classes + 1, sizeof *start);
+    double *p = malloc((size_t)workers * sizeof *p);
+    size_t *take = malloc((size_t)workers * sizeof *take);
+    if (!start || !p || !take) {
+        free(start);
+        free(p);
+        free(take);
+        return -1;
+    }
+    for (int i = 0; i < d->n; i++) {
+        start[d->y[i] + 1]++;
+    }
+    for (int k = 0; k < d->classes; k++) {
+        start[k + 1] += start[k];
+    }
+    size_t *fill = calloc((size_t)d->classes, sizeof *fill);
+    if (!fill) {
+        free(start);
+        free(p);
+        free(take);
+        return -1;
+    }
+    for (int i = 0; i < d->n; i++) {
+        int k = d->y[i];
+        perm[start[k] + fill[k]++] = (uint32_t)i;
+    }
+    free(fill);
+
+    for (int w = 0; w < workers; w++) {
+        shards[w].idx = malloc(((size_t)d->n ? (size_t)d->n : 1) * sizeof(uint32_t));
+        shards[w].n = 0;
+        if (!shards[w].idx) {
+            free(start);
+            free(p);
+            free(take);
+            return -1;
+        }
+    }
+    for (int k = 0; k < d->classes; k++) {
+        size_t count = start[k + 1] - start[k];
+        rng_shuffle(r, perm + start[k], count);
+        double sum = 0;
+        for (int w = 0; w < workers; w++) {
+            p[w] = rng_gamma(r, alpha);
+            sum += p[w];
+        }
+        /* Largest-remainder rounding keeps every example. */
+        size_t given = 0;
+        for (int w = 0; w < workers; w++) {
+            take[w] = (size_t)((double)count * p[w] / sum);
+            given += take[w];
+        }
+        while (given < count) {
+            int best = 0;
+            double best_rem = -1;
+            for (int w = 0; w < workers; w++) {
+                double rem = (double)count * p[w] / sum - (double)take[w];
+                if (rem > best_rem) {
+                    best_rem = rem;
+                    best = w;
+                }
+            }
+            take[best]++;
+            given++;
+            p[best] = 0;   /* each worker gets at most one extra */
+        }
+        size_t at = start[k];
+        for (int w = 0; w < workers; w++) {
+            memcpy(shards[w].idx + shards[w].n, perm + at, take[w] * sizeof(uint32_t));
+            shards[w].n += take[w];
+            at += take[w];
+        }
+    }
+    free(start);
+    free(p);
+    free(take);
+    return 0;
+}
+
+int partition_make(shard *shards, int workers, const dataset *d, int kind,
+                   double alpha, uint64_t seed, error *err)
+{
+    memset(shards, 0, (size_t)workers * sizeof *shards);
+    if (workers > d->n) {
+        return error_set(err, ERROR_USAGE, "partition: %d workers but only %d "
+                         "training examples", workers, d->n);
+    }
+    uint32_t *perm = malloc((size_t)d->n * sizeof *perm);
+    if (!perm) {
+        return error_set(err, ERROR_RUNTIME, "partition: out of memory");
+    }
+    rng r = rng_derive(seed, RNG_PARTITION, 0);
+    int rc = kind == PARTITION_IID ? s_iid(shards, workers, d, &r, perm)
+                                   : s_label_skew(shards, workers, d, alpha, &r, perm);
+    free(perm);
+    if (rc < 0) {
+        partition_free(shards, workers);
+        return error_set(err, ERROR_RUNTIME, "partition: out of memory");
+    }
+    for (int w = 0; w < workers; w++) {
+        if (shards[w].n == 0) {
+            partition_free(shards, workers);
+            return error_set(err, ERROR_USAGE, "partition: label-skew left worker "
+                             "%d with no examples; raise [data] alpha or use fewer "
+                             "workers", w);
+        }
+    }
+    return 0;
+}
+
+void partition_free(shard *shards, int workers)
+{
+    for (int w = 0; w < workers; w++) {
+        free(shards[w].idx);
+        shards[w].idx = NULL;
+        shards[w].n = 0;
+    }
+}
+
+int sampler_init(sampler *sp, const dataset *d, const shard *s, rng r)
+{
+    sp->d = d;
+    sp->s = s;
+    sp->r = r;
+    sp->pos = 0;
+    sp->passes = 0;
+    sp->order = malloc(s->n * sizeof *sp->order);
+    if (!sp->order) {
+        return -1;
+    }
+    memcpy(sp->order, s->idx, s->n * sizeof *sp->order);
+    rng_shuffle(&sp->r, sp->order, s->n);
+    return 0;
+}
+
+void sampler_free(sampler *sp)
+{
+    free(sp->order);
+    sp->order = NULL;
+}
+
+void sampler_next(sampler *sp, float *x, int32_t *y, int batch)
+{
+    size_t dim = (size_t)sp->d->dim;
+    for (int b = 0; b < batch; b++) {
+        if (sp->pos == sp->s->n) {
+            rng_shuffle(&sp->r, sp->order, sp->s->n);
+            sp->pos = 0;
+            sp->passes++;
+        }
+        uint32_t i = sp->order[sp->pos++];
+        memcpy(x + (size_t)b * dim, sp->d->x + (size_t)i * dim, dim * sizeof *x);
+        y[b] = sp->d->y[i];
+    }
+}

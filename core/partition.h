@@ -1,0 +1,48 @@
+/* partition.h: splitting a training set into worker shards, and drawing
+ * seeded minibatches within a shard.
+ *
+ * Shards are lists of example indices. iid deals a shuffled permutation
+ * into near-equal parts; label-skew gives each class's examples to workers
+ * in proportions drawn from Dirichlet(alpha), the usual way to make
+ * non-iid federated splits (small alpha: each worker sees few classes).
+ * Either way the shards are disjoint and together hold every example. */
+#ifndef ASGD_PARTITION_H
+#define ASGD_PARTITION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/data.h"
+#include "core/error.h"
+#include "core/rng.h"
+
+enum partition_kind { PARTITION_IID, PARTITION_LABEL_SKEW };
+
+typedef struct shard {
+    uint32_t *idx;
+    size_t n;
+} shard;
+
+/* Fills shards[0..workers). Fails (ERROR_USAGE) if a shard would be empty. */
+int partition_make(shard *shards, int workers, const dataset *d, int kind,
+                   double alpha, uint64_t seed, error *err);
+void partition_free(shard *shards, int workers);
+
+/* Draws minibatches from one shard: a fresh seeded permutation per pass,
+ * each example once per pass; a batch that runs past the end of a pass
+ * continues into the next. */
+typedef struct sampler {
+    const dataset *d;
+    const shard *s;
+    uint32_t *order;
+    size_t pos;
+    uint64_t passes;   /* completed passes over the shard */
+    rng r;
+} sampler;
+
+int sampler_init(sampler *sp, const dataset *d, const shard *s, rng r);
+void sampler_free(sampler *sp);
+/* Copies the next `batch` examples into x (batch x dim) and y (batch). */
+void sampler_next(sampler *sp, float *x, int32_t *y, int batch);
+
+#endif

@@ -1,0 +1,60 @@
+/* run.h: the run folder, runs/<experiment.name>/<run-id>/, which describes
+ * a run by itself:
+ *   config.ini    the resolved config
+ *   eval.csv      time_s,epoch,updates,samples,test_loss,test_acc
+ *   steps.csv     time_s,worker,step,loss,staleness,bytes
+ *   summary.json  the run's figures, with "complete": true once it finished
+ *   log.txt       what happened, with times
+ * The summary is written at the start with complete = false, so a folder
+ * without a finished summary is a run that did not finish. */
+#ifndef ASGD_RUN_H
+#define ASGD_RUN_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "core/config.h"
+#include "core/error.h"
+
+typedef struct run_summary {
+    const char *algorithm, *model, *mode, *dataset;
+    int workers;
+    long params;
+    unsigned long seed;
+    double final_test_acc, best_test_acc, final_test_loss;
+    double time_s;              /* training time: wall in real mode */
+    double wall_time_s;         /* wall-clock time of the whole run */
+    double epochs;
+    long updates;
+    long samples;
+    double samples_per_s;
+    double staleness_mean;
+    long staleness_max;
+    bool complete;
+} run_summary;
+
+typedef struct run {
+    char dir[4608];
+    FILE *eval, *steps, *log;
+} run;
+
+/* Reads [experiment] out and run_id (default: a timestamp) from c. */
+int run_configure(config *c, const char **out_root, const char **run_id, error *err);
+
+/* Creates <out_root>/<name>/<run_id>/ (a fresh suffix if it exists),
+ * writes config.ini and opens the metric files. */
+int run_create(run *r, const config *c, const char *out_root, const char *name,
+               const char *run_id, error *err);
+void run_close(run *r);
+
+void run_log(run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void run_eval_row(run *r, double time_s, double epoch, long updates, long samples,
+                  double test_loss, double test_acc);
+void run_step_row(run *r, double time_s, int worker, long step, double loss,
+                  long staleness, long bytes);
+int run_write_summary(run *r, const run_summary *s, error *err);
+
+/* Monotonic seconds. */
+double run_now(void);
+
+#endif
