@@ -1,0 +1,160 @@
+/* support.c: test helpers; see support.h. */
+#include "support.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#ifndef ASGD_BINARY
+#error "ASGD_BINARY must name the asgd executable"
+#endif
+
+void support_tempdir(char *buf, size_t n)
+{
+    const char *base = getenv("TMPDIR");
+    snprintf(buf, n, "%s/asgd-test-XXXXXX", base && *base ? base : "/tmp");
+    if (!mkdtemp(buf)) {
+        perror("mkdtemp");
+        abort();
+    }
+}
+
+void support_rmtree(const char *path)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        execlp("rm", "rm", "-rf", path, (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+}
+
+void support_write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
+        perror(path);
+        abort();
+    }
+}
+
+char *support_read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        return NULL;
+    }
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    size_t got;
+    while (buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += got;
+        if (n + 1 == cap) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+        }
+    }
+    fclose(f);
+    if (buf) {
+        buf[n] = '\0';
+    }
+    return buf;
+}
+
+static void s_slurp(int fd, char *buf, size_t cap)
+{
+    size_t n = 0;
+    lseek(fd, 0, SEEK_SET);
+    ssize_t got;
+    while (n + 1 < cap && (got = read(fd, buf + n, cap - n - 1)) > 0) {
+        n += (size_t)got;
+    }
+    buf[n] = '\0';
+}
+
+void support_run_asgd(support_result *r, const char *cwd, const char *const *args)
+{
+    char out_path[] = "/tmp/asgd-out-XXXXXX", err_path[] = "/tmp/asgd-err-XXXXXX";
+    int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
+    if (out_fd < 0 || err_fd < 0) {
+        abort();
+    }
+    unlink(out_path);
+    unlink(err_path);
+    int argc = 0;
+    while (args[argc]) {
+        argc++;
+    }
+    const char **argv = calloc((size_t)argc + 2, sizeof *argv);
+    argv[0] = ASGD_BINARY;
+    memcpy(argv + 1, args, (size_t)argc * sizeof *argv);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (cwd && chdir(cwd) != 0) {
+            _exit(126);
+        }
+        int devnull = open("/dev/null", O_RDONLY);
+        dup2(devnull, 0);
+        dup2(out_fd, 1);
+        dup2(err_fd, 2);
+        execv(ASGD_BINARY, (char *const *)argv);
+        _exit(127);
+    }
+    free(argv);
+    int status;
+    waitpid(pid, &status, 0);
+    r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    s_slurp(out_fd, r->out, sizeof r->out);
+    s_slurp(err_fd, r->err, sizeof r->err);
+    close(out_fd);
+    close(err_fd);
+}
+
+void support_write_idx(const char *path, int gz, const uint32_t *dims, int ndims,
+                       const uint8_t *data)
+{
+    size_t count = 1;
+    uint8_t header[4 + 16] = {0, 0, 0x08, (uint8_t)ndims};
+    for (int i = 0; i < ndims; i++) {
+        header[4 + 4 * i] = (uint8_t)(dims[i] >> 24);
+        header[5 + 4 * i] = (uint8_t)(dims[i] >> 16);
+        header[6 + 4 * i] = (uint8_t)(dims[i] >> 8);
+        header[7 + 4 * i] = (uint8_t)dims[i];
+        count *= dims[i];
+    }
+    size_t hlen = 4 + 4 * (size_t)ndims;
+    if (gz) {
+        gzFile f = gzopen(path, "wb");
+        if (!f || gzwrite(f, header, (unsigned)hlen) != (int)hlen ||
+            (count && gzwrite(f, data, (unsigned)count) != (int)count) || gzclose(f) != Z_OK) {
+            abort();
+        }
+    } else {
+        FILE *f = fopen(path, "wb");
+        if (!f || fwrite(header, 1, hlen, f) != hlen || fwrite(data, 1, count, f) != count ||
+            fclose(f) != 0) {
+            abort();
+        }
+    }
+}
+
+int support_count_lines(const char *path)
+{
+    char *text = support_read_file(path);
+    if (!text) {
+        return 0;
+    }
+    int n = 0;
+    for (char *p = text; *p; p++) {
+        n += *p == '\n';
+    }
+    free(text);
+    return n;
+}

@@ -1,0 +1,35 @@
+/* support.h: helpers shared by the tests: temporary folders, running the
+ * real asgd binary as a child process, reading files back. */
+#ifndef ASGD_TEST_SUPPORT_H
+#define ASGD_TEST_SUPPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A fresh folder under $TMPDIR (or /tmp); the caller removes it. */
+void support_tempdir(char *buf, size_t n);
+void support_rmtree(const char *path);
+
+/* Writes text to path; aborts the test on failure. */
+void support_write_file(const char *path, const char *text);
+/* The whole file, NUL-terminated (caller frees), or NULL. */
+char *support_read_file(const char *path);
+
+typedef struct support_result {
+    int status;            /* exit status, or 128 + signal */
+    char out[65536];       /* stdout */
+    char err[65536];       /* stderr */
+} support_result;
+
+/* Runs asgd with the given arguments (NULL-terminated) in folder cwd and
+ * waits for it. */
+void support_run_asgd(support_result *r, const char *cwd, const char *const *args);
+
+/* Writes an IDX file of unsigned bytes, gzip-compressed when gz is set. */
+void support_write_idx(const char *path, int gz, const uint32_t *dims, int ndims,
+                       const uint8_t *data);
+
+/* Lines in a text file (0 if missing). */
+int support_count_lines(const char *path);
+
+#endif

@@ -1,0 +1,207 @@
+/* test_cli.c: the asgd binary on bad input: a bad config, a missing data
+ * set and a corrupt IDX file each give one line of error naming the file
+ * (and line and key), exit status 2, no crash and no run folder. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "support.h"
+
+typedef struct fixture {
+    char dir[256];
+    char config[300];
+    char out[300];
+    char out_arg[320];
+    support_result r;
+} fixture;
+
+static int s_setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    support_tempdir(f->dir, sizeof f->dir);
+    snprintf(f->config, sizeof f->config, "%s/exp.ini", f->dir);
+    snprintf(f->out, sizeof f->out, "%s/runs", f->dir);
+    snprintf(f->out_arg, sizeof f->out_arg, "experiment.out=%s", f->out);
+    *state = f;
+    return 0;
+}
+
+static int s_teardown(void **state)
+{
+    fixture *f = *state;
+    support_rmtree(f->dir);
+    free(f);
+    return 0;
+}
+
+/* Exit 2, exactly one line on stderr containing each needle, nothing on
+ * stdout, and no run folder. */
+static void s_expect_usage_error(fixture *f, const char *const *needles)
+{
+    if (f->r.status != 2) {
+        fail_msg("exit status %d, stderr: %s", f->r.status, f->r.err);
+    }
+    size_t len = strlen(f->r.err);
+    assert_true(len > 0);
+    assert_ptr_equal(strchr(f->r.err, '\n'), f->r.err + len - 1);   /* one line */
+    for (int i = 0; needles[i]; i++) {
+        if (!strstr(f->r.err, needles[i])) {
+            fail_msg("stderr \"%s\" lacks \"%s\"", f->r.err, needles[i]);
+        }
+    }
+    assert_string_equal(f->r.out, "");
+    struct stat st;
+    assert_int_not_equal(stat(f->out, &st), 0);
+}
+
+static void test_mistyped_key(void **state)
+{
+    fixture *f = *state;
+    support_write_file(f->config, "[data]\ndataset = synthetic\n\n[train]\nlrate = 0.1\n");
+    const char *args[] = {"train", f->config, f->out_arg, NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    const char *needles[] = {f->config, ":5:", "[train] lrate", "unknown key", NULL};
+    s_expect_usage_error(f, needles);
+}
+
+static void test_bad_value_and_bad_override(void **state)
+{
+    fixture *f = *state;
+    support_write_file(f->config, "[data]\ndataset = synthetic\n[model]\ntype = resnet\n");
+    const char *args[] = {"train", f->config, f->out_arg, NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    const char *needles[] = {":4:", "[model] type", "\"resnet\" is not one of", NULL};
+    s_expect_usage_error(f, needles);
+
+    support_write_file(f->config, "[data]\ndataset = synthetic\n");
+    const char *args2[] = {"train", f->config, f->out_arg, "train.batch=0", NULL};
+    support_run_asgd(&f->r, f->dir, args2);
+    const char *needles2[] = {"command line: train.batch=0", "out of range", NULL};
+    s_expect_usage_error(f, needles2);
+
+    const char *args3[] = {"train", f->config, f->out_arg, "batch=3", NULL};
+    support_run_asgd(&f->r, f->dir, args3);
+    const char *needles3[] = {"batch=3", "section.key=value", NULL};
+    s_expect_usage_error(f, needles3);
+
+    const char *args4[] = {"train", "/nonexistent/exp.ini", NULL};
+    support_run_asgd(&f->r, f->dir, args4);
+    const char *needles4[] = {"/nonexistent/exp.ini", "cannot open", NULL};
+    s_expect_usage_error(f, needles4);
+}
+
+static void test_usage_errors(void **state)
+{
+    fixture *f = *state;
+    const char *none[] = {NULL};
+    support_run_asgd(&f->r, f->dir, none);
+    assert_int_equal(f->r.status, 2);
+    const char *bogus[] = {"frobnicate", NULL};
+    support_run_asgd(&f->r, f->dir, bogus);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "unknown command"));
+    const char *bare[] = {"train", NULL};
+    support_run_asgd(&f->r, f->dir, bare);
+    assert_int_equal(f->r.status, 2);
+}
+
+static void test_missing_dataset(void **state)
+{
+    fixture *f = *state;
+    char path_arg[400];
+    snprintf(path_arg, sizeof path_arg, "data.path=%s/nothing-here", f->dir);
+    support_write_file(f->config, "[data]\ndataset = fashion-mnist\n");
+    const char *args[] = {"train", f->config, f->out_arg, path_arg, NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    const char *needles[] = {"nothing-here/train-images-idx3-ubyte",
+                             "apt-get install dataset-fashion-mnist", NULL};
+    s_expect_usage_error(f, needles);
+
+    support_write_file(f->config, "[data]\ndataset = mnist\n");
+    support_run_asgd(&f->r, f->dir, args);
+    const char *needles2[] = {"nothing-here/train-images-idx3-ubyte", "[data] path", NULL};
+    s_expect_usage_error(f, needles2);
+
+    support_write_file(f->config, "[data]\ndataset = idx\n");
+    const char *args3[] = {"train", f->config, f->out_arg, NULL};
+    support_run_asgd(&f->r, f->dir, args3);
+    const char *needles3[] = {"[data] path", NULL};
+    s_expect_usage_error(f, needles3);
+}
+
+static void test_corrupt_idx(void **state)
+{
+    fixture *f = *state;
+    char data[300], path[400], path_arg[400];
+    snprintf(data, sizeof data, "%s/data", f->dir);
+    mkdir(data, 0755);
+    uint8_t px[20 * 784] = {0}, labels[20] = {0};
+    uint32_t idims[3] = {20, 28, 28}, ldims[1] = {20};
+    const char *stems[4][2] = {{"train-images-idx3-ubyte.gz", "i"}, {"train-labels-idx1-ubyte.gz", "l"},
+                               {"t10k-images-idx3-ubyte.gz", "i"}, {"t10k-labels-idx1-ubyte.gz", "l"}};
+    for (int i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s", data, stems[i][0]);
+        if (stems[i][1][0] == 'i') {
+            support_write_idx(path, 1, idims, 3, px);
+        } else {
+            support_write_idx(path, 1, ldims, 1, labels);
+        }
+    }
+    /* the test labels: a plain (not gzip) file, cut short */
+    snprintf(path, sizeof path, "%s/t10k-labels-idx1-ubyte.gz", data);
+    remove(path);
+    snprintf(path, sizeof path, "%s/t10k-labels-idx1-ubyte", data);
+    const uint8_t cut[] = {0, 0, 8, 1, 0, 0, 0, 20, 1, 2, 3};
+    FILE *o = fopen(path, "wb");
+    fwrite(cut, 1, sizeof cut, o);
+    fclose(o);
+    snprintf(path_arg, sizeof path_arg, "data.path=%s", data);
+    support_write_file(f->config, "[data]\ndataset = mnist\n");
+    const char *args[] = {"train", f->config, f->out_arg, path_arg, NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    const char *needles[] = {path, "corrupt IDX file", "truncated", NULL};
+    s_expect_usage_error(f, needles);
+
+    /* a wrong magic number in the training images */
+    snprintf(path, sizeof path, "%s/train-images-idx3-ubyte.gz", data);
+    support_write_file(path, "this is not an IDX file at all\n");
+    support_run_asgd(&f->r, f->dir, args);
+    const char *needles2[] = {path, "not an IDX file", NULL};
+    s_expect_usage_error(f, needles2);
+}
+
+static void test_help_config_lists_resolved_keys(void **state)
+{
+    fixture *f = *state;
+    const char *args[] = {"help", "config", NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    const char *keys[] = {"[experiment]", "seed = 1", "[data]", "dataset = fashion-mnist",
+                          "[model]", "hidden = 256,128", "[train]", "lr = 0.05",
+                          "[eval]", "[backend]", "threads = 1", NULL};
+    for (int i = 0; keys[i]; i++) {
+        if (!strstr(f->r.out, keys[i])) {
+            fail_msg("help config lacks \"%s\":\n%s", keys[i], f->r.out);
+        }
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_mistyped_key, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown(test_bad_value_and_bad_override, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown(test_usage_errors, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown(test_missing_dataset, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown(test_corrupt_idx, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown(test_help_config_lists_resolved_keys, s_setup, s_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

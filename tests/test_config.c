@@ -1,0 +1,202 @@
+/* test_config.c: INI parsing, typed getters, overrides, unknown keys, and
+ * the resolved config. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/config.h"
+#include "support.h"
+
+static const char *const s_colors[] = {"red", "green", "blue", NULL};
+
+static const char s_good[] =
+    "; a comment\n"
+    "[train]\n"
+    "lr = 0.25\n"
+    "batch = 32   ; inline comment\n"
+    "\n"
+    "[model]\n"
+    "hidden = 256, 128,64\n"
+    "color = green\n"
+    "flag = yes\n"
+    "name = mlp\n";
+
+static void test_good_file_reads_every_type(void **state)
+{
+    (void)state;
+    error err = {0};
+    config *c = config_parse_string(s_good, "good.ini", &err);
+    assert_non_null(c);
+    double lr;
+    long batch, hidden[4], epochs;
+    int n, color;
+    bool flag;
+    const char *name;
+    assert_int_equal(config_get_double(c, "train", "lr", 1, 0, 1, CONFIG_OPEN_LO, &lr, &err), 0);
+    assert_true(lr == 0.25);
+    assert_int_equal(config_get_int(c, "train", "batch", 1, 1, 100, &batch, &err), 0);
+    assert_int_equal(batch, 32);
+    assert_int_equal(config_get_int_list(c, "model", "hidden", "", 1, 1000, hidden, 4, &n, &err), 0);
+    assert_int_equal(n, 3);
+    assert_int_equal(hidden[0], 256);
+    assert_int_equal(hidden[1], 128);
+    assert_int_equal(hidden[2], 64);
+    assert_int_equal(config_get_enum(c, "model", "color", "red", s_colors, &color, &err), 0);
+    assert_int_equal(color, 1);
+    assert_int_equal(config_get_bool(c, "model", "flag", false, &flag, &err), 0);
+    assert_true(flag);
+    assert_int_equal(config_get_string(c, "model", "name", "x", &name, &err), 0);
+    assert_string_equal(name, "mlp");
+    /* an absent key takes its default */
+    assert_int_equal(config_get_int(c, "train", "epochs", 7, 1, 100, &epochs, &err), 0);
+    assert_int_equal(epochs, 7);
+    assert_int_equal(config_check_unused(c, &err), 0);
+    config_destroy(&c);
+    assert_null(c);
+}
+
+static void test_mistyped_key_names_file_line_and_key(void **state)
+{
+    (void)state;
+    error err = {0};
+    config *c = config_parse_string("[train]\nlr = 0.1\nbacth = 32\n", "exp.ini", &err);
+    assert_non_null(c);
+    double lr;
+    long batch;
+    assert_int_equal(config_get_double(c, "train", "lr", 1, 0, 1, 0, &lr, &err), 0);
+    assert_int_equal(config_get_int(c, "train", "batch", 64, 1, 100, &batch, &err), 0);
+    assert_int_equal(config_check_unused(c, &err), -1);
+    assert_int_equal(err.status, ERROR_USAGE);
+    assert_non_null(strstr(err.msg, "exp.ini:3:"));
+    assert_non_null(strstr(err.msg, "[train] bacth"));
+    assert_non_null(strstr(err.msg, "unknown key"));
+    config_destroy(&c);
+}
+
+static void test_bad_values_are_rejected_with_their_line(void **state)
+{
+    (void)state;
+    error err = {0};
+    config *c = config_parse_string("[a]\nn = 12x\nm = 500\nx = 1.5\ny = nan\n"
+                                    "z = 0\ncolor = purple\nlist = 1,,2\n", "bad.ini", &err);
+    assert_non_null(c);
+    long n;
+    double x;
+    int color, count;
+    long list[4];
+    assert_int_equal(config_get_int(c, "a", "n", 1, 0, 100, &n, &err), -1);
+    assert_non_null(strstr(err.msg, "bad.ini:2: [a] n: expected an integer"));
+    assert_int_equal(config_get_int(c, "a", "m", 1, 0, 100, &n, &err), -1);
+    assert_non_null(strstr(err.msg, "bad.ini:3: [a] m: 500 is out of range [0, 100]"));
+    assert_int_equal(config_get_double(c, "a", "x", 0.5, 0, 1, CONFIG_CLOSED, &x, &err), -1);
+    assert_non_null(strstr(err.msg, "bad.ini:4:"));
+    assert_int_equal(config_get_double(c, "a", "y", 0.5, 0, 1, CONFIG_CLOSED, &x, &err), -1);
+    assert_non_null(strstr(err.msg, "expected a number"));
+    assert_int_equal(config_get_double(c, "a", "z", 0.5, 0, 1, CONFIG_OPEN_LO, &x, &err), -1);
+    assert_non_null(strstr(err.msg, "bad.ini:6: [a] z: 0 is out of range (0, 1]"));
+    assert_int_equal(config_get_enum(c, "a", "color", "red", s_colors, &color, &err), -1);
+    assert_non_null(strstr(err.msg, "bad.ini:7: [a] color: \"purple\" is not one of red, green, blue"));
+    assert_int_equal(config_get_int_list(c, "a", "list", "", 0, 9, list, 4, &count, &err), -1);
+    assert_non_null(strstr(err.msg, "bad.ini:8:"));
+    assert_int_equal(err.status, ERROR_USAGE);
+    config_destroy(&c);
+}
+
+static void test_override_replaces_and_adds(void **state)
+{
+    (void)state;
+    error err = {0};
+    config *c = config_parse_string("[train]\nlr = 0.1\n", "o.ini", &err);
+    assert_non_null(c);
+    assert_int_equal(config_override(c, "train.lr=0.5", &err), 0);
+    assert_int_equal(config_override(c, "train.batch=16", &err), 0);
+    double lr;
+    long batch;
+    assert_int_equal(config_get_double(c, "train", "lr", 1, 0, 1, 0, &lr, &err), 0);
+    assert_true(lr == 0.5);
+    assert_int_equal(config_get_int(c, "train", "batch", 64, 1, 100, &batch, &err), 0);
+    assert_int_equal(batch, 16);
+    /* a bad override names the command line */
+    assert_int_equal(config_override(c, "train.epochs=-3", &err), 0);
+    long epochs;
+    assert_int_equal(config_get_int(c, "train", "epochs", 1, 1, 10, &epochs, &err), -1);
+    assert_non_null(strstr(err.msg, "command line: train.epochs=-3"));
+    assert_int_equal(config_override(c, "nodot=3", &err), -1);
+    assert_int_equal(config_override(c, "train.lr", &err), -1);
+    assert_int_equal(config_override(c, ".lr=3", &err), -1);
+    assert_int_equal(err.status, ERROR_USAGE);
+    config_destroy(&c);
+}
+
+static void test_unread_override_is_reported(void **state)
+{
+    (void)state;
+    error err = {0};
+    config *c = config_parse_string("", "e.ini", &err);
+    assert_int_equal(config_override(c, "train.lrr=0.5", &err), 0);
+    assert_int_equal(config_check_unused(c, &err), -1);
+    assert_non_null(strstr(err.msg, "command line: train.lrr=0.5: unknown key"));
+    config_destroy(&c);
+}
+
+static void test_duplicate_key_and_garbage_line(void **state)
+{
+    (void)state;
+    error err = {0};
+    assert_null(config_parse_string("[a]\nk = 1\nk = 2\n", "dup.ini", &err));
+    assert_non_null(strstr(err.msg, "dup.ini:3: [a] k: duplicate key (first set on line 2)"));
+    assert_null(config_parse_string("[a]\nk = 1\nthis is not ini\n", "junk.ini", &err));
+    assert_non_null(strstr(err.msg, "junk.ini:3:"));
+    assert_null(config_parse_string("k = 1\n", "nosec.ini", &err));
+    assert_non_null(strstr(err.msg, "nosec.ini:1:"));
+    assert_null(config_load("/nonexistent/x.ini", &err));
+    assert_non_null(strstr(err.msg, "/nonexistent/x.ini: cannot open"));
+    assert_int_equal(err.status, ERROR_USAGE);
+}
+
+static void test_resolved_config_round_trips(void **state)
+{
+    (void)state;
+    char dir[256], path[300];
+    support_tempdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/resolved.ini", dir);
+    error err = {0};
+    config *c = config_parse_string("[train]\nlr = 0.25\n", "r.ini", &err);
+    double lr;
+    long batch;
+    assert_int_equal(config_override(c, "train.lr=0.125", &err), 0);
+    assert_int_equal(config_get_double(c, "train", "lr", 1, 0, 1, 0, &lr, &err), 0);
+    assert_int_equal(config_get_int(c, "train", "batch", 48, 1, 100, &batch, &err), 0);
+    assert_int_equal(config_write(c, path, &err), 0);
+    config_destroy(&c);
+
+    c = config_load(path, &err);
+    assert_non_null(c);
+    assert_int_equal(config_get_double(c, "train", "lr", 1, 0, 1, 0, &lr, &err), 0);
+    assert_true(lr == 0.125);     /* the override, not the file's value */
+    assert_int_equal(config_get_int(c, "train", "batch", 1, 1, 100, &batch, &err), 0);
+    assert_int_equal(batch, 48);  /* the default was written out */
+    assert_int_equal(config_check_unused(c, &err), 0);
+    config_destroy(&c);
+    support_rmtree(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_good_file_reads_every_type),
+        cmocka_unit_test(test_mistyped_key_names_file_line_and_key),
+        cmocka_unit_test(test_bad_values_are_rejected_with_their_line),
+        cmocka_unit_test(test_override_replaces_and_adds),
+        cmocka_unit_test(test_unread_override_is_reported),
+        cmocka_unit_test(test_duplicate_key_and_garbage_line),
+        cmocka_unit_test(test_resolved_config_round_trips),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,288 @@
+/* test_data.c: the IDX reader against good, truncated and corrupt files;
+ * data set loading (Fashion-MNIST included); synthetic data; normalisation. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "core/data.h"
+#include "support.h"
+
+typedef struct fixture {
+    char dir[256];
+} fixture;
+
+static int s_setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    support_tempdir(f->dir, sizeof f->dir);
+    *state = f;
+    return 0;
+}
+
+static int s_teardown(void **state)
+{
+    fixture *f = *state;
+    support_rmtree(f->dir);
+    free(f);
+    return 0;
+}
+
+static void s_images(uint8_t *px, int n, int h, int w)
+{
+    for (int i = 0; i < n * h * w; i++) {
+        px[i] = (uint8_t)(i * 37 + 11);
+    }
+}
+
+static void test_idx_reads_gz_and_plain_alike(void **state)
+{
+    fixture *f = *state;
+    uint8_t px[5 * 3 * 4];
+    s_images(px, 5, 3, 4);
+    uint32_t dims[3] = {5, 3, 4};
+    char gz[300], plain[300];
+    snprintf(gz, sizeof gz, "%s/a.gz", f->dir);
+    snprintf(plain, sizeof plain, "%s/a", f->dir);
+    support_write_idx(gz, 1, dims, 3, px);
+    support_write_idx(plain, 0, dims, 3, px);
+    for (int k = 0; k < 2; k++) {
+        idx_file idx;
+        error err = {0};
+        assert_int_equal(idx_read(&idx, k ? gz : plain, &err), 0);
+        assert_int_equal(idx.ndims, 3);
+        assert_int_equal(idx.dims[0], 5);
+        assert_int_equal(idx.dims[1], 3);
+        assert_int_equal(idx.dims[2], 4);
+        assert_int_equal(idx.count, sizeof px);
+        assert_memory_equal(idx.data, px, sizeof px);
+        idx_free(&idx);
+    }
+}
+
+/* Writes raw bytes, gzip-compressed or not. */
+static void s_write_raw(const char *path, int gz, const uint8_t *bytes, size_t n)
+{
+    if (gz) {
+        gzFile g = gzopen(path, "wb");
+        assert_non_null(g);
+        assert_int_equal(gzwrite(g, bytes, (unsigned)n), (int)n);
+        gzclose(g);
+    } else {
+        FILE *o = fopen(path, "wb");
+        assert_non_null(o);
+        assert_int_equal(fwrite(bytes, 1, n, o), n);
+        fclose(o);
+    }
+}
+
+static void s_expect_corrupt(const char *path, const char *needle)
+{
+    idx_file idx;
+    error err = {0};
+    assert_int_equal(idx_read(&idx, path, &err), -1);
+    assert_int_equal(err.status, ERROR_USAGE);
+    assert_non_null(strstr(err.msg, path));
+    if (!strstr(err.msg, needle)) {
+        fail_msg("error \"%s\" lacks \"%s\"", err.msg, needle);
+    }
+    assert_null(strchr(err.msg, '\n'));
+    assert_null(idx.data);
+}
+
+static void test_idx_rejects_truncated_files(void **state)
+{
+    fixture *f = *state;
+    /* header promises 2 x 2 x 2 = 8 bytes; 5 follow */
+    const uint8_t bytes[] = {0, 0, 8, 3, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 2, 1, 2, 3, 4, 5};
+    char path[300];
+    for (int gz = 0; gz < 2; gz++) {
+        snprintf(path, sizeof path, "%s/trunc%d", f->dir, gz);
+        s_write_raw(path, gz, bytes, sizeof bytes);
+        s_expect_corrupt(path, "truncated");
+        snprintf(path, sizeof path, "%s/header%d", f->dir, gz);
+        s_write_raw(path, gz, bytes, 9);
+        s_expect_corrupt(path, "truncated header");
+        snprintf(path, sizeof path, "%s/empty%d", f->dir, gz);
+        s_write_raw(path, gz, bytes, 2);
+        s_expect_corrupt(path, "too short");
+    }
+    /* a gzip stream cut short mid-way */
+    uint8_t px[4000];
+    s_images(px, 10, 20, 20);
+    uint32_t dims[3] = {10, 20, 20};
+    char whole[300];
+    snprintf(whole, sizeof whole, "%s/whole.gz", f->dir);
+    support_write_idx(whole, 1, dims, 3, px);
+    FILE *in = fopen(whole, "rb");
+    uint8_t buf[8192];
+    size_t n = fread(buf, 1, sizeof buf, in);
+    fclose(in);
+    snprintf(path, sizeof path, "%s/cut.gz", f->dir);
+    FILE *o = fopen(path, "wb");
+    fwrite(buf, 1, n / 2, o);
+    fclose(o);
+    s_expect_corrupt(path, "truncated");
+}
+
+static void test_idx_rejects_bad_magic_type_and_sizes(void **state)
+{
+    fixture *f = *state;
+    char path[300];
+    const uint8_t png[] = {0x89, 'P', 'N', 'G', 0, 0, 0, 1, 0};
+    snprintf(path, sizeof path, "%s/magic", f->dir);
+    s_write_raw(path, 0, png, sizeof png);
+    s_expect_corrupt(path, "not an IDX file");
+    const uint8_t dims0[] = {0, 0, 8, 9, 0, 0, 0, 1};
+    snprintf(path, sizeof path, "%s/ndims", f->dir);
+    s_write_raw(path, 0, dims0, sizeof dims0);
+    s_expect_corrupt(path, "not an IDX file");
+    const uint8_t floats[] = {0, 0, 0x0d, 1, 0, 0, 0, 1, 0, 0, 0, 0};
+    snprintf(path, sizeof path, "%s/floats", f->dir);
+    s_write_raw(path, 0, floats, sizeof floats);
+    s_expect_corrupt(path, "not supported");
+    const uint8_t zero[] = {0, 0, 8, 2, 0, 0, 0, 0, 0, 0, 0, 3};
+    snprintf(path, sizeof path, "%s/zero", f->dir);
+    s_write_raw(path, 0, zero, sizeof zero);
+    s_expect_corrupt(path, "implausible dimension");
+    const uint8_t extra[] = {0, 0, 8, 1, 0, 0, 0, 2, 7, 7, 7};
+    snprintf(path, sizeof path, "%s/extra", f->dir);
+    s_write_raw(path, 0, extra, sizeof extra);
+    s_expect_corrupt(path, "beyond");
+    idx_file idx;
+    error err = {0};
+    assert_int_equal(idx_read(&idx, "/nonexistent/file.gz", &err), -1);
+    assert_non_null(strstr(err.msg, "cannot open"));
+}
+
+static void test_dataset_from_idx_pairs_and_checks(void **state)
+{
+    fixture *f = *state;
+    uint8_t px[6 * 2 * 2], labels[6] = {0, 3, 1, 2, 3, 0};
+    s_images(px, 6, 2, 2);
+    uint32_t idims[3] = {6, 2, 2}, ldims[1] = {6}, bad[1] = {5};
+    char im[300], lb[300], lb5[300];
+    snprintf(im, sizeof im, "%s/im.gz", f->dir);
+    snprintf(lb, sizeof lb, "%s/lb.gz", f->dir);
+    snprintf(lb5, sizeof lb5, "%s/lb5.gz", f->dir);
+    support_write_idx(im, 1, idims, 3, px);
+    support_write_idx(lb, 1, ldims, 1, labels);
+    support_write_idx(lb5, 1, bad, 1, labels);
+    dataset d;
+    error err = {0};
+    assert_int_equal(dataset_from_idx(&d, im, lb, 0, &err), 0);
+    assert_int_equal(d.n, 6);
+    assert_int_equal(d.dim, 4);
+    assert_int_equal(d.classes, 4);
+    assert_true(fabsf(d.x[5] - px[5] / 255.0f) < 1e-7f);
+    assert_int_equal(d.y[1], 3);
+    dataset_free(&d);
+    assert_int_equal(dataset_from_idx(&d, im, lb, 4, &err), 0);
+    assert_int_equal(d.n, 4);
+    dataset_free(&d);
+    assert_int_equal(dataset_from_idx(&d, im, lb5, 0, &err), -1);
+    assert_non_null(strstr(err.msg, "5 labels for 6 images"));
+    assert_int_equal(dataset_from_idx(&d, lb, lb, 0, &err), -1);
+    assert_non_null(strstr(err.msg, "expected images"));
+}
+
+static void test_fashion_mnist_loads_with_its_shape(void **state)
+{
+    (void)state;
+    error err = {0};
+    config *c = config_parse_string("[data]\ntrain_size = 2000\n", "f.ini", &err);
+    data_spec s;
+    assert_int_equal(data_spec_configure(&s, c, &err), 0);
+    assert_int_equal(s.source, DATA_FASHION_MNIST);
+    dataset train, test;
+    if (data_load(&train, &test, &s, 1, &err) < 0) {
+        fail_msg("%s (./scripts/setup.sh installs dataset-fashion-mnist)", err.msg);
+    }
+    assert_int_equal(train.n, 2000);
+    assert_int_equal(test.n, 10000);
+    assert_int_equal(train.dim, 784);
+    assert_int_equal(train.classes, 10);
+    int counts[10] = {0};
+    for (int i = 0; i < test.n; i++) {
+        counts[test.y[i]]++;
+    }
+    for (int k = 0; k < 10; k++) {
+        assert_int_equal(counts[k], 1000);   /* the test set is balanced */
+    }
+    /* standard normalisation: training features have mean 0, std 1 */
+    double sum = 0, sq = 0;
+    size_t n = (size_t)train.n * 784;
+    for (size_t i = 0; i < n; i++) {
+        sum += train.x[i];
+        sq += (double)train.x[i] * train.x[i];
+    }
+    assert_true(fabs(sum / n) < 1e-3);
+    assert_true(fabs(sq / n - 1) < 1e-3);
+    dataset_free(&train);
+    dataset_free(&test);
+    config_destroy(&c);
+}
+
+static void test_missing_dataset_says_how_to_install(void **state)
+{
+    fixture *f = *state;
+    error err = {0};
+    char text[512];
+    snprintf(text, sizeof text, "[data]\npath = %s\n", f->dir);
+    config *c = config_parse_string(text, "m.ini", &err);
+    data_spec s;
+    assert_int_equal(data_spec_configure(&s, c, &err), 0);
+    dataset train, test;
+    assert_int_equal(data_load(&train, &test, &s, 1, &err), -1);
+    assert_int_equal(err.status, ERROR_USAGE);
+    assert_non_null(strstr(err.msg, "apt-get install dataset-fashion-mnist"));
+    assert_non_null(strstr(err.msg, f->dir));
+    config_destroy(&c);
+}
+
+static void test_synthetic_is_seeded_and_learnable_shape(void **state)
+{
+    (void)state;
+    dataset a, b, c, ta, tb, tc;
+    error err = {0};
+    assert_int_equal(dataset_synthetic(&a, &ta, 500, 100, 16, 4, 1.0, 9, &err), 0);
+    assert_int_equal(dataset_synthetic(&b, &tb, 500, 100, 16, 4, 1.0, 9, &err), 0);
+    assert_int_equal(dataset_synthetic(&c, &tc, 500, 100, 16, 4, 1.0, 10, &err), 0);
+    assert_memory_equal(a.x, b.x, 500 * 16 * sizeof(float));
+    assert_memory_equal(a.y, b.y, 500 * sizeof(int32_t));
+    assert_memory_not_equal(a.x, c.x, 500 * 16 * sizeof(float));
+    assert_memory_not_equal(a.x, ta.x, 100 * 16 * sizeof(float));
+    int counts[4] = {0};
+    for (int i = 0; i < a.n; i++) {
+        assert_in_range(a.y[i], 0, 3);
+        counts[a.y[i]]++;
+    }
+    for (int k = 0; k < 4; k++) {
+        assert_true(counts[k] > 80);
+    }
+    dataset *all[6] = {&a, &b, &c, &ta, &tb, &tc};
+    for (int i = 0; i < 6; i++) {
+        dataset_free(all[i]);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_idx_reads_gz_and_plain_alike, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown(test_idx_rejects_truncated_files, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown(test_idx_rejects_bad_magic_type_and_sizes, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown(test_dataset_from_idx_pairs_and_checks, s_setup, s_teardown),
+        cmocka_unit_test(test_fashion_mnist_loads_with_its_shape),
+        cmocka_unit_test_setup_teardown(test_missing_dataset_says_how_to_install, s_setup, s_teardown),
+        cmocka_unit_test(test_synthetic_is_seeded_and_learnable_shape),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,194 @@
+/* test_model.c: both models' gradients against central finite differences,
+ * the parameter layout, seeded initialisation and evaluation. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/model.h"
+#include "core/rng.h"
+
+static backend *s_b;
+
+static int s_setup(void **state)
+{
+    (void)state;
+    backend_spec spec = {.device = BACKEND_CPU, .threads = 1};
+    error err = {0};
+    s_b = backend_new(&spec, &err);
+    return s_b ? 0 : -1;
+}
+
+static int s_teardown(void **state)
+{
+    (void)state;
+    backend_destroy(&s_b);
+    return 0;
+}
+
+static model *s_model(int type, int inputs, int classes, const long *hidden, int nh)
+{
+    model_spec spec = {.type = type, .hidden_count = nh, .init = INIT_HE};
+    if (nh > 0) {
+        memcpy(spec.hidden, hidden, (size_t)nh * sizeof *hidden);
+    }
+    error err = {0};
+    model *m = model_new(&spec, s_b, inputs, classes, &err);
+    assert_non_null(m);
+    return m;
+}
+
+static void s_check_gradient(model *m, int batch)
+{
+    rng r = rng_derive(4, RNG_DATA, 0);
+    int in = m->dims[0], classes = m->dims[m->layers];
+    float *x = malloc((size_t)batch * in * sizeof *x);
+    int32_t *y = malloc((size_t)batch * sizeof *y);
+    for (int i = 0; i < batch * in; i++) {
+        x[i] = (float)rng_normal(&r);
+    }
+    for (int i = 0; i < batch; i++) {
+        y[i] = (int32_t)rng_below(&r, (uint64_t)classes);
+    }
+    float *params = malloc(m->nparams * sizeof *params);
+    float *grad = malloc(m->nparams * sizeof *grad);
+    float *scratch = malloc(m->nparams * sizeof *scratch);
+    model_init_params(m, params, 8);
+    /* non-zero biases, so their gradients are exercised away from 0 */
+    for (size_t i = 0; i < m->nparams; i++) {
+        params[i] += 0.1f * (float)rng_normal(&r);
+    }
+    for (size_t i = 0; i < m->nparams; i++) {
+        grad[i] = NAN;   /* every element must be written */
+    }
+    float loss = model_gradient(m, grad, params, x, y, batch);
+    assert_true(isfinite(loss) && loss > 0);
+    const double h = 1e-2;
+    int checked = 0;
+    for (size_t i = 0; i < m->nparams; i++) {
+        assert_true(isfinite(grad[i]));
+        float saved = params[i];
+        params[i] = saved + (float)h;
+        double up = model_gradient(m, scratch, params, x, y, batch);
+        params[i] = saved - (float)h;
+        double down = model_gradient(m, scratch, params, x, y, batch);
+        params[i] = saved;
+        double fd = (up - down) / (2 * h);
+        double tol = 2e-2 * fmax(fabs(fd), fabs(grad[i])) + 2e-3;
+        if (fabs(fd - grad[i]) > tol) {
+            fail_msg("parameter %zu: analytic %g, finite difference %g", i,
+                     (double)grad[i], fd);
+        }
+        checked++;
+    }
+    assert_int_equal(checked, (int)m->nparams);
+    free(x);
+    free(y);
+    free(params);
+    free(grad);
+    free(scratch);
+}
+
+static void test_softmax_gradient_matches_finite_differences(void **state)
+{
+    (void)state;
+    model *m = s_model(MODEL_SOFTMAX, 6, 4, NULL, 0);
+    assert_int_equal(m->nparams, 6 * 4 + 4);
+    s_check_gradient(m, 5);
+    model_destroy(&m);
+}
+
+static void test_mlp_gradient_matches_finite_differences(void **state)
+{
+    (void)state;
+    const long hidden[2] = {7, 5};
+    model *m = s_model(MODEL_MLP, 6, 3, hidden, 2);
+    assert_int_equal(m->nparams, 6 * 7 + 7 + 7 * 5 + 5 + 5 * 3 + 3);
+    s_check_gradient(m, 4);
+    /* a larger batch after a smaller one regrows the scratch space */
+    s_check_gradient(m, 9);
+    model_destroy(&m);
+}
+
+static void test_parameter_layout_and_init(void **state)
+{
+    (void)state;
+    const long hidden[2] = {256, 128};
+    model *m = s_model(MODEL_MLP, 784, 10, hidden, 2);
+    assert_int_equal(m->nparams, 784 * 256 + 256 + 256 * 128 + 128 + 128 * 10 + 10);
+    assert_int_equal(m->w_off[0], 0);
+    assert_int_equal(m->b_off[0], 784 * 256);
+    assert_int_equal(m->w_off[1], 784 * 256 + 256);
+    float *a = malloc(m->nparams * sizeof *a), *b = malloc(m->nparams * sizeof *b);
+    model_init_params(m, a, 3);
+    model_init_params(m, b, 3);
+    assert_memory_equal(a, b, m->nparams * sizeof *a);
+    model_init_params(m, b, 4);
+    assert_memory_not_equal(a, b, m->nparams * sizeof *a);
+    /* He: first layer weights have std sqrt(2 / 784); biases are zero */
+    double sq = 0;
+    for (size_t i = 0; i < 784 * 256; i++) {
+        sq += (double)a[i] * a[i];
+    }
+    double sd = sqrt(sq / (784 * 256));
+    assert_true(fabs(sd - sqrt(2.0 / 784)) < 0.01 * sqrt(2.0 / 784) + 1e-4);
+    for (int j = 0; j < 256; j++) {
+        assert_true(a[m->b_off[0] + (size_t)j] == 0.0f);
+    }
+    free(a);
+    free(b);
+    model_destroy(&m);
+}
+
+static void test_evaluate_agrees_with_training_loss(void **state)
+{
+    (void)state;
+    dataset d, t;
+    error err = {0};
+    assert_int_equal(dataset_synthetic(&d, &t, 103, 5, 8, 3, 1.0, 2, &err), 0);
+    const long hidden[1] = {16};
+    model *m = s_model(MODEL_MLP, 8, 3, hidden, 1);
+    float *params = malloc(m->nparams * sizeof *params);
+    float *grad = malloc(m->nparams * sizeof *grad);
+    model_init_params(m, params, 1);
+    double loss_full, acc_full, loss_chunks, acc_chunks;
+    model_evaluate(m, &loss_full, &acc_full, params, &d, 103);
+    model_evaluate(m, &loss_chunks, &acc_chunks, params, &d, 10);
+    float train_loss = model_gradient(m, grad, params, d.x, d.y, d.n);
+    assert_true(fabs(loss_full - train_loss) < 1e-5 * fabs(loss_full));
+    assert_true(fabs(loss_full - loss_chunks) < 1e-5 * fabs(loss_full));
+    assert_true(acc_full == acc_chunks);
+    /* accuracy counts argmax hits: fit the data and check it rises */
+    for (int step = 0; step < 300; step++) {
+        model_gradient(m, grad, params, d.x, d.y, d.n);
+        for (size_t i = 0; i < m->nparams; i++) {
+            params[i] -= 0.3f * grad[i];
+        }
+    }
+    double loss_after, acc_after;
+    model_evaluate(m, &loss_after, &acc_after, params, &d, 10);
+    assert_true(loss_after < 0.5 * loss_full);
+    assert_true(acc_after > acc_full);
+    assert_true(acc_after > 0.8);
+    free(params);
+    free(grad);
+    model_destroy(&m);
+    dataset_free(&d);
+    dataset_free(&t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_softmax_gradient_matches_finite_differences),
+        cmocka_unit_test(test_mlp_gradient_matches_finite_differences),
+        cmocka_unit_test(test_parameter_layout_and_init),
+        cmocka_unit_test(test_evaluate_agrees_with_training_loss),
+    };
+    return cmocka_run_group_tests(tests, s_setup, s_teardown);
+}

@@ -1,0 +1,182 @@
+/* test_partition.c: shards are disjoint and complete, label-skew really
+ * skews, and the sampler visits each example once per pass. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/partition.h"
+
+static dataset s_data;
+
+static int s_setup(void **state)
+{
+    (void)state;
+    dataset test;
+    error err = {0};
+    if (dataset_synthetic(&s_data, &test, 10007, 10, 4, 10, 1.0, 3, &err) < 0) {
+        return -1;
+    }
+    dataset_free(&test);
+    return 0;
+}
+
+static int s_teardown(void **state)
+{
+    (void)state;
+    dataset_free(&s_data);
+    return 0;
+}
+
+static void s_check_disjoint_complete(const shard *shards, int workers, int n)
+{
+    int *seen = calloc((size_t)n, sizeof *seen);
+    size_t total = 0;
+    for (int w = 0; w < workers; w++) {
+        assert_true(shards[w].n > 0);
+        for (size_t i = 0; i < shards[w].n; i++) {
+            assert_true(shards[w].idx[i] < (uint32_t)n);
+            seen[shards[w].idx[i]]++;
+        }
+        total += shards[w].n;
+    }
+    assert_int_equal(total, n);
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(seen[i], 1);
+    }
+    free(seen);
+}
+
+/* Mean over workers of the share of a worker's examples in its commonest
+ * class: 1/classes for a perfectly mixed split, 1 for one class each. */
+static double s_dominance(const shard *shards, int workers)
+{
+    double total = 0;
+    for (int w = 0; w < workers; w++) {
+        int counts[10] = {0}, best = 0;
+        for (size_t i = 0; i < shards[w].n; i++) {
+            counts[s_data.y[shards[w].idx[i]]]++;
+        }
+        for (int k = 0; k < 10; k++) {
+            best = counts[k] > best ? counts[k] : best;
+        }
+        total += (double)best / (double)shards[w].n;
+    }
+    return total / workers;
+}
+
+static void test_iid_is_disjoint_complete_balanced(void **state)
+{
+    (void)state;
+    const int counts[] = {1, 3, 8, 64};
+    for (int c = 0; c < 4; c++) {
+        int workers = counts[c];
+        shard shards[64];
+        error err = {0};
+        assert_int_equal(partition_make(shards, workers, &s_data, PARTITION_IID, 0, 5, &err), 0);
+        s_check_disjoint_complete(shards, workers, s_data.n);
+        for (int w = 0; w < workers; w++) {
+            size_t want = (size_t)s_data.n / (size_t)workers;
+            assert_true(shards[w].n == want || shards[w].n == want + 1);
+        }
+        if (workers == 8) {
+            assert_true(s_dominance(shards, workers) < 0.15);
+        }
+        partition_free(shards, workers);
+    }
+}
+
+static void test_label_skew_is_disjoint_complete_and_skewed(void **state)
+{
+    (void)state;
+    shard shards[8], iid[8];
+    error err = {0};
+    assert_int_equal(partition_make(shards, 8, &s_data, PARTITION_LABEL_SKEW, 0.1, 5, &err), 0);
+    assert_int_equal(partition_make(iid, 8, &s_data, PARTITION_IID, 0, 5, &err), 0);
+    s_check_disjoint_complete(shards, 8, s_data.n);
+    double skewed = s_dominance(shards, 8), mixed = s_dominance(iid, 8);
+    assert_true(skewed > 0.45);
+    assert_true(skewed > 3 * mixed);
+    partition_free(shards, 8);
+    /* large alpha approaches iid */
+    assert_int_equal(partition_make(shards, 8, &s_data, PARTITION_LABEL_SKEW, 1000, 5, &err), 0);
+    s_check_disjoint_complete(shards, 8, s_data.n);
+    assert_true(s_dominance(shards, 8) < 0.15);
+    partition_free(shards, 8);
+    partition_free(iid, 8);
+}
+
+static void test_partition_rejects_too_many_workers(void **state)
+{
+    (void)state;
+    dataset tiny, test;
+    error err = {0};
+    assert_int_equal(dataset_synthetic(&tiny, &test, 5, 1, 2, 2, 1.0, 1, &err), 0);
+    shard shards[6];
+    assert_int_equal(partition_make(shards, 6, &tiny, PARTITION_IID, 0, 1, &err), -1);
+    assert_int_equal(err.status, ERROR_USAGE);
+    dataset_free(&tiny);
+    dataset_free(&test);
+}
+
+static void test_sampler_visits_each_example_once_per_pass(void **state)
+{
+    (void)state;
+    shard shards[3];
+    error err = {0};
+    assert_int_equal(partition_make(shards, 3, &s_data, PARTITION_IID, 0, 5, &err), 0);
+    const shard *s = &shards[1];
+    sampler a, b;
+    assert_int_equal(sampler_init(&a, &s_data, s, rng_derive(5, RNG_BATCH, 1)), 0);
+    assert_int_equal(sampler_init(&b, &s_data, s, rng_derive(5, RNG_BATCH, 1)), 0);
+    int batch = 7;
+    float *x = malloc((size_t)batch * 4 * sizeof *x), *xb = malloc((size_t)batch * 4 * sizeof *xb);
+    int32_t y[7], yb[7];
+    /* Identify examples by their features: count how often each row of the
+     * shard comes back over exactly two passes. */
+    size_t draws = 2 * s->n;
+    int *hits = calloc(s->n, sizeof *hits);
+    for (size_t done = 0; done < draws; done += (size_t)batch) {
+        int take = draws - done < (size_t)batch ? (int)(draws - done) : batch;
+        sampler_next(&a, x, y, take);
+        sampler_next(&b, xb, yb, take);
+        assert_memory_equal(x, xb, (size_t)take * 4 * sizeof *x);   /* seeded */
+        for (int r = 0; r < take; r++) {
+            size_t found = s->n;
+            for (size_t i = 0; i < s->n; i++) {
+                if (memcmp(s_data.x + (size_t)s->idx[i] * 4, x + r * 4, 4 * sizeof *x) == 0) {
+                    found = i;
+                    break;
+                }
+            }
+            assert_true(found < s->n);
+            assert_int_equal(y[r], s_data.y[s->idx[found]]);
+            hits[found]++;
+        }
+    }
+    for (size_t i = 0; i < s->n; i++) {
+        assert_int_equal(hits[i], 2);
+    }
+    assert_int_equal(a.passes, 1);
+    free(hits);
+    free(x);
+    free(xb);
+    sampler_free(&a);
+    sampler_free(&b);
+    partition_free(shards, 3);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_iid_is_disjoint_complete_balanced),
+        cmocka_unit_test(test_label_skew_is_disjoint_complete_and_skewed),
+        cmocka_unit_test(test_partition_rejects_too_many_workers),
+        cmocka_unit_test(test_sampler_visits_each_example_once_per_pass),
+    };
+    return cmocka_run_group_tests(tests, s_setup, s_teardown);
+}
