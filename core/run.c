@@ -198,7 +198,13 @@ int run_write_summary(run *r, const run_summary *s, error *err)
     snprintf(path, sizeof path, "%s/summary.json", r->dir);
     FILE *f = fopen(tmp, "w");
     int rc = 0;
-    if (!f || fprintf(f, "%s\n", text) < 0 || fclose(f) != 0 || rename(tmp, path) != 0) {
+    if (f) {
+        bool written = fprintf(f, "%s\n", text) >= 0;
+        if (fclose(f) != 0 || !written || rename(tmp, path) != 0) {
+            f = NULL;
+        }
+    }
+    if (!f) {
         rc = error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", path, strerror(errno));
     }
     cJSON_free(text);

@@ -95,7 +95,7 @@ int sequential_train(experiment *e, run *r, error *err)
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
 
-    progress prog = {.tty = isatty(STDERR_FILENO) != 0, .last = -1};
+    progress prog = {.tty = isatty(STDERR_FILENO) != 0, .last = 0};
     double wall_start = run_now();
     double eval_time = 0;          /* seconds spent evaluating */
     double last_eval = 0, acc = -1, loss = NAN;
