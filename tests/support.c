@@ -117,6 +117,28 @@ void support_run_asgd(support_result *r, const char *cwd, const char *const *arg
     close(err_fd);
 }
 
+int support_fixture_setup(void **state)
+{
+    support_fixture *f = calloc(1, sizeof *f);
+    if (!f) {
+        return -1;
+    }
+    support_tempdir(f->dir, sizeof f->dir);
+    snprintf(f->config, sizeof f->config, "%s/exp.ini", f->dir);
+    snprintf(f->out, sizeof f->out, "%s/runs", f->dir);
+    snprintf(f->out_arg, sizeof f->out_arg, "experiment.out=%s", f->out);
+    *state = f;
+    return 0;
+}
+
+int support_fixture_teardown(void **state)
+{
+    support_fixture *f = *state;
+    support_rmtree(f->dir);
+    free(f);
+    return 0;
+}
+
 void support_write_idx(const char *path, int gz, const uint32_t *dims, int ndims,
                        const uint8_t *data)
 {

@@ -25,6 +25,20 @@ typedef struct support_result {
  * waits for it. */
 void support_run_asgd(support_result *r, const char *cwd, const char *const *args);
 
+/* A cmocka fixture: a fresh temporary folder (dir), a config path inside
+ * it (config, not created), a run output folder (out, not created) and the
+ * override that sends runs there (out_arg); removed again on teardown. */
+typedef struct support_fixture {
+    char dir[256];
+    char config[300];
+    char out[300];
+    char out_arg[320];
+    support_result r;
+} support_fixture;
+
+int support_fixture_setup(void **state);
+int support_fixture_teardown(void **state);
+
 /* Writes an IDX file of unsigned bytes, gzip-compressed when gz is set. */
 void support_write_idx(const char *path, int gz, const uint32_t *dims, int ndims,
                        const uint8_t *data);

@@ -14,36 +14,9 @@
 
 #include "support.h"
 
-typedef struct fixture {
-    char dir[256];
-    char config[300];
-    char out[300];
-    char out_arg[320];
-    support_result r;
-} fixture;
-
-static int s_setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    support_tempdir(f->dir, sizeof f->dir);
-    snprintf(f->config, sizeof f->config, "%s/exp.ini", f->dir);
-    snprintf(f->out, sizeof f->out, "%s/runs", f->dir);
-    snprintf(f->out_arg, sizeof f->out_arg, "experiment.out=%s", f->out);
-    *state = f;
-    return 0;
-}
-
-static int s_teardown(void **state)
-{
-    fixture *f = *state;
-    support_rmtree(f->dir);
-    free(f);
-    return 0;
-}
-
 /* Exit 2, exactly one line on stderr containing each needle, nothing on
  * stdout, and no run folder. */
-static void s_expect_usage_error(fixture *f, const char *const *needles)
+static void s_expect_usage_error(support_fixture *f, const char *const *needles)
 {
     if (f->r.status != 2) {
         fail_msg("exit status %d, stderr: %s", f->r.status, f->r.err);
@@ -63,7 +36,7 @@ static void s_expect_usage_error(fixture *f, const char *const *needles)
 
 static void test_mistyped_key(void **state)
 {
-    fixture *f = *state;
+    support_fixture *f = *state;
     support_write_file(f->config, "[data]\ndataset = synthetic\n\n[train]\nlrate = 0.1\n");
     const char *args[] = {"train", f->config, f->out_arg, NULL};
     support_run_asgd(&f->r, f->dir, args);
@@ -73,7 +46,7 @@ static void test_mistyped_key(void **state)
 
 static void test_bad_value_and_bad_override(void **state)
 {
-    fixture *f = *state;
+    support_fixture *f = *state;
     support_write_file(f->config, "[data]\ndataset = synthetic\n[model]\ntype = resnet\n");
     const char *args[] = {"train", f->config, f->out_arg, NULL};
     support_run_asgd(&f->r, f->dir, args);
@@ -99,7 +72,7 @@ static void test_bad_value_and_bad_override(void **state)
 
 static void test_usage_errors(void **state)
 {
-    fixture *f = *state;
+    support_fixture *f = *state;
     const char *none[] = {NULL};
     support_run_asgd(&f->r, f->dir, none);
     assert_int_equal(f->r.status, 2);
@@ -114,7 +87,7 @@ static void test_usage_errors(void **state)
 
 static void test_missing_dataset(void **state)
 {
-    fixture *f = *state;
+    support_fixture *f = *state;
     char path_arg[400];
     snprintf(path_arg, sizeof path_arg, "data.path=%s/nothing-here", f->dir);
     support_write_file(f->config, "[data]\ndataset = fashion-mnist\n");
@@ -138,7 +111,7 @@ static void test_missing_dataset(void **state)
 
 static void test_corrupt_idx(void **state)
 {
-    fixture *f = *state;
+    support_fixture *f = *state;
     char data[300], path[400], path_arg[400];
     snprintf(data, sizeof data, "%s/data", f->dir);
     mkdir(data, 0755);
@@ -179,7 +152,7 @@ static void test_corrupt_idx(void **state)
 
 static void test_help_config_lists_resolved_keys(void **state)
 {
-    fixture *f = *state;
+    support_fixture *f = *state;
     const char *args[] = {"help", "config", NULL};
     support_run_asgd(&f->r, f->dir, args);
     assert_int_equal(f->r.status, 0);
@@ -196,12 +169,12 @@ static void test_help_config_lists_resolved_keys(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_mistyped_key, s_setup, s_teardown),
-        cmocka_unit_test_setup_teardown(test_bad_value_and_bad_override, s_setup, s_teardown),
-        cmocka_unit_test_setup_teardown(test_usage_errors, s_setup, s_teardown),
-        cmocka_unit_test_setup_teardown(test_missing_dataset, s_setup, s_teardown),
-        cmocka_unit_test_setup_teardown(test_corrupt_idx, s_setup, s_teardown),
-        cmocka_unit_test_setup_teardown(test_help_config_lists_resolved_keys, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown(test_mistyped_key, support_fixture_setup, support_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_bad_value_and_bad_override, support_fixture_setup, support_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_usage_errors, support_fixture_setup, support_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_missing_dataset, support_fixture_setup, support_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_corrupt_idx, support_fixture_setup, support_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_help_config_lists_resolved_keys, support_fixture_setup, support_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

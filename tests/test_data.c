@@ -15,26 +15,6 @@
 #include "core/data.h"
 #include "support.h"
 
-typedef struct fixture {
-    char dir[256];
-} fixture;
-
-static int s_setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    support_tempdir(f->dir, sizeof f->dir);
-    *state = f;
-    return 0;
-}
-
-static int s_teardown(void **state)
-{
-    fixture *f = *state;
-    support_rmtree(f->dir);
-    free(f);
-    return 0;
-}
-
 static void s_images(uint8_t *px, int n, int h, int w)
 {
     for (int i = 0; i < n * h * w; i++) {
@@ -44,7 +24,7 @@ static void s_images(uint8_t *px, int n, int h, int w)
 
 static void test_idx_reads_gz_and_plain_alike(void **state)
 {
-    fixture *f = *state;
+    support_fixture *f = *state;
     uint8_t px[5 * 3 * 4];
     s_images(px, 5, 3, 4);
     uint32_t dims[3] = {5, 3, 4};
@@ -99,7 +79,7 @@ static void s_expect_corrupt(const char *path, const char *needle)
 
 static void test_idx_rejects_truncated_files(void **state)
 {
-    fixture *f = *state;
+    support_fixture *f = *state;
     /* header promises 2 x 2 x 2 = 8 bytes; 5 follow */
     const uint8_t bytes[] = {0, 0, 8, 3, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 2, 1, 2, 3, 4, 5};
     char path[300];
@@ -134,7 +114,7 @@ static void test_idx_rejects_truncated_files(void **state)
 
 static void test_idx_rejects_bad_magic_type_and_sizes(void **state)
 {
-    fixture *f = *state;
+    support_fixture *f = *state;
     char path[300];
     const uint8_t png[] = {0x89, 'P', 'N', 'G', 0, 0, 0, 1, 0};
     snprintf(path, sizeof path, "%s/magic", f->dir);
@@ -164,7 +144,7 @@ static void test_idx_rejects_bad_magic_type_and_sizes(void **state)
 
 static void test_dataset_from_idx_pairs_and_checks(void **state)
 {
-    fixture *f = *state;
+    support_fixture *f = *state;
     uint8_t px[6 * 2 * 2], labels[6] = {0, 3, 1, 2, 3, 0};
     s_images(px, 6, 2, 2);
     uint32_t idims[3] = {6, 2, 2}, ldims[1] = {6}, bad[1] = {5};
@@ -232,7 +212,7 @@ static void test_fashion_mnist_loads_with_its_shape(void **state)
 
 static void test_missing_dataset_says_how_to_install(void **state)
 {
-    fixture *f = *state;
+    support_fixture *f = *state;
     error err = {0};
     char text[512];
     snprintf(text, sizeof text, "[data]\npath = %s\n", f->dir);
@@ -276,12 +256,12 @@ static void test_synthetic_is_seeded_and_learnable_shape(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_idx_reads_gz_and_plain_alike, s_setup, s_teardown),
-        cmocka_unit_test_setup_teardown(test_idx_rejects_truncated_files, s_setup, s_teardown),
-        cmocka_unit_test_setup_teardown(test_idx_rejects_bad_magic_type_and_sizes, s_setup, s_teardown),
-        cmocka_unit_test_setup_teardown(test_dataset_from_idx_pairs_and_checks, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown(test_idx_reads_gz_and_plain_alike, support_fixture_setup, support_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_idx_rejects_truncated_files, support_fixture_setup, support_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_idx_rejects_bad_magic_type_and_sizes, support_fixture_setup, support_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_dataset_from_idx_pairs_and_checks, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test(test_fashion_mnist_loads_with_its_shape),
-        cmocka_unit_test_setup_teardown(test_missing_dataset_says_how_to_install, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown(test_missing_dataset_says_how_to_install, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test(test_synthetic_is_seeded_and_learnable_shape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,31 +20,8 @@
 
 #include "support.h"
 
-typedef struct fixture {
-    char dir[256];
-    char out_arg[320];
-    support_result r;
-} fixture;
-
-static int s_setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    support_tempdir(f->dir, sizeof f->dir);
-    snprintf(f->out_arg, sizeof f->out_arg, "experiment.out=%s/runs", f->dir);
-    *state = f;
-    return 0;
-}
-
-static int s_teardown(void **state)
-{
-    fixture *f = *state;
-    support_rmtree(f->dir);
-    free(f);
-    return 0;
-}
-
 /* The run folder printed on stdout, without its newline. */
-static void s_run_dir(const fixture *f, char *buf, size_t n)
+static void s_run_dir(const support_fixture *f, char *buf, size_t n)
 {
     size_t len = strcspn(f->r.out, "\n");
     assert_true(len < n);
@@ -100,7 +77,7 @@ static int s_eval_ends(const char *run_dir, double *first_loss, double *last_los
     return rows;
 }
 
-static void s_check_run(fixture *f, const char *model_type, double min_acc)
+static void s_check_run(support_fixture *f, const char *model_type, double min_acc)
 {
     if (f->r.status != 0) {
         fail_msg("asgd train failed (%d): %s", f->r.status, f->r.err);
@@ -145,7 +122,7 @@ static void s_check_run(fixture *f, const char *model_type, double min_acc)
 
 static void test_synthetic_softmax_and_mlp_learn(void **state)
 {
-    fixture *f = *state;
+    support_fixture *f = *state;
     const char *args[] = {"train", "/dev/null", f->out_arg, "experiment.name=syn",
                           "data.dataset=synthetic", "model.type=softmax",
                           "train.epochs=3", NULL};
@@ -160,7 +137,7 @@ static void test_synthetic_softmax_and_mlp_learn(void **state)
 
 static void test_fashion_mnist_subset_learns(void **state)
 {
-    fixture *f = *state;
+    support_fixture *f = *state;
     const char *args[] = {"train", ASGD_SOURCE_DIR "/configs/softmax.ini", f->out_arg,
                           "data.train_size=6000", "data.test_size=2000",
                           "train.epochs=2", NULL};
@@ -190,7 +167,7 @@ static char *s_without_time(const char *path)
 
 static void test_same_seed_same_run_from_resolved_config(void **state)
 {
-    fixture *f = *state;
+    support_fixture *f = *state;
     const char *args[] = {"train", "/dev/null", f->out_arg, "data.dataset=synthetic",
                           "model.type=mlp", "model.hidden=32,16", "train.epochs=1",
                           "experiment.seed=7", NULL};
@@ -227,7 +204,7 @@ static void test_same_seed_same_run_from_resolved_config(void **state)
 
 static void test_sigint_leaves_an_incomplete_folder(void **state)
 {
-    fixture *f = *state;
+    support_fixture *f = *state;
     char out_path[300], err_path[300];
     snprintf(out_path, sizeof out_path, "%s/stdout", f->dir);
     snprintf(err_path, sizeof err_path, "%s/stderr", f->dir);
@@ -268,10 +245,10 @@ static void test_sigint_leaves_an_incomplete_folder(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_synthetic_softmax_and_mlp_learn, s_setup, s_teardown),
-        cmocka_unit_test_setup_teardown(test_fashion_mnist_subset_learns, s_setup, s_teardown),
-        cmocka_unit_test_setup_teardown(test_same_seed_same_run_from_resolved_config, s_setup, s_teardown),
-        cmocka_unit_test_setup_teardown(test_sigint_leaves_an_incomplete_folder, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown(test_synthetic_softmax_and_mlp_learn, support_fixture_setup, support_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_fashion_mnist_subset_learns, support_fixture_setup, support_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_same_seed_same_run_from_resolved_config, support_fixture_setup, support_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_sigint_leaves_an_incomplete_folder, support_fixture_setup, support_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
