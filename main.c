@@ -2,8 +2,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "algorithms/algorithm.h"
+#include "core/cluster.h"
 #include "core/error.h"
 #include "core/experiment.h"
+#include "core/launcher.h"
+#include "core/ps.h"
+#include "core/roles.h"
 #include "core/run.h"
 #include "core/sequential.h"
 
@@ -12,10 +17,30 @@ static const char s_usage[] =
     "\n"
     "commands:\n"
     "  train CONFIG [section.key=value ...]   run an experiment; prints its run folder\n"
-    "  help [config [CONFIG]]                 this text; or every config key with\n"
-    "                                         its resolved value\n"
+    "  ps|worker|evaluator CONFIG [flags] [section.key=value ...]\n"
+    "                                         one role of a distributed job, for runs\n"
+    "                                         across hosts (see `asgd help ps`)\n"
+    "  help [algorithms | config [CONFIG] | ps]\n"
+    "                                         this text; the update rules and their\n"
+    "                                         keys; every config key with its resolved\n"
+    "                                         value; the role flags\n"
     "\n"
     "exit status: 0 success, 1 runtime failure, 2 usage or config error\n";
+
+static const char s_role_usage[] =
+    "usage: asgd ps|worker|evaluator CONFIG [flags] [section.key=value ...]\n"
+    "\n"
+    "  --ps_hosts=H:P,...      the shards, in order (or ipc:// / tcp:// endpoints)\n"
+    "  --worker_hosts=H:P,...  the workers (only counted: workers bind nothing)\n"
+    "  --job_name=ROLE         must match the subcommand, if given\n"
+    "  --task_index=K          which shard or worker this process is\n"
+    "  --evaluator=0|1         whether the shards wait for an evaluator (default 1)\n"
+    "  --run_dir=DIR           where metrics go (default OUT/NAME/RUN_ID or .../cluster)\n"
+    "  --t0=SECONDS            the run's start, Unix time (default: now)\n"
+    "\n"
+    "TF_CONFIG, when set, replaces the host flags: {\"cluster\": {\"ps\": [...],\n"
+    "\"worker\": [...], \"chief\": [...]}, \"task\": {\"type\": \"worker\", \"index\": 1}}.\n"
+    "The host lists set [cluster] servers and workers.\n";
 
 static int s_fail(const error *err)
 {
@@ -38,7 +63,7 @@ static int s_train(int argc, char **argv)
     int rc = -1;
     if (experiment_load(&e, &err) == 0 &&
         run_create(&r, e.c, e.out_root, e.name, e.run_id, &err) == 0) {
-        rc = sequential_train(&e, &r, &err);
+        rc = e.alg ? launcher_train(&e, &r, &err) : sequential_train(&e, &r, &err);
         run_close(&r);
     }
     experiment_destroy(&e);
@@ -46,6 +71,62 @@ static int s_train(int argc, char **argv)
         return s_fail(&err);
     }
     printf("%s\n", r.dir);
+    return 0;
+}
+
+static int s_role(int role, int argc, char **argv)
+{
+    error err = {0};
+    cluster_spec cs;
+    experiment e = {0};
+    int rc = -1;
+    if (cluster_parse(&cs, role, argc, argv, &err) < 0) {
+        goto done;
+    }
+    /* the host lists give the cluster's shape */
+    char servers[64], workers[64];
+    snprintf(servers, sizeof servers, "cluster.servers=%d", cs.servers);
+    snprintf(workers, sizeof workers, "cluster.workers=%d", cs.workers);
+    cs.overrides[cs.noverrides++] = servers;
+    if (cs.workers > 0) {
+        cs.overrides[cs.noverrides++] = workers;
+    }
+    if (experiment_configure(&e, cs.config_path, cs.noverrides, cs.overrides, &err) < 0) {
+        goto done;
+    }
+    if (!e.alg) {
+        error_set(&err, ERROR_USAGE, "%s: [train] algorithm = sequential runs in one process; "
+                  "`asgd %s` needs a distributed rule", cs.config_path, cluster_role_name(role));
+        goto done;
+    }
+    char dir[4700];
+    if (cs.run_dir) {
+        snprintf(dir, sizeof dir, "%s", cs.run_dir);
+    } else {
+        snprintf(dir, sizeof dir, "%s/%s/%s", e.out_root, e.name,
+                 e.run_id[0] ? e.run_id : "cluster");
+    }
+    if (run_make_dirs(dir, &err) < 0) {
+        goto done;
+    }
+    switch (role) {
+    case ROLE_PS:
+        rc = ps_main(&cs, &e, dir, &err);
+        break;
+    case ROLE_WORKER:
+        rc = worker_main(&cs, &e, dir, &err);
+        break;
+    default:
+        rc = evaluator_main(&cs, &e, dir, &err);
+        break;
+    }
+done:
+    experiment_destroy(&e);
+    cluster_free(&cs);
+    if (rc < 0) {
+        fprintf(stderr, "asgd %s %d: %s\n", cluster_role_name(role), cs.task, err.msg);
+        return err.status ? err.status : ERROR_RUNTIME;
+    }
     return 0;
 }
 
@@ -62,6 +143,19 @@ static int s_help_config(const char *path)
     return rc < 0 ? s_fail(&err) : 0;
 }
 
+static void s_help_algorithms(void)
+{
+    printf("train.algorithm: the update rule; its keys go in [algorithm]\n\n");
+    printf("  %-11s %s\n  %-11s keys: none (uses [train] optimizer, lr, batch)\n",
+           "sequential", "the baseline: one process, local optimizer", "");
+    for (const algorithm *const *a = algorithm_all(); *a; a++) {
+        printf("  %-11s %s\n  %-11s keys: %s\n", (*a)->name, (*a)->summary, "", (*a)->keys);
+    }
+    printf("\nDistributed rules also read [cluster]: workers (4), servers (1), transport "
+           "(ipc|tcp),\nhost (127.0.0.1), port (0: any free), restart (never|on-failure|"
+           "exit-code),\nbackoff_limit (3), timeout (60 s).\n");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -72,11 +166,25 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "train") == 0) {
         return s_train(argc - 2, argv + 2);
     }
+    static const char *const roles[] = {"ps", "worker", "evaluator"};
+    for (int r = 0; r < 3; r++) {
+        if (strcmp(cmd, roles[r]) == 0) {
+            return s_role(r, argc - 2, argv + 2);
+        }
+    }
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
-        if (argc >= 3 && strcmp(argv[2], "config") == 0) {
+        const char *topic = argc >= 3 ? argv[2] : "";
+        if (strcmp(topic, "config") == 0) {
             return s_help_config(argc >= 4 ? argv[3] : NULL);
         }
-        fputs(s_usage, stdout);
+        if (strcmp(topic, "algorithms") == 0) {
+            s_help_algorithms();
+        } else if (strcmp(topic, "ps") == 0 || strcmp(topic, "worker") == 0 ||
+                   strcmp(topic, "evaluator") == 0) {
+            fputs(s_role_usage, stdout);
+        } else {
+            fputs(s_usage, stdout);
+        }
         return 0;
     }
     fprintf(stderr, "asgd: unknown command \"%s\"\n%s", cmd, s_usage);

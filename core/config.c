@@ -442,9 +442,12 @@ int config_get_enum(config *c, const char *section, const char *key,
     return s_bad(c, e, err, what);
 }
 
-int config_get_int_list(config *c, const char *section, const char *key,
-                        const char *def, long lo, long hi, long *out, int max,
-                        int *n, error *err)
+/* Walks a comma-separated list, calling parse on each trimmed item. */
+static int s_get_list(config *c, const char *section, const char *key,
+                      const char *def, int max, int *n, error *err,
+                      int (*parse)(const char *item, void *out, int i, const void *range,
+                                   char *what, size_t wn),
+                      void *out, const void *range)
 {
     entry *e = s_lookup(c, section, key, def, err);
     if (!e) {
@@ -459,37 +462,82 @@ int config_get_int_list(config *c, const char *section, const char *key,
         return 0;
     }
     for (;;) {
-        char item[64];
+        char item[64], what[256];
         size_t len = strcspn(p, ",");
         if (len >= sizeof item) {
             return s_bad(c, e, err, "list item too long");
         }
         memcpy(item, p, len);
         item[len] = '\0';
-        long v;
-        if (s_parse_long(item, &v) < 0) {
-            char what[256];
-            snprintf(what, sizeof what, "expected a comma-separated list of "
-                     "integers, got \"%s\"", e->value);
-            return s_bad(c, e, err, what);
-        }
-        if (v < lo || v > hi) {
-            char what[256];
-            snprintf(what, sizeof what, "%ld is out of range [%ld, %ld]", v, lo, hi);
-            return s_bad(c, e, err, what);
-        }
         if (*n == max) {
-            char what[128];
             snprintf(what, sizeof what, "more than %d items", max);
             return s_bad(c, e, err, what);
         }
-        out[(*n)++] = v;
+        if (parse(item, out, *n, range, what, sizeof what) < 0) {
+            return s_bad(c, e, err, what);
+        }
+        (*n)++;
         p += len;
         if (*p == '\0') {
             return 0;
         }
         p++;
     }
+}
+
+static int s_parse_long_item(const char *item, void *out, int i, const void *range,
+                             char *what, size_t wn)
+{
+    const long *lim = range;
+    long v;
+    if (s_parse_long(item, &v) < 0) {
+        snprintf(what, wn, "expected a comma-separated list of integers, got \"%s\"", item);
+        return -1;
+    }
+    if (v < lim[0] || v > lim[1]) {
+        snprintf(what, wn, "%ld is out of range [%ld, %ld]", v, lim[0], lim[1]);
+        return -1;
+    }
+    ((long *)out)[i] = v;
+    return 0;
+}
+
+static int s_parse_double_item(const char *item, void *out, int i, const void *range,
+                               char *what, size_t wn)
+{
+    const double *lim = range;
+    char *end;
+    errno = 0;
+    double v = strtod(item, &end);
+    while (end != item && isspace((unsigned char)*end)) {
+        end++;
+    }
+    if (end == item || *end != '\0' || errno == ERANGE || !isfinite(v)) {
+        snprintf(what, wn, "expected a comma-separated list of numbers, got \"%s\"", item);
+        return -1;
+    }
+    if (v < lim[0] || v > lim[1]) {
+        snprintf(what, wn, "%g is out of range [%g, %g]", v, lim[0], lim[1]);
+        return -1;
+    }
+    ((double *)out)[i] = v;
+    return 0;
+}
+
+int config_get_int_list(config *c, const char *section, const char *key,
+                        const char *def, long lo, long hi, long *out, int max,
+                        int *n, error *err)
+{
+    const long range[2] = {lo, hi};
+    return s_get_list(c, section, key, def, max, n, err, s_parse_long_item, out, range);
+}
+
+int config_get_double_list(config *c, const char *section, const char *key,
+                           const char *def, double lo, double hi, double *out,
+                           int max, int *n, error *err)
+{
+    const double range[2] = {lo, hi};
+    return s_get_list(c, section, key, def, max, n, err, s_parse_double_item, out, range);
 }
 
 int config_check_unused(const config *c, error *err)

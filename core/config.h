@@ -55,6 +55,11 @@ int config_get_int_list(config *c, const char *section, const char *key,
                         const char *def, long lo, long hi, long *out, int max,
                         int *n, error *err);
 
+/* The same for numbers in [lo, hi]. */
+int config_get_double_list(config *c, const char *section, const char *key,
+                           const char *def, double lo, double hi, double *out,
+                           int max, int *n, error *err);
+
 /* -1 naming the first key (in file order) that no getter read. */
 int config_check_unused(const config *c, error *err);
 /* Writes every key read, with its resolved value, grouped by section. */

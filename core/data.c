@@ -3,6 +3,7 @@
 #include "core/data.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +32,19 @@ static int s_read_exact(gzFile f, void *buf, size_t n)
     return 0;
 }
 
+static int s_idx_read(idx_file *out, const char *path, bool header_only, error *err);
+
 int idx_read(idx_file *out, const char *path, error *err)
+{
+    return s_idx_read(out, path, false, err);
+}
+
+int idx_read_header(idx_file *out, const char *path, error *err)
+{
+    return s_idx_read(out, path, true, err);
+}
+
+static int s_idx_read(idx_file *out, const char *path, bool header_only, error *err)
 {
     memset(out, 0, sizeof *out);
     gzFile f = gzopen(path, "rb");
@@ -74,6 +87,10 @@ int idx_read(idx_file *out, const char *path, error *err)
         count *= out->dims[i];
     }
     out->count = count;
+    if (header_only) {
+        rc = 0;
+        goto done;
+    }
     out->data = malloc(count);
     if (!out->data) {
         error_set(err, ERROR_RUNTIME, "%s: out of memory for %zu bytes", path, count);
@@ -220,10 +237,9 @@ static void s_idx_path(char *buf, size_t n, const char *folder, const char *stem
     snprintf(buf, n, "%s/%s.gz", folder, stem);
 }
 
-static int s_load_files(dataset *train, dataset *test, const data_spec *s,
-                        error *err)
+/* The four IDX files of a file-backed spec, checked to exist. */
+static int s_idx_paths(char paths[4][4096], const data_spec *s, error *err)
 {
-    char paths[4][4096];
     static const char *const stems[4] = {
         "train-images-idx3-ubyte", "train-labels-idx1-ubyte",
         "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
@@ -240,6 +256,52 @@ static int s_load_files(dataset *train, dataset *test, const data_spec *s,
                              "a folder holding %s[.gz] and the other MNIST-named "
                              "IDX files", paths[i], stems[i]);
         }
+    }
+    return 0;
+}
+
+int data_shape(const data_spec *s, long *n_train, int *dim, int *classes, error *err)
+{
+    if (s->source == DATA_SYNTHETIC) {
+        *n_train = s->train_size;
+        *dim = (int)s->dim;
+        *classes = (int)s->classes;
+        return 0;
+    }
+    char paths[4][4096];
+    idx_file im, lb;
+    if (s_idx_paths(paths, s, err) < 0 || idx_read_header(&im, paths[0], err) < 0) {
+        return -1;
+    }
+    if (im.ndims < 2) {
+        return error_set(err, ERROR_USAGE, "%s: expected images (2 or more dimensions), "
+                         "found %d", paths[0], im.ndims);
+    }
+    *n_train = s->train_size > 0 && s->train_size < (long)im.dims[0] ? s->train_size
+                                                                      : (long)im.dims[0];
+    *dim = (int)(im.count / im.dims[0]);
+    if (s->source != DATA_IDX) {
+        *classes = 10;
+        return 0;
+    }
+    if (idx_read(&lb, paths[1], err) < 0) {
+        return -1;
+    }
+    int k = 0;
+    for (long i = 0; i < *n_train && (size_t)i < lb.count; i++) {
+        k = lb.data[i] + 1 > k ? lb.data[i] + 1 : k;
+    }
+    idx_free(&lb);
+    *classes = k;
+    return 0;
+}
+
+static int s_load_files(dataset *train, dataset *test, const data_spec *s,
+                        error *err)
+{
+    char paths[4][4096];
+    if (s_idx_paths(paths, s, err) < 0) {
+        return -1;
     }
     if (dataset_from_idx(train, paths[0], paths[1], s->train_size, err) < 0) {
         return -1;

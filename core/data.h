@@ -49,6 +49,8 @@ typedef struct data_spec {
  * 1 <= NDIMS <= 4), that no dimension is zero, and that the file holds
  * exactly the bytes the header promises. */
 int idx_read(idx_file *out, const char *path, error *err);
+/* Only the header: ndims, dims and count; data stays NULL. */
+int idx_read_header(idx_file *out, const char *path, error *err);
 void idx_free(idx_file *f);
 
 /* Reads the [data] keys. */
@@ -58,6 +60,10 @@ int data_spec_configure(data_spec *s, config *c, error *err);
  * says with statistics of the training set. */
 int data_load(dataset *train, dataset *test, const data_spec *s,
               unsigned long seed, error *err);
+
+/* The training set's size and shape without loading it (servers need only
+ * the parameter count): reads the IDX headers and the label file. */
+int data_shape(const data_spec *s, long *n_train, int *dim, int *classes, error *err);
 
 /* Builds a dataset from an image file and a label file. limit > 0 keeps
  * the first `limit` examples. Pixel bytes become floats in [0, 1]. */

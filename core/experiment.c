@@ -2,19 +2,16 @@
 #include "core/experiment.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/partition.h"
 #include "core/run.h"
 
-static const char *const s_algorithms[] = {"sequential", NULL};
 static const char *const s_modes[] = {"real", NULL};
 static const char *const s_partitions[] = {"iid", "label-skew", NULL};
-
-const char *experiment_algorithm_name(int algorithm)
-{
-    return s_algorithms[algorithm];
-}
+static const char *const s_transports[] = {"ipc", "tcp", NULL};
+static const char *const s_restarts[] = {"never", "on-failure", "exit-code", NULL};
 
 const char *experiment_mode_name(int mode)
 {
@@ -46,6 +43,57 @@ static void s_default_name(char *buf, size_t n, const char *path)
     snprintf(buf, n, "%.*s", len, base);
 }
 
+/* train.algorithm names the sequential baseline or a registered rule; a
+ * rule brings [cluster] and its own [algorithm] keys. */
+/* [cluster] is read for every algorithm, so that one base config serves a
+ * comparison of rules; the sequential baseline does not use it. */
+static int s_read_cluster(experiment *e, error *err)
+{
+    config *c = e->c;
+    long workers, servers;
+    if (config_get_int(c, "cluster", "workers", 4, 1, 4096, &workers, err) < 0 ||
+        config_get_int(c, "cluster", "servers", 1, 1, 256, &servers, err) < 0 ||
+        config_get_enum(c, "cluster", "transport", "ipc", s_transports, &e->transport, err) < 0 ||
+        config_get_string(c, "cluster", "host", "127.0.0.1", &e->host, err) < 0 ||
+        config_get_int(c, "cluster", "port", 0, 0, 65535, &e->port, err) < 0 ||
+        config_get_enum(c, "cluster", "restart", "never", s_restarts, &e->restart, err) < 0 ||
+        config_get_int(c, "cluster", "backoff_limit", 3, 0, 1000, &e->backoff_limit, err) < 0 ||
+        config_get_double(c, "cluster", "timeout", 60, 0, 1e6, CONFIG_OPEN_LO, &e->timeout, err) < 0) {
+        return -1;
+    }
+    e->workers = (int)workers;
+    e->servers = (int)servers;
+    return 0;
+}
+
+/* train.algorithm names the sequential baseline or a registered rule,
+ * which reads its own [algorithm] keys. */
+static int s_read_rule(experiment *e, error *err)
+{
+    config *c = e->c;
+    if (s_read_cluster(e, err) < 0) {
+        return -1;
+    }
+    if (strcmp(e->algorithm_name, "sequential") == 0) {
+        e->workers = 1;
+        e->servers = 0;
+        return 0;
+    }
+    e->alg = algorithm_find(e->algorithm_name);
+    if (!e->alg) {
+        char names[512] = "sequential";
+        for (const algorithm *const *a = algorithm_all(); *a; a++) {
+            strncat(names, ", ", sizeof names - strlen(names) - 1);
+            strncat(names, (*a)->name, sizeof names - strlen(names) - 1);
+        }
+        return error_set(err, ERROR_USAGE, "%s: [train] algorithm: \"%s\" is not one of %s "
+                         "(see `asgd help algorithms`)", config_source(c), e->algorithm_name, names);
+    }
+    rule_context ctx = {.workers = e->workers, .optim = &e->optim};
+    e->rule = e->alg->configure(c, &ctx, &e->rule_info, err);
+    return e->rule ? 0 : -1;
+}
+
 static int s_read_keys(experiment *e, const char *path, error *err)
 {
     config *c = e->c;
@@ -75,11 +123,13 @@ static int s_read_keys(experiment *e, const char *path, error *err)
     if (model_spec_configure(&e->model, c, err) < 0) {
         return -1;
     }
-    if (config_get_enum(c, "train", "algorithm", "sequential", s_algorithms,
-                        &e->algorithm, err) < 0 ||
+    if (config_get_string(c, "train", "algorithm", "sequential", &e->algorithm_name, err) < 0 ||
         config_get_double(c, "train", "epochs", 1, 0, 1e6, CONFIG_OPEN_LO, &e->epochs, err) < 0 ||
         config_get_int(c, "train", "batch", 64, 1, 1 << 20, &e->batch, err) < 0 ||
         optim_spec_configure(&e->optim, c, "train", "", "sgd", 0.05, err) < 0) {
+        return -1;
+    }
+    if (s_read_rule(e, err) < 0) {
         return -1;
     }
     if (config_get_double(c, "eval", "every", 5, 0, 1e9, CONFIG_CLOSED, &e->eval_every, err) < 0 ||
@@ -121,6 +171,8 @@ int experiment_load(experiment *e, error *err)
 
 void experiment_destroy(experiment *e)
 {
+    free(e->rule);
+    e->rule = NULL;
     dataset_free(&e->train);
     dataset_free(&e->test);
     config_destroy(&e->c);

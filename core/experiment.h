@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 
+#include "algorithms/algorithm.h"
 #include "core/backend/backend.h"
 #include "core/config.h"
 #include "core/data.h"
@@ -15,8 +16,10 @@
 #include "core/model.h"
 #include "core/optim.h"
 
-enum algorithm_id { ALGORITHM_SEQUENTIAL };
 enum run_mode { MODE_REAL };
+enum cluster_transport { TRANSPORT_IPC, TRANSPORT_TCP };
+/* Kubeflow's restart policies, applied to workers. */
+enum restart_policy { RESTART_NEVER, RESTART_ON_FAILURE, RESTART_EXIT_CODE };
 
 typedef struct experiment {
     config *c;
@@ -31,7 +34,10 @@ typedef struct experiment {
     /* [model] */
     model_spec model;
     /* [train] */
-    int algorithm;           /* enum algorithm_id */
+    const char *algorithm_name;
+    const algorithm *alg;    /* NULL for the sequential baseline */
+    void *rule;              /* the rule's parameters (alg->configure) */
+    rule_info rule_info;
     double epochs;
     long batch;
     optim_spec optim;
@@ -39,17 +45,25 @@ typedef struct experiment {
     double eval_every;       /* seconds of run time; 0 = only start and end */
     long eval_batch;
     long steps_every;        /* record every k-th step in steps.csv */
+    /* [cluster], for distributed rules */
+    int workers, servers;
+    int transport;           /* enum cluster_transport */
+    const char *host;
+    long port;               /* first shard's port; 0 = any free ones */
+    int restart;             /* enum restart_policy */
+    long backoff_limit;      /* restarts allowed in the whole job */
+    double timeout;          /* seconds a peer may stay silent */
     /* [backend] */
     backend_spec backend;
     /* loaded by experiment_load */
     dataset train, test;
 } experiment;
 
-const char *experiment_algorithm_name(int algorithm);
 const char *experiment_mode_name(int mode);
 
 /* Loads path (NULL: defaults only), applies the overrides, reads every key
- * and rejects unknown ones. On failure *e is left empty. */
+ * (the rule's own through its configure) and rejects unknown ones. On
+ * failure *e is left empty. */
 int experiment_configure(experiment *e, const char *path, int noverrides,
                          char **overrides, error *err);
 int experiment_load(experiment *e, error *err);

@@ -153,7 +153,7 @@ void partition_free(shard *shards, int workers)
 int sampler_init(sampler *sp, const dataset *d, const shard *s, rng r)
 {
     sp->d = d;
-    sp->s = s;
+    sp->n = s->n;
     sp->r = r;
     sp->pos = 0;
     sp->passes = 0;
@@ -176,8 +176,8 @@ void sampler_next(sampler *sp, float *x, int32_t *y, int batch)
 {
     size_t dim = (size_t)sp->d->dim;
     for (int b = 0; b < batch; b++) {
-        if (sp->pos == sp->s->n) {
-            rng_shuffle(&sp->r, sp->order, sp->s->n);
+        if (sp->pos == sp->n) {
+            rng_shuffle(&sp->r, sp->order, sp->n);
             sp->pos = 0;
             sp->passes++;
         }

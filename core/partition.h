@@ -33,13 +33,14 @@ void partition_free(shard *shards, int workers);
  * continues into the next. */
 typedef struct sampler {
     const dataset *d;
-    const shard *s;
-    uint32_t *order;
+    size_t n;          /* examples in the shard */
+    uint32_t *order;   /* the shard's indices, in this pass's order */
     size_t pos;
     uint64_t passes;   /* completed passes over the shard */
     rng r;
 } sampler;
 
+/* Copies the shard's indices: the shard may be freed afterwards. */
 int sampler_init(sampler *sp, const dataset *d, const shard *s, rng r);
 void sampler_free(sampler *sp);
 /* Copies the next `batch` examples into x (batch x dim) and y (batch). */

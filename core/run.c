@@ -30,8 +30,7 @@ int run_configure(config *c, const char **out_root, const char **run_id, error *
     return 0;
 }
 
-/* mkdir -p */
-static int s_make_dirs(const char *path, error *err)
+int run_make_dirs(const char *path, error *err)
 {
     char buf[4096];
     if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
@@ -57,7 +56,7 @@ static FILE *s_open(run *r, const char *file, const char *header, error *err)
 {
     char path[4800];
     snprintf(path, sizeof path, "%s/%s", r->dir, file);
-    FILE *f = fopen(path, "w");
+    FILE *f = fopen(path, "a");   /* O_APPEND: other processes write here too */
     if (!f) {
         error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", path, strerror(errno));
         return NULL;
@@ -75,7 +74,7 @@ int run_create(run *r, const config *c, const char *out_root, const char *name,
     memset(r, 0, sizeof *r);
     char parent[4096];
     snprintf(parent, sizeof parent, "%s/%s", out_root, name);
-    if (s_make_dirs(parent, err) < 0) {
+    if (run_make_dirs(parent, err) < 0) {
         return -1;
     }
     char id[256];
@@ -107,9 +106,9 @@ int run_create(run *r, const config *c, const char *out_root, const char *name,
     if (config_write(c, path, err) < 0) {
         return -1;
     }
-    r->log = s_open(r, "log.txt", NULL, err);
-    r->eval = s_open(r, "eval.csv", "time_s,epoch,updates,samples,test_loss,test_acc", err);
-    r->steps = s_open(r, "steps.csv", "time_s,worker,step,loss,staleness,bytes", err);
+    r->log = s_open(r, "log.txt", NULL, err);   /* appended to by child processes too */
+    r->eval = s_open(r, "eval.csv", RUN_EVAL_HEADER, err);
+    r->steps = s_open(r, "steps.csv", RUN_STEPS_HEADER, err);
     if (!r->log || !r->eval || !r->steps) {
         run_close(r);
         return -1;
@@ -147,19 +146,18 @@ void run_log(run *r, const char *fmt, ...)
     fflush(r->log);
 }
 
-void run_eval_row(run *r, double time_s, double epoch, long updates, long samples,
+void run_eval_row(FILE *f, double time_s, double epoch, long updates, long samples,
                   double test_loss, double test_acc)
 {
-    fprintf(r->eval, "%.6f,%.6f,%ld,%ld,%.6f,%.6f\n", time_s, epoch, updates,
-            samples, test_loss, test_acc);
-    fflush(r->eval);
+    fprintf(f, "%.6f,%.6f,%ld,%ld,%.9g,%.6f\n", time_s, epoch, updates, samples,
+            test_loss, test_acc);
+    fflush(f);
 }
 
-void run_step_row(run *r, double time_s, int worker, long step, double loss,
+void run_step_row(FILE *f, double time_s, int worker, long step, double loss,
                   long staleness, long bytes)
 {
-    fprintf(r->steps, "%.6f,%d,%ld,%.6f,%ld,%ld\n", time_s, worker, step, loss,
-            staleness, bytes);
+    fprintf(f, "%.6f,%d,%ld,%.9g,%ld,%ld\n", time_s, worker, step, loss, staleness, bytes);
 }
 
 int run_write_summary(run *r, const run_summary *s, error *err)
@@ -186,6 +184,12 @@ int run_write_summary(run *r, const run_summary *s, error *err)
     cJSON_AddNumberToObject(j, "updates", (double)s->updates);
     cJSON_AddNumberToObject(j, "staleness_mean", s->staleness_mean);
     cJSON_AddNumberToObject(j, "staleness_max", (double)s->staleness_max);
+    if (s->servers > 0) {
+        cJSON_AddNumberToObject(j, "servers", s->servers);
+        cJSON_AddNumberToObject(j, "dropped", (double)s->dropped);
+        cJSON_AddNumberToObject(j, "rejected", (double)s->rejected);
+        cJSON_AddNumberToObject(j, "restarts", s->restarts);
+    }
     cJSON_AddBoolToObject(j, "complete", s->complete);
     char *text = cJSON_Print(j);
     cJSON_Delete(j);

@@ -30,6 +30,10 @@ typedef struct run_summary {
     double samples_per_s;
     double staleness_mean;
     long staleness_max;
+    int servers;                /* distributed runs: shards */
+    long dropped;               /* pushes received but not applied */
+    long rejected;              /* malformed messages the servers refused */
+    int restarts;               /* workers restarted by the launcher */
     bool complete;
 } run_summary;
 
@@ -48,11 +52,18 @@ int run_create(run *r, const config *c, const char *out_root, const char *name,
 void run_close(run *r);
 
 void run_log(run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void run_eval_row(run *r, double time_s, double epoch, long updates, long samples,
+/* One row of eval.csv / steps.csv (every process writes the same format;
+ * losses with 9 significant digits, enough to tell float32 values apart). */
+#define RUN_EVAL_HEADER "time_s,epoch,updates,samples,test_loss,test_acc"
+#define RUN_STEPS_HEADER "time_s,worker,step,loss,staleness,bytes"
+void run_eval_row(FILE *f, double time_s, double epoch, long updates, long samples,
                   double test_loss, double test_acc);
-void run_step_row(run *r, double time_s, int worker, long step, double loss,
+void run_step_row(FILE *f, double time_s, int worker, long step, double loss,
                   long staleness, long bytes);
 int run_write_summary(run *r, const run_summary *s, error *err);
+
+/* mkdir -p */
+int run_make_dirs(const char *path, error *err);
 
 /* Monotonic seconds. */
 double run_now(void);

@@ -2,20 +2,13 @@
 #include "core/sequential.h"
 
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "core/partition.h"
-
-static volatile sig_atomic_t s_stop_signal;
-
-static void s_on_signal(int sig)
-{
-    s_stop_signal = sig;
-}
+#include "core/stop.h"
 
 typedef struct progress {
     bool tty;
@@ -89,11 +82,7 @@ int sequential_train(experiment *e, run *r, error *err)
             "examples, %ld steps of batch %d", model_type_name(e->model.type),
             m->nparams, train->n, e->test.n, total_steps, batch);
 
-    s_stop_signal = 0;
-    struct sigaction sa = {.sa_handler = s_on_signal}, old_int, old_term;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    stop_install();
 
     progress prog = {.tty = isatty(STDERR_FILENO) != 0, .last = 0};
     double wall_start = run_now();
@@ -109,12 +98,12 @@ int sequential_train(experiment *e, run *r, error *err)
             model_evaluate(m, &loss, &acc, params, &e->test, (int)e->eval_batch);
             eval_time += run_now() - t0;
             last_eval = t;
-            run_eval_row(r, t, (double)step * batch / train->n, step, step * batch, loss, acc);
+            run_eval_row(r->eval, t, (double)step * batch / train->n, step, step * batch, loss, acc);
             if (isnan(sum.best_test_acc) || acc > sum.best_test_acc) {
                 sum.best_test_acc = acc;
             }
         }
-        if (finished || s_stop_signal) {
+        if (finished || stop_requested()) {
             sum.time_s = t;
             break;
         }
@@ -123,13 +112,13 @@ int sequential_train(experiment *e, run *r, error *err)
         optim_step(o, params, grad);
         step++;
         if (step % e->steps_every == 0) {
-            run_step_row(r, t, 0, step, step_loss, 0, 0);
+            run_step_row(r->steps, t, 0, step, step_loss, 0, 0);
         }
         s_progress(&prog, t, e, (double)step * batch / train->n,
                    t > 0 ? step * batch / t : 0, acc, false);
     }
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    int stopped = stop_requested();
+    stop_uninstall();
 
     sum.updates = step;
     sum.samples = step * batch;
@@ -138,10 +127,10 @@ int sequential_train(experiment *e, run *r, error *err)
     sum.wall_time_s = run_now() - wall_start;
     sum.final_test_acc = acc;
     sum.final_test_loss = loss;
-    sum.complete = !s_stop_signal;
+    sum.complete = !stopped;
     s_progress(&prog, sum.time_s, e, sum.epochs, sum.samples_per_s, acc, true);
-    if (s_stop_signal) {
-        run_log(r, "interrupted by signal %d after %ld steps", (int)s_stop_signal, step);
+    if (stopped) {
+        run_log(r, "interrupted by signal %d after %ld steps", stopped, step);
         run_write_summary(r, &sum, NULL);
         error_set(err, ERROR_RUNTIME, "interrupted after %ld of %ld steps; %s is "
                   "incomplete", step, total_steps, r->dir);

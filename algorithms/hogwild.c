@@ -1,0 +1,79 @@
+/* hogwild.c: Hogwild, asynchronous SGD without locks.
+ *
+ *   worker:  pull (no wait); g = grad L(theta); push g
+ *   server:  theta~ <- theta~ - lr g at once
+ *
+ * With server_threads > 1 each shard applies pushes from several threads at
+ * once, without locks on the parameters: updates may interleave element by
+ * element, which is the point of Hogwild. Reference: Niu, Recht, Re,
+ * Wright, "Hogwild!: A lock-free approach to parallelizing stochastic
+ * gradient descent" (NIPS 2011). */
+#include <stdlib.h>
+
+#include "algorithms/algorithm.h"
+#include "core/server.h"
+#include "core/worker.h"
+
+typedef struct hogwild_params {
+    float lr;
+} hogwild_params;
+
+static void *s_configure(config *c, const rule_context *ctx, rule_info *info, error *err)
+{
+    long threads;
+    if (config_get_int(c, "algorithm", "server_threads", 1, 1, 64, &threads, err) < 0) {
+        return NULL;
+    }
+    if (ctx->optim->kind != OPTIM_SGD) {
+        error_set(err, ERROR_USAGE, "%s: [train] optimizer: hogwild applies plain SGD at "
+                  "the server; set optimizer = sgd", config_source(c));
+        return NULL;
+    }
+    hogwild_params *p = malloc(sizeof *p);
+    if (!p) {
+        error_set(err, ERROR_RUNTIME, "hogwild: out of memory");
+        return NULL;
+    }
+    p->lr = (float)ctx->optim->lr;
+    info->server_threads = (int)threads;
+    return p;
+}
+
+static int s_worker_run(worker *w)
+{
+    while (!worker_done(w)) {
+        if (worker_pull(w, 0) < 0) {
+            return -1;
+        }
+        worker_gradient(w);
+        if (worker_push(w, w->grad, 0) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void s_on_push(server *s, const push_msg *m)
+{
+    const hogwild_params *p = s->params;
+    server_record_applied(s, m);
+    server_add(s, m->values, -p->lr);
+}
+
+static bool s_pull_ready(server *s, const pull_msg *m)
+{
+    (void)s;
+    (void)m;
+    return true;
+}
+
+const algorithm algorithm_hogwild = {
+    .version = ALGORITHM_VERSION,
+    .name = "hogwild",
+    .summary = "asynchronous SGD: every gradient applied at once, lock-free",
+    .keys = "server_threads (1)",
+    .configure = s_configure,
+    .worker_run = s_worker_run,
+    .server_on_push = s_on_push,
+    .server_pull_ready = s_pull_ready,
+};

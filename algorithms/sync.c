@@ -1,0 +1,148 @@
+/* sync.c: synchronous SGD with backup workers.
+ *
+ *   worker, round r:  pull (wait for version >= r); g = grad L(theta);
+ *                     push s_k g with tag r          (s_k = worker_lr[k] / lr)
+ *   server:           collect tag-r gradients; once K = N - backups have
+ *                     arrived, theta~ <- opt(theta~, mean g) (or the sum),
+ *                     version r + 1; later tag-r gradients are dropped and
+ *                     counted.
+ *
+ * With worker_lr and aggregate = sum this is Synchronous SGD with different
+ * learning rates: theta~ <- theta~ - sum_k lr_k g_k (for server SGD).
+ * A worker's round is the version it pulled, so a restarted worker joins the
+ * round in progress. References: TensorFlow's SyncReplicasOptimizer; Chen,
+ * Pan, Monga, Bengio, Jozefowicz, "Revisiting distributed synchronous SGD"
+ * (2016) for backup workers. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "algorithms/algorithm.h"
+#include "core/server.h"
+#include "core/worker.h"
+
+enum { AGGREGATE_MEAN, AGGREGATE_SUM };
+static const char *const s_aggregates[] = {"mean", "sum", NULL};
+
+typedef struct sync_params {
+    int backups;
+    int aggregate;
+    int workers;
+    float lr_scale[];         /* one per worker */
+} sync_params;
+
+typedef struct sync_state {
+    int arrived;
+    float sum[];
+} sync_state;
+
+static void *s_configure(config *c, const rule_context *ctx, rule_info *info, error *err)
+{
+    long backups;
+    int aggregate, n;
+    double *lrs = malloc((size_t)ctx->workers * sizeof *lrs);
+    sync_params *p = calloc(1, sizeof *p + (size_t)ctx->workers * sizeof(float));
+    if (!lrs || !p) {
+        free(lrs);
+        free(p);
+        error_set(err, ERROR_RUNTIME, "sync: out of memory");
+        return NULL;
+    }
+    if (config_get_int(c, "algorithm", "backups", 0, 0, ctx->workers - 1, &backups, err) < 0 ||
+        config_get_enum(c, "algorithm", "aggregate", "mean", s_aggregates, &aggregate, err) < 0 ||
+        config_get_double_list(c, "algorithm", "worker_lr", "", 0, 1e6, lrs, ctx->workers,
+                               &n, err) < 0) {
+        goto fail;
+    }
+    if (n != 0 && n != ctx->workers) {
+        error_set(err, ERROR_USAGE, "%s: [algorithm] worker_lr: %d learning rates for %d "
+                  "workers (give one per worker, or none)", config_source(c), n, ctx->workers);
+        goto fail;
+    }
+    p->backups = (int)backups;
+    p->aggregate = aggregate;
+    p->workers = ctx->workers;
+    for (int k = 0; k < ctx->workers; k++) {
+        p->lr_scale[k] = n ? (float)(lrs[k] / ctx->optim->lr) : 1.0f;
+    }
+    free(lrs);
+    info->server_threads = 1;
+    return p;
+fail:
+    free(lrs);
+    free(p);
+    return NULL;
+}
+
+static int s_worker_run(worker *w)
+{
+    const sync_params *p = w->params;
+    float scale = p->lr_scale[w->id];
+    uint64_t round = 0;
+    for (;;) {
+        if (worker_pull(w, round) < 0) {
+            return -1;
+        }
+        uint64_t version = worker_version(w);
+        if (version >= (uint64_t)w->budget) {
+            return 0;
+        }
+        worker_gradient(w);
+        if (scale != 1.0f) {
+            for (size_t i = 0; i < w->nparams; i++) {
+                w->grad[i] *= scale;
+            }
+        }
+        if (worker_push(w, w->grad, version) < 0) {
+            return -1;
+        }
+        round = version + 1;
+    }
+}
+
+static void *s_server_init(server *s)
+{
+    return calloc(1, sizeof(sync_state) + s->n * sizeof(float));
+}
+
+static void s_on_push(server *s, const push_msg *m)
+{
+    const sync_params *p = s->params;
+    sync_state *st = s->state;
+    if (m->tag != s->version) {
+        server_record_dropped(s);
+        return;
+    }
+    server_record_applied(s, m);
+    for (size_t i = 0; i < s->n; i++) {
+        st->sum[i] += m->values[i];
+    }
+    int needed = p->workers - p->backups;
+    if (++st->arrived < needed) {
+        return;
+    }
+    if (p->aggregate == AGGREGATE_MEAN) {
+        for (size_t i = 0; i < s->n; i++) {
+            st->sum[i] /= (float)needed;
+        }
+    }
+    server_step(s, st->sum);
+    memset(st->sum, 0, s->n * sizeof *st->sum);
+    st->arrived = 0;
+}
+
+static bool s_pull_ready(server *s, const pull_msg *m)
+{
+    return s->version >= m->min_version;
+}
+
+const algorithm algorithm_sync = {
+    .version = ALGORITHM_VERSION,
+    .name = "sync",
+    .summary = "synchronous SGD: average N - backups gradients per round",
+    .keys = "backups (0), aggregate (mean|sum), worker_lr (one per worker; empty)",
+    .configure = s_configure,
+    .worker_run = s_worker_run,
+    .server_init = s_server_init,
+    .server_on_push = s_on_push,
+    .server_pull_ready = s_pull_ready,
+};

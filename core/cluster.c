@@ -1,0 +1,201 @@
+/* cluster.c: role flags and TF_CONFIG. */
+#include "core/cluster.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+static const char *const s_roles[] = {"ps", "worker", "evaluator"};
+
+const char *cluster_role_name(int role)
+{
+    return s_roles[role];
+}
+
+static int s_role_from_name(const char *name)
+{
+    if (strcmp(name, "chief") == 0) {
+        return ROLE_EVALUATOR;
+    }
+    for (int r = 0; r < 3; r++) {
+        if (strcmp(name, s_roles[r]) == 0) {
+            return r;
+        }
+    }
+    return -1;
+}
+
+/* "a,b,c" into s->ps; returns the count or -1. */
+static int s_split_hosts(cluster_spec *s, const char *list, error *err)
+{
+    int n = 0;
+    const char *p = list;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        if (len == 0 || len >= CLUSTER_ADDRESS_MAX || n == CLUSTER_MAX_SERVERS) {
+            return error_set(err, ERROR_USAGE, "--ps_hosts: bad list \"%s\"", list);
+        }
+        memcpy(s->ps[n], p, len);
+        s->ps[n][len] = '\0';
+        n++;
+        p += len;
+        if (*p == ',') {
+            p++;
+        }
+    }
+    return n;
+}
+
+static int s_count_hosts(const char *list)
+{
+    int n = *list ? 1 : 0;
+    for (const char *p = list; *p; p++) {
+        n += *p == ',';
+    }
+    return n;
+}
+
+static int s_parse_index(const char *text, const char *what, int *out, error *err)
+{
+    char *end;
+    long v = strtol(text, &end, 10);
+    if (end == text || *end || v < 0 || v > 1 << 20) {
+        return error_set(err, ERROR_USAGE, "%s: expected a non-negative integer, got \"%s\"",
+                         what, text);
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static int s_tf_config(cluster_spec *s, int role, const char *text, error *err)
+{
+    cJSON *j = cJSON_Parse(text);
+    if (!j) {
+        return error_set(err, ERROR_USAGE, "TF_CONFIG: not valid JSON");
+    }
+    int rc = -1;
+    cJSON *cluster = cJSON_GetObjectItemCaseSensitive(j, "cluster");
+    cJSON *task = cJSON_GetObjectItemCaseSensitive(j, "task");
+    cJSON *type = task ? cJSON_GetObjectItemCaseSensitive(task, "type") : NULL;
+    cJSON *index = task ? cJSON_GetObjectItemCaseSensitive(task, "index") : NULL;
+    cJSON *ps = cluster ? cJSON_GetObjectItemCaseSensitive(cluster, "ps") : NULL;
+    cJSON *workers = cluster ? cJSON_GetObjectItemCaseSensitive(cluster, "worker") : NULL;
+    if (!cJSON_IsObject(cluster) || !cJSON_IsArray(ps) || !cJSON_IsString(type) ||
+        !cJSON_IsNumber(index)) {
+        error_set(err, ERROR_USAGE, "TF_CONFIG: needs cluster.ps (a list), task.type and "
+                  "task.index");
+        goto done;
+    }
+    int task_role = s_role_from_name(type->valuestring);
+    if (task_role < 0) {
+        error_set(err, ERROR_USAGE, "TF_CONFIG: task.type \"%s\" is not ps, worker, chief "
+                  "or evaluator", type->valuestring);
+        goto done;
+    }
+    if (task_role != role) {
+        error_set(err, ERROR_USAGE, "TF_CONFIG: task.type is \"%s\" but this is `asgd %s`",
+                  type->valuestring, s_roles[role]);
+        goto done;
+    }
+    s->task = index->valueint;
+    s->servers = 0;
+    cJSON *item;
+    cJSON_ArrayForEach(item, ps) {
+        if (!cJSON_IsString(item) || strlen(item->valuestring) >= CLUSTER_ADDRESS_MAX ||
+            s->servers == CLUSTER_MAX_SERVERS) {
+            error_set(err, ERROR_USAGE, "TF_CONFIG: cluster.ps must list \"host:port\" strings");
+            goto done;
+        }
+        snprintf(s->ps[s->servers++], CLUSTER_ADDRESS_MAX, "%s", item->valuestring);
+    }
+    s->workers = cJSON_IsArray(workers) ? cJSON_GetArraySize(workers) : 0;
+    s->evaluator = cJSON_GetObjectItemCaseSensitive(cluster, "chief") != NULL ||
+                   cJSON_GetObjectItemCaseSensitive(cluster, "evaluator") != NULL;
+    rc = 0;
+done:
+    cJSON_Delete(j);
+    return rc;
+}
+
+int cluster_parse(cluster_spec *s, int role, int argc, char **argv, error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->role = role;
+    s->evaluator = true;
+    if (argc < 1 || argv[0][0] == '-') {
+        return error_set(err, ERROR_USAGE, "asgd %s: missing CONFIG", s_roles[role]);
+    }
+    s->config_path = argv[0];
+    s->overrides = calloc((size_t)argc, sizeof *s->overrides);
+    if (!s->overrides) {
+        return error_set(err, ERROR_RUNTIME, "out of memory");
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strncmp(a, "--", 2) != 0) {
+            s->overrides[s->noverrides++] = argv[i];
+            continue;
+        }
+        const char *eq = strchr(a, '=');
+        char name[64];
+        const char *value;
+        if (eq) {
+            snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
+            value = eq + 1;
+        } else {
+            snprintf(name, sizeof name, "%s", a);
+            if (i + 1 == argc) {
+                return error_set(err, ERROR_USAGE, "%s: missing value", a);
+            }
+            value = argv[++i];
+        }
+        int evaluator = 1;
+        if (strcmp(name, "--ps_hosts") == 0) {
+            int n = s_split_hosts(s, value, err);
+            if (n < 0) {
+                return -1;
+            }
+            s->servers = n;
+        } else if (strcmp(name, "--worker_hosts") == 0) {
+            s->workers = s_count_hosts(value);
+        } else if (strcmp(name, "--job_name") == 0) {
+            if (s_role_from_name(value) != role) {
+                return error_set(err, ERROR_USAGE, "--job_name=%s but this is `asgd %s`",
+                                 value, s_roles[role]);
+            }
+        } else if (strcmp(name, "--task_index") == 0) {
+            if (s_parse_index(value, "--task_index", &s->task, err) < 0) {
+                return -1;
+            }
+        } else if (strcmp(name, "--evaluator") == 0) {
+            if (s_parse_index(value, "--evaluator", &evaluator, err) < 0) {
+                return -1;
+            }
+            s->evaluator = evaluator != 0;
+        } else if (strcmp(name, "--run_dir") == 0) {
+            s->run_dir = value;
+        } else if (strcmp(name, "--t0") == 0) {
+            s->t0 = strtod(value, NULL);
+        } else {
+            return error_set(err, ERROR_USAGE, "%s: unknown flag (see `asgd help %s`)", name,
+                             s_roles[role]);
+        }
+    }
+    const char *tf = getenv("TF_CONFIG");
+    if (tf && *tf && s_tf_config(s, role, tf, err) < 0) {
+        return -1;
+    }
+    if (s->servers == 0) {
+        return error_set(err, ERROR_USAGE, "asgd %s: no servers: give --ps_hosts or TF_CONFIG",
+                         s_roles[role]);
+    }
+    return 0;
+}
+
+void cluster_free(cluster_spec *s)
+{
+    free(s->overrides);
+    s->overrides = NULL;
+}

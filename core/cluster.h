@@ -1,0 +1,46 @@
+/* cluster.h: where a role process (asgd ps|worker|evaluator) stands in a
+ * cluster, from TensorFlow-style flags or Kubeflow's TF_CONFIG.
+ *
+ *   asgd ROLE CONFIG [--ps_hosts=H:P,...] [--worker_hosts=H:P,...]
+ *                    [--job_name=ps|worker|evaluator] [--task_index=K]
+ *                    [--evaluator=0|1] [--run_dir=DIR] [--t0=SECONDS]
+ *                    [section.key=value ...]
+ *
+ * When TF_CONFIG is set it is used instead of the host flags:
+ *   {"cluster": {"ps": [...], "worker": [...], "chief": [...]},
+ *    "task": {"type": "worker", "index": 1}, "environment": "cloud"}
+ * A "chief" or "evaluator" entry runs the evaluator, and tells the servers
+ * to wait for it. ps entries are "HOST:PORT" or full ipc:// / tcp://
+ * endpoints; worker entries are only counted (workers bind nothing). */
+#ifndef ASGD_CLUSTER_H
+#define ASGD_CLUSTER_H
+
+#include <stdbool.h>
+
+#include "core/error.h"
+
+#define CLUSTER_MAX_SERVERS 256
+#define CLUSTER_ADDRESS_MAX 512
+
+enum role { ROLE_PS, ROLE_WORKER, ROLE_EVALUATOR };
+
+typedef struct cluster_spec {
+    int role;                  /* enum role */
+    int task;                  /* index within the role */
+    int servers;
+    char ps[CLUSTER_MAX_SERVERS][CLUSTER_ADDRESS_MAX];
+    int workers;               /* 0: not given (take [cluster] workers) */
+    bool evaluator;            /* servers wait for an evaluator's DONE */
+    const char *run_dir;       /* NULL: the config's out/name/run_id */
+    double t0;                 /* run start, realtime seconds; 0: now */
+    const char *config_path;
+    int noverrides;
+    char **overrides;          /* section.key=value arguments */
+} cluster_spec;
+
+const char *cluster_role_name(int role);
+/* role is the subcommand's; argv follows it (CONFIG first). */
+int cluster_parse(cluster_spec *s, int role, int argc, char **argv, error *err);
+void cluster_free(cluster_spec *s);
+
+#endif

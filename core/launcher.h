@@ -1,0 +1,27 @@
+/* launcher.h: `asgd train` for distributed rules in real mode.
+ *
+ * Starts every shard (`asgd ps`), the evaluator and every worker as
+ * processes of this same binary, on ipc:// sockets in a private folder or
+ * on tcp:// ports of [cluster] host, and supervises them:
+ *  - a worker that fails is restarted or fails the job, by [cluster]
+ *    restart (Kubeflow's policies: never, on-failure, exit-code: restart
+ *    only exit codes 128 and above, i.e. signals), at most backoff_limit
+ *    times in all, with exponential back-off; a shard or the evaluator that
+ *    fails fails the job;
+ *  - on completion, on failure and on SIGINT / SIGTERM every child is
+ *    stopped (SIGTERM, then SIGKILL after 5 s) and reaped, and the ipc
+ *    folder removed: nothing outlives the job. Children also die with the
+ *    launcher itself (PR_SET_PDEATHSIG).
+ * Children's stderr goes to the run's log.txt. At the end the workers'
+ * steps-K.csv are merged into steps.csv and the shards' counters
+ * (ps-K.json) into summary.json. */
+#ifndef ASGD_LAUNCHER_H
+#define ASGD_LAUNCHER_H
+
+#include "core/error.h"
+#include "core/experiment.h"
+#include "core/run.h"
+
+int launcher_train(experiment *e, run *r, error *err);
+
+#endif

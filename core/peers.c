@@ -1,0 +1,178 @@
+/* peers.c: request/reply with every shard. */
+#include "core/peers.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/server.h"
+#include "core/stop.h"
+
+int peers_open(peers *p, const cluster_spec *cs, uint64_t nparams, uint32_t self,
+               double timeout, error *err)
+{
+    memset(p, 0, sizeof *p);
+    p->ctx = zmq_ctx_new();
+    p->count = cs->servers;
+    p->self = self;
+    p->timeout = timeout;
+    p->sockets = calloc((size_t)p->count, sizeof *p->sockets);
+    p->lo = calloc((size_t)p->count, sizeof *p->lo);
+    p->hi = calloc((size_t)p->count, sizeof *p->hi);
+    if (!p->ctx || !p->sockets || !p->lo || !p->hi) {
+        peers_close(p);
+        return error_set(err, ERROR_RUNTIME, "out of memory");
+    }
+    for (int k = 0; k < p->count; k++) {
+        char endpoint[CLUSTER_ADDRESS_MAX + 16];
+        net_endpoint(endpoint, sizeof endpoint, cs->ps[k], false);
+        shard_range(nparams, p->count, k, &p->lo[k], &p->hi[k]);
+        p->sockets[k] = net_dealer(p->ctx, endpoint, err);
+        if (!p->sockets[k]) {
+            peers_close(p);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void peers_close(peers *p)
+{
+    net_settle(&p->pending);
+    for (int k = 0; p->sockets && k < p->count; k++) {
+        if (p->sockets[k]) {
+            zmq_close(p->sockets[k]);
+        }
+    }
+    free(p->sockets);
+    free(p->lo);
+    free(p->hi);
+    if (p->ctx) {
+        zmq_ctx_term(p->ctx);
+    }
+    memset(p, 0, sizeof *p);
+}
+
+static int s_send(peers *p, int k, const wire_header *h, const void *payload,
+                  size_t bytes, error *err)
+{
+    long sent;
+    while ((sent = net_send(p->sockets[k], NULL, h, payload, bytes,
+                            payload ? &p->pending : NULL)) < 0) {
+        if (zmq_errno() != EINTR || stop_requested()) {
+            return error_set(err, ERROR_RUNTIME, "send to ps %d: %s", k,
+                             stop_requested() ? "interrupted" : zmq_strerror(zmq_errno()));
+        }
+    }
+    p->bytes += sent;
+    return 0;
+}
+
+/* Waits for shard k's reply; validates it; the caller closes m. */
+static int s_receive(peers *p, int k, net_msg *m, wire_header *h, error *err)
+{
+    double waited = 0;
+    for (;;) {
+        if (stop_requested()) {
+            return error_set(err, ERROR_RUNTIME, "interrupted");
+        }
+        int got = net_recv(p->sockets[k], m, 100);
+        if (got < 0) {
+            return error_set(err, ERROR_RUNTIME, "receive from ps %d: %s", k,
+                             zmq_strerror(zmq_errno()));
+        }
+        if (got == 1) {
+            break;
+        }
+        waited += 0.1;
+        if (waited >= p->timeout) {
+            return error_set(err, ERROR_RUNTIME, "ps %d did not answer within %g s "
+                             "([cluster] timeout)", k, p->timeout);
+        }
+    }
+    p->bytes += (long)m->bytes;
+    const char *why;
+    size_t payload = m->count > 1 ? zmq_msg_size(&m->frames[1]) : 0;
+    if (m->count < 1 ||
+        wire_decode_reply(h, zmq_msg_data(&m->frames[0]), zmq_msg_size(&m->frames[0]),
+                          m->count + m->dropped, payload, (uint32_t)k, p->lo[k], p->hi[k],
+                          &why) < 0) {
+        net_msg_close(m);
+        return error_set(err, ERROR_RUNTIME, "bad reply from ps %d: %s", k,
+                         m->count < 1 ? "empty" : why);
+    }
+    return 0;
+}
+
+int peers_pull(peers *p, float *theta, uint64_t min_version, uint64_t *versions,
+               uint16_t *flags, uint64_t *staleness, uint64_t *total, error *err)
+{
+    for (int k = 0; k < p->count; k++) {
+        wire_header h = {.type = WIRE_PULL, .worker = p->self, .shard = (uint32_t)k,
+                         .base_version = min_version, .encoding = WIRE_NO_PAYLOAD};
+        if (s_send(p, k, &h, NULL, 0, err) < 0) {
+            return -1;
+        }
+    }
+    for (int k = 0; k < p->count; k++) {
+        net_msg m;
+        wire_header h;
+        if (s_receive(p, k, &m, &h, err) < 0) {
+            return -1;
+        }
+        if (h.encoding != WIRE_F32) {
+            net_msg_close(&m);
+            return error_set(err, ERROR_RUNTIME, "bad reply from ps %d: no parameters", k);
+        }
+        memcpy(theta + p->lo[k], zmq_msg_data(&m.frames[1]), zmq_msg_size(&m.frames[1]));
+        versions[k] = h.base_version;
+        if (flags) {
+            flags[k] = h.flags;
+        }
+        if (k == 0) {
+            if (staleness) {
+                *staleness = h.tag;
+            }
+            if (total) {
+                *total = h.total;
+            }
+        }
+        net_msg_close(&m);
+    }
+    return 0;
+}
+
+int peers_push(peers *p, const float *values, uint64_t tag, const uint64_t *versions,
+               uint32_t samples, error *err)
+{
+    for (int k = 0; k < p->count; k++) {
+        wire_header h = {.type = WIRE_PUSH, .worker = p->self, .shard = (uint32_t)k,
+                         .tag = tag, .base_version = versions[k], .offset = p->lo[k],
+                         .count = p->hi[k] - p->lo[k], .encoding = WIRE_F32,
+                         .samples = samples};
+        if (s_send(p, k, &h, values + p->lo[k], (size_t)h.count * sizeof(float), err) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int peers_control(peers *p, uint64_t control, bool *workers_done, error *err)
+{
+    bool all = true;
+    for (int k = 0; k < p->count; k++) {
+        wire_header h = {.type = WIRE_CONTROL, .worker = p->self, .shard = (uint32_t)k,
+                         .tag = control, .encoding = WIRE_NO_PAYLOAD};
+        net_msg m;
+        wire_header reply;
+        if (s_send(p, k, &h, NULL, 0, err) < 0 || s_receive(p, k, &m, &reply, err) < 0) {
+            return -1;
+        }
+        all = all && (reply.flags & WIRE_FLAG_WORKERS_DONE);
+        net_msg_close(&m);
+    }
+    if (workers_done) {
+        *workers_done = all;
+    }
+    return 0;
+}

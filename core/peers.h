@@ -1,0 +1,42 @@
+/* peers.h: a worker's or the evaluator's connections to every shard: one
+ * DEALER each, with the shard's element range, and the request/reply
+ * exchanges both roles need. */
+#ifndef ASGD_PEERS_H
+#define ASGD_PEERS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/cluster.h"
+#include "core/error.h"
+#include "transport/net.h"
+
+typedef struct peers {
+    void *ctx;
+    int count;
+    void **sockets;
+    uint64_t *lo, *hi;
+    uint32_t self;            /* worker index or WIRE_EVALUATOR */
+    double timeout;           /* seconds a shard may take to answer */
+    long bytes;               /* sent and received */
+    net_pending pending;      /* zero-copy payloads not yet released */
+} peers;
+
+int peers_open(peers *p, const cluster_spec *cs, uint64_t nparams, uint32_t self,
+               double timeout, error *err);
+void peers_close(peers *p);
+
+/* Sends a pull for min_version to every shard and copies each reply's
+ * parameters into theta (nparams). versions[k] and flags[k] (may be NULL)
+ * receive each reply's version and flags; *staleness the first shard's
+ * report. */
+int peers_pull(peers *p, float *theta, uint64_t min_version, uint64_t *versions,
+               uint16_t *flags, uint64_t *staleness, uint64_t *total, error *err);
+/* Sends values split by shard without copying (see net_settle). */
+int peers_push(peers *p, const float *values, uint64_t tag, const uint64_t *versions,
+               uint32_t samples, error *err);
+/* Sends a control message to every shard and waits for each ack; with
+ * flags, stores whether every shard reported all workers done. */
+int peers_control(peers *p, uint64_t control, bool *workers_done, error *err);
+
+#endif

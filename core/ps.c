@@ -1,0 +1,370 @@
+/* ps.c: the parameter-server process loop. */
+#include "core/ps.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/model.h"
+#include "core/stop.h"
+#include "transport/net.h"
+
+#define PS_LOGGED_REJECTS 10
+
+typedef struct deferred {
+    zmq_msg_t identity;
+    pull_msg pull;
+} deferred;
+
+/* Pushes handed to the apply threads (Hogwild with server_threads > 1). */
+typedef struct appliers {
+    void *push;                /* main thread's end of inproc://apply-K */
+    pthread_t *threads;
+    int count;
+    void *ctx;
+    server *s;
+    char endpoint[64];
+    atomic_long in_flight;
+} appliers;
+
+typedef struct ps {
+    server *s;
+    void *router;
+    wire_limits limits;
+    deferred *queue;
+    int queued, capacity;
+    appliers apply;
+    bool expect_evaluator;
+} ps;
+
+static long s_reply(ps *p, const zmq_msg_t *identity, uint32_t worker, uint16_t encoding,
+                    const void *payload, size_t bytes)
+{
+    server *s = p->s;
+    wire_header h = {
+        .type = WIRE_REPLY, .worker = worker, .shard = (uint32_t)s->shard,
+        .tag = worker < (uint32_t)s->workers ? s->last_staleness[worker] : 0,
+        .base_version = atomic_load(&s->version),
+        .encoding = encoding, .total = atomic_load(&s->samples),
+        .flags = server_workers_done(s) ? WIRE_FLAG_WORKERS_DONE : 0,
+    };
+    if (encoding == WIRE_F32) {
+        h.offset = s->lo;
+        h.count = s->n;
+    }
+    long sent = net_send(p->router, identity, &h, payload, bytes, NULL);
+    if (sent < 0) {
+        /* the peer has gone (ROUTER_MANDATORY): nothing to do but count it */
+        fprintf(stderr, "ps %d: cannot reply to worker %u: %s\n", s->shard, worker,
+                zmq_strerror(zmq_errno()));
+        return 0;
+    }
+    s->stats.bytes_out += (uint64_t)sent;
+    return sent;
+}
+
+static void s_reply_params(ps *p, const zmq_msg_t *identity, uint32_t worker)
+{
+    s_reply(p, identity, worker, WIRE_F32, p->s->theta, p->s->n * sizeof(float));
+}
+
+static int s_defer(ps *p, const zmq_msg_t *identity, const pull_msg *m)
+{
+    if (p->queued == p->capacity) {
+        int cap = p->capacity ? 2 * p->capacity : 16;
+        deferred *q = realloc(p->queue, (size_t)cap * sizeof *q);
+        if (!q) {
+            return -1;
+        }
+        p->queue = q;
+        p->capacity = cap;
+    }
+    deferred *d = &p->queue[p->queued++];
+    zmq_msg_init(&d->identity);
+    zmq_msg_copy(&d->identity, (zmq_msg_t *)identity);
+    d->pull = *m;
+    return 0;
+}
+
+/* Answers every deferred pull that has become ready, in arrival order. */
+static void s_wake_deferred(ps *p)
+{
+    int kept = 0;
+    for (int i = 0; i < p->queued; i++) {
+        deferred *d = &p->queue[i];
+        if (server_pull_ready(p->s, &d->pull)) {
+            s_reply_params(p, &d->identity, d->pull.worker);
+            zmq_msg_close(&d->identity);
+        } else {
+            p->queue[kept++] = *d;
+        }
+    }
+    p->queued = kept;
+}
+
+static void *s_apply_thread(void *arg)
+{
+    appliers *a = arg;
+    void *pull = zmq_socket(a->ctx, ZMQ_PULL);
+    zmq_connect(pull, a->endpoint);
+    for (;;) {
+        zmq_msg_t head, body;
+        zmq_msg_init(&head);
+        zmq_msg_init(&body);
+        if (zmq_msg_recv(&head, pull, 0) < 0) {
+            zmq_msg_close(&head);
+            zmq_msg_close(&body);
+            continue;
+        }
+        if (zmq_msg_size(&head) != sizeof(push_msg)) {   /* the stop message */
+            zmq_msg_close(&head);
+            zmq_msg_close(&body);
+            break;
+        }
+        zmq_msg_recv(&body, pull, 0);
+        push_msg m;
+        memcpy(&m, zmq_msg_data(&head), sizeof m);
+        m.values = zmq_msg_data(&body);
+        server_push(a->s, &m);
+        atomic_fetch_sub(&a->in_flight, 1);
+        zmq_msg_close(&head);
+        zmq_msg_close(&body);
+    }
+    zmq_close(pull);
+    return NULL;
+}
+
+static int s_start_appliers(ps *p, void *ctx, error *err)
+{
+    appliers *a = &p->apply;
+    a->count = p->s->threads;
+    a->ctx = ctx;
+    a->s = p->s;
+    snprintf(a->endpoint, sizeof a->endpoint, "inproc://apply-%d", p->s->shard);
+    a->push = zmq_socket(ctx, ZMQ_PUSH);
+    a->threads = calloc((size_t)a->count, sizeof *a->threads);
+    if (!a->push || !a->threads || zmq_bind(a->push, a->endpoint) != 0) {
+        return error_set(err, ERROR_RUNTIME, "ps %d: cannot start apply threads", p->s->shard);
+    }
+    for (int i = 0; i < a->count; i++) {
+        pthread_create(&a->threads[i], NULL, s_apply_thread, a);
+    }
+    return 0;
+}
+
+static void s_stop_appliers(ps *p)
+{
+    appliers *a = &p->apply;
+    if (!a->threads) {
+        return;
+    }
+    for (int i = 0; i < a->count; i++) {
+        zmq_send(a->push, "", 0, 0);
+    }
+    for (int i = 0; i < a->count; i++) {
+        pthread_join(a->threads[i], NULL);
+    }
+    zmq_close(a->push);
+    free(a->threads);
+    a->threads = NULL;
+}
+
+/* Waits until the apply threads have applied every push handed to them. */
+static void s_drain(ps *p)
+{
+    while (p->apply.threads && atomic_load(&p->apply.in_flight) > 0) {
+        sched_yield();
+    }
+}
+
+static void s_push(ps *p, const wire_header *h, zmq_msg_t *body)
+{
+    /* ZeroMQ may hand a frame back at any offset of its receive buffer;
+     * floats must be read from an aligned copy. */
+    if ((uintptr_t)zmq_msg_data(body) % _Alignof(float) != 0) {
+        zmq_msg_t aligned;
+        zmq_msg_init_size(&aligned, zmq_msg_size(body));
+        memcpy(zmq_msg_data(&aligned), zmq_msg_data(body), zmq_msg_size(body));
+        zmq_msg_close(body);
+        zmq_msg_init(body);
+        zmq_msg_move(body, &aligned);
+    }
+    push_msg pm = {.worker = h->worker, .tag = h->tag, .base_version = h->base_version,
+                   .samples = h->samples, .values = zmq_msg_data(body)};
+    if (!p->apply.threads) {
+        server_push(p->s, &pm);
+        s_wake_deferred(p);
+        return;
+    }
+    atomic_fetch_add(&p->apply.in_flight, 1);
+    zmq_send(p->apply.push, &pm, sizeof pm, ZMQ_SNDMORE);
+    zmq_msg_send(body, p->apply.push, 0);   /* hands the payload over, no copy */
+}
+
+static void s_reject(ps *p, const char *why, const wire_header *h, bool decoded)
+{
+    server *s = p->s;
+    s->stats.rejected++;
+    if (s->stats.rejected <= PS_LOGGED_REJECTS) {
+        if (decoded) {
+            fprintf(stderr, "ps %d: rejected a message (type %u from worker %u): %s\n",
+                    s->shard, h->type, h->worker, why);
+        } else {
+            fprintf(stderr, "ps %d: rejected a message: %s\n", s->shard, why);
+        }
+    }
+}
+
+/* Handles one message; returns 1 when the shard should stop. */
+static int s_handle(ps *p, net_msg *m)
+{
+    server *s = p->s;
+    s->stats.bytes_in += m->bytes;
+    if (m->count < 2) {
+        s_reject(p, "no header frame", NULL, false);
+        return 0;
+    }
+    zmq_msg_t *identity = &m->frames[0];
+    zmq_msg_t *head = &m->frames[1];
+    int frames = m->count - 1 + m->dropped;
+    size_t payload = m->count > 2 ? zmq_msg_size(&m->frames[2]) : 0;
+    wire_header h;
+    const char *why;
+    if (wire_decode(&h, zmq_msg_data(head), zmq_msg_size(head), frames, payload,
+                    &p->limits, &why) < 0) {
+        s_reject(p, why, &h, false);
+        return 0;
+    }
+    switch (h.type) {
+    case WIRE_PULL: {
+        pull_msg pm = {.worker = h.worker, .min_version = h.base_version};
+        if (server_pull_ready(s, &pm)) {
+            s_reply_params(p, identity, h.worker);
+        } else if (s_defer(p, identity, &pm) < 0) {
+            s_reject(p, "out of memory for a deferred pull", &h, true);
+        }
+        return 0;
+    }
+    case WIRE_PUSH:
+        s_push(p, &h, &m->frames[2]);
+        return 0;
+    case WIRE_CONTROL:
+        break;
+    default:
+        return 0;
+    }
+    if (h.tag == WIRE_CONTROL_STATS) {
+        char *json = server_stats_json(s);
+        s_reply(p, identity, h.worker, WIRE_JSON, json ? json : "{}", json ? strlen(json) : 2);
+        free(json);
+        return 0;
+    }
+    if (h.tag == WIRE_CONTROL_SHUTDOWN) {
+        s_reply(p, identity, h.worker, WIRE_NO_PAYLOAD, NULL, 0);
+        return 1;
+    }
+    /* DONE: every push this peer sent came before it on the same pipe */
+    s_drain(p);
+    server_mark_done(s, h.worker);
+    s_reply(p, identity, h.worker, WIRE_NO_PAYLOAD, NULL, 0);
+    s_wake_deferred(p);
+    return server_workers_done(s) && (s->evaluator_done || !p->expect_evaluator);
+}
+
+int ps_serve(server *s, void *zmq_ctx, const ps_options *o, error *err)
+{
+    ps p = {.s = s, .expect_evaluator = o->expect_evaluator};
+    p.limits = (wire_limits){.shard = (uint32_t)s->shard, .lo = s->lo, .hi = s->hi,
+                             .workers = (uint32_t)s->workers};
+    p.router = net_router(zmq_ctx, o->endpoint, err);
+    if (!p.router) {
+        return -1;
+    }
+    int rc = 0;
+    if (s->threads > 1 && s_start_appliers(&p, zmq_ctx, err) < 0) {
+        rc = -1;
+    }
+    while (rc == 0 && !stop_requested()) {
+        net_msg m;
+        int got = net_recv(p.router, &m, 100);
+        if (got < 0) {
+            rc = error_set(err, ERROR_RUNTIME, "ps %d: receive failed: %s", s->shard,
+                           zmq_strerror(zmq_errno()));
+            break;
+        }
+        if (got == 0) {
+            continue;
+        }
+        int done = s_handle(&p, &m);
+        net_msg_close(&m);
+        if (done) {
+            break;
+        }
+    }
+    s_drain(&p);
+    s_stop_appliers(&p);
+    for (int i = 0; i < p.queued; i++) {
+        zmq_msg_close(&p.queue[i].identity);
+    }
+    free(p.queue);
+    zmq_close(p.router);
+    return rc;
+}
+
+int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *err)
+{
+    if (cs->task >= cs->servers) {
+        return error_set(err, ERROR_USAGE, "ps: --task_index %d but only %d servers",
+                         cs->task, cs->servers);
+    }
+    long n_train;
+    int dim, classes;
+    if (data_shape(&e->data, &n_train, &dim, &classes, err) < 0) {
+        return -1;
+    }
+    backend_spec host = {.device = BACKEND_CPU, .threads = 1};
+    backend *b = backend_new(&host, err);
+    model *m = b ? model_new(&e->model, b, dim, classes, err) : NULL;
+    if (!m) {
+        backend_destroy(&b);
+        return -1;
+    }
+    float *init = malloc(m->nparams * sizeof *init);
+    server *s = NULL;
+    if (init) {
+        model_init_params(m, init, e->seed);
+        s = server_new(e->alg, e->rule, &e->rule_info, &e->optim, cs->task, cs->servers,
+                       e->workers, init, m->nparams);
+    }
+    free(init);
+    model_destroy(&m);
+    backend_destroy(&b);
+    if (!s) {
+        return error_set(err, ERROR_RUNTIME, "ps %d: out of memory", cs->task);
+    }
+    char endpoint[CLUSTER_ADDRESS_MAX + 16];
+    net_endpoint(endpoint, sizeof endpoint, cs->ps[cs->task], true);
+    void *ctx = zmq_ctx_new();
+    ps_options o = {.endpoint = endpoint, .expect_evaluator = cs->evaluator};
+    stop_install();
+    int rc = ps_serve(s, ctx, &o, err);
+    stop_uninstall();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/ps-%d.json", run_dir, cs->task);
+    char *json = server_stats_json(s);
+    FILE *f = fopen(path, "w");
+    if (f && json) {
+        fprintf(f, "%s\n", json);
+    }
+    if (f) {
+        fclose(f);
+    }
+    free(json);
+    server_destroy(&s);
+    zmq_ctx_term(ctx);
+    return rc;
+}

@@ -1,0 +1,32 @@
+/* ps.h: one parameter-server shard as a process: a ZeroMQ ROUTER loop
+ * around server.h.
+ *
+ * The loop decodes and validates every message (wire.h) before anything
+ * touches parameters; a bad one is counted in stats.rejected, logged (the
+ * first few) and dropped, and the shard keeps serving. Pulls that are not
+ * ready (server_pull_ready) wait in a queue that is re-checked after every
+ * push. The shard stops when every worker and the expected evaluator have
+ * said DONE, on a SHUTDOWN control, or on SIGINT / SIGTERM. */
+#ifndef ASGD_PS_H
+#define ASGD_PS_H
+
+#include <stdbool.h>
+
+#include "core/cluster.h"
+#include "core/error.h"
+#include "core/experiment.h"
+#include "core/server.h"
+
+typedef struct ps_options {
+    const char *endpoint;      /* to bind */
+    bool expect_evaluator;
+} ps_options;
+
+/* Serves s until it should stop; 0 on a normal end. */
+int ps_serve(server *s, void *zmq_ctx, const ps_options *o, error *err);
+
+/* `asgd ps`: builds shard cs->task from the experiment and serves it,
+ * then writes its counters to RUN_DIR/ps-K.json. */
+int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *err);
+
+#endif

@@ -1,0 +1,214 @@
+/* roles.c: the worker and evaluator processes. */
+#include "core/roles.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "core/peers.h"
+#include "core/run.h"
+#include "core/stop.h"
+#include "core/worker.h"
+#include "transport/wire.h"
+
+static double s_wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void s_sleep(double seconds)
+{
+    struct timespec ts = {(time_t)seconds, (long)((seconds - floor(seconds)) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+/* A CSV opened for appending, with its header when new. */
+static FILE *s_append_csv(const char *path, const char *header, error *err)
+{
+    struct stat st;
+    bool fresh = stat(path, &st) != 0 || st.st_size == 0;
+    FILE *f = fopen(path, "a");
+    if (!f) {
+        error_set(err, ERROR_RUNTIME, "%s: cannot write", path);
+        return NULL;
+    }
+    if (fresh) {
+        fprintf(f, "%s\n", header);
+    }
+    return f;
+}
+
+/* The ZeroMQ worker link: the primitives over peers. */
+static error s_link_err;
+
+static int s_link_pull(worker *w, uint64_t min_version)
+{
+    peers *p = w->link_state;
+    int rc = peers_pull(p, w->theta, min_version, w->versions, NULL, &w->staleness, NULL,
+                        &s_link_err);
+    w->bytes = p->bytes;
+    return rc;
+}
+
+static int s_link_push(worker *w, const float *values, uint64_t tag, uint32_t samples)
+{
+    peers *p = w->link_state;
+    int rc = peers_push(p, values, tag, w->versions, samples, &s_link_err);
+    w->bytes = p->bytes;
+    return rc;
+}
+
+static void s_link_settle(worker *w)
+{
+    net_settle(&((peers *)w->link_state)->pending);
+}
+
+static const worker_link s_zmq_link = {
+    .pull = s_link_pull,
+    .push = s_link_push,
+    .settle = s_link_settle,
+};
+
+int worker_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *err)
+{
+    if (cs->task >= e->workers) {
+        return error_set(err, ERROR_USAGE, "worker: --task_index %d but only %d workers",
+                         cs->task, e->workers);
+    }
+    if (experiment_load(e, err) < 0) {
+        return -1;
+    }
+    backend *b = backend_new(&e->backend, err);
+    model *m = b ? model_new(&e->model, b, e->train.dim, e->train.classes, err) : NULL;
+    worker w;
+    if (!m || worker_init(&w, e, e->alg, e->rule, cs->task, e->workers, cs->servers, m,
+                          err) < 0) {
+        model_destroy(&m);
+        backend_destroy(&b);
+        return -1;
+    }
+    char path[4200];
+    snprintf(path, sizeof path, "%s/steps-%d.csv", run_dir, cs->task);
+    w.steps_csv = s_append_csv(path, RUN_STEPS_HEADER, err);
+    w.t0 = cs->t0 > 0 ? cs->t0 : s_wall();
+    peers p;
+    int rc = -1;
+    if (w.steps_csv && peers_open(&p, cs, w.nparams, (uint32_t)cs->task, e->timeout, err) == 0) {
+        w.link = &s_zmq_link;
+        w.link_state = &p;
+        stop_install();
+        rc = e->alg->worker_run(&w);
+        if (rc < 0) {
+            *err = s_link_err;
+            if (!err->msg[0]) {
+                error_set(err, ERROR_RUNTIME, "worker %d: the rule's loop failed", cs->task);
+            }
+        } else {
+            rc = peers_control(&p, WIRE_CONTROL_DONE, NULL, err);
+        }
+        stop_uninstall();
+        peers_close(&p);
+    }
+    if (w.steps_csv) {
+        fclose(w.steps_csv);
+    }
+    worker_free(&w);
+    model_destroy(&m);
+    backend_destroy(&b);
+    return rc;
+}
+
+/* Waits until the next evaluation is due or every worker is done;
+ * returns 1 when the workers are done, 0 when due, -1 on failure. */
+static int s_wait(peers *p, double next, error *err)
+{
+    double check = s_wall() + 0.5;
+    for (;;) {
+        if (stop_requested()) {
+            return error_set(err, ERROR_RUNTIME, "interrupted");
+        }
+        double now = s_wall();
+        if (next > 0 && now >= next) {
+            return 0;
+        }
+        if (now >= check) {
+            bool done;
+            if (peers_control(p, WIRE_CONTROL_STATS, &done, err) < 0) {
+                return -1;
+            }
+            if (done) {
+                return 1;
+            }
+            check = now + 0.5;
+        }
+        s_sleep(0.05);
+    }
+}
+
+int evaluator_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *err)
+{
+    if (experiment_load(e, err) < 0) {
+        return -1;
+    }
+    long n_train = e->train.n;
+    int dim = e->train.dim, classes = e->train.classes;
+    dataset_free(&e->train);   /* only its size is needed */
+    backend *b = backend_new(&e->backend, err);
+    model *m = b ? model_new(&e->model, b, dim, classes, err) : NULL;
+    float *theta = m ? b->ops->alloc(b, m->nparams * sizeof *theta) : NULL;
+    uint64_t *versions = calloc((size_t)cs->servers, sizeof *versions);
+    uint16_t *flags = calloc((size_t)cs->servers, sizeof *flags);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/eval.csv", run_dir);
+    FILE *csv = theta && versions && flags
+                    ? s_append_csv(path, RUN_EVAL_HEADER, err)
+                    : NULL;
+    peers p;
+    int rc = -1;
+    if (csv && peers_open(&p, cs, m->nparams, WIRE_EVALUATOR, e->timeout, err) == 0) {
+        double t0 = cs->t0 > 0 ? cs->t0 : s_wall();
+        stop_install();
+        for (;;) {
+            uint64_t total;
+            if (peers_pull(&p, theta, 0, versions, flags, NULL, &total, err) < 0) {
+                break;
+            }
+            bool final = true;
+            for (int k = 0; k < cs->servers; k++) {
+                final = final && (flags[k] & WIRE_FLAG_WORKERS_DONE);
+            }
+            double t = s_wall() - t0, loss, acc;
+            model_evaluate(m, &loss, &acc, theta, &e->test, (int)e->eval_batch);
+            run_eval_row(csv, t, (double)total / (double)n_train, (long)versions[0], (long)total,
+                         loss, acc);
+            if (final) {
+                rc = peers_control(&p, WIRE_CONTROL_DONE, NULL, err);
+                break;
+            }
+            double next = e->eval_every > 0 ? s_wall() + e->eval_every : 0;
+            if (s_wait(&p, next, err) < 0) {
+                break;
+            }
+        }
+        stop_uninstall();
+        peers_close(&p);
+    } else if (!csv && !err->msg[0]) {
+        error_set(err, ERROR_RUNTIME, "evaluator: out of memory");
+    }
+    if (csv) {
+        fclose(csv);
+    }
+    free(versions);
+    free(flags);
+    if (theta) {
+        b->ops->release(b, theta);
+    }
+    model_destroy(&m);
+    backend_destroy(&b);
+    return rc;
+}

@@ -1,0 +1,175 @@
+/* server.c: shard state, staleness records and the rule-side helpers. */
+#include "core/server.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "transport/wire.h"
+
+void shard_range(uint64_t n, int shards, int k, uint64_t *lo, uint64_t *hi)
+{
+    /* n * k fits: n < 2^40 elements and k < 2^20 shards */
+    *lo = n * (uint64_t)k / (uint64_t)shards;
+    *hi = n * (uint64_t)(k + 1) / (uint64_t)shards;
+}
+
+server *server_new(const algorithm *alg, const void *params, const rule_info *info,
+                   const optim_spec *optim, int shard, int shards, int workers,
+                   const float *init, uint64_t nparams)
+{
+    server *s = calloc(1, sizeof *s);
+    if (!s) {
+        return NULL;
+    }
+    s->alg = alg;
+    s->params = params;
+    s->shard = shard;
+    s->shards = shards;
+    s->workers = workers;
+    s->threads = info->server_threads > 1 ? info->server_threads : 1;
+    shard_range(nparams, shards, shard, &s->lo, &s->hi);
+    s->n = (size_t)(s->hi - s->lo);
+    s->theta = malloc((s->n ? s->n : 1) * sizeof *s->theta);
+    s->opt = optim_new(optim, s->n);
+    s->last_staleness = calloc((size_t)workers, sizeof *s->last_staleness);
+    s->done = calloc((size_t)workers, sizeof *s->done);
+    pthread_mutex_init(&s->stats_lock, NULL);
+    if (!s->theta || !s->opt || !s->last_staleness || !s->done) {
+        server_destroy(&s);
+        return NULL;
+    }
+    memcpy(s->theta, init + s->lo, s->n * sizeof *s->theta);
+    if (alg->server_init) {
+        s->state = alg->server_init(s);
+        if (!s->state) {
+            server_destroy(&s);
+            return NULL;
+        }
+    }
+    return s;
+}
+
+void server_destroy(server **ps)
+{
+    server *s = *ps;
+    if (!s) {
+        return;
+    }
+    free(s->state);
+    free(s->theta);
+    optim_destroy(&s->opt);
+    free(s->last_staleness);
+    free(s->done);
+    pthread_mutex_destroy(&s->stats_lock);
+    free(s);
+    *ps = NULL;
+}
+
+void server_push(server *s, const push_msg *m)
+{
+    atomic_fetch_add(&s->samples, m->samples);
+    s->alg->server_on_push(s, m);
+}
+
+bool server_pull_ready(server *s, const pull_msg *m)
+{
+    return s->alg->server_pull_ready(s, m);
+}
+
+bool server_mark_done(server *s, uint32_t worker)
+{
+    if (worker == WIRE_EVALUATOR) {
+        s->evaluator_done = true;
+    } else if (worker < (uint32_t)s->workers && !s->done[worker]) {
+        s->done[worker] = true;
+        s->done_count++;
+    }
+    return server_workers_done(s);
+}
+
+bool server_workers_done(const server *s)
+{
+    return s->done_count == s->workers;
+}
+
+void server_record_applied(server *s, const push_msg *m)
+{
+    uint64_t version = atomic_load(&s->version);
+    uint64_t staleness = version > m->base_version ? version - m->base_version : 0;
+    if (s->threads > 1) {
+        pthread_mutex_lock(&s->stats_lock);
+    }
+    s->stats.pushes++;
+    s->stats.staleness_sum += staleness;
+    if (staleness > s->stats.staleness_max) {
+        s->stats.staleness_max = staleness;
+    }
+    s->stats.histogram[staleness < SERVER_STALENESS_BINS ? staleness : SERVER_STALENESS_BINS - 1]++;
+    s->last_staleness[m->worker] = staleness;
+    if (s->threads > 1) {
+        pthread_mutex_unlock(&s->stats_lock);
+    }
+}
+
+void server_record_dropped(server *s)
+{
+    if (s->threads > 1) {
+        pthread_mutex_lock(&s->stats_lock);
+    }
+    s->stats.dropped++;
+    if (s->threads > 1) {
+        pthread_mutex_unlock(&s->stats_lock);
+    }
+}
+
+void server_step(server *s, const float *grad)
+{
+    optim_step(s->opt, s->theta, grad);
+    atomic_fetch_add(&s->version, 1);
+}
+
+void server_add(server *s, const float *delta, float scale)
+{
+    float *theta = s->theta;
+    for (size_t i = 0; i < s->n; i++) {
+        theta[i] += scale * delta[i];
+    }
+    atomic_fetch_add(&s->version, 1);
+}
+
+char *server_stats_json(server *s)
+{
+    cJSON *j = cJSON_CreateObject();
+    if (!j) {
+        return NULL;
+    }
+    pthread_mutex_lock(&s->stats_lock);
+    server_stats st = s->stats;
+    pthread_mutex_unlock(&s->stats_lock);
+    cJSON_AddNumberToObject(j, "shard", s->shard);
+    cJSON_AddNumberToObject(j, "lo", (double)s->lo);
+    cJSON_AddNumberToObject(j, "hi", (double)s->hi);
+    cJSON_AddNumberToObject(j, "version", (double)atomic_load(&s->version));
+    cJSON_AddNumberToObject(j, "samples", (double)atomic_load(&s->samples));
+    cJSON_AddNumberToObject(j, "pushes", (double)st.pushes);
+    cJSON_AddNumberToObject(j, "dropped", (double)st.dropped);
+    cJSON_AddNumberToObject(j, "rejected", (double)st.rejected);
+    cJSON_AddNumberToObject(j, "staleness_sum", (double)st.staleness_sum);
+    cJSON_AddNumberToObject(j, "staleness_max", (double)st.staleness_max);
+    cJSON_AddNumberToObject(j, "bytes_in", (double)st.bytes_in);
+    cJSON_AddNumberToObject(j, "bytes_out", (double)st.bytes_out);
+    cJSON *h = cJSON_AddArrayToObject(j, "staleness_histogram");
+    int last = SERVER_STALENESS_BINS - 1;
+    while (last > 0 && st.histogram[last] == 0) {
+        last--;
+    }
+    for (int i = 0; i <= last; i++) {
+        cJSON_AddItemToArray(h, cJSON_CreateNumber((double)st.histogram[i]));
+    }
+    char *text = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    return text;
+}

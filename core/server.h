@@ -1,0 +1,85 @@
+/* server.h: one parameter-server shard, independent of any transport.
+ *
+ * A shard owns the contiguous range [lo, hi) of the flat parameter vector
+ * (shard_range), a version that counts its updates, the server-side
+ * optimizer, and the rule's own state. The process loop (ps.c) or the
+ * simulator decodes messages and calls server_push / server_pull_ready;
+ * the rule's handlers update the parameters through the helpers below,
+ * which keep the version and the staleness records right.
+ *
+ * With info.server_threads > 1 (Hogwild), pushes are applied by several
+ * threads at once without locks on the parameters, as in Niu et al.; the
+ * version and the statistics stay exact. */
+#ifndef ASGD_SERVER_H
+#define ASGD_SERVER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "algorithms/algorithm.h"
+#include "core/optim.h"
+
+#define SERVER_STALENESS_BINS 64   /* histogram of 0..62, then 63+ */
+
+/* Balanced contiguous ranges: shard k of s over n elements gets
+ * [k n / s, (k + 1) n / s); sizes differ by at most one, none is lost. */
+void shard_range(uint64_t n, int shards, int k, uint64_t *lo, uint64_t *hi);
+
+typedef struct server_stats {
+    uint64_t pushes;          /* applied */
+    uint64_t dropped;         /* received but not applied (late sync gradients) */
+    uint64_t rejected;        /* malformed messages */
+    uint64_t staleness_sum;
+    uint64_t staleness_max;
+    uint64_t histogram[SERVER_STALENESS_BINS];
+    uint64_t bytes_in, bytes_out;
+} server_stats;
+
+typedef struct server {
+    const algorithm *alg;
+    const void *params;       /* the rule's parameters */
+    void *state;              /* the rule's per-shard state */
+    int shard, shards, workers;
+    uint64_t lo, hi;
+    size_t n;                 /* hi - lo */
+    float *theta;             /* the shard's part of the centre model */
+    optim *opt;               /* server-side optimizer over theta */
+    _Atomic uint64_t version;
+    _Atomic uint64_t samples; /* examples behind all pushes received */
+    server_stats stats;
+    uint64_t *last_staleness; /* per worker: staleness of its last applied push */
+    bool *done;               /* per worker: has finished */
+    int done_count;
+    bool evaluator_done;
+    int threads;
+    pthread_mutex_t stats_lock;
+} server;
+
+/* A shard of a vector whose initial values are `init` (all nparams). */
+server *server_new(const algorithm *alg, const void *params, const rule_info *info,
+                   const optim_spec *optim, int shard, int shards, int workers,
+                   const float *init, uint64_t nparams);
+void server_destroy(server **s);
+
+/* Skeleton side. */
+void server_push(server *s, const push_msg *m);
+bool server_pull_ready(server *s, const pull_msg *m);
+/* Marks worker (or WIRE_EVALUATOR) finished; true when every worker is. */
+bool server_mark_done(server *s, uint32_t worker);
+bool server_workers_done(const server *s);
+/* The shard's counters as a JSON object (caller frees). */
+char *server_stats_json(server *s);
+
+/* Rule side: count a push as applied now (staleness = version - base),
+ * or as dropped. */
+void server_record_applied(server *s, const push_msg *m);
+void server_record_dropped(server *s);
+/* theta <- opt(theta, grad); version + 1. */
+void server_step(server *s, const float *grad);
+/* theta += scale * delta; version + 1. */
+void server_add(server *s, const float *delta, float scale);
+
+#endif

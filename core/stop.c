@@ -1,0 +1,33 @@
+/* stop.c: SIGINT / SIGTERM to a flag. */
+#include "core/stop.h"
+
+#include <signal.h>
+#include <stddef.h>
+
+static volatile sig_atomic_t s_signal;
+static struct sigaction s_old_int, s_old_term;
+
+static void s_on_signal(int sig)
+{
+    s_signal = sig;
+}
+
+void stop_install(void)
+{
+    s_signal = 0;
+    struct sigaction sa = {.sa_handler = s_on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &s_old_int);
+    sigaction(SIGTERM, &sa, &s_old_term);
+}
+
+int stop_requested(void)
+{
+    return s_signal;
+}
+
+void stop_uninstall(void)
+{
+    sigaction(SIGINT, &s_old_int, NULL);
+    sigaction(SIGTERM, &s_old_term, NULL);
+}

@@ -1,0 +1,139 @@
+/* worker.c: the worker primitives and step metrics. */
+#include "core/worker.h"
+#include "core/run.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+long worker_budget(const experiment *e, int workers)
+{
+    long total = (long)ceil(e->epochs * e->train.n / e->batch);
+    return (total + workers - 1) / workers;
+}
+
+int worker_init(worker *w, const experiment *e, const algorithm *alg,
+                const void *params, int id, int workers, int shards, model *m,
+                error *err)
+{
+    memset(w, 0, sizeof *w);
+    w->alg = alg;
+    w->params = params;
+    w->id = id;
+    w->workers = workers;
+    w->shards = shards;
+    w->m = m;
+    w->nparams = m->nparams;
+    w->batch = (int)e->batch;
+    w->budget = worker_budget(e, workers);
+    w->steps_every = e->steps_every;
+    backend *b = m->b;
+    w->theta = b->ops->alloc(b, w->nparams * sizeof *w->theta);
+    w->grad = b->ops->alloc(b, w->nparams * sizeof *w->grad);
+    w->versions = calloc((size_t)shards, sizeof *w->versions);
+    w->x = malloc((size_t)w->batch * (size_t)e->train.dim * sizeof *w->x);
+    w->y = malloc((size_t)w->batch * sizeof *w->y);
+    w->local = optim_new(&e->optim, w->nparams);
+    if (!w->theta || !w->grad || !w->versions || !w->x || !w->y || !w->local) {
+        worker_free(w);
+        return error_set(err, ERROR_RUNTIME, "worker %d: out of memory", id);
+    }
+    /* The partition is the same in every worker (same seed), so shards are
+     * disjoint across processes; each worker keeps only its own. */
+    shard *all = calloc((size_t)workers, sizeof *all);
+    if (!all || partition_make(all, workers, &e->train, e->partition, e->partition_alpha,
+                               e->seed, err) < 0) {
+        free(all);
+        worker_free(w);
+        return all ? -1 : error_set(err, ERROR_RUNTIME, "worker %d: out of memory", id);
+    }
+    int rc = sampler_init(&w->sp, &e->train, &all[id], rng_derive(e->seed, RNG_BATCH, (uint64_t)id));
+    partition_free(all, workers);   /* the sampler keeps its own copy */
+    free(all);
+    if (rc < 0) {
+        worker_free(w);
+        return error_set(err, ERROR_RUNTIME, "worker %d: out of memory", id);
+    }
+    return 0;
+}
+
+void worker_free(worker *w)
+{
+    if (w->m) {
+        backend *b = w->m->b;
+        b->ops->release(b, w->theta);
+        b->ops->release(b, w->grad);
+    }
+    free(w->versions);
+    free(w->x);
+    free(w->y);
+    optim_destroy(&w->local);
+    sampler_free(&w->sp);
+    w->theta = w->grad = NULL;
+    w->versions = NULL;
+    w->x = NULL;
+    w->y = NULL;
+}
+
+static double s_wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int worker_pull(worker *w, uint64_t min_version)
+{
+    return w->link->pull(w, min_version);
+}
+
+int worker_push(worker *w, const float *values, uint64_t tag)
+{
+    uint32_t samples = w->samples_since_push;
+    w->samples_since_push = 0;
+    return w->link->push(w, values, tag, samples);
+}
+
+static void s_settle(worker *w)
+{
+    if (w->link && w->link->settle) {
+        w->link->settle(w);
+    }
+}
+
+float worker_gradient(worker *w)
+{
+    s_settle(w);
+    sampler_next(&w->sp, w->x, w->y, w->batch);
+    float loss = model_gradient(w->m, w->grad, w->theta, w->x, w->y, w->batch);
+    w->steps++;
+    w->samples_since_push += (uint32_t)w->batch;
+    if (w->steps_csv && w->steps % w->steps_every == 0) {
+        run_step_row(w->steps_csv, s_wall() - w->t0, w->id, w->steps, loss, (long)w->staleness,
+                     w->bytes);
+    }
+    return loss;
+}
+
+void worker_local_step(worker *w)
+{
+    s_settle(w);
+    optim_step(w->local, w->theta, w->grad);
+}
+
+bool worker_done(const worker *w)
+{
+    return w->steps >= w->budget;
+}
+
+uint64_t worker_version(const worker *w)
+{
+    uint64_t v = w->versions[0];
+    for (int k = 1; k < w->shards; k++) {
+        if (w->versions[k] < v) {
+            v = w->versions[k];
+        }
+    }
+    return v;
+}

@@ -1,0 +1,88 @@
+/* worker.h: one worker and its primitives, independent of any transport.
+ *
+ * A rule's worker loop uses only these: worker_pull, worker_push,
+ * worker_gradient, worker_local_step and worker_done. Pull and push go
+ * through a `worker_link` (the ZeroMQ one in worker_net.c, an in-process
+ * one in the tests, the simulator's later), so the same loop runs anywhere.
+ *
+ * theta is the worker's copy of the parameters, grad the gradient of its
+ * last minibatch; both have nparams elements. */
+#ifndef ASGD_WORKER_H
+#define ASGD_WORKER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "algorithms/algorithm.h"
+#include "core/experiment.h"
+#include "core/model.h"
+#include "core/optim.h"
+#include "core/partition.h"
+
+typedef struct worker worker;
+
+typedef struct worker_link {
+    /* Waits until every shard's version is >= min_version, then copies the
+     * centre model into w->theta and each shard's version into
+     * w->versions; also sets w->staleness from the replies. */
+    int (*pull)(worker *w, uint64_t min_version);
+    /* Sends values (nparams) split by shard, with the tag and w->versions
+     * as base versions. */
+    int (*push)(worker *w, const float *values, uint64_t tag, uint32_t samples);
+    /* Returns once no earlier push still reads the worker's buffers (they
+     * are sent without copying); NULL when pushes copy. */
+    void (*settle)(worker *w);
+} worker_link;
+
+struct worker {
+    const algorithm *alg;
+    const void *params;       /* the rule's parameters */
+    int id, workers, shards;
+    size_t nparams;
+    float *theta, *grad;
+    uint64_t *versions;       /* per shard, from the last pull */
+    uint64_t staleness;       /* of the last push, as the servers reported */
+    optim *local;             /* [train] optimizer, for local steps */
+    long steps, budget;       /* minibatches done, and to do */
+    long bytes;               /* sent and received */
+    /* compute */
+    model *m;
+    int batch;
+    float *x;
+    int32_t *y;
+    sampler sp;
+    /* metrics */
+    FILE *steps_csv;          /* may be NULL */
+    long steps_every;
+    double t0;                /* run start, realtime seconds */
+    uint32_t samples_since_push;
+    /* transport */
+    const worker_link *link;
+    void *link_state;
+};
+
+/* Minibatches for worker `id` of `workers` so that all of them together
+ * make e->epochs passes over the training set. */
+long worker_budget(const experiment *e, int workers);
+
+/* Sets up worker id's model, data shard, sampler and local optimizer from
+ * the experiment (whose data is loaded). The link is set by the caller. */
+int worker_init(worker *w, const experiment *e, const algorithm *alg,
+                const void *params, int id, int workers, int shards, model *m,
+                error *err);
+void worker_free(worker *w);
+
+/* The primitives. */
+int worker_pull(worker *w, uint64_t min_version);
+int worker_push(worker *w, const float *values, uint64_t tag);
+/* Gradient of the next minibatch at theta into grad; returns its loss and
+ * records the step. */
+float worker_gradient(worker *w);
+/* theta <- local optimizer(theta, grad). */
+void worker_local_step(worker *w);
+bool worker_done(const worker *w);
+/* The smallest shard version seen at the last pull. */
+uint64_t worker_version(const worker *w);
+
+#endif

@@ -1,0 +1,175 @@
+/* net.c: ZeroMQ sockets, whole-message receive and zero-copy send. */
+#include "transport/net.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+
+static int s_options(void *s, int type)
+{
+    int zero = 0, hwm = NET_HWM, ivl = 100, ivl_max = 1000, one = 1;
+    if (zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero) != 0 ||
+        zmq_setsockopt(s, ZMQ_SNDHWM, &hwm, sizeof hwm) != 0 ||
+        zmq_setsockopt(s, ZMQ_RCVHWM, &hwm, sizeof hwm) != 0 ||
+        zmq_setsockopt(s, ZMQ_RECONNECT_IVL, &ivl, sizeof ivl) != 0 ||
+        zmq_setsockopt(s, ZMQ_RECONNECT_IVL_MAX, &ivl_max, sizeof ivl_max) != 0) {
+        return -1;
+    }
+    if (type == ZMQ_ROUTER && zmq_setsockopt(s, ZMQ_ROUTER_MANDATORY, &one, sizeof one) != 0) {
+        return -1;
+    }
+    return 0;
+}
+
+static void *s_socket(void *ctx, int type, const char *endpoint, bool bind, error *err)
+{
+    void *s = zmq_socket(ctx, type);
+    if (!s) {
+        error_set(err, ERROR_RUNTIME, "zmq_socket: %s", zmq_strerror(zmq_errno()));
+        return NULL;
+    }
+    if (s_options(s, type) != 0) {
+        error_set(err, ERROR_RUNTIME, "zmq_setsockopt: %s", zmq_strerror(zmq_errno()));
+        zmq_close(s);
+        return NULL;
+    }
+    int rc = bind ? zmq_bind(s, endpoint) : zmq_connect(s, endpoint);
+    if (rc != 0) {
+        error_set(err, ERROR_RUNTIME, "%s %s: %s", bind ? "cannot bind" : "cannot connect to",
+                  endpoint, zmq_strerror(zmq_errno()));
+        zmq_close(s);
+        return NULL;
+    }
+    return s;
+}
+
+void *net_router(void *ctx, const char *endpoint, error *err)
+{
+    return s_socket(ctx, ZMQ_ROUTER, endpoint, true, err);
+}
+
+void *net_dealer(void *ctx, const char *endpoint, error *err)
+{
+    return s_socket(ctx, ZMQ_DEALER, endpoint, false, err);
+}
+
+static void s_release(void *data, void *hint)
+{
+    (void)data;
+    atomic_fetch_sub(&((net_pending *)hint)->count, 1);
+}
+
+long net_send(void *socket, const zmq_msg_t *identity, const wire_header *h,
+              const void *payload, size_t payload_bytes, net_pending *pending)
+{
+    long sent = 0;
+    bool has_payload = payload != NULL;
+    if (identity) {
+        zmq_msg_t id;
+        zmq_msg_init(&id);
+        zmq_msg_copy(&id, (zmq_msg_t *)identity);
+        if (zmq_msg_send(&id, socket, ZMQ_SNDMORE) < 0) {
+            zmq_msg_close(&id);
+            return -1;
+        }
+    }
+    uint8_t head[WIRE_HEADER_SIZE];
+    wire_encode(head, h);
+    if (zmq_send(socket, head, sizeof head, has_payload ? ZMQ_SNDMORE : 0) < 0) {
+        return -1;
+    }
+    sent += (long)sizeof head;
+    if (!has_payload) {
+        return sent;
+    }
+    zmq_msg_t body;
+    if (pending) {
+        atomic_fetch_add(&pending->count, 1);
+        if (zmq_msg_init_data(&body, (void *)payload, payload_bytes, s_release, pending) != 0) {
+            atomic_fetch_sub(&pending->count, 1);
+            return -1;
+        }
+    } else {
+        if (zmq_msg_init_size(&body, payload_bytes) != 0) {
+            return -1;
+        }
+        memcpy(zmq_msg_data(&body), payload, payload_bytes);
+    }
+    if (zmq_msg_send(&body, socket, 0) < 0) {
+        zmq_msg_close(&body);   /* releases the payload (and the pending count) */
+        return -1;
+    }
+    return sent + (long)payload_bytes;
+}
+
+int net_recv(void *socket, net_msg *m, long timeout_ms)
+{
+    m->count = 0;
+    m->dropped = 0;
+    m->bytes = 0;
+    zmq_pollitem_t item = {.socket = socket, .events = ZMQ_POLLIN};
+    int rc = zmq_poll(&item, 1, timeout_ms);
+    if (rc <= 0) {
+        return rc < 0 && zmq_errno() != EINTR ? -1 : 0;
+    }
+    for (;;) {
+        zmq_msg_t f;
+        zmq_msg_init(&f);
+        while (zmq_msg_recv(&f, socket, 0) < 0) {
+            if (zmq_errno() != EINTR) {
+                zmq_msg_close(&f);
+                net_msg_close(m);
+                return -1;
+            }
+        }
+        m->bytes += zmq_msg_size(&f);
+        bool more = zmq_msg_more(&f);
+        if (m->count < NET_MAX_FRAMES) {
+            zmq_msg_init(&m->frames[m->count]);
+            zmq_msg_move(&m->frames[m->count++], &f);
+        } else {
+            m->dropped++;
+        }
+        zmq_msg_close(&f);
+        if (!more) {
+            return 1;
+        }
+    }
+}
+
+void net_msg_close(net_msg *m)
+{
+    for (int i = 0; i < m->count; i++) {
+        zmq_msg_close(&m->frames[i]);
+    }
+    m->count = 0;
+}
+
+void net_settle(net_pending *p)
+{
+    while (atomic_load(&p->count) > 0) {
+        sched_yield();
+    }
+}
+
+void net_endpoint(char *buf, size_t n, const char *address, bool for_bind)
+{
+    if (strncmp(address, "ipc://", 6) == 0 || strncmp(address, "tcp://", 6) == 0 ||
+        strncmp(address, "inproc://", 9) == 0) {
+        snprintf(buf, n, "%s", address);
+        return;
+    }
+    const char *colon = strrchr(address, ':');
+    if (!for_bind || !colon) {
+        snprintf(buf, n, "tcp://%s", address);
+        return;
+    }
+    char host[256];
+    snprintf(host, sizeof host, "%.*s", (int)(colon - address), address);
+    struct in_addr a4;
+    struct in6_addr a6;
+    bool literal = inet_pton(AF_INET, host, &a4) == 1 || inet_pton(AF_INET6, host, &a6) == 1;
+    snprintf(buf, n, "tcp://%s%s", literal ? host : "*", colon);
+}

@@ -1,0 +1,68 @@
+/* net.h: the ZeroMQ side of the transport.
+ *
+ * Servers bind a ROUTER; workers and the evaluator connect one DEALER per
+ * shard. Socket options are set deliberately:
+ *  - ZMQ_LINGER 0: closing never blocks on a dead peer (a worker confirms
+ *    delivery of its last pushes with a DONE round trip instead);
+ *  - high-water marks NET_HWM messages: a worker that pushes faster than a
+ *    shard applies blocks (back-pressure) instead of queueing without bound;
+ *  - ZMQ_ROUTER_MANDATORY: a reply to a peer that has gone is an error the
+ *    server counts, never a silent drop;
+ *  - reconnection every 100 ms up to 1 s, so workers may start before the
+ *    servers bind and survive a server's restart.
+ * Payload frames are sent without copying (zmq_msg_init_data); the sender
+ * learns through net_pending() when ZeroMQ no longer reads its buffer. */
+#ifndef ASGD_NET_H
+#define ASGD_NET_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <zmq.h>
+
+#include "core/error.h"
+#include "transport/wire.h"
+
+#define NET_HWM 64
+#define NET_MAX_FRAMES 4     /* identity, header, payload, and one to spot extras */
+
+/* Counts payload buffers that ZeroMQ still reads (zero-copy sends). */
+typedef struct net_pending {
+    atomic_long count;
+} net_pending;
+
+/* A received message: up to NET_MAX_FRAMES frames, and how many more came. */
+typedef struct net_msg {
+    zmq_msg_t frames[NET_MAX_FRAMES];
+    int count;                /* frames held */
+    int dropped;              /* frames beyond NET_MAX_FRAMES, discarded */
+    size_t bytes;             /* over all frames */
+} net_msg;
+
+void *net_router(void *ctx, const char *endpoint, error *err);
+void *net_dealer(void *ctx, const char *endpoint, error *err);
+
+/* Sends an optional identity frame, the header and an optional payload.
+ * With `pending`, the payload is sent without copying and counted there
+ * until ZeroMQ releases it; without, it is copied. Returns bytes sent or -1
+ * (errno from ZeroMQ). */
+long net_send(void *socket, const zmq_msg_t *identity, const wire_header *h,
+              const void *payload, size_t payload_bytes, net_pending *pending);
+
+/* Receives one whole message, waiting up to timeout_ms (-1: forever).
+ * Returns 1 with a message, 0 on timeout or interruption, -1 on error.
+ * net_msg_close() releases it. */
+int net_recv(void *socket, net_msg *m, long timeout_ms);
+void net_msg_close(net_msg *m);
+
+/* Waits until every zero-copy payload counted in p is released. */
+void net_settle(net_pending *p);
+
+/* The ZeroMQ endpoint of "HOST:PORT": tcp://HOST:PORT to connect; to bind,
+ * the same when HOST is an IP address, else every interface (tcp, star,
+ * PORT). Full ipc:// and tcp:// endpoints pass as they are. */
+void net_endpoint(char *buf, size_t n, const char *address, bool for_bind);
+
+#endif

@@ -1,0 +1,86 @@
+/* wire.h: the asgd wire format.
+ *
+ * A message is one header frame and, for pushes and pull replies, one
+ * payload frame of raw little-endian float32 values. The header is a fixed
+ * 64-byte little-endian struct, encoded field by field so that it means
+ * the same on any host:
+ *
+ *   off size field         meaning
+ *     0   4  magic         WIRE_MAGIC ("ASGD")
+ *     4   2  protocol      WIRE_PROTOCOL
+ *     6   2  type          enum wire_type
+ *     8   4  worker        sender's worker index (WIRE_EVALUATOR, WIRE_ANY)
+ *    12   4  shard         the shard the message is for / from
+ *    16   8  tag           push: round or clock; control: enum wire_control;
+ *                          reply: staleness of the worker's last push
+ *    24   8  base_version  push: version computed on; pull: minimum version
+ *                          wanted; reply: the shard's version
+ *    32   8  offset        first element of the payload in the full vector
+ *    40   8  count         elements in the payload
+ *    48   2  encoding      enum wire_encoding
+ *    50   2  flags         enum wire_flags
+ *    52   4  samples       push: examples behind this push
+ *    56   8  total         reply: examples pushed to the shard so far
+ *
+ * wire_decode() validates every field against the receiving shard before
+ * anything touches parameters; a message that fails is rejected whole. */
+#ifndef ASGD_WIRE_H
+#define ASGD_WIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define WIRE_MAGIC 0x44475341u     /* "ASGD" read as little-endian bytes */
+#define WIRE_PROTOCOL 1
+#define WIRE_HEADER_SIZE 64
+#define WIRE_EVALUATOR 0xfffffffeu /* worker field of the evaluator */
+#define WIRE_ANY 0xffffffffu       /* worker field of a tool (stats, tests) */
+
+enum wire_type { WIRE_PULL = 1, WIRE_PUSH, WIRE_REPLY, WIRE_CONTROL };
+enum wire_encoding { WIRE_F32 = 0, WIRE_NO_PAYLOAD = 1, WIRE_JSON = 2 };
+enum wire_control {
+    WIRE_CONTROL_DONE = 1,     /* this worker / the evaluator has finished */
+    WIRE_CONTROL_STATS,        /* reply carries the shard's counters as JSON */
+    WIRE_CONTROL_SHUTDOWN,     /* stop serving now */
+};
+enum wire_flags {
+    WIRE_FLAG_WORKERS_DONE = 1,   /* reply: every worker has finished */
+};
+
+typedef struct wire_header {
+    uint16_t type;
+    uint32_t worker;
+    uint32_t shard;
+    uint64_t tag;
+    uint64_t base_version;
+    uint64_t offset;
+    uint64_t count;
+    uint16_t encoding;
+    uint16_t flags;
+    uint32_t samples;
+    uint64_t total;
+} wire_header;
+
+/* What the receiver accepts: its shard index and element range, and how
+ * many workers may speak to it. */
+typedef struct wire_limits {
+    uint32_t shard;
+    uint64_t lo, hi;           /* the shard owns elements [lo, hi) */
+    uint32_t workers;
+} wire_limits;
+
+void wire_encode(uint8_t out[WIRE_HEADER_SIZE], const wire_header *h);
+
+/* Decodes and validates a message of `frames` frames whose header frame is
+ * (buf, len) and whose payload frame, if any, is payload_len bytes. On a
+ * bad message returns -1 and sets *why to a static description. */
+int wire_decode(wire_header *h, const uint8_t *buf, size_t len, int frames,
+                size_t payload_len, const wire_limits *lim, const char **why);
+
+/* The same checks for a reply received by a worker or the evaluator. */
+int wire_decode_reply(wire_header *h, const uint8_t *buf, size_t len, int frames,
+                      size_t payload_len, uint32_t shard, uint64_t lo, uint64_t hi,
+                      const char **why);
+
+#endif
