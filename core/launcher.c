@@ -42,6 +42,7 @@ typedef struct job {
     int count;
     int log_fd;
     int restarts;
+    bool workers_started;
     double t0, workers_done_at;
 } job;
 
@@ -256,6 +257,33 @@ static void s_progress(const job *j, bool tty, double *last_print, bool final)
     fflush(stderr);
 }
 
+/* Workers start once the evaluator has recorded the initial model, so that
+ * eval.csv begins at update 0; their clock (--t0) starts then. */
+static void s_start_workers(job *j)
+{
+    char path[4800];
+    snprintf(path, sizeof path, "%s/eval.csv", j->r->dir);
+    FILE *f = fopen(path, "r");
+    int lines = 0;
+    for (int ch; f && (ch = fgetc(f)) != EOF;) {
+        lines += ch == '\n';
+    }
+    if (f) {
+        fclose(f);
+    }
+    if (lines < 2) {
+        return;
+    }
+    j->workers_started = true;
+    j->t0 = s_wall();
+    snprintf(j->t0_arg, sizeof j->t0_arg, "--t0=%.6f", j->t0);
+    for (int i = 0; i < j->count; i++) {
+        if (j->children[i].role == ROLE_WORKER) {
+            s_spawn(j, &j->children[i]);
+        }
+    }
+}
+
 /* Supervises until the job ends; 0 when it completed. */
 static int s_supervise(job *j, error *err)
 {
@@ -306,8 +334,11 @@ static int s_supervise(job *j, error *err)
                              "process was stopped; see %s/log.txt", cluster_role_name(c->role),
                              c->task, why, policy, j->r->dir);
         }
+        if (!j->workers_started) {
+            s_start_workers(j);
+        }
         double now = s_wall();
-        bool workers_done = true, all_done = true;
+        bool workers_done = j->workers_started, all_done = true;
         for (int i = 0; i < j->count; i++) {
             child *c = &j->children[i];
             if (c->restart_at > 0 && now >= c->restart_at) {
@@ -519,7 +550,7 @@ int launcher_train(experiment *e, run *r, error *err)
             e->restart == RESTART_NEVER ? "never" : e->restart == RESTART_ON_FAILURE
                                                       ? "on-failure" : "exit-code");
     j.t0 = s_wall();
-    snprintf(j.t0_arg, sizeof j.t0_arg, "--t0=%.6f", j.t0);
+    snprintf(j.t0_arg, sizeof j.t0_arg, "--t0=0");   /* the evaluator's clock: its first pull */
     snprintf(j.run_arg, sizeof j.run_arg, "--run_dir=%s", r->dir);
     stop_install();
     int i = 0;
@@ -530,7 +561,7 @@ int launcher_train(experiment *e, run *r, error *err)
     for (int w = 0; w < e->workers; w++) {
         j.children[i++] = (child){.role = ROLE_WORKER, .task = w};
     }
-    for (i = 0; i < j.count; i++) {
+    for (i = 0; i < e->servers + 1; i++) {
         s_spawn(&j, &j.children[i]);
     }
     rc = s_supervise(&j, err);

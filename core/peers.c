@@ -12,6 +12,7 @@ int peers_open(peers *p, const cluster_spec *cs, uint64_t nparams, uint32_t self
                double timeout, error *err)
 {
     memset(p, 0, sizeof *p);
+    net_pending_init(&p->pending);
     p->ctx = zmq_ctx_new();
     p->count = cs->servers;
     p->self = self;
@@ -50,6 +51,7 @@ void peers_close(peers *p)
     if (p->ctx) {
         zmq_ctx_term(p->ctx);
     }
+    net_pending_destroy(&p->pending);
     memset(p, 0, sizeof *p);
 }
 

@@ -171,7 +171,7 @@ int evaluator_main(const cluster_spec *cs, experiment *e, const char *run_dir, e
     peers p;
     int rc = -1;
     if (csv && peers_open(&p, cs, m->nparams, WIRE_EVALUATOR, e->timeout, err) == 0) {
-        double t0 = cs->t0 > 0 ? cs->t0 : s_wall();
+        double t0 = cs->t0;   /* 0: time starts at the first evaluation */
         stop_install();
         for (;;) {
             uint64_t total;
@@ -182,7 +182,11 @@ int evaluator_main(const cluster_spec *cs, experiment *e, const char *run_dir, e
             for (int k = 0; k < cs->servers; k++) {
                 final = final && (flags[k] & WIRE_FLAG_WORKERS_DONE);
             }
-            double t = s_wall() - t0, loss, acc;
+            double now = s_wall();
+            if (t0 <= 0) {
+                t0 = now;
+            }
+            double t = now - t0, loss, acc;
             model_evaluate(m, &loss, &acc, theta, &e->test, (int)e->eval_batch);
             run_eval_row(csv, t, (double)total / (double)n_train, (long)versions[0], (long)total,
                          loss, acc);

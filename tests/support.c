@@ -1,7 +1,10 @@
 /* support.c: test helpers; see support.h. */
 #include "support.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,4 +182,110 @@ int support_count_lines(const char *path)
     }
     free(text);
     return n;
+}
+
+int support_spawn_asgd(const char *dir, const char *const *args)
+{
+    char out[512], err[512];
+    snprintf(out, sizeof out, "%s/stdout", dir);
+    snprintf(err, sizeof err, "%s/stderr", dir);
+    int argc = 0;
+    while (args[argc]) {
+        argc++;
+    }
+    const char **argv = calloc((size_t)argc + 2, sizeof *argv);
+    argv[0] = ASGD_BINARY;
+    memcpy(argv + 1, args, (size_t)argc * sizeof *argv);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (!freopen(out, "w", stdout) || !freopen(err, "w", stderr)) {
+            _exit(127);
+        }
+        execv(ASGD_BINARY, (char *const *)argv);
+        _exit(127);
+    }
+    free(argv);
+    return pid;
+}
+
+int support_wait(int pid)
+{
+    int status;
+    if (waitpid(pid, &status, 0) != pid) {
+        return -1;
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* The process's state letter and parent from /proc/PID/stat. */
+static int s_stat(int pid, char *state, int *ppid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        return -1;
+    }
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *close_paren = strrchr(buf, ')');
+    if (!close_paren || sscanf(close_paren + 2, "%c %d", state, ppid) != 2) {
+        return -1;
+    }
+    return 0;
+}
+
+int support_children(int parent, const char *role, int *out, int max)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *ent;
+    int count = 0;
+    while (d && (ent = readdir(d)) && count < max) {
+        int pid = atoi(ent->d_name);
+        char state;
+        int ppid;
+        if (pid <= 0 || s_stat(pid, &state, &ppid) < 0 || ppid != parent || state == 'Z') {
+            continue;
+        }
+        if (role) {
+            char path[64], cmd[4096];
+            snprintf(path, sizeof path, "/proc/%d/cmdline", pid);
+            FILE *f = fopen(path, "r");
+            size_t n = f ? fread(cmd, 1, sizeof cmd - 1, f) : 0;
+            if (f) {
+                fclose(f);
+            }
+            cmd[n] = '\0';
+            size_t first = strlen(cmd) + 1;
+            if (first >= n || strcmp(cmd + first, role) != 0) {
+                continue;
+            }
+        }
+        out[count++] = pid;
+    }
+    if (d) {
+        closedir(d);
+    }
+    return count;
+}
+
+int support_alive(int pid)
+{
+    char state;
+    int ppid;
+    return s_stat(pid, &state, &ppid) == 0 && state != 'Z';
+}
+
+int support_wait_lines(const char *path, int lines, double seconds)
+{
+    for (double waited = 0; waited < seconds; waited += 0.02) {
+        if (support_count_lines(path) >= lines) {
+            return 1;
+        }
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
 }

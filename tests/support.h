@@ -39,6 +39,19 @@ typedef struct support_fixture {
 int support_fixture_setup(void **state);
 int support_fixture_teardown(void **state);
 
+/* Starts asgd in the background with stdout and stderr to files in dir
+ * (stdout, stderr); returns its pid. */
+int support_spawn_asgd(const char *dir, const char *const *args);
+/* Waits for pid; its exit status, or 128 + signal. */
+int support_wait(int pid);
+/* Children of parent whose argv[1] is role ("ps", "worker", ...; NULL:
+ * any); up to max pids into out; returns the count. */
+int support_children(int parent, const char *role, int *out, int max);
+/* Whether the process exists (and is not a zombie). */
+int support_alive(int pid);
+/* Waits up to `seconds` until path has at least `lines` lines. */
+int support_wait_lines(const char *path, int lines, double seconds);
+
 /* Writes an IDX file of unsigned bytes, gzip-compressed when gz is set. */
 void support_write_idx(const char *path, int gz, const uint32_t *dims, int ndims,
                        const uint8_t *data);

@@ -3,7 +3,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -55,10 +54,34 @@ void *net_dealer(void *ctx, const char *endpoint, error *err)
     return s_socket(ctx, ZMQ_DEALER, endpoint, false, err);
 }
 
+void net_pending_init(net_pending *p)
+{
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->idle, NULL);
+    p->count = 0;
+}
+
+void net_pending_destroy(net_pending *p)
+{
+    pthread_mutex_destroy(&p->lock);
+    pthread_cond_destroy(&p->idle);
+}
+
+static void s_pending_add(net_pending *p, long delta)
+{
+    pthread_mutex_lock(&p->lock);
+    p->count += delta;
+    if (p->count == 0) {
+        pthread_cond_broadcast(&p->idle);
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* Called by ZeroMQ's I/O thread once a zero-copy payload is sent. */
 static void s_release(void *data, void *hint)
 {
     (void)data;
-    atomic_fetch_sub(&((net_pending *)hint)->count, 1);
+    s_pending_add(hint, -1);
 }
 
 long net_send(void *socket, const zmq_msg_t *identity, const wire_header *h,
@@ -86,9 +109,9 @@ long net_send(void *socket, const zmq_msg_t *identity, const wire_header *h,
     }
     zmq_msg_t body;
     if (pending) {
-        atomic_fetch_add(&pending->count, 1);
+        s_pending_add(pending, 1);
         if (zmq_msg_init_data(&body, (void *)payload, payload_bytes, s_release, pending) != 0) {
-            atomic_fetch_sub(&pending->count, 1);
+            s_pending_add(pending, -1);
             return -1;
         }
     } else {
@@ -149,9 +172,11 @@ void net_msg_close(net_msg *m)
 
 void net_settle(net_pending *p)
 {
-    while (atomic_load(&p->count) > 0) {
-        sched_yield();
+    pthread_mutex_lock(&p->lock);
+    while (p->count > 0) {
+        pthread_cond_wait(&p->idle, &p->lock);
     }
+    pthread_mutex_unlock(&p->lock);
 }
 
 void net_endpoint(char *buf, size_t n, const char *address, bool for_bind)

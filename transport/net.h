@@ -15,7 +15,7 @@
 #ifndef ASGD_NET_H
 #define ASGD_NET_H
 
-#include <stdatomic.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,10 +28,16 @@
 #define NET_HWM 64
 #define NET_MAX_FRAMES 4     /* identity, header, payload, and one to spot extras */
 
-/* Counts payload buffers that ZeroMQ still reads (zero-copy sends). */
+/* Counts payload buffers that ZeroMQ still reads (zero-copy sends); its
+ * I/O thread signals when the count drops to zero. */
 typedef struct net_pending {
-    atomic_long count;
+    pthread_mutex_t lock;
+    pthread_cond_t idle;
+    long count;
 } net_pending;
+
+void net_pending_init(net_pending *p);
+void net_pending_destroy(net_pending *p);
 
 /* A received message: up to NET_MAX_FRAMES frames, and how many more came. */
 typedef struct net_msg {

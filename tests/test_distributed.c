@@ -1,0 +1,522 @@
+/* test_distributed.c: distributed jobs as real processes over ZeroMQ.
+ *  - sync and hogwild over ipc and tcp learn, and leave a complete folder;
+ *  - with one worker both follow the sequential baseline exactly;
+ *  - a killed worker is restarted under on-failure and fails the job
+ *    cleanly under never;
+ *  - SIGINT to the launcher leaves no process, no bound port, no socket file;
+ *  - a live server given garbage keeps serving, parameters untouched,
+ *    rejects counted. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cJSON.h>
+#include <zmq.h>
+
+#include "core/experiment.h"
+#include "core/model.h"
+#include "transport/wire.h"
+#include "support.h"
+
+/* A job long enough (a few seconds) to interfere with. */
+static const char s_long_job[] =
+    "[experiment]\nname = job\nrun_id = r\n"
+    "[data]\ndataset = synthetic\ntrain_size = 10000\ndim = 32\n"
+    "[model]\ntype = mlp\nhidden = 256,256\n"
+    "[train]\nalgorithm = hogwild\nepochs = 6\nbatch = 32\nlr = 0.05\n"
+    "[eval]\nevery = 0.5\n"
+    "[cluster]\nworkers = 2\n";
+
+static cJSON *s_json_file(const char *path)
+{
+    char *text = support_read_file(path);
+    if (!text) {
+        fail_msg("cannot read %s", path);
+    }
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    assert_non_null(j);
+    return j;
+}
+
+static double s_num(cJSON *j, const char *key)
+{
+    cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+    if (!cJSON_IsNumber(v)) {
+        fail_msg("no number %s", key);
+    }
+    return v->valuedouble;
+}
+
+static void s_run_dir(const support_fixture *f, char *buf, size_t n)
+{
+    size_t len = strcspn(f->r.out, "\n");
+    assert_true(len > 0 && len < n);
+    memcpy(buf, f->r.out, len);
+    buf[len] = '\0';
+}
+
+/* First and last test loss in eval.csv; the first row is the initial
+ * model, at time 0 and update 0. */
+static void s_eval_ends(const char *dir, double *first, double *last)
+{
+    char path[4200], line[512];
+    snprintf(path, sizeof path, "%s/eval.csv", dir);
+    FILE *in = fopen(path, "r");
+    assert_non_null(in);
+    int rows = 0;
+    while (fgets(line, sizeof line, in)) {
+        double t, epoch, loss, acc;
+        long u, s;
+        if (sscanf(line, "%lf,%lf,%ld,%ld,%lf,%lf", &t, &epoch, &u, &s, &loss, &acc) == 6) {
+            if (rows++ == 0) {
+                *first = loss;
+                assert_true(t == 0 && u == 0 && s == 0);
+            }
+            *last = loss;
+        }
+    }
+    fclose(in);
+    assert_true(rows >= 2);
+}
+
+/* The ipc folder named in log.txt, if any, must be gone. */
+static void s_expect_no_ipc_left(const char *dir)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/log.txt", dir);
+    char *log = support_read_file(path);
+    assert_non_null(log);
+    char *ipc = strstr(log, "ipc:///tmp/asgd-");
+    if (ipc) {
+        char folder[64];
+        snprintf(folder, sizeof folder, "%.*s", (int)strcspn(ipc + 6, "/") + 1 + 15, ipc + 6);
+        folder[strlen("/tmp/asgd-XXXXXX")] = '\0';
+        struct stat st;
+        if (stat(folder, &st) == 0) {
+            fail_msg("%s was left behind", folder);
+        }
+    }
+    free(log);
+}
+
+static void s_train_and_check(support_fixture *f, const char *algorithm, const char *transport,
+                              const char *extra)
+{
+    char alg[64], tr[64];
+    snprintf(alg, sizeof alg, "train.algorithm=%s", algorithm);
+    snprintf(tr, sizeof tr, "cluster.transport=%s", transport);
+    const char *args[] = {"train", "/dev/null", f->out_arg, alg, tr, extra,
+                          "data.dataset=synthetic", "model.type=mlp", "model.hidden=32",
+                          "train.epochs=4", "train.lr=0.1", "eval.every=0.2", NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    if (f->r.status != 0) {
+        fail_msg("%s over %s failed: %s", algorithm, transport, f->r.err);
+    }
+    char dir[4096], path[4200];
+    s_run_dir(f, dir, sizeof dir);
+    double first, last;
+    s_eval_ends(dir, &first, &last);
+    if (!(last < 0.7 * first)) {
+        fail_msg("%s: test loss %g -> %g", algorithm, first, last);
+    }
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    cJSON *j = s_json_file(path);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")));
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(j, "algorithm")->valuestring, algorithm);
+    assert_true(s_num(j, "updates") > 0);
+    assert_true(s_num(j, "rejected") == 0);
+    assert_true(s_num(j, "samples_per_s") > 0);
+    assert_true(s_num(j, "staleness_max") >= s_num(j, "staleness_mean"));
+    long workers = (long)s_num(j, "workers");
+    /* every worker's steps were merged: a header and budget rows each */
+    snprintf(path, sizeof path, "%s/steps.csv", dir);
+    long budget = (long)ceil(4.0 * 10000 / 64 / workers);
+    assert_int_equal(support_count_lines(path), 1 + workers * budget);
+    snprintf(path, sizeof path, "%s/steps-0.csv", dir);
+    assert_int_equal(support_count_lines(path), 0);
+    cJSON_Delete(j);
+    s_expect_no_ipc_left(dir);
+}
+
+static void test_sync_over_tcp_with_two_shards(void **state)
+{
+    s_train_and_check(*state, "sync", "tcp", "cluster.servers=2");
+}
+
+static void test_hogwild_over_ipc_with_apply_threads(void **state)
+{
+    s_train_and_check(*state, "hogwild", "ipc", "algorithm.server_threads=2");
+}
+
+static void test_sync_with_a_backup_worker_drops_gradients(void **state)
+{
+    support_fixture *f = *state;
+    const char *args[] = {"train", "/dev/null", f->out_arg, "train.algorithm=sync",
+                          "cluster.workers=3", "algorithm.backups=1", "data.dataset=synthetic",
+                          "model.type=softmax", "train.epochs=2", NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    char dir[4096], path[4200];
+    s_run_dir(f, dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    cJSON *j = s_json_file(path);
+    /* each round applies 2 gradients and drops (or never gets) the third */
+    double updates = s_num(j, "updates"), dropped = s_num(j, "dropped");
+    assert_true(updates == ceil(2.0 * 10000 / 64 / 3));
+    assert_true(dropped > 0 && dropped <= updates);
+    cJSON_Delete(j);
+}
+
+/* Steps (index and loss) and the final loss of a run, for comparison. */
+static char *s_trajectory(support_fixture *f, const char *algorithm)
+{
+    char alg[64];
+    snprintf(alg, sizeof alg, "train.algorithm=%s", algorithm);
+    const char *args[] = {"train", "/dev/null", f->out_arg, alg, "cluster.workers=1",
+                          "cluster.servers=2", "data.dataset=synthetic", "model.type=mlp",
+                          "model.hidden=16,8", "train.epochs=2", "eval.every=0", NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    if (f->r.status != 0) {
+        fail_msg("%s: %s", algorithm, f->r.err);
+    }
+    char dir[4096], path[4200];
+    s_run_dir(f, dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/steps.csv", dir);
+    char *steps = support_read_file(path);
+    assert_non_null(steps);
+    /* keep step and loss: drop time, worker, staleness and bytes */
+    char *out = calloc(1, strlen(steps) + 64), *o = out;
+    for (char *line = strtok(steps, "\n"); line; line = strtok(NULL, "\n")) {
+        char *c1 = strchr(line, ','), *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
+        char *c3 = c2 ? strchr(c2 + 1, ',') : NULL, *c4 = c3 ? strchr(c3 + 1, ',') : NULL;
+        assert_non_null(c4);
+        o += sprintf(o, "%.*s\n", (int)(c4 - c2 - 1), c2 + 1);
+    }
+    free(steps);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    cJSON *j = s_json_file(path);
+    sprintf(o, "final %.9g\n", s_num(j, "final_test_loss"));
+    cJSON_Delete(j);
+    return out;
+}
+
+static void test_one_worker_follows_sequential_exactly(void **state)
+{
+    support_fixture *f = *state;
+    char *seq = s_trajectory(f, "sequential");
+    char *sync = s_trajectory(f, "sync");
+    char *hog = s_trajectory(f, "hogwild");
+    assert_true(strlen(seq) > 1000);
+    assert_string_equal(sync, seq);
+    assert_string_equal(hog, seq);
+    free(seq);
+    free(sync);
+    free(hog);
+}
+
+/* Starts the long job; returns the launcher's pid once steps are flowing. */
+static int s_start_long_job(support_fixture *f, const char *const *extra)
+{
+    support_write_file(f->config, s_long_job);
+    const char *args[16] = {"train", f->config, f->out_arg};
+    int n = 3;
+    for (int i = 0; extra && extra[i]; i++) {
+        args[n++] = extra[i];
+    }
+    args[n] = NULL;
+    int pid = support_spawn_asgd(f->dir, args);
+    char steps[512];
+    snprintf(steps, sizeof steps, "%s/job/r/steps-0.csv", f->out);
+    if (!support_wait_lines(steps, 20, 30)) {
+        kill(pid, SIGKILL);
+        fail_msg("the job did not start");
+    }
+    return pid;
+}
+
+static void s_kill_a_worker(int launcher)
+{
+    int workers[8];
+    int n = support_children(launcher, "worker", workers, 8);
+    assert_true(n >= 1);
+    assert_int_equal(kill(workers[0], SIGKILL), 0);
+}
+
+static void test_killed_worker_is_restarted_on_failure(void **state)
+{
+    support_fixture *f = *state;
+    const char *extra[] = {"cluster.restart=on-failure", NULL};
+    int launcher = s_start_long_job(f, extra);
+    s_kill_a_worker(launcher);
+    int status = support_wait(launcher);
+    char path[512];
+    snprintf(path, sizeof path, "%s/stderr", f->dir);
+    char *err = support_read_file(path);
+    if (status != 0) {
+        fail_msg("job failed (%d): %s", status, err);
+    }
+    free(err);
+    snprintf(path, sizeof path, "%s/job/r/summary.json", f->out);
+    cJSON *j = s_json_file(path);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")));
+    assert_true(s_num(j, "restarts") == 1);
+    cJSON_Delete(j);
+    snprintf(path, sizeof path, "%s/job/r/log.txt", f->out);
+    char *log = support_read_file(path);
+    assert_non_null(strstr(log, "was killed by signal 9"));
+    assert_non_null(strstr(log, "restarting worker"));
+    free(log);
+}
+
+static void test_killed_worker_fails_the_job_under_never(void **state)
+{
+    support_fixture *f = *state;
+    int launcher = s_start_long_job(f, NULL);
+    int children[16];
+    int n = support_children(launcher, NULL, children, 16);
+    assert_int_equal(n, 4);                  /* ps, evaluator, 2 workers */
+    s_kill_a_worker(launcher);
+    assert_int_equal(support_wait(launcher), 1);
+    char path[512];
+    snprintf(path, sizeof path, "%s/stderr", f->dir);
+    char *err = support_read_file(path);
+    assert_non_null(strstr(err, "was killed by signal 9"));
+    assert_non_null(strstr(err, "restart = never"));
+    assert_ptr_equal(strchr(err, '\n'), err + strlen(err) - 1);   /* one line */
+    free(err);
+    for (int i = 0; i < n; i++) {
+        assert_false(support_alive(children[i]));
+    }
+    snprintf(path, sizeof path, "%s/job/r/summary.json", f->out);
+    cJSON *j = s_json_file(path);
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(j, "complete")));
+    cJSON_Delete(j);
+}
+
+static int s_free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    bind(fd, (struct sockaddr *)&a, sizeof a);
+    socklen_t len = sizeof a;
+    getsockname(fd, (struct sockaddr *)&a, &len);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+/* Whether something listens on the loopback port. */
+static int s_port_in_use(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    int rc = bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 1) != 0;
+    close(fd);
+    return rc;
+}
+
+static void test_sigint_leaves_no_process_or_port(void **state)
+{
+    support_fixture *f = *state;
+    int port = s_free_port();
+    char port_arg[64];
+    snprintf(port_arg, sizeof port_arg, "cluster.port=%d", port);
+    for (int tcp = 0; tcp < 2; tcp++) {
+        const char *extra[] = {tcp ? "cluster.transport=tcp" : "cluster.transport=ipc",
+                               port_arg, NULL};
+        char runs[512];
+        snprintf(runs, sizeof runs, "%s/job", f->out);
+        support_rmtree(runs);
+        int launcher = s_start_long_job(f, extra);
+        int children[16];
+        int n = support_children(launcher, NULL, children, 16);
+        assert_int_equal(n, 4);
+        if (tcp) {
+            assert_true(s_port_in_use(port));
+        }
+        assert_int_equal(kill(launcher, SIGINT), 0);
+        assert_int_equal(support_wait(launcher), 1);
+        for (int i = 0; i < n; i++) {
+            assert_false(support_alive(children[i]));
+        }
+        assert_false(s_port_in_use(port));
+        char dir[512];
+        snprintf(dir, sizeof dir, "%s/job/r", f->out);
+        s_expect_no_ipc_left(dir);
+        char path[600];
+        snprintf(path, sizeof path, "%s/summary.json", dir);
+        cJSON *j = s_json_file(path);
+        assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(j, "complete")));
+        cJSON_Delete(j);
+    }
+}
+
+/* Sends frames (sizes[i] bytes of data[i]) as one message. */
+static void s_send_frames(void *sock, const void *const *data, const size_t *sizes, int n)
+{
+    for (int i = 0; i < n; i++) {
+        assert_true(zmq_send(sock, data[i], sizes[i], i + 1 < n ? ZMQ_SNDMORE : 0) >= 0);
+    }
+}
+
+static void s_send(void *sock, const wire_header *h, const void *payload, size_t bytes)
+{
+    uint8_t head[WIRE_HEADER_SIZE];
+    wire_encode(head, h);
+    const void *data[2] = {head, payload};
+    size_t sizes[2] = {sizeof head, bytes};
+    s_send_frames(sock, data, sizes, payload ? 2 : 1);
+}
+
+/* Receives a reply from shard 0 owning [0, hi): header validated, payload
+ * (if any) into buf. */
+static size_t s_receive(void *sock, wire_header *h, void *buf, size_t cap, uint64_t hi)
+{
+    uint8_t head[WIRE_HEADER_SIZE];
+    assert_int_equal(zmq_recv(sock, head, sizeof head, 0), WIRE_HEADER_SIZE);
+    int more;
+    size_t len = sizeof more, got = 0;
+    zmq_getsockopt(sock, ZMQ_RCVMORE, &more, &len);
+    if (more) {
+        int n = zmq_recv(sock, buf, cap, 0);
+        assert_true(n >= 0 && (size_t)n <= cap);
+        got = (size_t)n;
+    }
+    const char *why;
+    if (wire_decode_reply(h, head, sizeof head, more ? 2 : 1, got, 0, 0, hi, &why) < 0) {
+        fail_msg("bad reply: %s", why);
+    }
+    return got;
+}
+
+static void test_server_survives_garbage(void **state)
+{
+    support_fixture *f = *state;
+    support_write_file(f->config, "[data]\ndataset = synthetic\ndim = 6\nclasses = 3\n"
+                       "[model]\ntype = softmax\n[train]\nalgorithm = hogwild\n");
+    int port = s_free_port();
+    char hosts[64], run_dir[400];
+    snprintf(hosts, sizeof hosts, "--ps_hosts=127.0.0.1:%d", port);
+    snprintf(run_dir, sizeof run_dir, "--run_dir=%s", f->dir);
+    const char *args[] = {"ps", f->config, hosts, "--worker_hosts=a,b", "--task_index=0",
+                          "--evaluator=0", run_dir, NULL};
+    int ps = support_spawn_asgd(f->dir, args);
+
+    /* the parameters the shard must still hold */
+    experiment e;
+    error err = {0};
+    assert_int_equal(experiment_configure(&e, f->config, 0, NULL, &err), 0);
+    backend *b = backend_new(&e.backend, &err);
+    model *m = model_new(&e.model, b, 6, 3, &err);
+    size_t n = m->nparams;
+    float *init = malloc(n * sizeof *init), *got = calloc(n + 8, sizeof *got);
+    model_init_params(m, init, e.seed);
+
+    void *ctx = zmq_ctx_new();
+    void *sock = zmq_socket(ctx, ZMQ_DEALER);
+    int linger = 0;
+    zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
+    char endpoint[64];
+    snprintf(endpoint, sizeof endpoint, "tcp://127.0.0.1:%d", port);
+    assert_int_equal(zmq_connect(sock, endpoint), 0);
+
+    uint8_t noise[64];
+    for (int i = 0; i < 64; i++) {
+        noise[i] = (uint8_t)(i * 151 + 7);
+    }
+    float payload[64] = {1e30f, -1e30f};
+    wire_header good = {.type = WIRE_PUSH, .worker = 0, .shard = 0, .offset = 0,
+                        .count = n, .encoding = WIRE_F32};
+    int sent = 0;
+    s_send_frames(sock, (const void *const[]){"hello"}, (const size_t[]){5}, 1), sent++;
+    s_send_frames(sock, (const void *const[]){noise}, (const size_t[]){64}, 1), sent++;
+    s_send_frames(sock, (const void *const[]){""}, (const size_t[]){0}, 1), sent++;
+    wire_header h = good;
+    h.offset = 1;                                         /* outside the shard */
+    s_send(sock, &h, payload, n * sizeof(float)), sent++;
+    s_send(sock, &good, payload, n * sizeof(float) - 4), sent++;   /* short payload */
+    h = good;
+    h.worker = 7;                                         /* no such worker */
+    s_send(sock, &h, payload, n * sizeof(float)), sent++;
+    h = good;
+    h.shard = 3;
+    s_send(sock, &h, payload, n * sizeof(float)), sent++;
+    uint8_t head[WIRE_HEADER_SIZE];
+    wire_encode(head, &good);
+    head[4] = 99;                                         /* protocol version */
+    s_send_frames(sock, (const void *const[]){head, payload}, (const size_t[]){64, n * 4}, 2), sent++;
+    wire_encode(head, &good);                             /* four frames */
+    s_send_frames(sock, (const void *const[]){head, payload, payload},
+                  (const size_t[]){64, n * 4, 8}, 3), sent++;
+    h = (wire_header){.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD};
+    s_send(sock, &h, payload, 8), sent++;                 /* a pull with a payload */
+
+    /* still serving, parameters untouched */
+    s_send(sock, &h, NULL, 0);
+    wire_header reply;
+    size_t bytes = s_receive(sock, &reply, got, (n + 8) * sizeof *got, n);
+    assert_int_equal(bytes, n * sizeof(float));
+    assert_int_equal(reply.base_version, 0);
+    assert_memory_equal(got, init, n * sizeof *got);
+
+    /* the rejects are counted */
+    h = (wire_header){.type = WIRE_CONTROL, .worker = WIRE_ANY, .tag = WIRE_CONTROL_STATS,
+                      .encoding = WIRE_NO_PAYLOAD};
+    s_send(sock, &h, NULL, 0);
+    char json[4096] = {0};
+    s_receive(sock, &reply, json, sizeof json - 1, n);
+    cJSON *stats = cJSON_Parse(json);
+    assert_non_null(stats);
+    assert_true(s_num(stats, "rejected") == sent);
+    assert_true(s_num(stats, "pushes") == 0);
+    cJSON_Delete(stats);
+
+    h.tag = WIRE_CONTROL_SHUTDOWN;
+    s_send(sock, &h, NULL, 0);
+    s_receive(sock, &reply, json, sizeof json, n);
+    assert_int_equal(support_wait(ps), 0);
+    zmq_close(sock);
+    zmq_ctx_term(ctx);
+    char path[600];
+    snprintf(path, sizeof path, "%s/ps-0.json", f->dir);
+    cJSON *final = s_json_file(path);
+    assert_true(s_num(final, "rejected") == sent);
+    cJSON_Delete(final);
+    free(init);
+    free(got);
+    model_destroy(&m);
+    backend_destroy(&b);
+    experiment_destroy(&e);
+}
+
+int main(void)
+{
+#define T(name) cmocka_unit_test_setup_teardown(name, support_fixture_setup, support_fixture_teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_sync_over_tcp_with_two_shards),
+        T(test_hogwild_over_ipc_with_apply_threads),
+        T(test_sync_with_a_backup_worker_drops_gradients),
+        T(test_one_worker_follows_sequential_exactly),
+        T(test_killed_worker_is_restarted_on_failure),
+        T(test_killed_worker_fails_the_job_under_never),
+        T(test_sigint_leaves_no_process_or_port),
+        T(test_server_survives_garbage),
+    };
+#undef T
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

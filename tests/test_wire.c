@@ -1,0 +1,209 @@
+/* test_wire.c: header round trips, the byte layout, and rejection of every
+ * malformed field. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "transport/wire.h"
+
+static const wire_limits s_lim = {.shard = 2, .lo = 100, .hi = 150, .workers = 4};
+
+static wire_header s_push(void)
+{
+    return (wire_header){.type = WIRE_PUSH, .worker = 3, .shard = 2, .tag = 0x1122334455667788ULL,
+                         .base_version = 41, .offset = 100, .count = 50,
+                         .encoding = WIRE_F32, .samples = 64};
+}
+
+/* Field by field: the struct's padding bytes mean nothing. */
+static void s_expect_same(const wire_header *a, const wire_header *b)
+{
+    assert_int_equal(a->type, b->type);
+    assert_int_equal(a->worker, b->worker);
+    assert_int_equal(a->shard, b->shard);
+    assert_true(a->tag == b->tag);
+    assert_true(a->base_version == b->base_version);
+    assert_true(a->offset == b->offset);
+    assert_true(a->count == b->count);
+    assert_int_equal(a->encoding, b->encoding);
+    assert_int_equal(a->flags, b->flags);
+    assert_int_equal(a->samples, b->samples);
+    assert_true(a->total == b->total);
+}
+
+static int s_decode(const wire_header *in, int frames, size_t payload, const char **why)
+{
+    uint8_t buf[WIRE_HEADER_SIZE];
+    wire_encode(buf, in);
+    wire_header out;
+    return wire_decode(&out, buf, sizeof buf, frames, payload, &s_lim, why);
+}
+
+static void test_round_trip_every_type(void **state)
+{
+    (void)state;
+    wire_header push = s_push();
+    wire_header pull = {.type = WIRE_PULL, .worker = 0, .shard = 2, .base_version = 7,
+                        .encoding = WIRE_NO_PAYLOAD};
+    wire_header eval = {.type = WIRE_PULL, .worker = WIRE_EVALUATOR, .shard = 2,
+                        .encoding = WIRE_NO_PAYLOAD};
+    wire_header done = {.type = WIRE_CONTROL, .worker = 1, .shard = 2,
+                        .tag = WIRE_CONTROL_DONE, .encoding = WIRE_NO_PAYLOAD};
+    const wire_header *all[] = {&push, &pull, &eval, &done};
+    const int frames[] = {2, 1, 1, 1};
+    const size_t payloads[] = {200, 0, 0, 0};
+    for (int i = 0; i < 4; i++) {
+        uint8_t buf[WIRE_HEADER_SIZE];
+        wire_encode(buf, all[i]);
+        wire_header out;
+        const char *why = NULL;
+        assert_int_equal(wire_decode(&out, buf, sizeof buf, frames[i], payloads[i], &s_lim, &why), 0);
+        s_expect_same(&out, all[i]);
+    }
+    /* a reply, as a worker checks it */
+    wire_header reply = {.type = WIRE_REPLY, .worker = 3, .shard = 2, .tag = 5, .base_version = 9,
+                         .offset = 100, .count = 50, .encoding = WIRE_F32,
+                         .flags = WIRE_FLAG_WORKERS_DONE, .total = 1ULL << 40};
+    uint8_t buf[WIRE_HEADER_SIZE];
+    wire_encode(buf, &reply);
+    wire_header out;
+    const char *why;
+    assert_int_equal(wire_decode_reply(&out, buf, sizeof buf, 2, 200, 2, 100, 150, &why), 0);
+    s_expect_same(&out, &reply);
+}
+
+static void test_layout_is_little_endian(void **state)
+{
+    (void)state;
+    wire_header h = s_push();
+    uint8_t buf[WIRE_HEADER_SIZE];
+    wire_encode(buf, &h);
+    assert_memory_equal(buf, "ASGD", 4);
+    assert_int_equal(buf[4], WIRE_PROTOCOL);
+    assert_int_equal(buf[6], WIRE_PUSH);
+    assert_int_equal(buf[8], 3);
+    assert_int_equal(buf[16], 0x88);      /* tag, least significant byte first */
+    assert_int_equal(buf[23], 0x11);
+    assert_int_equal(buf[24], 41);
+    assert_int_equal(buf[32], 100);
+    assert_int_equal(buf[40], 50);
+    assert_int_equal(buf[52], 64);
+}
+
+typedef struct bad_case {
+    const char *name;
+    int offset;                /* byte to change in the encoded push; -1: none */
+    uint8_t value;
+    int frames;
+    size_t payload;
+    size_t header_len;
+} bad_case;
+
+static void test_rejects_every_malformed_field(void **state)
+{
+    (void)state;
+    const bad_case cases[] = {
+        {"magic", 0, 'X', 2, 200, WIRE_HEADER_SIZE},
+        {"protocol", 4, 9, 2, 200, WIRE_HEADER_SIZE},
+        {"type zero", 6, 0, 2, 200, WIRE_HEADER_SIZE},
+        {"type unknown", 6, 77, 2, 200, WIRE_HEADER_SIZE},
+        {"reply sent to a server", 6, WIRE_REPLY, 2, 200, WIRE_HEADER_SIZE},
+        {"worker out of range", 8, 4, 2, 200, WIRE_HEADER_SIZE},
+        {"worker 254", 8, 0xfe, 2, 200, WIRE_HEADER_SIZE},
+        {"another shard", 12, 1, 2, 200, WIRE_HEADER_SIZE},
+        {"offset", 32, 99, 2, 200, WIRE_HEADER_SIZE},
+        {"offset high byte", 39, 1, 2, 200, WIRE_HEADER_SIZE},
+        {"count", 40, 51, 2, 204, WIRE_HEADER_SIZE},
+        {"count overflow", 47, 0x40, 2, 200, WIRE_HEADER_SIZE},
+        {"encoding unknown", 48, 9, 2, 200, WIRE_HEADER_SIZE},
+        {"encoding json on a push", 48, WIRE_JSON, 2, 200, WIRE_HEADER_SIZE},
+        {"reply flags", 50, 1, 2, 200, WIRE_HEADER_SIZE},
+        {"reply total", 56, 1, 2, 200, WIRE_HEADER_SIZE},
+        {"payload short", -1, 0, 2, 196, WIRE_HEADER_SIZE},
+        {"payload long", -1, 0, 2, 204, WIRE_HEADER_SIZE},
+        {"payload missing", -1, 0, 1, 0, WIRE_HEADER_SIZE},
+        {"extra frames", -1, 0, 3, 200, WIRE_HEADER_SIZE},
+        {"no frames", -1, 0, 0, 0, WIRE_HEADER_SIZE},
+        {"short header", -1, 0, 2, 200, WIRE_HEADER_SIZE - 1},
+        {"long header", -1, 0, 2, 200, WIRE_HEADER_SIZE + 1},
+    };
+    wire_header good = s_push();
+    const char *why = NULL;
+    assert_int_equal(s_decode(&good, 2, 200, &why), 0);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint8_t buf[WIRE_HEADER_SIZE + 1] = {0};
+        wire_encode(buf, &good);
+        if (cases[i].offset >= 0) {
+            buf[cases[i].offset] = cases[i].value;
+        }
+        wire_header out;
+        why = NULL;
+        int rc = wire_decode(&out, buf, cases[i].header_len, cases[i].frames, cases[i].payload,
+                             &s_lim, &why);
+        if (rc != -1 || !why) {
+            fail_msg("malformed %s was accepted", cases[i].name);
+        }
+    }
+}
+
+static void test_rejects_bad_pulls_and_controls(void **state)
+{
+    (void)state;
+    const char *why;
+    wire_header pull = {.type = WIRE_PULL, .worker = 0, .shard = 2, .encoding = WIRE_NO_PAYLOAD};
+    assert_int_equal(s_decode(&pull, 1, 0, &why), 0);
+    wire_header bad = pull;
+    bad.count = 5;
+    assert_int_equal(s_decode(&bad, 1, 0, &why), -1);
+    bad = pull;
+    assert_int_equal(s_decode(&bad, 2, 8, &why), -1);          /* payload on a pull */
+    bad = pull;
+    bad.samples = 3;
+    assert_int_equal(s_decode(&bad, 1, 0, &why), -1);
+    bad = pull;
+    bad.worker = 9;
+    assert_int_equal(s_decode(&bad, 1, 0, &why), -1);
+    wire_header ctl = {.type = WIRE_CONTROL, .worker = WIRE_ANY, .shard = 2,
+                       .tag = WIRE_CONTROL_STATS, .encoding = WIRE_NO_PAYLOAD};
+    assert_int_equal(s_decode(&ctl, 1, 0, &why), 0);
+    ctl.tag = 0;
+    assert_int_equal(s_decode(&ctl, 1, 0, &why), -1);
+    ctl.tag = 99;
+    assert_int_equal(s_decode(&ctl, 1, 0, &why), -1);
+    ctl.tag = WIRE_CONTROL_DONE;                                  /* a tool is not a worker */
+    assert_int_equal(s_decode(&ctl, 1, 0, &why), -1);
+}
+
+static void test_reply_checks(void **state)
+{
+    (void)state;
+    const char *why;
+    wire_header reply = {.type = WIRE_REPLY, .worker = 0, .shard = 2, .offset = 100,
+                         .count = 50, .encoding = WIRE_F32};
+    uint8_t buf[WIRE_HEADER_SIZE];
+    wire_header out;
+    wire_encode(buf, &reply);
+    assert_int_equal(wire_decode_reply(&out, buf, sizeof buf, 2, 200, 2, 100, 150, &why), 0);
+    assert_int_equal(wire_decode_reply(&out, buf, sizeof buf, 2, 200, 3, 100, 150, &why), -1);
+    assert_int_equal(wire_decode_reply(&out, buf, sizeof buf, 2, 200, 2, 100, 151, &why), -1);
+    assert_int_equal(wire_decode_reply(&out, buf, sizeof buf, 2, 100, 2, 100, 150, &why), -1);
+    reply.type = WIRE_PUSH;
+    wire_encode(buf, &reply);
+    assert_int_equal(wire_decode_reply(&out, buf, sizeof buf, 2, 200, 2, 100, 150, &why), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_round_trip_every_type),
+        cmocka_unit_test(test_layout_is_little_endian),
+        cmocka_unit_test(test_rejects_every_malformed_field),
+        cmocka_unit_test(test_rejects_bad_pulls_and_controls),
+        cmocka_unit_test(test_reply_checks),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
