@@ -438,7 +438,7 @@ static double s_json_number(cJSON *o, const char *key)
 /* Shards' counters and the last evaluation into the summary. */
 static void s_summarise(job *j, run_summary *sum)
 {
-    double pushes = 0, staleness = 0;
+    double pushes = 0, staleness = 0, first_pull = 0, last_push = 0;
     for (int k = 0; k < j->e->servers; k++) {
         char path[4800];
         snprintf(path, sizeof path, "%s/ps-%d.json", j->r->dir, k);
@@ -463,10 +463,15 @@ static void s_summarise(job *j, run_summary *sum)
         if (k == 0) {
             sum->updates = (long)s_json_number(o, "version");
             sum->samples = (long)s_json_number(o, "samples");
+            first_pull = s_json_number(o, "first_pull_at");
+            last_push = s_json_number(o, "last_push_at");
         }
         cJSON_Delete(o);
     }
     sum->staleness_mean = pushes > 0 ? staleness / pushes : 0;
+    /* training: from the first worker pull to the last push, as shard 0
+     * saw them; workers' start-up (loading data) is not training */
+    sum->train_time_s = last_push > first_pull && first_pull > 0 ? last_push - first_pull : 0;
     char path[4800], line[512];
     snprintf(path, sizeof path, "%s/eval.csv", j->r->dir);
     FILE *f = fopen(path, "r");
@@ -574,7 +579,7 @@ int launcher_train(experiment *e, run *r, error *err)
     sum.time_s = (j.workers_done_at > 0 ? j.workers_done_at : s_wall()) - j.t0;
     sum.wall_time_s = s_wall() - j.t0;
     sum.epochs = (double)sum.samples / n_train;
-    sum.samples_per_s = sum.time_s > 0 ? sum.samples / sum.time_s : 0;
+    sum.samples_per_s = sum.train_time_s > 0 ? sum.samples / sum.train_time_s : 0;
     sum.complete = rc == 0;
     run_log(r, "%s: test accuracy %.4f, %ld updates, staleness mean %.2f max %ld, "
             "%ld dropped, %ld rejected, %d restarts", rc == 0 ? "finished" : "failed",

@@ -311,6 +311,10 @@ int ps_serve(server *s, void *zmq_ctx, const ps_options *o, error *err)
         zmq_msg_close(&p.queue[i].identity);
     }
     free(p.queue);
+    /* The last replies (DONE and SHUTDOWN acks) must reach their peers:
+     * give them time to leave, which linger 0 would not. */
+    int linger = stop_requested() ? 0 : 2000;
+    zmq_setsockopt(p.router, ZMQ_LINGER, &linger, sizeof linger);
     zmq_close(p.router);
     return rc;
 }

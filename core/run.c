@@ -177,6 +177,7 @@ int run_write_summary(run *r, const run_summary *s, error *err)
     cJSON_AddNumberToObject(j, "best_test_acc", s->best_test_acc);
     cJSON_AddNumberToObject(j, "final_test_loss", s->final_test_loss);
     cJSON_AddNumberToObject(j, "time_s", s->time_s);
+    cJSON_AddNumberToObject(j, "train_time_s", s->train_time_s);
     cJSON_AddNumberToObject(j, "wall_time_s", s->wall_time_s);
     cJSON_AddNumberToObject(j, "epochs", s->epochs);
     cJSON_AddNumberToObject(j, "samples", (double)s->samples);

@@ -22,7 +22,8 @@ typedef struct run_summary {
     long params;
     unsigned long seed;
     double final_test_acc, best_test_acc, final_test_loss;
-    double time_s;              /* training time: wall in real mode */
+    double time_s;              /* run time: wall in real mode */
+    double train_time_s;        /* the part spent training (samples_per_s) */
     double wall_time_s;         /* wall-clock time of the whole run */
     double epochs;
     long updates;

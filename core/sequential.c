@@ -123,6 +123,7 @@ int sequential_train(experiment *e, run *r, error *err)
     sum.updates = step;
     sum.samples = step * batch;
     sum.epochs = (double)sum.samples / train->n;
+    sum.train_time_s = sum.time_s;
     sum.samples_per_s = sum.time_s > 0 ? sum.samples / sum.time_s : 0;
     sum.wall_time_s = run_now() - wall_start;
     sum.final_test_acc = acc;

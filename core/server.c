@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cJSON.h>
 
@@ -68,14 +69,34 @@ void server_destroy(server **ps)
     *ps = NULL;
 }
 
+static double s_wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 void server_push(server *s, const push_msg *m)
 {
     atomic_fetch_add(&s->samples, m->samples);
     s->alg->server_on_push(s, m);
+    double now = s_wall();
+    if (s->threads > 1) {
+        pthread_mutex_lock(&s->stats_lock);
+    }
+    if (now > s->stats.last_push_at) {
+        s->stats.last_push_at = now;
+    }
+    if (s->threads > 1) {
+        pthread_mutex_unlock(&s->stats_lock);
+    }
 }
 
 bool server_pull_ready(server *s, const pull_msg *m)
 {
+    if (m->worker < (uint32_t)s->workers && s->stats.first_pull_at == 0) {
+        s->stats.first_pull_at = s_wall();
+    }
     return s->alg->server_pull_ready(s, m);
 }
 
@@ -161,6 +182,8 @@ char *server_stats_json(server *s)
     cJSON_AddNumberToObject(j, "staleness_max", (double)st.staleness_max);
     cJSON_AddNumberToObject(j, "bytes_in", (double)st.bytes_in);
     cJSON_AddNumberToObject(j, "bytes_out", (double)st.bytes_out);
+    cJSON_AddNumberToObject(j, "first_pull_at", st.first_pull_at);
+    cJSON_AddNumberToObject(j, "last_push_at", st.last_push_at);
     cJSON *h = cJSON_AddArrayToObject(j, "staleness_histogram");
     int last = SERVER_STALENESS_BINS - 1;
     while (last > 0 && st.histogram[last] == 0) {

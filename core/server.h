@@ -36,6 +36,8 @@ typedef struct server_stats {
     uint64_t staleness_max;
     uint64_t histogram[SERVER_STALENESS_BINS];
     uint64_t bytes_in, bytes_out;
+    double first_pull_at;     /* realtime of the first worker pull (0: none) */
+    double last_push_at;      /* realtime of the last push received */
 } server_stats;
 
 typedef struct server {
@@ -64,7 +66,7 @@ server *server_new(const algorithm *alg, const void *params, const rule_info *in
                    const float *init, uint64_t nparams);
 void server_destroy(server **s);
 
-/* Skeleton side. */
+/* Skeleton side. server_pull_ready also notes the first worker pull. */
 void server_push(server *s, const push_msg *m);
 bool server_pull_ready(server *s, const pull_msg *m);
 /* Marks worker (or WIRE_EVALUATOR) finished; true when every worker is. */

@@ -3,7 +3,8 @@
  * Servers bind a ROUTER; workers and the evaluator connect one DEALER per
  * shard. Socket options are set deliberately:
  *  - ZMQ_LINGER 0: closing never blocks on a dead peer (a worker confirms
- *    delivery of its last pushes with a DONE round trip instead);
+ *    delivery of its last pushes with a DONE round trip instead; a server
+ *    ending normally lingers 2 s for its last acks);
  *  - high-water marks NET_HWM messages: a worker that pushes faster than a
  *    shard applies blocks (back-pressure) instead of queueing without bound;
  *  - ZMQ_ROUTER_MANDATORY: a reply to a peer that has gone is an error the

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Training throughput of real distributed jobs against the number of
+# workers: sync and hogwild, the MLP 256-128 on Fashion-MNIST, batch 64,
+# one BLAS thread per process, one shard, ipc. Prints a Markdown table of
+# samples/s (summary.json) and the speed-up over one worker.
+#   bench/workers_throughput.sh [EPOCHS] [WORKER_COUNTS...]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+epochs=${1:-1}
+shift || true
+counts=("$@")
+[ ${#counts[@]} -gt 0 ] || counts=(1 2 4)
+"$root/scripts/build.sh"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+field() { grep -o "\"$2\":[^,]*" "$1/summary.json" | grep -o '[0-9.e+-]*$'; }
+
+echo "| rule | workers | samples/s | speed-up | final test acc | staleness mean |"
+echo "| --- | --- | --- | --- | --- | --- |"
+for rule in sync hogwild; do
+    base=""
+    for n in "${counts[@]}"; do
+        dir=$("$root/build/asgd" train "$root/experiments/$rule/config.ini" \
+              experiment.out="$out" train.epochs="$epochs" cluster.workers="$n" \
+              backend.threads=1 eval.every=0)
+        rate=$(field "$dir" samples_per_s)
+        [ -n "$base" ] || base=$rate
+        printf "| %s | %d | %.0f | %.2f | %.4f | %.2f |\n" "$rule" "$n" "$rate" \
+            "$(awk -v a="$rate" -v b="$base" 'BEGIN {print a / b}')" \
+            "$(field "$dir" final_test_acc)" "$(field "$dir" staleness_mean)"
+    done
+done
