@@ -504,6 +504,74 @@ static void test_server_survives_garbage(void **state)
     experiment_destroy(&e);
 }
 
+/* Roles started by hand, as on several hosts: one by TensorFlow flags, the
+ * others by Kubeflow's TF_CONFIG; each ends by itself. */
+static void test_roles_started_by_hand(void **state)
+{
+    support_fixture *f = *state;
+    support_write_file(f->config, "[data]\ndataset = synthetic\n[model]\ntype = softmax\n"
+                       "[train]\nalgorithm = hogwild\nepochs = 2\n[eval]\nevery = 0.5\n");
+    int port = s_free_port();
+    char ps_hosts[64], run_dir[400], tf[3][512];
+    snprintf(ps_hosts, sizeof ps_hosts, "--ps_hosts=127.0.0.1:%d", port);
+    snprintf(run_dir, sizeof run_dir, "--run_dir=%s/cluster", f->dir);
+    const char *ps_args[] = {"ps", f->config, ps_hosts, "--worker_hosts=w0:1,w1:1",
+                             "--job_name=ps", "--task_index=0", run_dir, NULL};
+    int pids[4];
+    pids[0] = support_spawn_asgd(f->dir, ps_args);
+    const char *types[3] = {"chief", "worker", "worker"};
+    const int index[3] = {0, 0, 1};
+    for (int i = 0; i < 3; i++) {
+        snprintf(tf[i], sizeof tf[i], "{\"cluster\": {\"ps\": [\"127.0.0.1:%d\"], "
+                 "\"worker\": [\"w0:1\", \"w1:1\"], \"chief\": [\"c:1\"]}, \"task\": "
+                 "{\"type\": \"%s\", \"index\": %d}, \"environment\": \"cloud\"}", port,
+                 types[i], index[i]);
+        setenv("TF_CONFIG", tf[i], 1);
+        const char *args[] = {i == 0 ? "evaluator" : "worker", f->config, run_dir, NULL};
+        pids[i + 1] = support_spawn_asgd(f->dir, args);
+    }
+    unsetenv("TF_CONFIG");
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(support_wait(pids[i]), 0);
+    }
+    char path[600];
+    snprintf(path, sizeof path, "%s/cluster/ps-0.json", f->dir);
+    cJSON *j = s_json_file(path);
+    /* both workers' budgets: 2 epochs of 10,000 examples, batch 64 */
+    assert_true(s_num(j, "pushes") == 2 * ceil(2.0 * 10000 / 64 / 2));
+    cJSON_Delete(j);
+    snprintf(path, sizeof path, "%s/cluster/eval.csv", f->dir);
+    assert_true(support_count_lines(path) >= 2);
+    snprintf(path, sizeof path, "%s/cluster/steps-1.csv", f->dir);
+    assert_true(support_count_lines(path) > 100);
+}
+
+static void test_bad_role_arguments(void **state)
+{
+    support_fixture *f = *state;
+    support_write_file(f->config, "[data]\ndataset = synthetic\n[train]\nalgorithm = hogwild\n");
+    const char *cases[][6] = {
+        {"worker", f->config, NULL},                                      /* no servers */
+        {"worker", f->config, "--ps_hosts=h:1", "--job_name=ps", NULL},   /* wrong role */
+        {"ps", f->config, "--ps_hosts=h:1", "--task_index=x", NULL},
+        {"ps", f->config, "--ps_hosts=h:1", "--bogus=1", NULL},
+        {"evaluator", NULL},
+    };
+    for (int i = 0; i < 5; i++) {
+        support_run_asgd(&f->r, f->dir, cases[i]);
+        if (f->r.status != 2) {
+            fail_msg("case %d: status %d: %s", i, f->r.status, f->r.err);
+        }
+    }
+    setenv("TF_CONFIG", "{\"cluster\": {\"ps\": [\"h:1\"]}, \"task\": {\"type\": \"ps\", "
+           "\"index\": 0}}", 1);
+    const char *mismatch[] = {"worker", f->config, NULL};
+    support_run_asgd(&f->r, f->dir, mismatch);
+    unsetenv("TF_CONFIG");
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "TF_CONFIG"));
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, support_fixture_setup, support_fixture_teardown)
@@ -516,6 +584,8 @@ int main(void)
         T(test_killed_worker_fails_the_job_under_never),
         T(test_sigint_leaves_no_process_or_port),
         T(test_server_survives_garbage),
+        T(test_roles_started_by_hand),
+        T(test_bad_role_arguments),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
