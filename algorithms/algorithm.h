@@ -42,9 +42,12 @@ typedef struct rule_context {
     const optim_spec *optim;  /* [train] optimizer and lr */
 } rule_context;
 
-/* What configure() tells the skeleton. */
+/* What configure() tells the skeleton. The skeleton fills it with defaults
+ * first: one server thread, and [train]'s optimizer for both optimizers. */
 typedef struct rule_info {
     int server_threads;       /* > 1: pushes are applied concurrently, lock-free */
+    optim_spec server_optim;  /* the shards' optimizer (server_step) */
+    optim_spec local_optim;   /* the workers' optimizer (worker_local_step) */
 } rule_info;
 
 typedef struct algorithm {

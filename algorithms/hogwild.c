@@ -60,13 +60,6 @@ static void s_on_push(server *s, const push_msg *m)
     server_add(s, m->values, -p->lr);
 }
 
-static bool s_pull_ready(server *s, const pull_msg *m)
-{
-    (void)s;
-    (void)m;
-    return true;
-}
-
 const algorithm algorithm_hogwild = {
     .version = ALGORITHM_VERSION,
     .name = "hogwild",
@@ -75,5 +68,5 @@ const algorithm algorithm_hogwild = {
     .configure = s_configure,
     .worker_run = s_worker_run,
     .server_on_push = s_on_push,
-    .server_pull_ready = s_pull_ready,
+    .server_pull_ready = server_always_ready,
 };

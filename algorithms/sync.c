@@ -14,7 +14,6 @@
  * Pan, Monga, Bengio, Jozefowicz, "Revisiting distributed synchronous SGD"
  * (2016) for backup workers. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "algorithms/algorithm.h"
 #include "core/server.h"
@@ -29,11 +28,6 @@ typedef struct sync_params {
     int workers;
     float lr_scale[];         /* one per worker */
 } sync_params;
-
-typedef struct sync_state {
-    int arrived;
-    float sum[];
-} sync_state;
 
 static void *s_configure(config *c, const rule_context *ctx, rule_info *info, error *err)
 {
@@ -99,40 +93,21 @@ static int s_worker_run(worker *w)
     }
 }
 
-static void *s_server_init(server *s)
-{
-    return calloc(1, sizeof(sync_state) + s->n * sizeof(float));
-}
-
 static void s_on_push(server *s, const push_msg *m)
 {
     const sync_params *p = s->params;
-    sync_state *st = s->state;
-    if (m->tag != s->version) {
-        server_record_dropped(s);
-        return;
-    }
-    server_record_applied(s, m);
-    for (size_t i = 0; i < s->n; i++) {
-        st->sum[i] += m->values[i];
-    }
     int needed = p->workers - p->backups;
-    if (++st->arrived < needed) {
+    if (server_round_add(s, m) < needed) {
         return;
     }
+    float *sum = server_round_sum(s);
     if (p->aggregate == AGGREGATE_MEAN) {
         for (size_t i = 0; i < s->n; i++) {
-            st->sum[i] /= (float)needed;
+            sum[i] /= (float)needed;
         }
     }
-    server_step(s, st->sum);
-    memset(st->sum, 0, s->n * sizeof *st->sum);
-    st->arrived = 0;
-}
-
-static bool s_pull_ready(server *s, const pull_msg *m)
-{
-    return s->version >= m->min_version;
+    server_step(s, sum);
+    server_round_end(s);
 }
 
 const algorithm algorithm_sync = {
@@ -142,7 +117,6 @@ const algorithm algorithm_sync = {
     .keys = "backups (0), aggregate (mean|sum), worker_lr (one per worker; empty)",
     .configure = s_configure,
     .worker_run = s_worker_run,
-    .server_init = s_server_init,
     .server_on_push = s_on_push,
-    .server_pull_ready = s_pull_ready,
+    .server_pull_ready = server_version_reached,
 };

@@ -102,12 +102,12 @@ static double s_measure_asgd(const char *address, size_t bytes, double seconds)
     error err = {0};
     config *c = config_parse_string("", "bench", &err);
     rule_context rc = {.workers = 1, .optim = &sgd};
-    rule_info info = {0};
+    rule_info info = {.server_threads = 1, .server_optim = sgd, .local_optim = sgd};
     void *params = alg->configure(c, &rc, &info, &err);
     config_destroy(&c);
     pid_t pid = fork();
     if (pid == 0) {
-        server *s = server_new(alg, params, &info, &sgd, 0, 1, 1, init, n);
+        server *s = server_new(alg, params, &info, 0, 1, 1, init, n);
         char endpoint[600];
         net_endpoint(endpoint, sizeof endpoint, address, true);
         void *ctx = zmq_ctx_new();

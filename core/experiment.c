@@ -90,6 +90,8 @@ static int s_read_rule(experiment *e, error *err)
                          "(see `asgd help algorithms`)", config_source(c), e->algorithm_name, names);
     }
     rule_context ctx = {.workers = e->workers, .optim = &e->optim};
+    e->rule_info = (rule_info){.server_threads = 1, .server_optim = e->optim,
+                               .local_optim = e->optim};
     e->rule = e->alg->configure(c, &ctx, &e->rule_info, err);
     return e->rule ? 0 : -1;
 }

@@ -341,7 +341,7 @@ int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *e
     server *s = NULL;
     if (init) {
         model_init_params(m, init, e->seed);
-        s = server_new(e->alg, e->rule, &e->rule_info, &e->optim, cs->task, cs->servers,
+        s = server_new(e->alg, e->rule, &e->rule_info, cs->task, cs->servers,
                        e->workers, init, m->nparams);
     }
     free(init);

@@ -46,10 +46,10 @@ static FILE *s_append_csv(const char *path, const char *header, error *err)
 /* The ZeroMQ worker link: the primitives over peers. */
 static error s_link_err;
 
-static int s_link_pull(worker *w, uint64_t min_version)
+static int s_link_pull(worker *w, float *dst, uint64_t min_version)
 {
     peers *p = w->link_state;
-    int rc = peers_pull(p, w->theta, min_version, w->versions, NULL, &w->staleness, NULL,
+    int rc = peers_pull(p, dst, min_version, w->versions, NULL, &w->staleness, NULL,
                         &s_link_err);
     w->bytes = p->bytes;
     return rc;

@@ -18,8 +18,7 @@ void shard_range(uint64_t n, int shards, int k, uint64_t *lo, uint64_t *hi)
 }
 
 server *server_new(const algorithm *alg, const void *params, const rule_info *info,
-                   const optim_spec *optim, int shard, int shards, int workers,
-                   const float *init, uint64_t nparams)
+                   int shard, int shards, int workers, const float *init, uint64_t nparams)
 {
     server *s = calloc(1, sizeof *s);
     if (!s) {
@@ -34,7 +33,7 @@ server *server_new(const algorithm *alg, const void *params, const rule_info *in
     shard_range(nparams, shards, shard, &s->lo, &s->hi);
     s->n = (size_t)(s->hi - s->lo);
     s->theta = malloc((s->n ? s->n : 1) * sizeof *s->theta);
-    s->opt = optim_new(optim, s->n);
+    s->opt = optim_new(&info->server_optim, s->n);
     s->last_staleness = calloc((size_t)workers, sizeof *s->last_staleness);
     s->done = calloc((size_t)workers, sizeof *s->done);
     pthread_mutex_init(&s->stats_lock, NULL);
@@ -61,6 +60,7 @@ void server_destroy(server **ps)
     }
     free(s->state);
     free(s->theta);
+    free(s->round_sum);
     optim_destroy(&s->opt);
     free(s->last_staleness);
     free(s->done);
@@ -144,6 +144,48 @@ void server_record_dropped(server *s)
     if (s->threads > 1) {
         pthread_mutex_unlock(&s->stats_lock);
     }
+}
+
+int server_round_add(server *s, const push_msg *m)
+{
+    if (m->tag != s->version) {
+        server_record_dropped(s);
+        return 0;
+    }
+    if (!s->round_sum) {
+        s->round_sum = calloc(s->n ? s->n : 1, sizeof *s->round_sum);
+        if (!s->round_sum) {
+            abort();   /* one shard-sized buffer: nothing to continue with */
+        }
+    }
+    server_record_applied(s, m);
+    for (size_t i = 0; i < s->n; i++) {
+        s->round_sum[i] += m->values[i];
+    }
+    return ++s->round_arrived;
+}
+
+float *server_round_sum(server *s)
+{
+    return s->round_sum;
+}
+
+void server_round_end(server *s)
+{
+    memset(s->round_sum, 0, s->n * sizeof *s->round_sum);
+    s->round_arrived = 0;
+}
+
+bool server_version_reached(server *s, const pull_msg *m)
+{
+    return s->version >= m->min_version;
+}
+
+bool server_always_ready(server *s, const pull_msg *m)
+{
+    (void)s;
+    (void)m;
+    return true;
 }
 
 void server_step(server *s, const float *grad)

@@ -58,12 +58,15 @@ typedef struct server {
     bool evaluator_done;
     int threads;
     pthread_mutex_t stats_lock;
+    /* synchronous rules' round (server_round_add) */
+    float *round_sum;
+    int round_arrived;
 } server;
 
-/* A shard of a vector whose initial values are `init` (all nparams). */
+/* A shard of a vector whose initial values are `init` (all nparams), with
+ * info->server_optim as its optimizer. */
 server *server_new(const algorithm *alg, const void *params, const rule_info *info,
-                   const optim_spec *optim, int shard, int shards, int workers,
-                   const float *init, uint64_t nparams);
+                   int shard, int shards, int workers, const float *init, uint64_t nparams);
 void server_destroy(server **s);
 
 /* Skeleton side. server_pull_ready also notes the first worker pull. */
@@ -79,6 +82,19 @@ char *server_stats_json(server *s);
  * or as dropped. */
 void server_record_applied(server *s, const push_msg *m);
 void server_record_dropped(server *s);
+/* Synchronous rules: adds a push tagged with the current version to the
+ * round's sum and records it, returning how many have arrived this round;
+ * a push for another round is dropped and counted (returns 0). */
+int server_round_add(server *s, const push_msg *m);
+/* The round's sum (n values); server_round_end clears it for the next. */
+float *server_round_sum(server *s);
+void server_round_end(server *s);
+
+/* Pull readiness most rules use: once the shard's version reaches the
+ * pull's minimum, or at once. */
+bool server_version_reached(server *s, const pull_msg *m);
+bool server_always_ready(server *s, const pull_msg *m);
+
 /* theta <- opt(theta, grad); version + 1. */
 void server_step(server *s, const float *grad);
 /* theta += scale * delta; version + 1. */

@@ -34,7 +34,7 @@ int worker_init(worker *w, const experiment *e, const algorithm *alg,
     w->versions = calloc((size_t)shards, sizeof *w->versions);
     w->x = malloc((size_t)w->batch * (size_t)e->train.dim * sizeof *w->x);
     w->y = malloc((size_t)w->batch * sizeof *w->y);
-    w->local = optim_new(&e->optim, w->nparams);
+    w->local = optim_new(&e->rule_info.local_optim, w->nparams);
     if (!w->theta || !w->grad || !w->versions || !w->x || !w->y || !w->local) {
         worker_free(w);
         return error_set(err, ERROR_RUNTIME, "worker %d: out of memory", id);
@@ -85,7 +85,12 @@ static double s_wall(void)
 
 int worker_pull(worker *w, uint64_t min_version)
 {
-    return w->link->pull(w, min_version);
+    return worker_pull_into(w, w->theta, min_version);
+}
+
+int worker_pull_into(worker *w, float *dst, uint64_t min_version)
+{
+    return w->link->pull(w, dst, min_version);
 }
 
 int worker_push(worker *w, const float *values, uint64_t tag)

@@ -23,10 +23,11 @@
 typedef struct worker worker;
 
 typedef struct worker_link {
-    /* Waits until every shard's version is >= min_version, then copies the
-     * centre model into w->theta and each shard's version into
-     * w->versions; also sets w->staleness from the replies. */
-    int (*pull)(worker *w, uint64_t min_version);
+    /* Waits until every shard's version is >= min_version (as the rule's
+     * pull readiness judges it), then copies the centre model into dst
+     * (nparams) and each shard's version into w->versions; also sets
+     * w->staleness from the replies. */
+    int (*pull)(worker *w, float *dst, uint64_t min_version);
     /* Sends values (nparams) split by shard, with the tag and w->versions
      * as base versions. */
     int (*push)(worker *w, const float *values, uint64_t tag, uint32_t samples);
@@ -43,7 +44,7 @@ struct worker {
     float *theta, *grad;
     uint64_t *versions;       /* per shard, from the last pull */
     uint64_t staleness;       /* of the last push, as the servers reported */
-    optim *local;             /* [train] optimizer, for local steps */
+    optim *local;             /* the rule's local optimizer (worker_local_step) */
     long steps, budget;       /* minibatches done, and to do */
     long bytes;               /* sent and received */
     /* compute */
@@ -73,8 +74,10 @@ int worker_init(worker *w, const experiment *e, const algorithm *alg,
                 error *err);
 void worker_free(worker *w);
 
-/* The primitives. */
+/* The primitives. worker_pull copies the centre into theta; rules that keep
+ * their own theta (the elastic ones) pull into another buffer. */
 int worker_pull(worker *w, uint64_t min_version);
+int worker_pull_into(worker *w, float *dst, uint64_t min_version);
 int worker_push(worker *w, const float *values, uint64_t tag);
 /* Gradient of the next minibatch at theta into grad; returns its loss and
  * records the step. */

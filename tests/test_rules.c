@@ -48,6 +48,7 @@ static void *s_configure(const char *name, const char *text, int workers, rule_i
     config *c = config_parse_string(text, "rule.ini", &err);
     assert_non_null(c);
     rule_context ctx = {.workers = workers, .optim = &s_sgd};
+    *info = (rule_info){.server_threads = 1, .server_optim = s_sgd, .local_optim = s_sgd};
     void *p = algorithm_find(name)->configure(c, &ctx, info, &err);
     if (!p) {
         fail_msg("%s", err.msg);
@@ -72,7 +73,7 @@ static void test_sync_server_averages_a_round(void **state)
     rule_info info;
     void *p = s_configure("sync", "", 2, &info);
     const float init[3] = {1, 2, 3}, g0[3] = {1, 0, 2}, g1[3] = {3, 2, 0};
-    server *s = server_new(algorithm_find("sync"), p, &info, &s_sgd, 0, 1, 2, init, 3);
+    server *s = server_new(algorithm_find("sync"), p, &info, 0, 1, 2, init, 3);
     pull_msg round1 = {.worker = 0, .min_version = 1};
     assert_false(server_pull_ready(s, &round1));
     server_push(s, &(push_msg){.worker = 0, .tag = 0, .base_version = 0, .samples = 8, .values = g0});
@@ -101,7 +102,7 @@ static void test_sync_backups_and_worker_learning_rates(void **state)
     /* one backup: the first gradient of a round is applied, the second dropped */
     void *p = s_configure("sync", "[algorithm]\nbackups = 1\n", 2, &info);
     const float init[2] = {1, 1}, g[2] = {2, 4};
-    server *s = server_new(algorithm_find("sync"), p, &info, &s_sgd, 0, 1, 2, init, 2);
+    server *s = server_new(algorithm_find("sync"), p, &info, 0, 1, 2, init, 2);
     server_push(s, &(push_msg){.worker = 1, .tag = 0, .values = g});
     s_expect_theta(s, (const float[]){0, -1});
     server_push(s, &(push_msg){.worker = 0, .tag = 0, .values = g});
@@ -111,7 +112,7 @@ static void test_sync_backups_and_worker_learning_rates(void **state)
     free(p);
     /* sum of per-worker-rate gradients: theta - (0.25 g0 + 1.0 g1) */
     p = s_configure("sync", "[algorithm]\naggregate = sum\nworker_lr = 0.25, 1.0\n", 2, &info);
-    s = server_new(algorithm_find("sync"), p, &info, &s_sgd, 0, 1, 2, init, 2);
+    s = server_new(algorithm_find("sync"), p, &info, 0, 1, 2, init, 2);
     /* workers push g scaled by worker_lr / lr: 0.5 g0 and 2 g1 */
     server_push(s, &(push_msg){.worker = 0, .tag = 0, .values = (const float[]){0.5f, 0}});
     server_push(s, &(push_msg){.worker = 1, .tag = 0, .values = (const float[]){0, 2}});
@@ -144,7 +145,7 @@ static void test_hogwild_server_applies_at_once(void **state)
     void *p = s_configure("hogwild", "[algorithm]\nserver_threads = 2\n", 2, &info);
     assert_int_equal(info.server_threads, 2);
     const float init[2] = {1, 2};
-    server *s = server_new(algorithm_find("hogwild"), p, &info, &s_sgd, 0, 1, 2, init, 2);
+    server *s = server_new(algorithm_find("hogwild"), p, &info, 0, 1, 2, init, 2);
     assert_true(server_pull_ready(s, &(pull_msg){.worker = 0, .min_version = 99}));
     server_push(s, &(push_msg){.worker = 0, .base_version = 0, .values = (const float[]){2, 2}});
     s_expect_theta(s, (const float[]){0, 1});
@@ -177,7 +178,7 @@ typedef struct direct {
     char calls[4096];
 } direct;
 
-static int s_direct_pull(worker *w, uint64_t min_version)
+static int s_direct_pull(worker *w, float *dst, uint64_t min_version)
 {
     direct *d = w->link_state;
     size_t len = strlen(d->calls);
@@ -187,7 +188,7 @@ static int s_direct_pull(worker *w, uint64_t min_version)
         if (!server_pull_ready(s, &(pull_msg){.worker = (uint32_t)w->id, .min_version = min_version})) {
             return -1;   /* would block forever: nobody else is pushing */
         }
-        memcpy(w->theta + s->lo, s->theta, s->n * sizeof(float));
+        memcpy(dst + s->lo, s->theta, s->n * sizeof(float));
         w->versions[k] = s->version;
     }
     w->staleness = d->shards[0]->last_staleness[w->id];
@@ -232,7 +233,7 @@ static void s_one_worker_run(const char *rule, const char *expected_calls)
     direct d = {.count = 2};
     server *shards[2];
     for (int k = 0; k < 2; k++) {
-        shards[k] = server_new(e.alg, e.rule, &e.rule_info, &e.optim, k, 2, 1, init, m->nparams);
+        shards[k] = server_new(e.alg, e.rule, &e.rule_info, k, 2, 1, init, m->nparams);
     }
     d.shards = shards;
     worker w;
