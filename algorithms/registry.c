@@ -3,12 +3,22 @@
 
 #include "algorithms/algorithm.h"
 
-extern const algorithm algorithm_sync;
-extern const algorithm algorithm_hogwild;
+extern const algorithm algorithm_sync, algorithm_hogwild, algorithm_downpour,
+    algorithm_agn, algorithm_sagn, algorithm_dynsgd, algorithm_easgd, algorithm_aeasgd,
+    algorithm_aeamsgd, algorithm_ssp, algorithm_average;
 
 static const algorithm *const s_all[] = {
     &algorithm_sync,
     &algorithm_hogwild,
+    &algorithm_downpour,
+    &algorithm_agn,
+    &algorithm_sagn,
+    &algorithm_dynsgd,
+    &algorithm_easgd,
+    &algorithm_aeasgd,
+    &algorithm_aeamsgd,
+    &algorithm_ssp,
+    &algorithm_average,
     NULL,
 };
 

@@ -203,6 +203,12 @@ void server_add(server *s, const float *delta, float scale)
     atomic_fetch_add(&s->version, 1);
 }
 
+void server_assign(server *s, const float *values)
+{
+    memcpy(s->theta, values, s->n * sizeof *s->theta);
+    atomic_fetch_add(&s->version, 1);
+}
+
 char *server_stats_json(server *s)
 {
     cJSON *j = cJSON_CreateObject();

@@ -99,5 +99,7 @@ bool server_always_ready(server *s, const pull_msg *m);
 void server_step(server *s, const float *grad);
 /* theta += scale * delta; version + 1. */
 void server_add(server *s, const float *delta, float scale);
+/* theta <- values; version + 1. */
+void server_assign(server *s, const float *values);
 
 #endif

@@ -90,6 +90,7 @@ int worker_pull(worker *w, uint64_t min_version)
 
 int worker_pull_into(worker *w, float *dst, uint64_t min_version)
 {
+    worker_settle(w);   /* dst may be a buffer still being pushed */
     return w->link->pull(w, dst, min_version);
 }
 
@@ -100,7 +101,7 @@ int worker_push(worker *w, const float *values, uint64_t tag)
     return w->link->push(w, values, tag, samples);
 }
 
-static void s_settle(worker *w)
+void worker_settle(worker *w)
 {
     if (w->link && w->link->settle) {
         w->link->settle(w);
@@ -109,7 +110,7 @@ static void s_settle(worker *w)
 
 float worker_gradient(worker *w)
 {
-    s_settle(w);
+    worker_settle(w);
     sampler_next(&w->sp, w->x, w->y, w->batch);
     float loss = model_gradient(w->m, w->grad, w->theta, w->x, w->y, w->batch);
     w->steps++;
@@ -123,8 +124,24 @@ float worker_gradient(worker *w)
 
 void worker_local_step(worker *w)
 {
-    s_settle(w);
+    worker_settle(w);
     optim_step(w->local, w->theta, w->grad);
+}
+
+long worker_local_window(worker *w, float *delta, long window)
+{
+    const float lr = (float)w->local->spec.lr;
+    long steps = 0;
+    while (steps < window && !worker_done(w)) {
+        worker_gradient(w);
+        for (size_t i = 0; i < w->nparams; i++) {
+            float step = lr * w->grad[i];
+            w->theta[i] -= step;
+            delta[i] -= step;
+        }
+        steps++;
+    }
+    return steps;
 }
 
 bool worker_done(const worker *w)

@@ -78,12 +78,21 @@ void worker_free(worker *w);
  * their own theta (the elastic ones) pull into another buffer. */
 int worker_pull(worker *w, uint64_t min_version);
 int worker_pull_into(worker *w, float *dst, uint64_t min_version);
+/* values is sent without copying: it must not be written until the next
+ * worker_gradient, worker_local_step, worker_pull or worker_settle, which
+ * wait for the send to finish. */
 int worker_push(worker *w, const float *values, uint64_t tag);
+void worker_settle(worker *w);
 /* Gradient of the next minibatch at theta into grad; returns its loss and
  * records the step. */
 float worker_gradient(worker *w);
 /* theta <- local optimizer(theta, grad). */
 void worker_local_step(worker *w);
+/* Up to `window` local SGD steps (the local optimizer's lr), stopping early
+ * when the budget runs out: theta <- theta - lr g, and delta <- delta -
+ * lr g, so that delta sums exactly the steps applied. Returns the steps
+ * taken. */
+long worker_local_window(worker *w, float *delta, long window);
 bool worker_done(const worker *w);
 /* The smallest shard version seen at the last pull. */
 uint64_t worker_version(const worker *w);

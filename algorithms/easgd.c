@@ -1,0 +1,97 @@
+/* easgd.c: synchronous Elastic Averaging SGD.
+ *
+ *   worker:  lambda local SGD steps; then, round r: pull theta~ (wait for
+ *            version >= r); E = alpha (theta - theta~); theta <- theta - E;
+ *            push E with tag r
+ *   server:  once all N have arrived, theta~ <- theta~ + sum E, version r + 1
+ *
+ * alpha defaults to 0.9 / N (beta = N alpha = 0.9, the paper's choice);
+ * alpha = 0 leaves the centre where it started and the workers independent.
+ * The elastic force pulls each worker towards the centre and the centre
+ * towards the workers; dist-keras's removed version subtracted lr (W2 - W1),
+ * which moves uphill. Reference: Zhang, Choromanska, LeCun, "Deep learning
+ * with elastic averaging SGD" (NIPS 2015). */
+#include <stdlib.h>
+
+#include "algorithms/algorithm.h"
+#include "core/server.h"
+#include "core/worker.h"
+
+typedef struct easgd_params {
+    long window;
+    float alpha;
+    int workers;
+} easgd_params;
+
+static void *s_configure(config *c, const rule_context *ctx, rule_info *info, error *err)
+{
+    (void)info;
+    easgd_params *p = malloc(sizeof *p);
+    double alpha;
+    if (!p) {
+        error_set(err, ERROR_RUNTIME, "easgd: out of memory");
+        return NULL;
+    }
+    p->workers = ctx->workers;
+    if (config_get_int(c, "algorithm", "window", 10, 1, 1 << 20, &p->window, err) < 0 ||
+        config_get_double(c, "algorithm", "alpha", 0.9 / ctx->workers, 0, 1, CONFIG_CLOSED,
+                          &alpha, err) < 0) {
+        free(p);
+        return NULL;
+    }
+    p->alpha = (float)alpha;
+    return p;
+}
+
+static int s_worker_run(worker *w)
+{
+    const easgd_params *p = w->params;
+    uint64_t rounds = (uint64_t)((w->budget + p->window - 1) / p->window), round = 0;
+    float *center = malloc(w->nparams * sizeof *center);
+    float *elastic = malloc(w->nparams * sizeof *elastic);
+    int rc = center && elastic ? worker_pull(w, 0) : -1;   /* start at the centre */
+    while (rc == 0 && round < rounds) {
+        for (long i = 0; i < p->window; i++) {
+            worker_gradient(w);
+            worker_local_step(w);
+        }
+        if ((rc = worker_pull_into(w, center, round)) < 0) {
+            break;
+        }
+        uint64_t version = worker_version(w);
+        if (version >= rounds) {
+            break;
+        }
+        for (size_t i = 0; i < w->nparams; i++) {
+            elastic[i] = p->alpha * (w->theta[i] - center[i]);
+            w->theta[i] -= elastic[i];
+        }
+        rc = worker_push(w, elastic, version);
+        round = version + 1;
+    }
+    worker_settle(w);
+    free(center);
+    free(elastic);
+    return rc;
+}
+
+static void s_on_push(server *s, const push_msg *m)
+{
+    const easgd_params *p = s->params;
+    if (server_round_add(s, m) < p->workers) {
+        return;
+    }
+    server_add(s, server_round_sum(s), 1.0f);
+    server_round_end(s);
+}
+
+const algorithm algorithm_easgd = {
+    .version = ALGORITHM_VERSION,
+    .name = "easgd",
+    .summary = "synchronous EASGD: every window steps, an elastic exchange with the centre",
+    .keys = "window (10), alpha (0.9 / workers; 0 = independent workers)",
+    .configure = s_configure,
+    .worker_run = s_worker_run,
+    .server_on_push = s_on_push,
+    .server_pull_ready = server_version_reached,
+};
