@@ -26,6 +26,7 @@
 #include <cJSON.h>
 #include <zmq.h>
 
+#include "algorithms/algorithm.h"
 #include "core/experiment.h"
 #include "core/model.h"
 #include "transport/wire.h"
@@ -181,14 +182,20 @@ static void test_sync_with_a_backup_worker_drops_gradients(void **state)
     cJSON_Delete(j);
 }
 
-/* Steps (index and loss) and the final loss of a run, for comparison. */
-static char *s_trajectory(support_fixture *f, const char *algorithm)
+/* Steps (index and loss) and the final loss of a one-worker run, for
+ * comparison; extra: more overrides, NULL-terminated (or NULL). */
+static char *s_trajectory(support_fixture *f, const char *algorithm, const char *const *extra)
 {
     char alg[64];
     snprintf(alg, sizeof alg, "train.algorithm=%s", algorithm);
-    const char *args[] = {"train", "/dev/null", f->out_arg, alg, "cluster.workers=1",
-                          "cluster.servers=2", "data.dataset=synthetic", "model.type=mlp",
-                          "model.hidden=16,8", "train.epochs=2", "eval.every=0", NULL};
+    const char *args[24] = {"train", "/dev/null", f->out_arg, alg, "cluster.workers=1",
+                            "cluster.servers=2", "data.dataset=synthetic", "model.type=mlp",
+                            "model.hidden=16,8", "train.epochs=2", "eval.every=0"};
+    int n = 11;
+    for (int i = 0; extra && extra[i]; i++) {
+        args[n++] = extra[i];
+    }
+    args[n] = NULL;
     support_run_asgd(&f->r, f->dir, args);
     if (f->r.status != 0) {
         fail_msg("%s: %s", algorithm, f->r.err);
@@ -217,15 +224,166 @@ static char *s_trajectory(support_fixture *f, const char *algorithm)
 static void test_one_worker_follows_sequential_exactly(void **state)
 {
     support_fixture *f = *state;
-    char *seq = s_trajectory(f, "sequential");
-    char *sync = s_trajectory(f, "sync");
-    char *hog = s_trajectory(f, "hogwild");
+    const char *const downpour_sgd[] = {"algorithm.window=1", "algorithm.fetch=1",
+                                        "algorithm.server_optimizer=sgd",
+                                        "algorithm.local_optimizer=sgd", NULL};
+    char *seq = s_trajectory(f, "sequential", NULL);
+    char *sync = s_trajectory(f, "sync", NULL);
+    char *hog = s_trajectory(f, "hogwild", NULL);
+    char *down = s_trajectory(f, "downpour", downpour_sgd);
     assert_true(strlen(seq) > 1000);
     assert_string_equal(sync, seq);
     assert_string_equal(hog, seq);
+    assert_string_equal(down, seq);
     free(seq);
     free(sync);
     free(hog);
+    free(down);
+}
+
+/* AGN with window 1 is Hogwild, step for step. */
+static void test_agn_window_one_follows_hogwild(void **state)
+{
+    support_fixture *f = *state;
+    const char *const window1[] = {"algorithm.window=1", NULL};
+    char *hog = s_trajectory(f, "hogwild", NULL);
+    char *agn = s_trajectory(f, "agn", window1);
+    assert_string_equal(agn, hog);
+    free(hog);
+    free(agn);
+}
+
+/* A run of `algorithm` with 3 workers on synthetic data; returns its
+ * folder in dir. */
+static void s_three_workers(support_fixture *f, const char *algorithm, const char *const *extra,
+                            char *dir, size_t n)
+{
+    char alg[64];
+    snprintf(alg, sizeof alg, "train.algorithm=%s", algorithm);
+    const char *args[24] = {"train", "/dev/null", f->out_arg, alg, "cluster.workers=3",
+                            "data.dataset=synthetic", "model.type=mlp", "model.hidden=32",
+                            "train.epochs=4", "train.lr=0.05", "eval.every=0.1"};
+    int k = 11;
+    for (int i = 0; extra && extra[i]; i++) {
+        args[k++] = extra[i];
+    }
+    args[k] = NULL;
+    support_run_asgd(&f->r, f->dir, args);
+    if (f->r.status != 0) {
+        fail_msg("%s: %s", algorithm, f->r.err);
+    }
+    s_run_dir(f, dir, n);
+}
+
+static void test_every_rule_learns_with_three_workers(void **state)
+{
+    support_fixture *f = *state;
+    for (const algorithm *const *a = algorithm_all(); *a; a++) {
+        char dir[4096];
+        s_three_workers(f, (*a)->name, NULL, dir, sizeof dir);
+        double first, last;
+        s_eval_ends(dir, &first, &last);
+        if (!(last < 0.8 * first)) {
+            fail_msg("%s: test loss %g -> %g", (*a)->name, first, last);
+        }
+    }
+}
+
+/* EASGD and asynchronous EASGD with alpha = 0 never move the centre:
+ * every evaluation sees the initial model. */
+static void test_elastic_rules_with_alpha_zero_never_move_the_centre(void **state)
+{
+    support_fixture *f = *state;
+    const char *rules[] = {"easgd", "aeasgd", "aeamsgd"};
+    const char *const alpha0[] = {"algorithm.alpha=0", NULL};
+    for (int i = 0; i < 3; i++) {
+        char dir[4096], path[4200], line[512];
+        s_three_workers(f, rules[i], alpha0, dir, sizeof dir);
+        snprintf(path, sizeof path, "%s/eval.csv", dir);
+        FILE *in = fopen(path, "r");
+        char first[64] = "";
+        int rows = 0;
+        while (fgets(line, sizeof line, in)) {
+            char *loss = line;
+            for (int c = 0; c < 4 && loss; c++) {
+                loss = strchr(loss, ',') ? strchr(loss, ',') + 1 : NULL;
+            }
+            if (rows++ == 0) {
+                continue;   /* header */
+            }
+            if (rows == 2) {
+                snprintf(first, sizeof first, "%s", loss);
+            }
+            assert_string_equal(loss, first);
+        }
+        fclose(in);
+        assert_true(rows >= 3);
+    }
+}
+
+/* SSP: when worker A computes the gradient of step k, every other worker
+ * has recorded at least k - 1 - s steps (each row is written before its
+ * push, and A's pull waited for those pushes): clocks never differ by more
+ * than s + 1. */
+static void s_check_ssp_bound(const char *dir, int workers, long s)
+{
+    char path[4200], line[512];
+    snprintf(path, sizeof path, "%s/steps.csv", dir);
+    FILE *in = fopen(path, "r");
+    assert_non_null(in);
+    long done[64] = {0};   /* rows seen per worker so far, in time order */
+    long rows = 0, widest = 0;
+    assert_non_null(fgets(line, sizeof line, in));
+    while (fgets(line, sizeof line, in)) {
+        double t, loss;
+        int w;
+        long step, stale, bytes;
+        assert_int_equal(sscanf(line, "%lf,%d,%ld,%lf,%ld,%ld", &t, &w, &step, &loss, &stale,
+                                &bytes), 6);
+        for (int b = 0; b < workers; b++) {
+            if (b != w && step - 1 - s > done[b]) {
+                fail_msg("worker %d at step %ld while worker %d had done %ld (s = %ld)", w,
+                         step, b, done[b], s);
+            }
+            if (b != w && step - done[b] > widest) {
+                widest = step - done[b];
+            }
+        }
+        done[w] = step;
+        rows++;
+    }
+    fclose(in);
+    assert_true(rows > 100);
+    assert_true(widest <= s + 1);
+}
+
+static void test_ssp_keeps_clocks_within_the_bound(void **state)
+{
+    support_fixture *f = *state;
+    const long bounds[] = {0, 2};
+    for (int i = 0; i < 2; i++) {
+        char dir[4096], arg[64];
+        snprintf(arg, sizeof arg, "algorithm.staleness=%ld", bounds[i]);
+        const char *const extra[] = {arg, "eval.steps_every=1", NULL};
+        s_three_workers(f, "ssp", extra, dir, sizeof dir);
+        s_check_ssp_bound(dir, 3, bounds[i]);
+    }
+}
+
+/* DynSGD with one worker: every push is fresh, tau = 0. */
+static void test_dynsgd_one_worker_sees_no_staleness(void **state)
+{
+    support_fixture *f = *state;
+    const char *const window3[] = {"algorithm.window=3", NULL};
+    char *trajectory = s_trajectory(f, "dynsgd", window3);
+    free(trajectory);
+    char dir[4096], path[4200];
+    s_run_dir(f, dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    cJSON *j = s_json_file(path);
+    assert_true(s_num(j, "staleness_max") == 0);
+    assert_true(s_num(j, "updates") > 100);
+    cJSON_Delete(j);
 }
 
 /* Starts the long job; returns the launcher's pid once steps are flowing. */
@@ -580,6 +738,11 @@ int main(void)
         T(test_hogwild_over_ipc_with_apply_threads),
         T(test_sync_with_a_backup_worker_drops_gradients),
         T(test_one_worker_follows_sequential_exactly),
+        T(test_agn_window_one_follows_hogwild),
+        T(test_every_rule_learns_with_three_workers),
+        T(test_elastic_rules_with_alpha_zero_never_move_the_centre),
+        T(test_ssp_keeps_clocks_within_the_bound),
+        T(test_dynsgd_one_worker_sees_no_staleness),
         T(test_killed_worker_is_restarted_on_failure),
         T(test_killed_worker_fails_the_job_under_never),
         T(test_sigint_leaves_no_process_or_port),

@@ -15,6 +15,7 @@
 
 #include "core/server.h"
 #include "core/worker.h"
+#include "transport/wire.h"
 #include "support.h"
 
 static void test_shard_ranges_are_balanced_and_complete(void **state)
@@ -211,20 +212,28 @@ static int s_direct_push(worker *w, const float *values, uint64_t tag, uint32_t 
 
 static const worker_link s_direct_link = {.pull = s_direct_pull, .push = s_direct_push};
 
-/* Runs `rule` with one worker over two shards on a small synthetic set and
- * checks the centre against the sequential loop done here by hand. */
-static void s_one_worker_run(const char *rule, const char *expected_calls)
+enum centre { CENTRE_SGD, CENTRE_UNCHANGED, CENTRE_ANY };
+
+/* Runs `rule` (with [algorithm] text `keys`) as one worker over two shards
+ * on a small synthetic set, checks the primitive calls, and checks the
+ * centre against five SGD steps done here by hand on the same minibatches,
+ * or against the initial model. */
+static void s_one_worker_run(const char *rule, const char *keys, const char *expected_calls,
+                             enum centre want)
 {
     support_fixture *f;
     support_fixture_setup((void **)&f);
-    char text[512];
+    char text[1024];
     snprintf(text, sizeof text, "[data]\ndataset = synthetic\ntrain_size = 40\ntest_size = 10\n"
              "dim = 5\nclasses = 3\n[model]\ntype = mlp\nhidden = 4\n[train]\nalgorithm = %s\n"
-             "epochs = 1\nbatch = 8\nlr = 0.1\n[cluster]\nworkers = 1\nservers = 2\n", rule);
+             "epochs = 1\nbatch = 8\nlr = 0.1\n[cluster]\nworkers = 1\nservers = 2\n"
+             "[algorithm]\n%s", rule, keys);
     support_write_file(f->config, text);
     experiment e;
     error err = {0};
-    assert_int_equal(experiment_configure(&e, f->config, 0, NULL, &err), 0);
+    if (experiment_configure(&e, f->config, 0, NULL, &err) < 0) {
+        fail_msg("%s", err.msg);
+    }
     assert_int_equal(experiment_load(&e, &err), 0);
     backend *b = backend_new(&e.backend, &err);
     model *m = model_new(&e.model, b, e.train.dim, e.train.classes, &err);
@@ -254,12 +263,18 @@ static void s_one_worker_run(const char *rule, const char *expected_calls)
             ref.theta[i] -= 0.1f * ref.grad[i];
         }
     }
+    const float *expect = want == CENTRE_SGD ? ref.theta : init;
     for (int k = 0; k < 2; k++) {
-        assert_int_equal(shards[k]->version, 5);
-        assert_int_equal(shards[k]->stats.staleness_max, 0);
-        assert_memory_equal(shards[k]->theta, ref.theta + shards[k]->lo,
-                            shards[k]->n * sizeof(float));
+        if (want != CENTRE_ANY) {
+            assert_int_equal(shards[k]->stats.staleness_max, 0);
+            assert_memory_equal(shards[k]->theta, expect + shards[k]->lo,
+                                shards[k]->n * sizeof(float));
+        }
         server_destroy(&shards[k]);
+    }
+    if (want == CENTRE_UNCHANGED) {
+        /* the worker itself did run plain SGD */
+        assert_memory_equal(w.theta, ref.theta, m->nparams * sizeof(float));
     }
     worker_free(&w);
     worker_free(&ref);
@@ -270,17 +285,256 @@ static void s_one_worker_run(const char *rule, const char *expected_calls)
     support_fixture_teardown((void **)&f);
 }
 
+static const char s_rounds5[] = "p0 s0 p1 s1 p2 s2 p3 s3 p4 s4 p5 ";
+static const char s_async5[] = "p0 s0 p0 s0 p0 s0 p0 s0 p0 s0 ";
+
 static void test_sync_worker_loop(void **state)
 {
     (void)state;
     /* pull round r, push tag r, until the pulled version reaches the budget */
-    s_one_worker_run("sync", "p0 s0 p1 s1 p2 s2 p3 s3 p4 s4 p5 ");
+    s_one_worker_run("sync", "", s_rounds5, CENTRE_SGD);
 }
 
 static void test_hogwild_worker_loop(void **state)
 {
     (void)state;
-    s_one_worker_run("hogwild", "p0 s0 p0 s0 p0 s0 p0 s0 p0 s0 ");
+    s_one_worker_run("hogwild", "", s_async5, CENTRE_SGD);
+}
+
+static void test_downpour_worker_loop(void **state)
+{
+    (void)state;
+    /* window = fetch = 1 with SGD on both sides is plain SGD */
+    s_one_worker_run("downpour", "window = 1\nfetch = 1\nserver_optimizer = sgd\n"
+                     "local_optimizer = sgd\n", s_async5, CENTRE_SGD);
+}
+
+static void test_agn_dynsgd_sagn_ssp_average_loops(void **state)
+{
+    (void)state;
+    s_one_worker_run("agn", "window = 1\n", s_async5, CENTRE_SGD);
+    s_one_worker_run("dynsgd", "window = 1\n", s_async5, CENTRE_SGD);
+    s_one_worker_run("sagn", "window = 1\n", s_rounds5, CENTRE_SGD);
+    s_one_worker_run("ssp", "staleness = 0\n", "p0 s0 p1 s1 p2 s2 p3 s3 p4 s4 ", CENTRE_SGD);
+    s_one_worker_run("average", "window = 1\n", s_rounds5, CENTRE_SGD);
+}
+
+static void test_elastic_rules_with_alpha_zero_keep_the_centre(void **state)
+{
+    (void)state;
+    s_one_worker_run("easgd", "window = 1\nalpha = 0\n", "p0 p0 s0 p1 s1 p2 s2 p3 s3 p4 s4 ",
+                     CENTRE_UNCHANGED);
+    s_one_worker_run("aeasgd", "window = 1\nalpha = 0\n",
+                     "p0 p0 s0 p0 s0 p0 s0 p0 s0 p0 s0 ", CENTRE_UNCHANGED);
+}
+
+/* Window counts: DOWNPOUR pulls every `fetch` steps and pushes every
+ * `window` steps and at the end; AGN pushes once per window. */
+static void test_windows_and_fetches(void **state)
+{
+    (void)state;
+    s_one_worker_run("downpour", "window = 2\nfetch = 3\n", "p0 s0 p0 s0 s0 ", CENTRE_ANY);
+    s_one_worker_run("agn", "window = 2\n", "p0 s0 p0 s0 p0 s0 ", CENTRE_ANY);
+    s_one_worker_run("sagn", "window = 2\n", "p0 s0 p1 s1 p2 s2 p3 ", CENTRE_ANY);
+    s_one_worker_run("easgd", "window = 2\n", "p0 p0 s0 p1 s1 p2 s2 ", CENTRE_ANY);
+    s_one_worker_run("aeamsgd", "window = 2\n", "p0 p0 s0 p0 s0 p0 s0 ", CENTRE_ANY);
+    s_one_worker_run("average", "window = 2\n", "p0 s0 p1 s1 p2 s2 p3 ", CENTRE_ANY);
+}
+
+static server *s_server(const char *rule, const char *keys, int workers, const float *init,
+                        uint64_t n, void **params)
+{
+    rule_info info;
+    *params = s_configure(rule, keys, workers, &info);
+    return server_new(algorithm_find(rule), *params, &info, 0, 1, workers, init, n);
+}
+
+static void test_server_steps_by_hand(void **state)
+{
+    (void)state;
+    void *p;
+    /* downpour: AdaGrad at the server, s = 4, theta = 1 - 0.5 * 2 / 2 */
+    server *s = s_server("downpour", "", 1, (const float[]){1}, 1, &p);
+    server_push(s, &(push_msg){.worker = 0, .values = (const float[]){2}});
+    s_expect_theta(s, (const float[]){0.5f});
+    server_destroy(&s);
+    free(p);
+    /* agn and aeasgd add what is pushed, at once */
+    const char *adders[] = {"agn", "aeasgd", "aeamsgd"};
+    for (int i = 0; i < 3; i++) {
+        s = s_server(adders[i], "", 2, (const float[]){1, 1}, 2, &p);
+        server_push(s, &(push_msg){.worker = 1, .values = (const float[]){0.5f, -2}});
+        s_expect_theta(s, (const float[]){1.5f, -1});
+        assert_int_equal(s->version, 1);
+        server_destroy(&s);
+        free(p);
+    }
+    /* dynsgd: the second push is one update stale, so it counts half */
+    s = s_server("dynsgd", "", 2, (const float[]){0}, 1, &p);
+    server_push(s, &(push_msg){.worker = 0, .base_version = 0, .values = (const float[]){4}});
+    server_push(s, &(push_msg){.worker = 1, .base_version = 0, .values = (const float[]){4}});
+    s_expect_theta(s, (const float[]){6});
+    assert_int_equal(s->stats.staleness_max, 1);
+    server_destroy(&s);
+    free(p);
+    /* sagn: the mean of a round's deltas; easgd: their sum */
+    s = s_server("sagn", "", 2, (const float[]){1}, 1, &p);
+    server_push(s, &(push_msg){.worker = 0, .tag = 0, .values = (const float[]){2}});
+    s_expect_theta(s, (const float[]){1});
+    server_push(s, &(push_msg){.worker = 1, .tag = 0, .values = (const float[]){4}});
+    s_expect_theta(s, (const float[]){4});
+    server_destroy(&s);
+    free(p);
+    s = s_server("easgd", "", 2, (const float[]){1}, 1, &p);
+    server_push(s, &(push_msg){.worker = 0, .tag = 0, .values = (const float[]){1}});
+    server_push(s, &(push_msg){.worker = 1, .tag = 0, .values = (const float[]){3}});
+    s_expect_theta(s, (const float[]){5});
+    assert_true(server_version_reached(s, &(pull_msg){.worker = 0, .min_version = 1}));
+    server_destroy(&s);
+    free(p);
+    /* average: the centre becomes the workers' mean */
+    s = s_server("average", "", 2, (const float[]){0, 0}, 2, &p);
+    server_push(s, &(push_msg){.worker = 0, .tag = 0, .values = (const float[]){1, 3}});
+    server_push(s, &(push_msg){.worker = 1, .tag = 0, .values = (const float[]){3, 5}});
+    s_expect_theta(s, (const float[]){2, 4});
+    server_destroy(&s);
+    free(p);
+}
+
+static void test_ssp_clock_bound(void **state)
+{
+    (void)state;
+    void *p;
+    server *s = s_server("ssp", "[algorithm]\nstaleness = 1\n", 2, (const float[]){1}, 1, &p);
+    const float g[1] = {1};
+    /* clocks 0 and 1 are within 1 of the start */
+    assert_true(server_pull_ready(s, &(pull_msg){.worker = 0, .min_version = 1}));
+    /* clock 2 needs every worker at clock >= 1 */
+    assert_false(server_pull_ready(s, &(pull_msg){.worker = 0, .min_version = 2}));
+    server_push(s, &(push_msg){.worker = 0, .tag = 0, .values = g});
+    server_push(s, &(push_msg){.worker = 0, .tag = 1, .values = g});
+    assert_false(server_pull_ready(s, &(pull_msg){.worker = 0, .min_version = 2}));
+    assert_true(server_pull_ready(s, &(pull_msg){.worker = WIRE_EVALUATOR, .min_version = 9}));
+    server_push(s, &(push_msg){.worker = 1, .tag = 0, .values = g});
+    assert_true(server_pull_ready(s, &(pull_msg){.worker = 0, .min_version = 2}));
+    assert_false(server_pull_ready(s, &(pull_msg){.worker = 0, .min_version = 3}));
+    s_expect_theta(s, (const float[]){1 - 3 * 0.5f});   /* SGD, lr 0.5, at once */
+    server_destroy(&s);
+    free(p);
+}
+
+/* EAMSGD's local steps look ahead on the downhill side: the gradient is
+ * taken at x + d v where v is the velocity. Replays one worker's run by
+ * hand and checks the centre; the uphill look-ahead must differ. */
+static void s_eamsgd_by_hand(const experiment *e, model *m, const float *init, float sign,
+                             float *centre_out)
+{
+    error err = {0};
+    worker ref;
+    assert_int_equal(worker_init(&ref, e, e->alg, e->rule, 0, 1, 1, m, &err), 0);
+    size_t n = m->nparams;
+    float *x = malloc(n * sizeof *x), *v = calloc(n, sizeof *v);
+    memcpy(x, init, n * sizeof *x);
+    memcpy(centre_out, init, n * sizeof *x);
+    const float d = 0.9f, lr = 0.1f, alpha = 0.5f;
+    for (int step = 1; step <= 5; step++) {
+        for (size_t i = 0; i < n; i++) {
+            ref.theta[i] = x[i] + sign * d * v[i];
+        }
+        worker_gradient(&ref);
+        for (size_t i = 0; i < n; i++) {
+            v[i] = d * v[i] - lr * ref.grad[i];
+            x[i] += v[i];
+        }
+        if (step % 2 == 0 || step == 5) {                 /* window 2, budget 5 */
+            for (size_t i = 0; i < n; i++) {
+                float elastic = alpha * (x[i] - centre_out[i]);
+                x[i] -= elastic;
+                centre_out[i] += 1.0f * elastic;
+            }
+        }
+    }
+    free(x);
+    free(v);
+    worker_free(&ref);
+}
+
+static void test_aeamsgd_looks_ahead_downhill(void **state)
+{
+    (void)state;
+    support_fixture *f;
+    support_fixture_setup((void **)&f);
+    support_write_file(f->config, "[data]\ndataset = synthetic\ntrain_size = 40\ndim = 5\n"
+                       "classes = 3\n[model]\ntype = mlp\nhidden = 4\n[train]\n"
+                       "algorithm = aeamsgd\nepochs = 1\nbatch = 8\nlr = 0.1\n[cluster]\n"
+                       "workers = 1\nservers = 1\n[algorithm]\nwindow = 2\nalpha = 0.5\n"
+                       "momentum = 0.9\n");
+    experiment e;
+    error err = {0};
+    assert_int_equal(experiment_configure(&e, f->config, 0, NULL, &err), 0);
+    assert_int_equal(experiment_load(&e, &err), 0);
+    backend *b = backend_new(&e.backend, &err);
+    model *m = model_new(&e.model, b, e.train.dim, e.train.classes, &err);
+    size_t n = m->nparams;
+    float *init = malloc(n * sizeof *init), *downhill = malloc(n * sizeof *init);
+    float *uphill = malloc(n * sizeof *init);
+    model_init_params(m, init, e.seed);
+    server *shard = server_new(e.alg, e.rule, &e.rule_info, 0, 1, 1, init, n);
+    direct d = {.count = 1, .shards = &shard};
+    worker w;
+    assert_int_equal(worker_init(&w, &e, e.alg, e.rule, 0, 1, 1, m, &err), 0);
+    w.link = &s_direct_link;
+    w.link_state = &d;
+    assert_int_equal(e.alg->worker_run(&w), 0);
+    s_eamsgd_by_hand(&e, m, init, +1.0f, downhill);
+    s_eamsgd_by_hand(&e, m, init, -1.0f, uphill);
+    assert_memory_equal(shard->theta, downhill, n * sizeof *init);
+    assert_memory_not_equal(shard->theta, uphill, n * sizeof *init);
+    server_destroy(&shard);
+    worker_free(&w);
+    free(init);
+    free(downhill);
+    free(uphill);
+    model_destroy(&m);
+    backend_destroy(&b);
+    experiment_destroy(&e);
+    support_fixture_teardown((void **)&f);
+}
+
+/* Every rule rejects its bad keys with the file, line and key. */
+static void test_every_rule_rejects_bad_keys(void **state)
+{
+    (void)state;
+    const char *cases[][2] = {
+        {"sync", "backups = 4"}, {"sync", "aggregate = median"},
+        {"hogwild", "server_threads = 0"},
+        {"downpour", "window = 0"}, {"downpour", "fetch = 0"},
+        {"downpour", "server_optimizer = lbfgs"}, {"downpour", "local_optimizer = adam"},
+        {"downpour", "server_lr = 0"},
+        {"agn", "window = 0"}, {"sagn", "window = -1"}, {"sagn", "backups = 4"},
+        {"dynsgd", "window = 0"}, {"easgd", "alpha = 1.5"}, {"easgd", "alpha = -0.1"},
+        {"easgd", "window = 0"}, {"aeasgd", "alpha = 2"}, {"aeamsgd", "momentum = 1"},
+        {"aeamsgd", "alpha = x"}, {"ssp", "staleness = -1"}, {"average", "window = 0"},
+        {"agn", "alpha = 0.5"},   /* a key agn does not have */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[256];
+        snprintf(text, sizeof text, "[algorithm]\n%s\n", cases[i][1]);
+        error err = {0};
+        config *c = config_parse_string(text, "bad.ini", &err);
+        rule_info info = {.server_threads = 1, .server_optim = s_sgd, .local_optim = s_sgd};
+        rule_context ctx = {.workers = 4, .optim = &s_sgd};
+        void *p = algorithm_find(cases[i][0])->configure(c, &ctx, &info, &err);
+        if (p && config_check_unused(c, &err) == 0) {
+            fail_msg("%s accepted \"%s\"", cases[i][0], cases[i][1]);
+        }
+        free(p);
+        assert_int_equal(err.status, ERROR_USAGE);
+        if (!strstr(err.msg, "bad.ini:2: [algorithm]")) {
+            fail_msg("%s: \"%s\" does not name the line and key", cases[i][0], err.msg);
+        }
+        config_destroy(&c);
+    }
 }
 
 int main(void)
@@ -293,6 +547,14 @@ int main(void)
         cmocka_unit_test(test_hogwild_server_applies_at_once),
         cmocka_unit_test(test_sync_worker_loop),
         cmocka_unit_test(test_hogwild_worker_loop),
+        cmocka_unit_test(test_downpour_worker_loop),
+        cmocka_unit_test(test_agn_dynsgd_sagn_ssp_average_loops),
+        cmocka_unit_test(test_elastic_rules_with_alpha_zero_keep_the_centre),
+        cmocka_unit_test(test_windows_and_fetches),
+        cmocka_unit_test(test_server_steps_by_hand),
+        cmocka_unit_test(test_ssp_clock_bound),
+        cmocka_unit_test(test_aeamsgd_looks_ahead_downhill),
+        cmocka_unit_test(test_every_rule_rejects_bad_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
