@@ -2,7 +2,6 @@
 #include "support.h"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <time.h>
 #include <stdio.h>
@@ -70,26 +69,24 @@ char *support_read_file(const char *path)
     return buf;
 }
 
-static void s_slurp(int fd, char *buf, size_t cap)
+/* Up to cap - 1 bytes of a file, NUL-terminated (empty if missing). */
+static void s_slurp_file(const char *path, char *buf, size_t cap)
 {
-    size_t n = 0;
-    lseek(fd, 0, SEEK_SET);
-    ssize_t got;
-    while (n + 1 < cap && (got = read(fd, buf + n, cap - n - 1)) > 0) {
-        n += (size_t)got;
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
+    if (f) {
+        fclose(f);
     }
     buf[n] = '\0';
 }
 
-void support_run_asgd(support_result *r, const char *cwd, const char *const *args)
+/* Starts asgd in cwd (NULL: here), stdin from /dev/null, stdout and
+ * stderr to files in dir. */
+static int s_spawn(const char *dir, const char *cwd, const char *const *args)
 {
-    char out_path[] = "/tmp/asgd-out-XXXXXX", err_path[] = "/tmp/asgd-err-XXXXXX";
-    int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
-    if (out_fd < 0 || err_fd < 0) {
-        abort();
-    }
-    unlink(out_path);
-    unlink(err_path);
+    char out[512], err[512];
+    snprintf(out, sizeof out, "%s/stdout", dir);
+    snprintf(err, sizeof err, "%s/stderr", dir);
     int argc = 0;
     while (args[argc]) {
         argc++;
@@ -100,24 +97,29 @@ void support_run_asgd(support_result *r, const char *cwd, const char *const *arg
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
-        if (cwd && chdir(cwd) != 0) {
-            _exit(126);
+        if ((cwd && chdir(cwd) != 0) || !freopen("/dev/null", "r", stdin) ||
+            !freopen(out, "w", stdout) || !freopen(err, "w", stderr)) {
+            _exit(127);
         }
-        int devnull = open("/dev/null", O_RDONLY);
-        dup2(devnull, 0);
-        dup2(out_fd, 1);
-        dup2(err_fd, 2);
         execv(ASGD_BINARY, (char *const *)argv);
         _exit(127);
     }
     free(argv);
-    int status;
-    waitpid(pid, &status, 0);
-    r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    s_slurp(out_fd, r->out, sizeof r->out);
-    s_slurp(err_fd, r->err, sizeof r->err);
-    close(out_fd);
-    close(err_fd);
+    return pid;
+}
+
+void support_run_asgd(support_result *r, const char *cwd, const char *const *args)
+{
+    char dir[256];
+    support_tempdir(dir, sizeof dir);
+    int pid = s_spawn(dir, cwd, args);
+    r->status = support_wait(pid);
+    char path[300];
+    snprintf(path, sizeof path, "%s/stdout", dir);
+    s_slurp_file(path, r->out, sizeof r->out);
+    snprintf(path, sizeof path, "%s/stderr", dir);
+    s_slurp_file(path, r->err, sizeof r->err);
+    support_rmtree(dir);
 }
 
 int support_fixture_setup(void **state)
@@ -186,27 +188,7 @@ int support_count_lines(const char *path)
 
 int support_spawn_asgd(const char *dir, const char *const *args)
 {
-    char out[512], err[512];
-    snprintf(out, sizeof out, "%s/stdout", dir);
-    snprintf(err, sizeof err, "%s/stderr", dir);
-    int argc = 0;
-    while (args[argc]) {
-        argc++;
-    }
-    const char **argv = calloc((size_t)argc + 2, sizeof *argv);
-    argv[0] = ASGD_BINARY;
-    memcpy(argv + 1, args, (size_t)argc * sizeof *argv);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (!freopen(out, "w", stdout) || !freopen(err, "w", stderr)) {
-            _exit(127);
-        }
-        execv(ASGD_BINARY, (char *const *)argv);
-        _exit(127);
-    }
-    free(argv);
-    return pid;
+    return s_spawn(dir, NULL, args);
 }
 
 int support_wait(int pid)

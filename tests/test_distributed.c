@@ -370,6 +370,33 @@ static void test_ssp_keeps_clocks_within_the_bound(void **state)
     }
 }
 
+/* experiments/writing-a-rule: the worked example runs from its own config
+ * (small data here), and the centre is the mean of the workers. */
+static void test_writing_a_rule_example(void **state)
+{
+    support_fixture *f = *state;
+    const char *args[] = {"train", ASGD_SOURCE_DIR "/experiments/writing-a-rule/config.ini",
+                          f->out_arg, "data.dataset=synthetic", "train.epochs=3",
+                          "cluster.workers=3", "eval.every=0.1", NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    if (f->r.status != 0) {
+        fail_msg("%s", f->r.err);
+    }
+    char dir[4096], path[4200];
+    s_run_dir(f, dir, sizeof dir);
+    double first, last;
+    s_eval_ends(dir, &first, &last);
+    assert_true(last < 0.8 * first);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    cJSON *j = s_json_file(path);
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(j, "algorithm")->valuestring, "average");
+    /* 3 epochs of 10,000 over 3 workers at batch 64: 157 steps each, in
+     * rounds of 10 */
+    assert_true(s_num(j, "updates") == ceil(ceil(3.0 * 10000 / 64 / 3) / 10));
+    assert_true(s_num(j, "staleness_max") == 0);
+    cJSON_Delete(j);
+}
+
 /* DynSGD with one worker: every push is fresh, tau = 0. */
 static void test_dynsgd_one_worker_sees_no_staleness(void **state)
 {
@@ -743,6 +770,7 @@ int main(void)
         T(test_elastic_rules_with_alpha_zero_never_move_the_centre),
         T(test_ssp_keeps_clocks_within_the_bound),
         T(test_dynsgd_one_worker_sees_no_staleness),
+        T(test_writing_a_rule_example),
         T(test_killed_worker_is_restarted_on_failure),
         T(test_killed_worker_fails_the_job_under_never),
         T(test_sigint_leaves_no_process_or_port),
