@@ -301,7 +301,7 @@ static void test_elastic_rules_with_alpha_zero_never_move_the_centre(void **stat
         s_three_workers(f, rules[i], alpha0, dir, sizeof dir);
         snprintf(path, sizeof path, "%s/eval.csv", dir);
         FILE *in = fopen(path, "r");
-        char first[64] = "";
+        char first[512] = "";
         int rows = 0;
         while (fgets(line, sizeof line, in)) {
             char *loss = line;
