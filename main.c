@@ -11,6 +11,7 @@
 #include "core/roles.h"
 #include "core/run.h"
 #include "core/sequential.h"
+#include "core/sim.h"
 
 static const char s_usage[] =
     "usage: asgd COMMAND [ARGS]\n"
@@ -63,7 +64,8 @@ static int s_train(int argc, char **argv)
     int rc = -1;
     if (experiment_load(&e, &err) == 0 &&
         run_create(&r, e.c, e.out_root, e.name, e.run_id, &err) == 0) {
-        rc = e.alg ? launcher_train(&e, &r, &err) : sequential_train(&e, &r, &err);
+        rc = e.mode == MODE_SIM ? sim_train(&e, &r, &err)
+             : e.alg ? launcher_train(&e, &r, &err) : sequential_train(&e, &r, &err);
         run_close(&r);
     }
     experiment_destroy(&e);

@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -538,6 +539,21 @@ int config_get_double_list(config *c, const char *section, const char *key,
 {
     const double range[2] = {lo, hi};
     return s_get_list(c, section, key, def, max, n, err, s_parse_double_item, out, range);
+}
+
+int config_error(const config *c, const char *section, const char *key, error *err,
+                 const char *fmt, ...)
+{
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    const entry *e = s_find(c, section, key);
+    if (!e) {
+        return error_set(err, ERROR_USAGE, "%s: [%s] %s: %s", c->source, section, key, what);
+    }
+    return s_bad(c, e, err, what);
 }
 
 int config_check_unused(const config *c, error *err)

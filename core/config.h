@@ -60,6 +60,11 @@ int config_get_double_list(config *c, const char *section, const char *key,
                            const char *def, double lo, double hi, double *out,
                            int max, int *n, error *err);
 
+/* For values a module parses itself: -1 with err set to "WHERE: [section]
+ * key: MESSAGE", WHERE being the file and line or the command line. */
+int config_error(const config *c, const char *section, const char *key, error *err,
+                 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
 /* -1 naming the first key (in file order) that no getter read. */
 int config_check_unused(const config *c, error *err);
 /* Writes every key read, with its resolved value, grouped by section. */

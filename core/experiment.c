@@ -8,7 +8,7 @@
 #include "core/partition.h"
 #include "core/run.h"
 
-static const char *const s_modes[] = {"real", NULL};
+static const char *const s_modes[] = {"real", "sim", NULL};
 static const char *const s_partitions[] = {"iid", "label-skew", NULL};
 static const char *const s_transports[] = {"ipc", "tcp", NULL};
 static const char *const s_restarts[] = {"never", "on-failure", "exit-code", NULL};
@@ -139,7 +139,8 @@ static int s_read_keys(experiment *e, const char *path, error *err)
         config_get_int(c, "eval", "steps_every", 1, 1, 1L << 30, &e->steps_every, err) < 0) {
         return -1;
     }
-    if (backend_spec_configure(&e->backend, c, err) < 0) {
+    if (backend_spec_configure(&e->backend, c, err) < 0 ||
+        sim_spec_configure(&e->sim, c, e->workers, e->seed, err) < 0) {
         return -1;
     }
     return config_check_unused(c, err);
@@ -175,6 +176,7 @@ void experiment_destroy(experiment *e)
 {
     free(e->rule);
     e->rule = NULL;
+    sim_spec_free(&e->sim);
     dataset_free(&e->train);
     dataset_free(&e->test);
     config_destroy(&e->c);

@@ -15,8 +15,9 @@
 #include "core/error.h"
 #include "core/model.h"
 #include "core/optim.h"
+#include "core/simtime.h"
 
-enum run_mode { MODE_REAL };
+enum run_mode { MODE_REAL, MODE_SIM };
 enum cluster_transport { TRANSPORT_IPC, TRANSPORT_TCP };
 /* Kubeflow's restart policies, applied to workers. */
 enum restart_policy { RESTART_NEVER, RESTART_ON_FAILURE, RESTART_EXIT_CODE };
@@ -55,6 +56,8 @@ typedef struct experiment {
     double timeout;          /* seconds a peer may stay silent */
     /* [backend] */
     backend_spec backend;
+    /* [sim] */
+    sim_spec sim;
     /* loaded by experiment_load */
     dataset train, test;
 } experiment;

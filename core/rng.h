@@ -20,6 +20,7 @@ enum rng_purpose {
     RNG_DATA,          /* synthetic data generation */
     RNG_PARTITION,     /* splitting the training set into shards */
     RNG_BATCH,         /* minibatch order, one stream per worker */
+    RNG_SIM,           /* the simulator: stragglers, compute and network times */
 };
 
 void rng_seed(rng *r, uint64_t seed);

@@ -191,6 +191,9 @@ int run_write_summary(run *r, const run_summary *s, error *err)
         cJSON_AddNumberToObject(j, "rejected", (double)s->rejected);
         cJSON_AddNumberToObject(j, "restarts", s->restarts);
     }
+    if (strcmp(s->mode, "sim") == 0) {
+        cJSON_AddNumberToObject(j, "sim_events", (double)s->sim_events);
+    }
     cJSON_AddBoolToObject(j, "complete", s->complete);
     char *text = cJSON_Print(j);
     cJSON_Delete(j);

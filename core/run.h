@@ -35,6 +35,7 @@ typedef struct run_summary {
     long dropped;               /* pushes received but not applied */
     long rejected;              /* malformed messages the servers refused */
     int restarts;               /* workers restarted by the launcher */
+    long sim_events;            /* simulated runs: events processed */
     bool complete;
 } run_summary;
 

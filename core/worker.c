@@ -13,9 +13,9 @@ long worker_budget(const experiment *e, int workers)
     return (total + workers - 1) / workers;
 }
 
-int worker_init(worker *w, const experiment *e, const algorithm *alg,
-                const void *params, int id, int workers, int shards, model *m,
-                error *err)
+int worker_init_shard(worker *w, const experiment *e, const algorithm *alg,
+                      const void *params, int id, int workers, int shards, model *m,
+                      const shard *mine, error *err)
 {
     memset(w, 0, sizeof *w);
     w->alg = alg;
@@ -35,27 +35,32 @@ int worker_init(worker *w, const experiment *e, const algorithm *alg,
     w->x = malloc((size_t)w->batch * (size_t)e->train.dim * sizeof *w->x);
     w->y = malloc((size_t)w->batch * sizeof *w->y);
     w->local = optim_new(&e->rule_info.local_optim, w->nparams);
-    if (!w->theta || !w->grad || !w->versions || !w->x || !w->y || !w->local) {
-        worker_free(w);
-        return error_set(err, ERROR_RUNTIME, "worker %d: out of memory", id);
-    }
-    /* The partition is the same in every worker (same seed), so shards are
-     * disjoint across processes; each worker keeps only its own. */
-    shard *all = calloc((size_t)workers, sizeof *all);
-    if (!all || partition_make(all, workers, &e->train, e->partition, e->partition_alpha,
-                               e->seed, err) < 0) {
-        free(all);
-        worker_free(w);
-        return all ? -1 : error_set(err, ERROR_RUNTIME, "worker %d: out of memory", id);
-    }
-    int rc = sampler_init(&w->sp, &e->train, &all[id], rng_derive(e->seed, RNG_BATCH, (uint64_t)id));
-    partition_free(all, workers);   /* the sampler keeps its own copy */
-    free(all);
-    if (rc < 0) {
+    if (!w->theta || !w->grad || !w->versions || !w->x || !w->y || !w->local ||
+        sampler_init(&w->sp, &e->train, mine, rng_derive(e->seed, RNG_BATCH, (uint64_t)id)) < 0) {
         worker_free(w);
         return error_set(err, ERROR_RUNTIME, "worker %d: out of memory", id);
     }
     return 0;
+}
+
+int worker_init(worker *w, const experiment *e, const algorithm *alg,
+                const void *params, int id, int workers, int shards, model *m,
+                error *err)
+{
+    /* The partition is the same in every worker (same seed), so shards are
+     * disjoint across processes; each worker keeps only its own. */
+    shard *all = calloc((size_t)workers, sizeof *all);
+    if (!all) {
+        return error_set(err, ERROR_RUNTIME, "worker %d: out of memory", id);
+    }
+    int rc = partition_make(all, workers, &e->train, e->partition, e->partition_alpha,
+                            e->seed, err);
+    if (rc == 0) {
+        rc = worker_init_shard(w, e, alg, params, id, workers, shards, m, &all[id], err);
+    }
+    partition_free(all, workers);   /* the sampler keeps its own copy */
+    free(all);
+    return rc;
 }
 
 void worker_free(worker *w)
@@ -111,12 +116,19 @@ void worker_settle(worker *w)
 float worker_gradient(worker *w)
 {
     worker_settle(w);
-    sampler_next(&w->sp, w->x, w->y, w->batch);
-    float loss = model_gradient(w->m, w->grad, w->theta, w->x, w->y, w->batch);
+    if (w->link && w->link->compute) {
+        w->link->compute(w);
+    }
+    float loss = 0;
+    if (!w->null_compute) {
+        sampler_next(&w->sp, w->x, w->y, w->batch);
+        loss = model_gradient(w->m, w->grad, w->theta, w->x, w->y, w->batch);
+    }
     w->steps++;
     w->samples_since_push += (uint32_t)w->batch;
     if (w->steps_csv && w->steps % w->steps_every == 0) {
-        run_step_row(w->steps_csv, s_wall() - w->t0, w->id, w->steps, loss, (long)w->staleness,
+        double t = w->link && w->link->now ? w->link->now(w) : s_wall() - w->t0;
+        run_step_row(w->steps_csv, t, w->id, w->steps, loss, (long)w->staleness,
                      w->bytes);
     }
     return loss;

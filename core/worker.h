@@ -34,6 +34,12 @@ typedef struct worker_link {
     /* Returns once no earlier push still reads the worker's buffers (they
      * are sent without copying); NULL when pushes copy. */
     void (*settle)(worker *w);
+    /* Called before each minibatch's gradient: where the simulator lets the
+     * minibatch's compute time pass. NULL in real mode. */
+    void (*compute)(worker *w);
+    /* Seconds since the run started, for the step rows: virtual in the
+     * simulator; NULL: wall-clock time since w->t0. */
+    double (*now)(worker *w);
 } worker_link;
 
 struct worker {
@@ -58,6 +64,7 @@ struct worker {
     long steps_every;
     double t0;                /* run start, realtime seconds */
     uint32_t samples_since_push;
+    bool null_compute;        /* the simulator's null model: no real gradients */
     /* transport */
     const worker_link *link;
     void *link_state;
@@ -68,10 +75,15 @@ struct worker {
 long worker_budget(const experiment *e, int workers);
 
 /* Sets up worker id's model, data shard, sampler and local optimizer from
- * the experiment (whose data is loaded). The link is set by the caller. */
+ * the experiment (whose data is loaded). The link is set by the caller.
+ * The model may be shared by workers that never compute at the same time. */
 int worker_init(worker *w, const experiment *e, const algorithm *alg,
                 const void *params, int id, int workers, int shards, model *m,
                 error *err);
+/* The same with the worker's shard of the training set given. */
+int worker_init_shard(worker *w, const experiment *e, const algorithm *alg,
+                      const void *params, int id, int workers, int shards, model *m,
+                      const shard *mine, error *err);
 void worker_free(worker *w);
 
 /* The primitives. worker_pull copies the centre into theta; rules that keep

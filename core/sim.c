@@ -1,0 +1,683 @@
+/* sim.c: the discrete-event simulator; see sim.h. */
+#define _DEFAULT_SOURCE   /* MAP_ANONYMOUS, MAP_NORESERVE */
+#include "core/sim.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <ucontext.h>
+
+#include "core/model.h"
+#include "core/partition.h"
+#include "core/server.h"
+#include "core/simqueue.h"
+#include "core/stop.h"
+#include "core/worker.h"
+#include "transport/wire.h"
+
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+#define SIM_STACK (512 * 1024)
+#define SIM_PULL_BYTES WIRE_HEADER_SIZE
+
+enum ev_kind {
+    EV_RESUME = 1,       /* a worker's wait for time is over */
+    EV_START,            /* a worker (re)starts */
+    EV_ARRIVE_PULL,      /* a pull reaches a shard */
+    EV_ARRIVE_PUSH,      /* a push reaches a shard */
+    EV_ARRIVE_REPLY,     /* a pull's reply reaches a worker */
+    EV_PROCESS,          /* a shard is free for its next message */
+    EV_EVAL,             /* the evaluator's turn */
+    EV_FAIL,             /* a worker fails */
+};
+
+enum wait_kind { WAIT_NONE, WAIT_TIME, WAIT_REPLIES, WAIT_SETTLE };
+
+typedef struct sim sim;
+
+typedef struct sim_worker {
+    worker w;
+    sim *s;
+    ucontext_t ctx;
+    char *stack;
+    void *fake_stack;        /* AddressSanitizer's, while switched away */
+    int incarnation;
+    bool running;            /* its coroutine has not returned */
+    bool done;               /* its work is complete */
+    bool failed;             /* failing: every primitive returns -1 */
+    int rc;
+    enum wait_kind waiting;
+    int pending_replies, pending_pushes;
+    float *pull_dst;
+    rng compute_rng;
+    int restarts;
+} sim_worker;
+
+typedef struct sim_shard {
+    server *srv;
+    sim_event *queue;        /* messages waiting to be processed, FIFO */
+    size_t head, count, cap;
+    bool busy;
+    sim_event *deferred;     /* pulls not yet ready */
+    size_t ndeferred, deferred_cap;
+} sim_shard;
+
+struct sim {
+    experiment *e;
+    run *r;
+    simq q;
+    double now;
+    uint64_t events;
+    sim_worker *workers;
+    sim_shard *shards;
+    int nworkers, nshards;
+    double *link_free;       /* per (worker, shard, direction): last arrival */
+    rng net_rng;
+    model *m;
+    shard *parts;
+    ucontext_t main_ctx;
+    const void *main_stack_bottom;
+    size_t main_stack_size;
+    int done_workers, restarts;
+    bool failed;
+    error *err;
+    float *centre;
+    double best_acc, last_acc, last_loss;
+    long n_train;
+};
+
+/* ---- coroutine switching (with AddressSanitizer's fiber annotations) ---- */
+
+static void s_enter(sim *s, sim_worker *sw)
+{
+#ifdef __SANITIZE_ADDRESS__
+    void *fake = NULL;
+    __sanitizer_start_switch_fiber(&fake, sw->stack, SIM_STACK);
+    swapcontext(&s->main_ctx, &sw->ctx);
+    __sanitizer_finish_switch_fiber(fake, NULL, NULL);
+#else
+    swapcontext(&s->main_ctx, &sw->ctx);
+#endif
+}
+
+static void s_yield(sim_worker *sw)
+{
+#ifdef __SANITIZE_ADDRESS__
+    sim *s = sw->s;
+    __sanitizer_start_switch_fiber(&sw->fake_stack, s->main_stack_bottom, s->main_stack_size);
+    swapcontext(&sw->ctx, &sw->s->main_ctx);
+    __sanitizer_finish_switch_fiber(sw->fake_stack, &s->main_stack_bottom, &s->main_stack_size);
+#else
+    swapcontext(&sw->ctx, &sw->s->main_ctx);
+#endif
+}
+
+static int s_schedule(sim *s, sim_event e)
+{
+    if (simq_push(&s->q, e) < 0) {
+        s->failed = true;
+        error_set(s->err, ERROR_RUNTIME, "sim: out of memory for events");
+        return -1;
+    }
+    return 0;
+}
+
+/* Arrival time of a message on a link, never before the link's previous
+ * message (links keep their order). */
+static double s_arrival(sim *s, int worker, int shard, int to_shard, double bytes)
+{
+    double *last = &s->link_free[((size_t)worker * (size_t)s->nshards + (size_t)shard) * 2 +
+                                 (size_t)to_shard];
+    double t = s->now + sim_message_time(&s->e->sim, bytes, &s->net_rng);
+    if (t < *last) {
+        t = *last;
+    }
+    *last = t;
+    return t;
+}
+
+static void s_wake(sim_worker *sw)
+{
+    sw->waiting = WAIT_NONE;
+    s_enter(sw->s, sw);
+}
+
+/* ---- the worker link ---- */
+
+static int s_link_pull(worker *w, float *dst, uint64_t min_version)
+{
+    sim_worker *sw = w->link_state;
+    sim *s = sw->s;
+    if (sw->failed) {
+        return -1;
+    }
+    sw->pull_dst = dst;
+    sw->pending_replies = s->nshards;
+    for (int k = 0; k < s->nshards; k++) {
+        sim_event e = {.t = s_arrival(s, w->id, k, 1, SIM_PULL_BYTES), .kind = EV_ARRIVE_PULL,
+                       .worker = w->id, .shard = k, .incarnation = sw->incarnation,
+                       .version = min_version};
+        if (s_schedule(s, e) < 0) {
+            return -1;
+        }
+    }
+    sw->waiting = WAIT_REPLIES;
+    s_yield(sw);
+    return sw->failed ? -1 : 0;
+}
+
+static int s_link_push(worker *w, const float *values, uint64_t tag, uint32_t samples)
+{
+    sim_worker *sw = w->link_state;
+    sim *s = sw->s;
+    if (sw->failed) {
+        return -1;
+    }
+    for (int k = 0; k < s->nshards; k++) {
+        server *srv = s->shards[k].srv;
+        double bytes = WIRE_HEADER_SIZE + (double)srv->n * sizeof(float);
+        sim_event e = {.t = s_arrival(s, w->id, k, 1, bytes), .kind = EV_ARRIVE_PUSH,
+                       .worker = w->id, .shard = k, .incarnation = sw->incarnation, .tag = tag,
+                       .version = w->versions[k], .samples = samples,
+                       .values = values + srv->lo};
+        if (s_schedule(s, e) < 0) {
+            return -1;
+        }
+        sw->pending_pushes++;
+    }
+    return 0;
+}
+
+static void s_link_settle(worker *w)
+{
+    sim_worker *sw = w->link_state;
+    if (sw->pending_pushes > 0 && !sw->failed) {
+        sw->waiting = WAIT_SETTLE;
+        s_yield(sw);
+    }
+}
+
+static void s_link_compute(worker *w)
+{
+    sim_worker *sw = w->link_state;
+    sim *s = sw->s;
+    if (sw->failed) {
+        return;
+    }
+    double start = sim_after_pauses(&s->e->sim, w->id, s->now);
+    double t = start + sim_compute_time(&s->e->sim, w->id, &sw->compute_rng);
+    sim_event e = {.t = t, .kind = EV_RESUME, .worker = w->id, .incarnation = sw->incarnation};
+    if (s_schedule(s, e) == 0) {
+        sw->waiting = WAIT_TIME;
+        s_yield(sw);
+    }
+}
+
+static double s_link_now(worker *w)
+{
+    return ((sim_worker *)w->link_state)->s->now;
+}
+
+static const worker_link s_sim_link = {
+    .pull = s_link_pull,
+    .push = s_link_push,
+    .settle = s_link_settle,
+    .compute = s_link_compute,
+    .now = s_link_now,
+};
+
+/* ---- workers' lives ---- */
+
+static sim *s_current;   /* makecontext passes no pointers portably */
+static int s_current_worker;
+
+static void s_trampoline(void)
+{
+    sim *s = s_current;
+    sim_worker *sw = &s->workers[s_current_worker];
+#ifdef __SANITIZE_ADDRESS__
+    __sanitizer_finish_switch_fiber(NULL, &s->main_stack_bottom, &s->main_stack_size);
+#endif
+    sw->rc = s->e->alg->worker_run(&sw->w);
+    s_link_settle(&sw->w);
+    sw->running = false;
+    if (sw->rc == 0 && !sw->failed) {
+        sw->done = true;
+        s->done_workers++;
+        for (int k = 0; k < s->nshards; k++) {
+            server_mark_done(s->shards[k].srv, (uint32_t)sw->w.id);
+        }
+    }
+#ifdef __SANITIZE_ADDRESS__
+    __sanitizer_start_switch_fiber(NULL, s->main_stack_bottom, s->main_stack_size);
+#endif
+    /* returning resumes main_ctx through uc_link */
+}
+
+static int s_start_worker(sim *s, int k)
+{
+    sim_worker *sw = &s->workers[k];
+    error *err = s->err;
+    if (sw->stack == NULL) {
+        sw->stack = mmap(NULL, SIM_STACK, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (sw->stack == MAP_FAILED) {
+            sw->stack = NULL;
+            return error_set(err, ERROR_RUNTIME, "sim: no memory for worker %d's stack", k);
+        }
+    } else {
+        worker_free(&sw->w);
+    }
+    if (worker_init_shard(&sw->w, s->e, s->e->alg, s->e->rule, k, s->nworkers, s->nshards, s->m,
+                          &s->parts[k], err) < 0) {
+        return -1;
+    }
+    sw->w.link = &s_sim_link;
+    sw->w.link_state = sw;
+    sw->w.steps_csv = s->r->steps;
+    sw->w.null_compute = s->e->sim.compute == SIM_NULL;
+    sw->s = s;
+    sw->failed = false;
+    sw->running = true;
+    sw->pending_replies = sw->pending_pushes = 0;
+    sw->incarnation++;
+    getcontext(&sw->ctx);
+    sw->ctx.uc_stack.ss_sp = sw->stack;
+    sw->ctx.uc_stack.ss_size = SIM_STACK;
+    sw->ctx.uc_link = &s->main_ctx;
+    makecontext(&sw->ctx, s_trampoline, 0);
+    s_current = s;
+    s_current_worker = k;
+    sw->waiting = WAIT_NONE;
+    s_enter(s, sw);
+    return 0;
+}
+
+/* A worker fails: its loop unwinds (every primitive now returns -1); the
+ * restart policy decides the rest, as the launcher does for processes. */
+static void s_fail_worker(sim *s, int k, double back)
+{
+    sim_worker *sw = &s->workers[k];
+    if (!sw->running) {
+        return;
+    }
+    sw->failed = true;
+    sw->pending_pushes = sw->pending_replies = 0;
+    run_log(s->r, "sim: worker %d failed at %.6f s", k, s->now);
+    while (sw->running) {
+        s_wake(sw);   /* runs to the end of its loop */
+    }
+    const experiment *e = s->e;
+    bool restart = e->restart != RESTART_NEVER && s->restarts < e->backoff_limit;
+    if (!restart) {
+        s->failed = true;
+        error_set(s->err, ERROR_RUNTIME, "worker %d failed at %.3f s (simulated)%s; the run "
+                  "failed", k, s->now, e->restart == RESTART_NEVER ? " ([cluster] restart = never)"
+                  : " (no restart left under [cluster] backoff_limit)");
+        return;
+    }
+    double at = back >= 0 ? back : s->now + fmin(0.1 * pow(2, s->restarts), 5.0);
+    s->restarts++;
+    run_log(s->r, "sim: worker %d restarts at %.6f s", k, at);
+    s_schedule(s, (sim_event){.t = at, .kind = EV_START, .worker = k});
+}
+
+/* ---- shards ---- */
+
+static void s_reply(sim *s, sim_shard *sh, int k, const sim_event *m)
+{
+    sim_worker *sw = &s->workers[m->worker];
+    server *srv = sh->srv;
+    memcpy(sw->pull_dst + srv->lo, srv->theta, srv->n * sizeof(float));
+    sw->w.versions[k] = srv->version;
+    if (k == 0) {
+        sw->w.staleness = srv->last_staleness[m->worker];
+    }
+    double bytes = WIRE_HEADER_SIZE + (double)srv->n * sizeof(float);
+    s_schedule(s, (sim_event){.t = s_arrival(s, m->worker, k, 0, bytes), .kind = EV_ARRIVE_REPLY,
+                              .worker = m->worker, .shard = k, .incarnation = m->incarnation});
+}
+
+static bool s_alive(const sim *s, const sim_event *m)
+{
+    const sim_worker *sw = &s->workers[m->worker];
+    return sw->incarnation == m->incarnation && sw->running && !sw->failed;
+}
+
+static void s_wake_deferred(sim *s, int k)
+{
+    sim_shard *sh = &s->shards[k];
+    size_t kept = 0;
+    for (size_t i = 0; i < sh->ndeferred; i++) {
+        sim_event *d = &sh->deferred[i];
+        pull_msg pm = {.worker = (uint32_t)d->worker, .min_version = d->version};
+        if (!s_alive(s, d)) {
+            continue;
+        }
+        if (server_pull_ready(sh->srv, &pm)) {
+            s_reply(s, sh, k, d);
+        } else {
+            sh->deferred[kept++] = *d;
+        }
+    }
+    sh->ndeferred = kept;
+}
+
+static int s_queue_add(sim_event **buf, size_t *count, size_t *cap, size_t head, sim_event e)
+{
+    if (head + *count == *cap) {
+        size_t ncap = *cap ? 2 * *cap : 64;
+        sim_event *b = realloc(*buf, ncap * sizeof *b);
+        if (!b) {
+            return -1;
+        }
+        *buf = b;
+        *cap = ncap;
+    }
+    (*buf)[head + (*count)++] = e;
+    return 0;
+}
+
+/* Processes queued messages until the shard is busy or idle. */
+static void s_process(sim *s, int k)
+{
+    sim_shard *sh = &s->shards[k];
+    sh->busy = false;
+    while (sh->count > 0 && !sh->busy) {
+        sim_event m = sh->queue[sh->head++];
+        sh->count--;
+        if (sh->count == 0) {
+            sh->head = 0;
+        }
+        if (!s_alive(s, &m)) {
+            continue;   /* from a worker that has since failed */
+        }
+        if (m.kind == EV_ARRIVE_PULL) {
+            pull_msg pm = {.worker = (uint32_t)m.worker, .min_version = m.version};
+            if (server_pull_ready(sh->srv, &pm)) {
+                s_reply(s, sh, k, &m);
+            } else if (s_queue_add(&sh->deferred, &sh->ndeferred, &sh->deferred_cap, 0, m) < 0) {
+                s->failed = true;
+                error_set(s->err, ERROR_RUNTIME, "sim: out of memory");
+            }
+            continue;
+        }
+        push_msg pm = {.worker = (uint32_t)m.worker, .tag = m.tag, .base_version = m.version,
+                       .samples = m.samples, .values = m.values};
+        server_push(sh->srv, &pm);
+        sim_worker *sw = &s->workers[m.worker];
+        if (--sw->pending_pushes == 0 && sw->waiting == WAIT_SETTLE) {
+            s_wake(sw);
+        }
+        s_wake_deferred(s, k);
+        if (s->e->sim.apply > 0) {
+            sh->busy = true;
+            s_schedule(s, (sim_event){.t = s->now + s->e->sim.apply, .kind = EV_PROCESS, .shard = k});
+        }
+    }
+}
+
+/* ---- the evaluator ---- */
+
+static void s_evaluate(sim *s)
+{
+    for (int k = 0; k < s->nshards; k++) {
+        server *srv = s->shards[k].srv;
+        memcpy(s->centre + srv->lo, srv->theta, srv->n * sizeof(float));
+    }
+    server *first = s->shards[0].srv;
+    double loss, acc;
+    model_evaluate(s->m, &loss, &acc, s->centre, &s->e->test, (int)s->e->eval_batch);
+    run_eval_row(s->r->eval, s->now, (double)first->samples / (double)s->n_train,
+                 (long)first->version, (long)first->samples, loss, acc);
+    s->last_acc = acc;
+    s->last_loss = loss;
+    if (isnan(s->best_acc) || acc > s->best_acc) {
+        s->best_acc = acc;
+    }
+}
+
+/* ---- the run ---- */
+
+static void s_handle(sim *s, const sim_event *e)
+{
+    switch (e->kind) {
+    case EV_START:
+        s_start_worker(s, e->worker);
+        break;
+    case EV_RESUME: {
+        sim_worker *sw = &s->workers[e->worker];
+        if (sw->incarnation == e->incarnation && sw->waiting == WAIT_TIME) {
+            s_wake(sw);
+        }
+        break;
+    }
+    case EV_ARRIVE_PULL:
+    case EV_ARRIVE_PUSH: {
+        sim_shard *sh = &s->shards[e->shard];
+        if (s_queue_add(&sh->queue, &sh->count, &sh->cap, sh->head, *e) < 0) {
+            s->failed = true;
+            error_set(s->err, ERROR_RUNTIME, "sim: out of memory");
+            break;
+        }
+        if (!sh->busy) {
+            s_process(s, e->shard);
+        }
+        break;
+    }
+    case EV_ARRIVE_REPLY: {
+        sim_worker *sw = &s->workers[e->worker];
+        if (s_alive(s, e) && --sw->pending_replies == 0 && sw->waiting == WAIT_REPLIES) {
+            s_wake(sw);
+        }
+        break;
+    }
+    case EV_PROCESS:
+        s_process(s, e->shard);
+        break;
+    case EV_EVAL:
+        s_evaluate(s);
+        if (s->e->eval_every > 0) {
+            s_schedule(s, (sim_event){.t = s->now + s->e->eval_every, .kind = EV_EVAL});
+        }
+        break;
+    case EV_FAIL:
+        s_fail_worker(s, e->worker, e->back);
+        break;
+    default:
+        break;
+    }
+}
+
+/* compute = measured: real gradients of this model and batch, timed. */
+static void s_calibrate(sim *s)
+{
+    experiment *e = s->e;
+    worker *w = &s->workers[0].w;
+    const int runs = 20;
+    double t[20], sum = 0, sq = 0;
+    for (int i = -3; i < runs; i++) {
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        sampler_next(&w->sp, w->x, w->y, w->batch);
+        model_gradient(s->m, w->grad, w->theta, w->x, w->y, w->batch);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        if (i >= 0) {
+            t[i] = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
+            sum += t[i];
+            sq += t[i] * t[i];
+        }
+    }
+    e->sim.compute_mean = sum / runs;
+    e->sim.compute_sd = sqrt(fmax(0, sq / runs - e->sim.compute_mean * e->sim.compute_mean));
+    run_log(s->r, "sim: measured compute %.6f s per minibatch (sd %.6f)", e->sim.compute_mean,
+            e->sim.compute_sd);
+}
+
+static void s_free(sim *s)
+{
+    for (int k = 0; s->workers && k < s->nworkers; k++) {
+        worker_free(&s->workers[k].w);
+        if (s->workers[k].stack) {
+            munmap(s->workers[k].stack, SIM_STACK);
+        }
+    }
+    for (int k = 0; s->shards && k < s->nshards; k++) {
+        server_destroy(&s->shards[k].srv);
+        free(s->shards[k].queue);
+        free(s->shards[k].deferred);
+    }
+    if (s->parts) {
+        partition_free(s->parts, s->nworkers);
+    }
+    free(s->parts);
+    free(s->workers);
+    free(s->shards);
+    free(s->link_free);
+    free(s->centre);
+    simq_free(&s->q);
+    model_destroy(&s->m);
+}
+
+static double s_wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int sim_train(experiment *e, run *r, error *err)
+{
+    if (!e->alg) {
+        return error_set(err, ERROR_USAGE, "%s: [experiment] mode = sim needs a distributed "
+                         "rule; the sequential baseline is sync with one worker",
+                         config_source(e->c));
+    }
+    double wall0 = s_wall();
+    sim s = {.e = e, .r = r, .err = err, .nworkers = e->workers, .nshards = e->servers,
+             .n_train = e->train.n, .best_acc = NAN, .last_acc = NAN, .last_loss = NAN};
+    backend *b = backend_new(&e->backend, err);
+    int rc = -1;
+    if (!b || !(s.m = model_new(&e->model, b, e->train.dim, e->train.classes, err))) {
+        goto done;
+    }
+    size_t n = s.m->nparams;
+    s.workers = calloc((size_t)s.nworkers, sizeof *s.workers);
+    s.shards = calloc((size_t)s.nshards, sizeof *s.shards);
+    s.parts = calloc((size_t)s.nworkers, sizeof *s.parts);
+    s.link_free = calloc((size_t)s.nworkers * (size_t)s.nshards * 2, sizeof *s.link_free);
+    s.centre = malloc(n * sizeof *s.centre);
+    if (!s.workers || !s.shards || !s.parts || !s.link_free || !s.centre) {
+        error_set(err, ERROR_RUNTIME, "sim: out of memory");
+        goto done;
+    }
+    if (partition_make(s.parts, s.nworkers, &e->train, e->partition, e->partition_alpha, e->seed,
+                       err) < 0) {
+        goto done;
+    }
+    model_init_params(s.m, s.centre, e->seed);
+    for (int k = 0; k < s.nshards; k++) {
+        s.shards[k].srv = server_new(e->alg, e->rule, &e->rule_info, k, s.nshards, s.nworkers,
+                                     s.centre, n);
+        if (!s.shards[k].srv) {
+            error_set(err, ERROR_RUNTIME, "sim: out of memory");
+            goto done;
+        }
+    }
+    s.net_rng = rng_derive(e->seed, RNG_SIM, 0x6e6574);
+    for (int k = 0; k < s.nworkers; k++) {
+        s.workers[k].compute_rng = rng_derive(e->seed, RNG_SIM, 1 + (uint64_t)k);
+    }
+    run_summary sum = {
+        .algorithm = e->algorithm_name, .model = model_type_name(e->model.type), .mode = "sim",
+        .dataset = e->data.source == DATA_SYNTHETIC ? "synthetic" : e->data.path,
+        .workers = s.nworkers, .servers = s.nshards, .seed = e->seed, .params = (long)n,
+        .final_test_acc = NAN, .best_test_acc = NAN, .final_test_loss = NAN,
+    };
+    if (run_write_summary(r, &sum, err) < 0) {
+        goto done;
+    }
+    run_log(r, "sim: %s, %d workers, %d shards, %zu parameters", e->algorithm_name, s.nworkers,
+            s.nshards, n);
+
+    /* the initial evaluation first, then every worker at time 0 */
+    s_schedule(&s, (sim_event){.t = 0, .kind = EV_EVAL});
+    for (int k = 0; k < s.nworkers; k++) {
+        s_schedule(&s, (sim_event){.t = 0, .kind = EV_START, .worker = k});
+    }
+    for (int i = 0; i < e->sim.nfailures; i++) {
+        const sim_window *f = &e->sim.failures[i];
+        s_schedule(&s, (sim_event){.t = f->from, .kind = EV_FAIL, .worker = f->worker,
+                                   .back = f->to});
+    }
+    if (e->sim.compute == SIM_MEASURED) {
+        if (s_start_worker(&s, 0) < 0) {   /* a worker to time; restarted at 0 below */
+            goto done;
+        }
+        s_calibrate(&s);
+        s_fail_worker(&s, 0, 0);
+        s.restarts = 0;
+        s.failed = false;
+    }
+    stop_install();
+    sim_event ev;
+    while (!s.failed && s.done_workers < s.nworkers && !stop_requested() && simq_pop(&s.q, &ev)) {
+        s.now = ev.t;
+        s.events++;
+        s_handle(&s, &ev);
+    }
+    int stopped = stop_requested();
+    stop_uninstall();
+    if (!s.failed && stopped) {
+        error_set(err, ERROR_RUNTIME, "interrupted at %.3f simulated s; %s is incomplete", s.now,
+                  r->dir);
+    } else if (!s.failed && s.done_workers < s.nworkers) {
+        error_set(err, ERROR_RUNTIME, "sim: deadlock at %.3f s: %d of %d workers wait for "
+                  "messages that will never come", s.now, s.nworkers - s.done_workers,
+                  s.nworkers);
+    } else if (!s.failed) {
+        rc = 0;
+    }
+    s_evaluate(&s);   /* the final model */
+    server *first = s.shards[0].srv;
+    double pushes = 0, staleness = 0;
+    for (int k = 0; k < s.nshards; k++) {
+        server_stats *st = &s.shards[k].srv->stats;
+        pushes += (double)st->pushes;
+        staleness += (double)st->staleness_sum;
+        if ((long)st->staleness_max > sum.staleness_max) {
+            sum.staleness_max = (long)st->staleness_max;
+        }
+        sum.dropped += (long)st->dropped;
+    }
+    sum.staleness_mean = pushes > 0 ? staleness / pushes : 0;
+    sum.updates = (long)first->version;
+    sum.samples = (long)first->samples;
+    sum.time_s = sum.train_time_s = s.now;
+    sum.epochs = (double)sum.samples / (double)s.n_train;
+    sum.samples_per_s = s.now > 0 ? (double)sum.samples / s.now : 0;
+    sum.final_test_acc = s.last_acc;
+    sum.final_test_loss = s.last_loss;
+    sum.best_test_acc = s.best_acc;
+    sum.restarts = s.restarts;
+    sum.sim_events = (long)s.events;
+    sum.complete = rc == 0;
+    fflush(r->steps);
+    sum.wall_time_s = s_wall() - wall0;
+    run_log(r, "sim: %s at %.6f s: test accuracy %.4f, %ld updates, %llu events in %.2f s of "
+            "wall time", rc == 0 ? "finished" : "stopped", s.now, s.last_acc, sum.updates,
+            (unsigned long long)s.events, sum.wall_time_s);
+    error ignored;
+    if (run_write_summary(r, &sum, rc == 0 ? err : &ignored) < 0) {
+        rc = -1;
+    }
+done:
+    s_free(&s);
+    backend_destroy(&b);
+    return rc;
+}

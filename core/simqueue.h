@@ -1,0 +1,32 @@
+/* simqueue.h: the simulator's event queue, a binary heap ordered by time
+ * and, for equal times, by insertion: ties break the same way every run. */
+#ifndef ASGD_SIMQUEUE_H
+#define ASGD_SIMQUEUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct sim_event {
+    double t;
+    uint64_t seq;              /* insertion order, set by simq_push */
+    int kind;
+    int worker, shard;
+    int incarnation;           /* of the worker, to drop a dead one's events */
+    uint64_t tag, version;     /* message fields */
+    uint32_t samples;
+    const float *values;       /* a push's payload (the worker's buffer) */
+    double back;               /* a failure: when the worker returns (< 0: never) */
+} sim_event;
+
+typedef struct simq {
+    sim_event *heap;
+    size_t count, cap;
+    uint64_t next_seq;
+} simq;
+
+int simq_push(simq *q, sim_event e);
+/* The earliest event; 0 when the queue is empty. */
+int simq_pop(simq *q, sim_event *out);
+void simq_free(simq *q);
+
+#endif

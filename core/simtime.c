@@ -1,0 +1,199 @@
+/* simtime.c: parsing [sim] and sampling the time models. */
+#include "core/simtime.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const s_models[] = {"constant", "normal", "lognormal", "exponential",
+                                       "measured", "null", NULL};
+
+/* "K@T1" or "K@T1-T2", comma-separated, into windows. */
+static int s_parse_windows(config *c, const char *key, const char *text, int workers,
+                           bool need_end, sim_window *out, int *n, error *err)
+{
+    *n = 0;
+    const char *p = text;
+    while (*p) {
+        while (*p == ' ') {
+            p++;
+        }
+        if (!*p) {
+            break;
+        }
+        char *end;
+        long k = strtol(p, &end, 10);
+        if (end == p || *end != '@') {
+            return config_error(c, "sim", key, err, "expected WORKER@T1-T2 items, got \"%s\"", p);
+        }
+        if (k < 0 || k >= workers) {
+            return config_error(c, "sim", key, err, "worker %ld does not exist (%d workers)", k,
+                                workers);
+        }
+        p = end + 1;
+        double from = strtod(p, &end), to = -1;
+        if (end == p || from < 0 || !isfinite(from)) {
+            return config_error(c, "sim", key, err, "bad time in \"%s\"", text);
+        }
+        p = end;
+        if (*p == '-') {
+            to = strtod(p + 1, &end);
+            if (end == p + 1 || !(to > from) || !isfinite(to)) {
+                return config_error(c, "sim", key, err, "the end of a window must come after "
+                                    "its start, in \"%s\"", text);
+            }
+            p = end;
+        } else if (need_end) {
+            return config_error(c, "sim", key, err, "expected WORKER@T1-T2, got \"%s\"", text);
+        }
+        while (*p == ' ') {
+            p++;
+        }
+        if (*p && *p != ',') {
+            return config_error(c, "sim", key, err, "unexpected \"%s\"", p);
+        }
+        if (*n == SIM_MAX_EVENTS_LISTED) {
+            return config_error(c, "sim", key, err, "more than %d items", SIM_MAX_EVENTS_LISTED);
+        }
+        out[(*n)++] = (sim_window){.worker = (int)k, .from = from, .to = to};
+        if (*p == ',') {
+            p++;
+        }
+    }
+    return 0;
+}
+
+int sim_spec_configure(sim_spec *s, config *c, int workers, unsigned long seed, error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->workers = workers;
+    const char *pause, *fail;
+    int nspeed;
+    double *given = malloc((size_t)workers * sizeof *given);
+    s->speed = malloc((size_t)workers * sizeof *s->speed);
+    if (!given || !s->speed) {
+        free(given);
+        return error_set(err, ERROR_RUNTIME, "sim: out of memory");
+    }
+    int rc = -1;
+    if (config_get_enum(c, "sim", "compute", "constant", s_models, &s->compute, err) < 0 ||
+        config_get_double(c, "sim", "compute_mean", 0.001, 0, 1e6, CONFIG_CLOSED,
+                          &s->compute_mean, err) < 0 ||
+        config_get_double(c, "sim", "compute_sd", 0, 0, 1e6, CONFIG_CLOSED, &s->compute_sd,
+                          err) < 0 ||
+        config_get_double_list(c, "sim", "speed", "", 1e-6, 1e6, given, workers, &nspeed,
+                               err) < 0 ||
+        config_get_double(c, "sim", "straggler_fraction", 0, 0, 1, CONFIG_CLOSED,
+                          &s->straggler_fraction, err) < 0 ||
+        config_get_double(c, "sim", "straggler_slowdown", 4, 1, 1e6, CONFIG_CLOSED,
+                          &s->straggler_slowdown, err) < 0 ||
+        config_get_string(c, "sim", "pause", "", &pause, err) < 0 ||
+        config_get_double(c, "sim", "latency", 50e-6, 0, 1e3, CONFIG_CLOSED, &s->latency,
+                          err) < 0 ||
+        config_get_double(c, "sim", "jitter", 0, 0, 1e3, CONFIG_CLOSED, &s->jitter, err) < 0 ||
+        config_get_double(c, "sim", "bandwidth", 1.25e9, 0, 1e15, CONFIG_OPEN_LO, &s->bandwidth,
+                          err) < 0 ||
+        config_get_double(c, "sim", "apply", 0, 0, 1e3, CONFIG_CLOSED, &s->apply, err) < 0 ||
+        config_get_string(c, "sim", "fail", "", &fail, err) < 0) {
+        goto done;
+    }
+    if (nspeed != 0 && nspeed != workers) {
+        config_error(c, "sim", "speed", err, "%d factors for %d workers (give one per worker, "
+                     "or none)", nspeed, workers);
+        goto done;
+    }
+    if ((s->compute == SIM_NORMAL || s->compute == SIM_LOGNORMAL) && s->compute_mean <= 0) {
+        config_error(c, "sim", "compute_mean", err, "must be above 0 for compute = %s",
+                     s_models[s->compute]);
+        goto done;
+    }
+    if (s_parse_windows(c, "pause", pause, workers, true, s->pauses, &s->npauses, err) < 0 ||
+        s_parse_windows(c, "fail", fail, workers, false, s->failures, &s->nfailures, err) < 0) {
+        goto done;
+    }
+    for (int k = 0; k < workers; k++) {
+        s->speed[k] = nspeed ? given[k] : 1.0;
+    }
+    /* the slow ones: a seeded choice, the same for every rule */
+    int slow = (int)ceil(s->straggler_fraction * workers - 1e-9);
+    uint32_t *order = malloc((size_t)workers * sizeof *order);
+    if (!order) {
+        error_set(err, ERROR_RUNTIME, "sim: out of memory");
+        goto done;
+    }
+    for (int k = 0; k < workers; k++) {
+        order[k] = (uint32_t)k;
+    }
+    rng r = rng_derive(seed, RNG_SIM, 0);
+    rng_shuffle(&r, order, (size_t)workers);
+    for (int i = 0; i < slow; i++) {
+        s->speed[order[i]] *= s->straggler_slowdown;
+    }
+    free(order);
+    rc = 0;
+done:
+    free(given);
+    if (rc < 0) {
+        sim_spec_free(s);
+    }
+    return rc;
+}
+
+void sim_spec_free(sim_spec *s)
+{
+    free(s->speed);
+    s->speed = NULL;
+}
+
+double sim_compute_time(const sim_spec *s, int k, rng *r)
+{
+    double m = s->compute_mean, sd = s->compute_sd, t;
+    switch (s->compute) {
+    case SIM_NORMAL:
+    case SIM_MEASURED:
+        t = fmax(0, m + sd * rng_normal(r));
+        break;
+    case SIM_LOGNORMAL: {
+        double sigma2 = log(1 + sd * sd / (m * m));
+        t = exp(log(m) - sigma2 / 2 + sqrt(sigma2) * rng_normal(r));
+        break;
+    }
+    case SIM_EXPONENTIAL: {
+        double u;
+        do {
+            u = rng_uniform(r);
+        } while (u <= 0);
+        t = -m * log(u);
+        break;
+    }
+    case SIM_NULL:
+        t = 0;
+        break;
+    default:
+        t = m;
+        break;
+    }
+    return t * s->speed[k];
+}
+
+double sim_message_time(const sim_spec *s, double bytes, rng *r)
+{
+    double latency = s->latency;
+    if (s->jitter > 0) {
+        latency = fmax(0, latency + s->jitter * rng_normal(r));
+    }
+    return latency + bytes / s->bandwidth;
+}
+
+double sim_after_pauses(const sim_spec *s, int k, double t)
+{
+    for (int i = 0; i < s->npauses; i++) {
+        const sim_window *p = &s->pauses[i];
+        if (p->worker == k && t >= p->from && t < p->to) {
+            t = p->to;
+            i = -1;   /* a later window may start where this one ends */
+        }
+    }
+    return t;
+}

@@ -1,0 +1,65 @@
+/* simtime.h: the simulator's models of time, the [sim] section.
+ *
+ *   compute        constant | normal | lognormal | exponential | measured | null:
+ *                  seconds per minibatch, with compute_mean and compute_sd;
+ *                  measured times real gradients of the configured model and
+ *                  batch on this host (and so is not reproducible across
+ *                  hosts); null takes no time and skips the gradients
+ *                  themselves, to measure the simulator alone
+ *   speed          per-worker factors on compute time, e.g. 1,1,2,1 (empty: 1)
+ *   straggler_fraction, straggler_slowdown
+ *                  that fraction of the workers (chosen by the seed) k x slower
+ *   pause          K@T1-T2,...: worker K computes nothing from T1 to T2
+ *   latency, jitter, bandwidth
+ *                  a message takes latency (+ jitter x N(0,1), never below
+ *                  0) + bytes / bandwidth seconds; messages on one link keep
+ *                  their order, as on a ZeroMQ connection
+ *   apply          seconds a shard spends applying one push
+ *   fail           K@T or K@T1-T2,...: worker K fails at T (and is back at
+ *                  T2); [cluster] restart decides whether it restarts */
+#ifndef ASGD_SIMTIME_H
+#define ASGD_SIMTIME_H
+
+#include <stdbool.h>
+
+#include "core/config.h"
+#include "core/error.h"
+#include "core/rng.h"
+
+enum sim_compute {
+    SIM_CONSTANT, SIM_NORMAL, SIM_LOGNORMAL, SIM_EXPONENTIAL, SIM_MEASURED, SIM_NULL
+};
+
+#define SIM_MAX_EVENTS_LISTED 64
+
+typedef struct sim_window {
+    int worker;
+    double from, to;           /* to < 0: never (a failure without return) */
+} sim_window;
+
+typedef struct sim_spec {
+    int compute;               /* enum sim_compute */
+    double compute_mean, compute_sd;
+    double *speed;             /* per worker, after stragglers; owned */
+    int workers;
+    double straggler_fraction, straggler_slowdown;
+    sim_window pauses[SIM_MAX_EVENTS_LISTED];
+    int npauses;
+    double latency, jitter, bandwidth;
+    double apply;
+    sim_window failures[SIM_MAX_EVENTS_LISTED];
+    int nfailures;
+} sim_spec;
+
+/* Reads [sim] for `workers` workers; stragglers are chosen with seed. */
+int sim_spec_configure(sim_spec *s, config *c, int workers, unsigned long seed, error *err);
+void sim_spec_free(sim_spec *s);
+
+/* One minibatch's compute time for worker k (model x speed factor). */
+double sim_compute_time(const sim_spec *s, int k, rng *r);
+/* A message of `bytes` bytes: its time on the wire. */
+double sim_message_time(const sim_spec *s, double bytes, rng *r);
+/* When worker k, ready at t, can compute: after any pause covering t. */
+double sim_after_pauses(const sim_spec *s, int k, double t);
+
+#endif
