@@ -1,0 +1,446 @@
+/* test_sim.c: the simulator. Unit: event ordering and ties, each time
+ * model's mean and spread, stragglers and pauses, bad [sim] values. End to
+ * end (the real binary): byte-for-byte determinism, the equivalences of
+ * ALGORITHMS.md in virtual time, the SSP bound under heavy stragglers,
+ * failure and recovery, and 1,024 workers. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "core/simqueue.h"
+#include "core/simtime.h"
+#include "support.h"
+
+static void test_events_come_out_in_time_order_ties_first_in(void **state)
+{
+    (void)state;
+    simq q = {0};
+    rng r = rng_derive(3, RNG_SIM, 9);
+    /* 5000 events on 50 distinct times: many ties */
+    for (int i = 0; i < 5000; i++) {
+        sim_event e = {.t = (double)rng_below(&r, 50) * 0.5, .worker = i};
+        assert_int_equal(simq_push(&q, e), 0);
+    }
+    sim_event prev = {.t = -1}, e;
+    int n = 0;
+    while (simq_pop(&q, &e)) {
+        assert_true(e.t >= prev.t);
+        if (e.t == prev.t) {
+            assert_true(e.worker > prev.worker);   /* inserted earlier, out earlier */
+        }
+        prev = e;
+        n++;
+    }
+    assert_int_equal(n, 5000);
+    assert_int_equal(simq_pop(&q, &e), 0);
+    simq_free(&q);
+}
+
+static sim_spec s_spec(const char *text, int workers)
+{
+    error err = {0};
+    config *c = config_parse_string(text, "sim.ini", &err);
+    assert_non_null(c);
+    sim_spec s;
+    if (sim_spec_configure(&s, c, workers, 1, &err) < 0) {
+        fail_msg("%s", err.msg);
+    }
+    config_destroy(&c);
+    return s;
+}
+
+static void s_moments(const sim_spec *s, int k, double *mean, double *sd)
+{
+    rng r = rng_derive(5, RNG_SIM, 1);
+    double sum = 0, sq = 0;
+    const int n = 200000;
+    for (int i = 0; i < n; i++) {
+        double t = sim_compute_time(s, k, &r);
+        assert_true(t >= 0);
+        sum += t;
+        sq += t * t;
+    }
+    *mean = sum / n;
+    *sd = sqrt(sq / n - *mean * *mean);
+}
+
+static void test_time_models_have_their_mean_and_spread(void **state)
+{
+    (void)state;
+    struct {
+        const char *text;
+        double mean, sd;
+    } cases[] = {
+        {"[sim]\ncompute = constant\ncompute_mean = 0.02\n", 0.02, 0},
+        {"[sim]\ncompute = normal\ncompute_mean = 0.02\ncompute_sd = 0.002\n", 0.02, 0.002},
+        {"[sim]\ncompute = lognormal\ncompute_mean = 0.02\ncompute_sd = 0.01\n", 0.02, 0.01},
+        {"[sim]\ncompute = exponential\ncompute_mean = 0.02\n", 0.02, 0.02},
+        {"[sim]\ncompute = null\n", 0, 0},
+    };
+    for (int i = 0; i < 5; i++) {
+        sim_spec s = s_spec(cases[i].text, 1);
+        double mean, sd;
+        s_moments(&s, 0, &mean, &sd);
+        if (fabs(mean - cases[i].mean) > 0.01 * cases[i].mean + 1e-12 ||
+            fabs(sd - cases[i].sd) > 0.03 * cases[i].sd + 1e-7) {
+            fail_msg("case %d: mean %g sd %g, want %g and %g", i, mean, sd, cases[i].mean,
+                     cases[i].sd);
+        }
+        sim_spec_free(&s);
+    }
+}
+
+static void test_speed_stragglers_and_pauses(void **state)
+{
+    (void)state;
+    sim_spec s = s_spec("[sim]\ncompute_mean = 1\nspeed = 1,2,1,1,1,1,1,1\n"
+                        "straggler_fraction = 0.25\nstraggler_slowdown = 10\n"
+                        "pause = 3@5-7, 3@7-8\n", 8);
+    rng r = rng_derive(1, RNG_SIM, 1);
+    int slow = 0;
+    for (int k = 0; k < 8; k++) {
+        double t = sim_compute_time(&s, k, &r);
+        double base = k == 1 ? 2 : 1;
+        assert_true(t == base || t == 10 * base);
+        slow += t == 10 * base;
+    }
+    assert_int_equal(slow, 2);                     /* a quarter of 8 */
+    assert_true(sim_after_pauses(&s, 3, 4.0) == 4.0);
+    assert_true(sim_after_pauses(&s, 3, 6.0) == 8.0);   /* two windows back to back */
+    assert_true(sim_after_pauses(&s, 2, 6.0) == 6.0);
+    assert_true(fabs(sim_message_time(&s, 1.25e9, &r) - (1 + 50e-6)) < 1e-12);
+    sim_spec_free(&s);
+}
+
+static void test_bad_sim_values_name_the_key(void **state)
+{
+    (void)state;
+    const char *cases[][2] = {
+        {"compute = quantum", "compute"}, {"compute_mean = -1", "compute_mean"},
+        {"compute = normal\ncompute_mean = 0", "compute_mean"}, {"speed = 1,2,3", "speed"},
+        {"speed = 1,0,1,1", "speed"}, {"straggler_fraction = 1.5", "straggler_fraction"},
+        {"straggler_slowdown = 0.5", "straggler_slowdown"}, {"pause = 2@5", "pause"},
+        {"pause = 9@1-2", "pause"}, {"pause = 1@3-2", "pause"}, {"latency = -0.1", "latency"},
+        {"bandwidth = 0", "bandwidth"}, {"jitter = x", "jitter"}, {"apply = -1", "apply"},
+        {"fail = 1", "fail"}, {"fail = 1@x", "fail"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[256], want[64];
+        snprintf(text, sizeof text, "[sim]\n%s\n", cases[i][0]);
+        snprintf(want, sizeof want, "[sim] %s", cases[i][1]);
+        error err = {0};
+        config *c = config_parse_string(text, "sim.ini", &err);
+        sim_spec s;
+        if (sim_spec_configure(&s, c, 4, 1, &err) == 0) {
+            fail_msg("accepted \"%s\"", cases[i][0]);
+        }
+        assert_int_equal(err.status, ERROR_USAGE);
+        if (!strstr(err.msg, want) || !strstr(err.msg, "sim.ini:")) {
+            fail_msg("\"%s\" does not name %s", err.msg, want);
+        }
+        config_destroy(&c);
+    }
+}
+
+/* ---- end to end ---- */
+
+static void s_sim(support_fixture *f, const char *const *extra, char *dir, size_t n)
+{
+    const char *args[32] = {"train", "/dev/null", f->out_arg, "experiment.mode=sim",
+                            "data.dataset=synthetic", "model.type=mlp", "model.hidden=16,8",
+                            "train.epochs=2", "eval.every=0.02"};
+    int k = 9;
+    for (int i = 0; extra && extra[i]; i++) {
+        args[k++] = extra[i];
+    }
+    args[k] = NULL;
+    support_run_asgd(&f->r, f->dir, args);
+    if (f->r.status != 0) {
+        fail_msg("sim failed (%d): %s", f->r.status, f->r.err);
+    }
+    size_t len = strcspn(f->r.out, "\n");
+    assert_true(len < n);
+    memcpy(dir, f->r.out, len);
+    dir[len] = '\0';
+}
+
+static char *s_file(const char *dir, const char *name)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    char *text = support_read_file(path);
+    if (!text) {
+        fail_msg("no %s", path);
+    }
+    return text;
+}
+
+static double s_num(const char *dir, const char *key)
+{
+    char *text = s_file(dir, "summary.json");
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+    if (!cJSON_IsNumber(v)) {
+        fail_msg("no number %s", key);
+    }
+    double x = v->valuedouble;
+    cJSON_Delete(j);
+    return x;
+}
+
+static void test_same_seed_same_bytes(void **state)
+{
+    support_fixture *f = *state;
+    const char *const extra[] = {"train.algorithm=hogwild", "cluster.workers=16",
+                                 "sim.compute=lognormal", "sim.compute_sd=0.0005",
+                                 "sim.jitter=0.00002", "sim.straggler_fraction=0.25", NULL};
+    char a[4096], b[4096];
+    s_sim(f, extra, a, sizeof a);
+    s_sim(f, extra, b, sizeof b);
+    assert_string_not_equal(a, b);
+    const char *files[] = {"eval.csv", "steps.csv"};
+    for (int i = 0; i < 2; i++) {
+        char *x = s_file(a, files[i]), *y = s_file(b, files[i]);
+        assert_true(strlen(x) > 200);
+        assert_string_equal(x, y);
+        free(x);
+        free(y);
+    }
+    /* the summaries differ only in wall_time_s */
+    char *x = s_file(a, "summary.json"), *y = s_file(b, "summary.json");
+    cJSON *jx = cJSON_Parse(x), *jy = cJSON_Parse(y);
+    cJSON_DeleteItemFromObject(jx, "wall_time_s");
+    cJSON_DeleteItemFromObject(jy, "wall_time_s");
+    char *px = cJSON_Print(jx), *py = cJSON_Print(jy);
+    assert_string_equal(px, py);
+    cJSON_free(px);
+    cJSON_free(py);
+    cJSON_Delete(jx);
+    cJSON_Delete(jy);
+    free(x);
+    free(y);
+    /* a different seed: a different run */
+    const char *const other[] = {"train.algorithm=hogwild", "cluster.workers=16",
+                                 "sim.compute=lognormal", "sim.compute_sd=0.0005",
+                                 "experiment.seed=2", NULL};
+    s_sim(f, other, b, sizeof b);
+    x = s_file(a, "steps.csv");
+    y = s_file(b, "steps.csv");
+    assert_string_not_equal(x, y);
+    free(x);
+    free(y);
+}
+
+/* Step index and loss of every row, and the final loss. */
+static char *s_trajectory(support_fixture *f, const char *algorithm, const char *k1,
+                          const char *k2, const char *k3)
+{
+    char alg[64], dir[4096];
+    snprintf(alg, sizeof alg, "train.algorithm=%s", algorithm);
+    const char *extra[] = {alg, "cluster.workers=1", "cluster.servers=2", k1, k2, k3, NULL};
+    if (strcmp(algorithm, "sequential") == 0) {
+        const char *args[] = {"train", "/dev/null", f->out_arg, "data.dataset=synthetic",
+                              "model.type=mlp", "model.hidden=16,8", "train.epochs=2",
+                              "eval.every=0", NULL};
+        support_run_asgd(&f->r, f->dir, args);
+        assert_int_equal(f->r.status, 0);
+        size_t len = strcspn(f->r.out, "\n");
+        memcpy(dir, f->r.out, len);
+        dir[len] = '\0';
+    } else {
+        s_sim(f, extra, dir, sizeof dir);
+    }
+    char *steps = s_file(dir, "steps.csv");
+    char *out = calloc(1, strlen(steps) + 64), *o = out;
+    for (char *line = strtok(steps, "\n"); line; line = strtok(NULL, "\n")) {
+        char *c1 = strchr(line, ','), *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
+        char *c3 = c2 ? strchr(c2 + 1, ',') : NULL, *c4 = c3 ? strchr(c3 + 1, ',') : NULL;
+        assert_non_null(c4);
+        o += sprintf(o, "%.*s\n", (int)(c4 - c2 - 1), c2 + 1);
+    }
+    sprintf(o, "final %.9g\n", s_num(dir, "final_test_loss"));
+    free(steps);
+    return out;
+}
+
+static void test_equivalences_in_virtual_time(void **state)
+{
+    support_fixture *f = *state;
+    char *seq = s_trajectory(f, "sequential", NULL, NULL, NULL);
+    char *sync = s_trajectory(f, "sync", NULL, NULL, NULL);
+    char *hog = s_trajectory(f, "hogwild", NULL, NULL, NULL);
+    char *down = s_trajectory(f, "downpour", "algorithm.window=1",
+                              "algorithm.server_optimizer=sgd", "algorithm.local_optimizer=sgd");
+    char *agn = s_trajectory(f, "agn", "algorithm.window=1", NULL, NULL);
+    assert_true(strlen(seq) > 1000);
+    assert_string_equal(sync, seq);
+    assert_string_equal(hog, seq);
+    assert_string_equal(down, seq);
+    assert_string_equal(agn, hog);
+    free(seq);
+    free(sync);
+    free(hog);
+    free(down);
+    free(agn);
+}
+
+static void test_alpha_zero_and_dynsgd_tau_in_virtual_time(void **state)
+{
+    support_fixture *f = *state;
+    const char *rules[] = {"train.algorithm=easgd", "train.algorithm=aeasgd"};
+    for (int i = 0; i < 2; i++) {
+        const char *const extra[] = {rules[i], "algorithm.alpha=0", "cluster.workers=4", NULL};
+        char dir[4096];
+        s_sim(f, extra, dir, sizeof dir);
+        char *eval = s_file(dir, "eval.csv");
+        /* every row's loss and accuracy are the initial model's */
+        char *first = strchr(eval, '\n') + 1, *line = first;
+        const char *first_loss = first;
+        for (int c = 0; c < 4; c++) {
+            first_loss = strchr(first_loss, ',') + 1;
+        }
+        int rows = 0;
+        while ((line = strchr(line, '\n')) && line[1]) {
+            line++;
+            const char *loss = line;
+            for (int c = 0; c < 4; c++) {
+                loss = strchr(loss, ',') + 1;
+            }
+            assert_int_equal(strcspn(loss, "\n"), strcspn(first_loss, "\n"));
+            assert_memory_equal(loss, first_loss, strcspn(loss, "\n"));
+            rows++;
+        }
+        assert_true(rows >= 3);
+        free(eval);
+    }
+    const char *const dyn[] = {"train.algorithm=dynsgd", "cluster.workers=1", "algorithm.window=3",
+                               NULL};
+    char dir[4096];
+    s_sim(f, dyn, dir, sizeof dir);
+    assert_true(s_num(dir, "staleness_max") == 0);
+    assert_true(s_num(dir, "updates") > 100);
+}
+
+/* SSP under heavy stragglers: a quarter of the workers 20x slower, yet no
+ * worker's clock gets more than s + 1 ahead of any other's (the rows of
+ * steps.csv are in virtual-time order here). */
+static void test_ssp_bound_under_heavy_stragglers(void **state)
+{
+    support_fixture *f = *state;
+    const char *const extra[] = {"train.algorithm=ssp", "algorithm.staleness=2",
+                                 "cluster.workers=8", "sim.straggler_fraction=0.25",
+                                 "sim.straggler_slowdown=20", NULL};
+    char dir[4096];
+    s_sim(f, extra, dir, sizeof dir);
+    char *steps = s_file(dir, "steps.csv");
+    long done[8] = {0}, widest = 0;
+    int rows = 0;
+    for (char *line = strtok(strchr(steps, '\n') + 1, "\n"); line; line = strtok(NULL, "\n")) {
+        double t, loss;
+        int w;
+        long step, stale, bytes;
+        assert_int_equal(sscanf(line, "%lf,%d,%ld,%lf,%ld,%ld", &t, &w, &step, &loss, &stale,
+                                &bytes), 6);
+        for (int b = 0; b < 8; b++) {
+            if (b != w && step - done[b] > widest) {
+                widest = step - done[b];
+            }
+        }
+        done[w] = step;
+        rows++;
+    }
+    free(steps);
+    assert_true(rows > 300);
+    assert_true(widest <= 3);
+    assert_true(widest >= 2);     /* the bound is reached: the test has teeth */
+    /* without the bound, the fast workers run far ahead */
+    const char *const hog[] = {"train.algorithm=hogwild", "cluster.workers=8",
+                               "sim.straggler_fraction=0.25", "sim.straggler_slowdown=20", NULL};
+    s_sim(f, hog, dir, sizeof dir);
+    assert_true(s_num(dir, "staleness_max") > 10);
+}
+
+static void test_failure_and_recovery(void **state)
+{
+    support_fixture *f = *state;
+    /* on-failure: worker 1 fails at 0.05 s and is back at 0.08 s */
+    const char *const back[] = {"train.algorithm=sync", "cluster.workers=3",
+                                "cluster.restart=on-failure", "sim.fail=1@0.05-0.08", NULL};
+    char dir[4096];
+    s_sim(f, back, dir, sizeof dir);
+    assert_true(s_num(dir, "restarts") == 1);
+    char *log = s_file(dir, "log.txt");
+    assert_non_null(strstr(log, "worker 1 failed at 0.050000 s"));
+    assert_non_null(strstr(log, "worker 1 restarts at 0.080000 s"));
+    free(log);
+    /* sync waits for the missing worker: no update from the failure until
+     * it is back (evaluations at 0.06 and 0.08 see the same version) */
+    char *eval = s_file(dir, "eval.csv");
+    char *at6 = strstr(eval, "\n0.060000,"), *at8 = strstr(eval, "\n0.080000,");
+    assert_non_null(at6);
+    assert_non_null(at8);
+    double t, epoch;
+    long u6, u8, more;
+    assert_int_equal(sscanf(at6 + 1, "%lf,%lf,%ld,%ld", &t, &epoch, &u6, &more), 4);
+    assert_int_equal(sscanf(at8 + 1, "%lf,%lf,%ld,%ld", &t, &epoch, &u8, &more), 4);
+    assert_true(u6 > 0);
+    assert_int_equal(u6, u8);
+    free(eval);
+    /* never: the run fails cleanly */
+    const char *args[] = {"train", "/dev/null", f->out_arg, "experiment.mode=sim",
+                          "data.dataset=synthetic", "train.algorithm=hogwild", "cluster.workers=3",
+                          "sim.fail=2@0.01", NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 1);
+    assert_non_null(strstr(f->r.err, "worker 2 failed at 0.010 s"));
+    assert_non_null(strstr(f->r.err, "restart = never"));
+}
+
+static void test_a_thousand_workers(void **state)
+{
+    support_fixture *f = *state;
+    const char *args[] = {"train", "/dev/null", f->out_arg, "experiment.mode=sim",
+                          "data.dataset=synthetic", "data.train_size=65536", "model.type=softmax",
+                          "train.algorithm=hogwild", "cluster.workers=1024", "train.epochs=1",
+                          "eval.every=0", NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    if (f->r.status != 0) {
+        fail_msg("%s", f->r.err);
+    }
+    char dir[4096];
+    size_t len = strcspn(f->r.out, "\n");
+    memcpy(dir, f->r.out, len);
+    dir[len] = '\0';
+    assert_true(s_num(dir, "workers") == 1024);
+    assert_true(s_num(dir, "updates") == 1024);    /* one minibatch each */
+    assert_true(s_num(dir, "staleness_max") > 500);
+}
+
+int main(void)
+{
+#define T(name) cmocka_unit_test_setup_teardown(name, support_fixture_setup, support_fixture_teardown)
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_events_come_out_in_time_order_ties_first_in),
+        cmocka_unit_test(test_time_models_have_their_mean_and_spread),
+        cmocka_unit_test(test_speed_stragglers_and_pauses),
+        cmocka_unit_test(test_bad_sim_values_name_the_key),
+        T(test_same_seed_same_bytes),
+        T(test_equivalences_in_virtual_time),
+        T(test_alpha_zero_and_dynsgd_tau_in_virtual_time),
+        T(test_ssp_bound_under_heavy_stragglers),
+        T(test_failure_and_recovery),
+        T(test_a_thousand_workers),
+    };
+#undef T
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
