@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The simulator's own overhead: hogwild with the null compute model (no
+# time, no gradients) on a tiny softmax model (8 features, 2 classes: 18
+# parameters), so that what is measured is the event loop, the coroutine
+# switches and the shard handlers. Prints events/s and wall time per
+# simulated worker-step, for each worker count, as a Markdown table.
+#   bench/sim_overhead.sh [STEPS_PER_WORKER] [WORKER_COUNTS...]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+steps=${1:-200}
+shift || true
+counts=("$@")
+[ ${#counts[@]} -gt 0 ] || counts=(1 16 256 1024)
+"$root/scripts/build.sh"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+field() { grep -o "\"$2\":[^,]*" "$1/summary.json" | grep -o '[0-9.e+-]*$'; }
+
+echo "| workers | worker-steps | events | wall s | events/s | wall per worker-step |"
+echo "| --- | --- | --- | --- | --- | --- |"
+for n in "${counts[@]}"; do
+    size=$((n * steps))
+    dir=$("$root/build/asgd" train /dev/null experiment.out="$out" experiment.mode=sim \
+          train.algorithm=hogwild cluster.workers="$n" data.dataset=synthetic \
+          data.train_size="$size" data.test_size=16 data.dim=8 data.classes=2 \
+          model.type=softmax train.batch=1 train.epochs=1 sim.compute=null eval.every=0 \
+          eval.steps_every=1000000000)
+    ev=$(field "$dir" sim_events); wall=$(field "$dir" wall_time_s); upd=$(field "$dir" updates)
+    awk -v n="$n" -v u="$upd" -v e="$ev" -v w="$wall" 'BEGIN {
+        printf "| %d | %d | %d | %.3f | %.0f | %.2f us |\n", n, u, e, w, e / w, 1e6 * w / u }'
+done
