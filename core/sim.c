@@ -36,7 +36,7 @@ enum ev_kind {
     EV_FAIL,             /* a worker fails */
 };
 
-enum wait_kind { WAIT_NONE, WAIT_TIME, WAIT_REPLIES, WAIT_SETTLE };
+enum wait_kind { WAIT_NONE, WAIT_TIME, WAIT_CORE, WAIT_REPLIES, WAIT_SETTLE };
 
 typedef struct sim sim;
 
@@ -55,6 +55,7 @@ typedef struct sim_worker {
     int pending_replies, pending_pushes;
     float *pull_dst;
     rng compute_rng;
+    double compute_start;    /* when its current minibatch could start */
     int restarts;
 } sim_worker;
 
@@ -84,6 +85,10 @@ struct sim {
     const void *main_stack_bottom;
     size_t main_stack_size;
     int done_workers, restarts;
+    /* [sim] cores: the shared cores and the workers queued for one */
+    long cores_busy;
+    sim_event *core_queue;
+    size_t core_head, core_count, core_cap;
     bool failed;
     error *err;
     float *centre;
@@ -202,6 +207,19 @@ static void s_link_settle(worker *w)
     }
 }
 
+/* Starts worker sw's minibatch on a core: its compute time passes, then
+ * EV_RESUME (which frees the core when cores are shared). */
+static void s_compute_on_core(sim *s, sim_worker *sw)
+{
+    double start = sim_after_pauses(&s->e->sim, sw->w.id, fmax(s->now, sw->compute_start));
+    double t = start + sim_compute_time(&s->e->sim, sw->w.id, &sw->compute_rng);
+    s_schedule(s, (sim_event){.t = t, .kind = EV_RESUME, .worker = sw->w.id,
+                              .incarnation = sw->incarnation});
+    sw->waiting = WAIT_TIME;
+}
+
+static int s_queue_add(sim_event **buf, size_t *count, size_t *cap, size_t head, sim_event e);
+
 static void s_link_compute(worker *w)
 {
     sim_worker *sw = w->link_state;
@@ -209,13 +227,39 @@ static void s_link_compute(worker *w)
     if (sw->failed) {
         return;
     }
-    double start = sim_after_pauses(&s->e->sim, w->id, s->now);
-    double t = start + sim_compute_time(&s->e->sim, w->id, &sw->compute_rng);
-    sim_event e = {.t = t, .kind = EV_RESUME, .worker = w->id, .incarnation = sw->incarnation};
-    if (s_schedule(s, e) == 0) {
-        sw->waiting = WAIT_TIME;
-        s_yield(sw);
+    sw->compute_start = s->now;
+    long cores = s->e->sim.cores;
+    if (cores > 0 && s->cores_busy == cores) {
+        sim_event wait = {.worker = w->id, .incarnation = sw->incarnation};
+        if (s_queue_add(&s->core_queue, &s->core_count, &s->core_cap, s->core_head, wait) < 0) {
+            s->failed = true;
+            error_set(s->err, ERROR_RUNTIME, "sim: out of memory");
+            return;
+        }
+        sw->waiting = WAIT_CORE;
+    } else {
+        s->cores_busy++;
+        s_compute_on_core(s, sw);
     }
+    s_yield(sw);
+}
+
+/* A minibatch has ended: its core goes to the next worker in line. */
+static void s_release_core(sim *s)
+{
+    while (s->core_count > 0) {
+        sim_event next = s->core_queue[s->core_head++];
+        if (--s->core_count == 0) {
+            s->core_head = 0;
+        }
+        sim_worker *sw = &s->workers[next.worker];
+        if (sw->incarnation == next.incarnation && sw->running && !sw->failed &&
+            sw->waiting == WAIT_CORE) {
+            s_compute_on_core(s, sw);   /* the core passes on; cores_busy is unchanged */
+            return;
+        }
+    }
+    s->cores_busy--;
 }
 
 static double s_link_now(worker *w)
@@ -452,6 +496,7 @@ static void s_handle(sim *s, const sim_event *e)
         break;
     case EV_RESUME: {
         sim_worker *sw = &s->workers[e->worker];
+        s_release_core(s);   /* every EV_RESUME ends a minibatch on a core */
         if (sw->incarnation == e->incarnation && sw->waiting == WAIT_TIME) {
             s_wake(sw);
         }
@@ -540,6 +585,7 @@ static void s_free(sim *s)
     free(s->shards);
     free(s->link_free);
     free(s->centre);
+    free(s->core_queue);
     simq_free(&s->q);
     model_destroy(&s->m);
 }
@@ -605,10 +651,12 @@ int sim_train(experiment *e, run *r, error *err)
     run_log(r, "sim: %s, %d workers, %d shards, %zu parameters", e->algorithm_name, s.nworkers,
             s.nshards, n);
 
-    /* the initial evaluation first, then every worker at time 0 */
+    /* the initial evaluation first, then every worker at its start-up time */
     s_schedule(&s, (sim_event){.t = 0, .kind = EV_EVAL});
+    rng startup = rng_derive(e->seed, RNG_SIM, 0x7374617274);
     for (int k = 0; k < s.nworkers; k++) {
-        s_schedule(&s, (sim_event){.t = 0, .kind = EV_START, .worker = k});
+        s_schedule(&s, (sim_event){.t = sim_startup_time(&e->sim, &startup), .kind = EV_START,
+                                   .worker = k});
     }
     for (int i = 0; i < e->sim.nfailures; i++) {
         const sim_window *f = &e->sim.failures[i];

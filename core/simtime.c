@@ -95,6 +95,11 @@ int sim_spec_configure(sim_spec *s, config *c, int workers, unsigned long seed, 
         config_get_double(c, "sim", "bandwidth", 1.25e9, 0, 1e15, CONFIG_OPEN_LO, &s->bandwidth,
                           err) < 0 ||
         config_get_double(c, "sim", "apply", 0, 0, 1e3, CONFIG_CLOSED, &s->apply, err) < 0 ||
+        config_get_int(c, "sim", "cores", 0, 0, 1 << 20, &s->cores, err) < 0 ||
+        config_get_double(c, "sim", "startup_mean", 0, 0, 1e6, CONFIG_CLOSED, &s->startup_mean,
+                          err) < 0 ||
+        config_get_double(c, "sim", "startup_sd", 0, 0, 1e6, CONFIG_CLOSED, &s->startup_sd,
+                          err) < 0 ||
         config_get_string(c, "sim", "fail", "", &fail, err) < 0) {
         goto done;
     }
@@ -175,6 +180,12 @@ double sim_compute_time(const sim_spec *s, int k, rng *r)
         break;
     }
     return t * s->speed[k];
+}
+
+double sim_startup_time(const sim_spec *s, rng *r)
+{
+    return s->startup_sd > 0 ? fmax(0, s->startup_mean + s->startup_sd * rng_normal(r))
+                             : s->startup_mean;
 }
 
 double sim_message_time(const sim_spec *s, double bytes, rng *r)

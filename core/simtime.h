@@ -14,6 +14,12 @@
  *                  a message takes latency (+ jitter x N(0,1), never below
  *                  0) + bytes / bandwidth seconds; messages on one link keep
  *                  their order, as on a ZeroMQ connection
+ *   startup_mean, startup_sd
+ *                  when each worker starts (normal, never before 0): process
+ *                  start and data loading, which stagger real workers
+ *   cores          0: every worker computes on its own core; C > 0: all
+ *                  workers share C cores, granted first come, first served
+ *                  (e.g. a whole cluster simulated as it runs on one host)
  *   apply          seconds a shard spends applying one push
  *   fail           K@T or K@T1-T2,...: worker K fails at T (and is back at
  *                  T2); [cluster] restart decides whether it restarts */
@@ -47,6 +53,8 @@ typedef struct sim_spec {
     int npauses;
     double latency, jitter, bandwidth;
     double apply;
+    long cores;                /* 0: one per worker */
+    double startup_mean, startup_sd;
     sim_window failures[SIM_MAX_EVENTS_LISTED];
     int nfailures;
 } sim_spec;
@@ -59,6 +67,8 @@ void sim_spec_free(sim_spec *s);
 double sim_compute_time(const sim_spec *s, int k, rng *r);
 /* A message of `bytes` bytes: its time on the wire. */
 double sim_message_time(const sim_spec *s, double bytes, rng *r);
+/* When worker k starts. */
+double sim_startup_time(const sim_spec *s, rng *r);
 /* When worker k, ready at t, can compute: after any pause covering t. */
 double sim_after_pauses(const sim_spec *s, int k, double t);
 

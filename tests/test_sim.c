@@ -131,7 +131,8 @@ static void test_bad_sim_values_name_the_key(void **state)
         {"straggler_slowdown = 0.5", "straggler_slowdown"}, {"pause = 2@5", "pause"},
         {"pause = 9@1-2", "pause"}, {"pause = 1@3-2", "pause"}, {"latency = -0.1", "latency"},
         {"bandwidth = 0", "bandwidth"}, {"jitter = x", "jitter"}, {"apply = -1", "apply"},
-        {"fail = 1", "fail"}, {"fail = 1@x", "fail"},
+        {"fail = 1", "fail"}, {"fail = 1@x", "fail"}, {"cores = -1", "cores"},
+        {"startup_sd = -1", "startup_sd"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[256], want[64];
@@ -406,6 +407,31 @@ static void test_failure_and_recovery(void **state)
     assert_non_null(strstr(f->r.err, "restart = never"));
 }
 
+/* cores: 4 compute-bound workers on 1 shared core take 4 times as long as
+ * on a core each; startup_mean delays every worker's first step. */
+static void test_shared_cores_and_startup(void **state)
+{
+    support_fixture *f = *state;
+    double times[2];
+    const char *cores[2] = {"sim.cores=0", "sim.cores=1"};
+    for (int i = 0; i < 2; i++) {
+        const char *const extra[] = {"train.algorithm=hogwild", "cluster.workers=4", cores[i],
+                                     "sim.latency=0", "sim.bandwidth=1e15", NULL};
+        char dir[4096];
+        s_sim(f, extra, dir, sizeof dir);
+        times[i] = s_num(dir, "time_s");
+    }
+    assert_true(fabs(times[1] / times[0] - 4) < 0.01);
+    const char *const late[] = {"train.algorithm=hogwild", "cluster.workers=4",
+                                "sim.startup_mean=0.5", "sim.startup_sd=0.1", NULL};
+    char dir[4096];
+    s_sim(f, late, dir, sizeof dir);
+    char *steps = s_file(dir, "steps.csv");
+    double first = strtod(strchr(steps, '\n') + 1, NULL);
+    assert_true(first > 0.2 && first < 1.0);
+    free(steps);
+}
+
 static void test_a_thousand_workers(void **state)
 {
     support_fixture *f = *state;
@@ -439,6 +465,7 @@ int main(void)
         T(test_alpha_zero_and_dynsgd_tau_in_virtual_time),
         T(test_ssp_bound_under_heavy_stragglers),
         T(test_failure_and_recovery),
+        T(test_shared_cores_and_startup),
         T(test_a_thousand_workers),
     };
 #undef T
