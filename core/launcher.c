@@ -14,7 +14,6 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cJSON.h>
@@ -45,19 +44,6 @@ typedef struct job {
     bool workers_started;
     double t0, workers_done_at;
 } job;
-
-static double s_wall(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void s_sleep(double seconds)
-{
-    struct timespec ts = {(time_t)seconds, (long)((seconds - floor(seconds)) * 1e9)};
-    nanosleep(&ts, NULL);
-}
 
 /* A free TCP port on host, from the kernel. */
 static int s_free_port(const char *host)
@@ -187,7 +173,7 @@ static void s_stop_all(job *j)
             kill(j->children[i].pid, SIGTERM);
         }
     }
-    double deadline = s_wall() + 5;
+    double deadline = run_wall() + 5;
     for (;;) {
         int alive = 0;
         for (int i = 0; i < j->count; i++) {
@@ -200,7 +186,7 @@ static void s_stop_all(job *j)
         if (!alive) {
             return;
         }
-        if (s_wall() > deadline) {
+        if (run_wall() > deadline) {
             for (int i = 0; i < j->count; i++) {
                 if (j->children[i].pid > 0) {
                     kill(j->children[i].pid, SIGKILL);
@@ -210,7 +196,7 @@ static void s_stop_all(job *j)
             }
             return;
         }
-        s_sleep(0.02);
+        run_sleep(0.02);
     }
 }
 
@@ -235,7 +221,7 @@ static bool s_last_eval(const job *j, double *epoch, double *acc)
 
 static void s_progress(const job *j, bool tty, double *last_print, bool final)
 {
-    double now = s_wall();
+    double now = run_wall();
     if (!tty || (!final && now - *last_print < 0.5)) {
         return;
     }
@@ -275,7 +261,7 @@ static void s_start_workers(job *j)
         return;
     }
     j->workers_started = true;
-    j->t0 = s_wall();
+    j->t0 = run_wall();
     snprintf(j->t0_arg, sizeof j->t0_arg, "--t0=%.6f", j->t0);
     for (int i = 0; i < j->count; i++) {
         if (j->children[i].role == ROLE_WORKER) {
@@ -320,7 +306,7 @@ static int s_supervise(job *j, error *err)
             if (c->role == ROLE_WORKER && s_should_restart(j, status)) {
                 double delay = fmin(0.1 * pow(2, j->restarts), 5.0);
                 j->restarts++;
-                c->restart_at = s_wall() + delay;
+                c->restart_at = run_wall() + delay;
                 run_log(j->r, "restarting worker %d in %.1f s (restart %d of at most %ld, "
                         "[cluster] restart = %s)", c->task, delay, j->restarts,
                         j->e->backoff_limit, j->e->restart == RESTART_ON_FAILURE
@@ -337,7 +323,7 @@ static int s_supervise(job *j, error *err)
         if (!j->workers_started) {
             s_start_workers(j);
         }
-        double now = s_wall();
+        double now = run_wall();
         bool workers_done = j->workers_started, all_done = true;
         for (int i = 0; i < j->count; i++) {
             child *c = &j->children[i];
@@ -362,7 +348,7 @@ static int s_supervise(job *j, error *err)
                              "within %g s of the workers ([cluster] timeout)", j->e->timeout);
         }
         s_progress(j, tty, &last_print, false);
-        s_sleep(0.02);
+        run_sleep(0.02);
     }
 }
 
@@ -554,7 +540,7 @@ int launcher_train(experiment *e, run *r, error *err)
             e->workers, e->servers, e->transport == TRANSPORT_IPC ? "ipc" : "tcp", j.ps_hosts,
             e->restart == RESTART_NEVER ? "never" : e->restart == RESTART_ON_FAILURE
                                                       ? "on-failure" : "exit-code");
-    j.t0 = s_wall();
+    j.t0 = run_wall();
     snprintf(j.t0_arg, sizeof j.t0_arg, "--t0=0");   /* the evaluator's clock: its first pull */
     snprintf(j.run_arg, sizeof j.run_arg, "--run_dir=%s", r->dir);
     stop_install();
@@ -576,8 +562,8 @@ int launcher_train(experiment *e, run *r, error *err)
     s_merge_steps(&j);
     s_summarise(&j, &sum);
     sum.restarts = j.restarts;
-    sum.time_s = (j.workers_done_at > 0 ? j.workers_done_at : s_wall()) - j.t0;
-    sum.wall_time_s = s_wall() - j.t0;
+    sum.time_s = (j.workers_done_at > 0 ? j.workers_done_at : run_wall()) - j.t0;
+    sum.wall_time_s = run_wall() - j.t0;
     sum.epochs = (double)sum.samples / n_train;
     sum.samples_per_s = sum.train_time_s > 0 ? sum.samples / sum.train_time_s : 0;
     sum.complete = rc == 0;

@@ -1,31 +1,16 @@
 /* roles.c: the worker and evaluator processes. */
 #include "core/roles.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "core/peers.h"
 #include "core/run.h"
 #include "core/stop.h"
 #include "core/worker.h"
 #include "transport/wire.h"
-
-static double s_wall(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void s_sleep(double seconds)
-{
-    struct timespec ts = {(time_t)seconds, (long)((seconds - floor(seconds)) * 1e9)};
-    nanosleep(&ts, NULL);
-}
 
 /* A CSV opened for appending, with its header when new. */
 static FILE *s_append_csv(const char *path, const char *header, error *err)
@@ -95,7 +80,7 @@ int worker_main(const cluster_spec *cs, experiment *e, const char *run_dir, erro
     char path[4200];
     snprintf(path, sizeof path, "%s/steps-%d.csv", run_dir, cs->task);
     w.steps_csv = s_append_csv(path, RUN_STEPS_HEADER, err);
-    w.t0 = cs->t0 > 0 ? cs->t0 : s_wall();
+    w.t0 = cs->t0 > 0 ? cs->t0 : run_wall();
     peers p;
     int rc = -1;
     if (w.steps_csv && peers_open(&p, cs, w.nparams, (uint32_t)cs->task, e->timeout, err) == 0) {
@@ -127,12 +112,12 @@ int worker_main(const cluster_spec *cs, experiment *e, const char *run_dir, erro
  * returns 1 when the workers are done, 0 when due, -1 on failure. */
 static int s_wait(peers *p, double next, error *err)
 {
-    double check = s_wall() + 0.5;
+    double check = run_wall() + 0.5;
     for (;;) {
         if (stop_requested()) {
             return error_set(err, ERROR_RUNTIME, "interrupted");
         }
-        double now = s_wall();
+        double now = run_wall();
         if (next > 0 && now >= next) {
             return 0;
         }
@@ -146,7 +131,7 @@ static int s_wait(peers *p, double next, error *err)
             }
             check = now + 0.5;
         }
-        s_sleep(0.05);
+        run_sleep(0.05);
     }
 }
 
@@ -182,7 +167,7 @@ int evaluator_main(const cluster_spec *cs, experiment *e, const char *run_dir, e
             for (int k = 0; k < cs->servers; k++) {
                 final = final && (flags[k] & WIRE_FLAG_WORKERS_DONE);
             }
-            double now = s_wall();
+            double now = run_wall();
             if (t0 <= 0) {
                 t0 = now;
             }
@@ -194,7 +179,7 @@ int evaluator_main(const cluster_spec *cs, experiment *e, const char *run_dir, e
                 rc = peers_control(&p, WIRE_CONTROL_DONE, NULL, err);
                 break;
             }
-            double next = e->eval_every > 0 ? s_wall() + e->eval_every : 0;
+            double next = e->eval_every > 0 ? run_wall() + e->eval_every : 0;
             if (s_wait(&p, next, err) < 0) {
                 break;
             }

@@ -16,6 +16,19 @@ double run_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+double run_wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void run_sleep(double seconds)
+{
+    struct timespec ts = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
 int run_configure(config *c, const char **out_root, const char **run_id, error *err)
 {
     if (config_get_string(c, "experiment", "out", "runs", out_root, err) < 0 ||

@@ -69,5 +69,10 @@ int run_make_dirs(const char *path, error *err);
 
 /* Monotonic seconds. */
 double run_now(void);
+/* Unix time in seconds: comparable across processes (and, clocks
+ * permitting, hosts). */
+double run_wall(void);
+/* Sleeps for `seconds` (returns early on a signal). */
+void run_sleep(double seconds);
 
 #endif

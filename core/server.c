@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cJSON.h>
 
+#include "core/run.h"
 #include "transport/wire.h"
 
 void shard_range(uint64_t n, int shards, int k, uint64_t *lo, uint64_t *hi)
@@ -69,18 +69,11 @@ void server_destroy(server **ps)
     *ps = NULL;
 }
 
-static double s_wall(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 void server_push(server *s, const push_msg *m)
 {
     atomic_fetch_add(&s->samples, m->samples);
     s->alg->server_on_push(s, m);
-    double now = s_wall();
+    double now = run_wall();
     if (s->threads > 1) {
         pthread_mutex_lock(&s->stats_lock);
     }
@@ -95,7 +88,7 @@ void server_push(server *s, const push_msg *m)
 bool server_pull_ready(server *s, const pull_msg *m)
 {
     if (m->worker < (uint32_t)s->workers && s->stats.first_pull_at == 0) {
-        s->stats.first_pull_at = s_wall();
+        s->stats.first_pull_at = run_wall();
     }
     return s->alg->server_pull_ready(s, m);
 }

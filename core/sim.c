@@ -590,13 +590,6 @@ static void s_free(sim *s)
     model_destroy(&s->m);
 }
 
-static double s_wall(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 int sim_train(experiment *e, run *r, error *err)
 {
     if (!e->alg) {
@@ -604,7 +597,7 @@ int sim_train(experiment *e, run *r, error *err)
                          "rule; the sequential baseline is sync with one worker",
                          config_source(e->c));
     }
-    double wall0 = s_wall();
+    double wall0 = run_now();
     sim s = {.e = e, .r = r, .err = err, .nworkers = e->workers, .nshards = e->servers,
              .n_train = e->train.n, .best_acc = NAN, .last_acc = NAN, .last_loss = NAN};
     backend *b = backend_new(&e->backend, err);
@@ -716,7 +709,7 @@ int sim_train(experiment *e, run *r, error *err)
     sum.sim_events = (long)s.events;
     sum.complete = rc == 0;
     fflush(r->steps);
-    sum.wall_time_s = s_wall() - wall0;
+    sum.wall_time_s = run_now() - wall0;
     run_log(r, "sim: %s at %.6f s: test accuracy %.4f, %ld updates, %llu events in %.2f s of "
             "wall time", rc == 0 ? "finished" : "stopped", s.now, s.last_acc, sum.updates,
             (unsigned long long)s.events, sum.wall_time_s);

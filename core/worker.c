@@ -5,7 +5,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 long worker_budget(const experiment *e, int workers)
 {
@@ -81,13 +80,6 @@ void worker_free(worker *w)
     w->y = NULL;
 }
 
-static double s_wall(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 int worker_pull(worker *w, uint64_t min_version)
 {
     return worker_pull_into(w, w->theta, min_version);
@@ -127,7 +119,7 @@ float worker_gradient(worker *w)
     w->steps++;
     w->samples_since_push += (uint32_t)w->batch;
     if (w->steps_csv && w->steps % w->steps_every == 0) {
-        double t = w->link && w->link->now ? w->link->now(w) : s_wall() - w->t0;
+        double t = w->link && w->link->now ? w->link->now(w) : run_wall() - w->t0;
         run_step_row(w->steps_csv, t, w->id, w->steps, loss, (long)w->staleness,
                      w->bytes);
     }

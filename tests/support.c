@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cJSON.h>
 #include <zlib.h>
 
 #ifndef ASGD_BINARY
@@ -270,4 +271,34 @@ int support_wait_lines(const char *path, int lines, double seconds)
         nanosleep(&ts, NULL);
     }
     return 0;
+}
+
+char *support_trajectory(const char *run_dir)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/steps.csv", run_dir);
+    char *steps = support_read_file(path);
+    snprintf(path, sizeof path, "%s/summary.json", run_dir);
+    char *summary = support_read_file(path);
+    cJSON *j = summary ? cJSON_Parse(summary) : NULL;
+    cJSON *loss = j ? cJSON_GetObjectItemCaseSensitive(j, "final_test_loss") : NULL;
+    char *out = steps ? calloc(1, strlen(steps) + 64) : NULL;
+    if (!out || !cJSON_IsNumber(loss)) {
+        abort();
+    }
+    char *o = out, *save;
+    /* time,worker,step,loss,...: keep the third and fourth fields */
+    for (char *line = strtok_r(steps, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *c1 = strchr(line, ','), *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
+        char *c3 = c2 ? strchr(c2 + 1, ',') : NULL, *c4 = c3 ? strchr(c3 + 1, ',') : NULL;
+        if (!c4) {
+            abort();
+        }
+        o += sprintf(o, "%.*s\n", (int)(c4 - c2 - 1), c2 + 1);
+    }
+    sprintf(o, "final %.9g\n", loss->valuedouble);
+    cJSON_Delete(j);
+    free(summary);
+    free(steps);
+    return out;
 }

@@ -52,6 +52,10 @@ int support_alive(int pid);
 /* Waits up to `seconds` until path has at least `lines` lines. */
 int support_wait_lines(const char *path, int lines, double seconds);
 
+/* A run's trajectory for exact comparisons: "step,loss" of every row of
+ * steps.csv, then "final LOSS" from summary.json (caller frees). */
+char *support_trajectory(const char *run_dir);
+
 /* Writes an IDX file of unsigned bytes, gzip-compressed when gz is set. */
 void support_write_idx(const char *path, int gz, const uint32_t *dims, int ndims,
                        const uint8_t *data);

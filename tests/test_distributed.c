@@ -200,25 +200,9 @@ static char *s_trajectory(support_fixture *f, const char *algorithm, const char 
     if (f->r.status != 0) {
         fail_msg("%s: %s", algorithm, f->r.err);
     }
-    char dir[4096], path[4200];
+    char dir[4096];
     s_run_dir(f, dir, sizeof dir);
-    snprintf(path, sizeof path, "%s/steps.csv", dir);
-    char *steps = support_read_file(path);
-    assert_non_null(steps);
-    /* keep step and loss: drop time, worker, staleness and bytes */
-    char *out = calloc(1, strlen(steps) + 64), *o = out;
-    for (char *line = strtok(steps, "\n"); line; line = strtok(NULL, "\n")) {
-        char *c1 = strchr(line, ','), *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
-        char *c3 = c2 ? strchr(c2 + 1, ',') : NULL, *c4 = c3 ? strchr(c3 + 1, ',') : NULL;
-        assert_non_null(c4);
-        o += sprintf(o, "%.*s\n", (int)(c4 - c2 - 1), c2 + 1);
-    }
-    free(steps);
-    snprintf(path, sizeof path, "%s/summary.json", dir);
-    cJSON *j = s_json_file(path);
-    sprintf(o, "final %.9g\n", s_num(j, "final_test_loss"));
-    cJSON_Delete(j);
-    return out;
+    return support_trajectory(dir);
 }
 
 static void test_one_worker_follows_sequential_exactly(void **state)

@@ -261,17 +261,7 @@ static char *s_trajectory(support_fixture *f, const char *algorithm, const char 
     } else {
         s_sim(f, extra, dir, sizeof dir);
     }
-    char *steps = s_file(dir, "steps.csv");
-    char *out = calloc(1, strlen(steps) + 64), *o = out;
-    for (char *line = strtok(steps, "\n"); line; line = strtok(NULL, "\n")) {
-        char *c1 = strchr(line, ','), *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
-        char *c3 = c2 ? strchr(c2 + 1, ',') : NULL, *c4 = c3 ? strchr(c3 + 1, ',') : NULL;
-        assert_non_null(c4);
-        o += sprintf(o, "%.*s\n", (int)(c4 - c2 - 1), c2 + 1);
-    }
-    sprintf(o, "final %.9g\n", s_num(dir, "final_test_loss"));
-    free(steps);
-    return out;
+    return support_trajectory(dir);
 }
 
 static void test_equivalences_in_virtual_time(void **state)
