@@ -1,5 +1,6 @@
 /* main.c: the asgd command line; dispatches subcommands to the library. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "algorithms/algorithm.h"
@@ -12,12 +13,14 @@
 #include "core/run.h"
 #include "core/sequential.h"
 #include "core/sim.h"
+#include "core/sweep.h"
 
 static const char s_usage[] =
     "usage: asgd COMMAND [ARGS]\n"
     "\n"
     "commands:\n"
     "  train CONFIG [section.key=value ...]   run an experiment; prints its run folder\n"
+    "  sweep SWEEP [-j N]                     a grid of runs from a sweep file; resumable\n"
     "  ps|worker|evaluator CONFIG [flags] [section.key=value ...]\n"
     "                                         one role of a distributed job, for runs\n"
     "                                         across hosts (see `asgd help ps`)\n"
@@ -158,6 +161,33 @@ static void s_help_algorithms(void)
            "exit-code),\nbackoff_limit (3), timeout (60 s).\n");
 }
 
+static int s_sweep(int argc, char **argv)
+{
+    long jobs = 1;
+    const char *path = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "-j") == 0 && i + 1 < argc) {
+            char *end;
+            jobs = strtol(argv[++i], &end, 10);
+            if (*end || jobs < 1) {
+                fprintf(stderr, "asgd sweep: -j needs a positive number\n");
+                return ERROR_USAGE;
+            }
+        } else if (!path) {
+            path = argv[i];
+        } else {
+            fprintf(stderr, "asgd sweep: unexpected \"%s\"\n%s", argv[i], s_usage);
+            return ERROR_USAGE;
+        }
+    }
+    if (!path) {
+        fprintf(stderr, "asgd sweep: missing SWEEP\n%s", s_usage);
+        return ERROR_USAGE;
+    }
+    error err = {0};
+    return sweep_main(path, jobs, &err) < 0 ? s_fail(&err) : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -167,6 +197,9 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (strcmp(cmd, "train") == 0) {
         return s_train(argc - 2, argv + 2);
+    }
+    if (strcmp(cmd, "sweep") == 0) {
+        return s_sweep(argc - 2, argv + 2);
     }
     static const char *const roles[] = {"ps", "worker", "evaluator"};
     for (int r = 0; r < 3; r++) {

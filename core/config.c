@@ -541,6 +541,23 @@ int config_get_double_list(config *c, const char *section, const char *key,
     return s_get_list(c, section, key, def, max, n, err, s_parse_double_item, out, range);
 }
 
+int config_each(config *c, const char *section,
+                int (*fn)(void *ctx, const char *key, const char *value, int line),
+                void *ctx)
+{
+    for (int i = 0; i < c->count; i++) {
+        entry *e = &c->entries[i];
+        if (strcmp(e->section, section) == 0) {
+            e->used = true;
+            int rc = fn(ctx, e->key, e->value, e->line);
+            if (rc) {
+                return rc;
+            }
+        }
+    }
+    return 0;
+}
+
 int config_error(const config *c, const char *section, const char *key, error *err,
                  const char *fmt, ...)
 {

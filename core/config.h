@@ -60,6 +60,12 @@ int config_get_double_list(config *c, const char *section, const char *key,
                            const char *def, double lo, double hi, double *out,
                            int max, int *n, error *err);
 
+/* Calls fn for every key of `section` in file order, marking each read;
+ * stops at and returns fn's first nonzero result. */
+int config_each(config *c, const char *section,
+                int (*fn)(void *ctx, const char *key, const char *value, int line),
+                void *ctx);
+
 /* For values a module parses itself: -1 with err set to "WHERE: [section]
  * key: MESSAGE", WHERE being the file and line or the command line. */
 int config_error(const config *c, const char *section, const char *key, error *err,

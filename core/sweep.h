@@ -1,0 +1,30 @@
+/* sweep.h: `asgd sweep SWEEP.ini [-j N]`, a grid of runs, resumable.
+ *
+ * A sweep file names a base config and lists values for any keys:
+ *
+ *   [sweep]
+ *   base = ../../configs/mlp.ini    ; relative to the sweep file
+ *   name = rules                    ; runs go to OUT/NAME/ (default: file name)
+ *   seeds = 1,2,3                   ; each point is repeated per seed (default 1,2,3)
+ *   out = runs                      ; (default: runs, beside the current folder)
+ *   [grid]
+ *   train.algorithm = sync, hogwild
+ *   cluster.workers = 2, 4
+ *
+ * The runs are the Cartesian product of the [grid] lists times the seeds;
+ * each gets the folder OUT/NAME/key=value,...,seed=S/. A run whose
+ * summary.json says complete is skipped, so a sweep resumes after an
+ * interruption; an incomplete one is run again from scratch. Every run is
+ * checked before any starts: a bad key or value names the sweep file, its
+ * line and key (exit 2). -j runs several at a time, counting a real
+ * distributed run as its number of processes, never more than the cores.
+ * At the end OUT/NAME/results.csv has a row per complete run: the keys that
+ * vary, the seed, then the summary's fields. */
+#ifndef ASGD_SWEEP_H
+#define ASGD_SWEEP_H
+
+#include "core/error.h"
+
+int sweep_main(const char *path, long jobs, error *err);
+
+#endif

@@ -1,0 +1,176 @@
+/* test_sweep.c: `asgd sweep` as a real process: the grid's expansion and
+ * results.csv, resuming after lost runs and after Ctrl-C, and bad sweep
+ * files naming the file, line and key. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "support.h"
+
+static const char s_base[] = "[data]\ndataset = synthetic\n[model]\ntype = softmax\n"
+                             "[train]\nepochs = 1\n[experiment]\nmode = sim\n";
+
+/* Writes base.ini and grid.ini (sweep text with OUT replaced) in f->dir. */
+static void s_files(support_fixture *f, const char *sweep_text)
+{
+    char path[400], text[2048];
+    snprintf(path, sizeof path, "%s/base.ini", f->dir);
+    support_write_file(path, s_base);
+    snprintf(text, sizeof text, sweep_text, f->out);
+    snprintf(f->config, sizeof f->config, "%s/grid.ini", f->dir);
+    support_write_file(f->config, text);
+}
+
+static const char s_grid[] = "[sweep]\nbase = base.ini\nname = demo\nseeds = 1,2\nout = %s\n"
+                             "[grid]\ntrain.algorithm = sync, hogwild\ncluster.workers = 1, 2\n";
+
+static void test_expansion_and_results(void **state)
+{
+    support_fixture *f = *state;
+    s_files(f, s_grid);
+    const char *args[] = {"sweep", f->config, "-j", "2", NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    if (f->r.status != 0) {
+        fail_msg("%s", f->r.err);
+    }
+    assert_non_null(strstr(f->r.out, "8 runs, 8 ran now, 0 already complete, 0 failed"));
+    char path[600];
+    snprintf(path, sizeof path, "%s/demo/results.csv", f->out);
+    char *csv = support_read_file(path);
+    assert_non_null(csv);
+    assert_int_equal(strncmp(csv, "train.algorithm,cluster.workers,seed,algorithm,model,workers,"
+                             "mode,final_test_acc", 79), 0);
+    assert_int_equal(support_count_lines(path), 9);
+    /* every point of the grid, every seed, and the summary's own values agree */
+    const char *rows[] = {"sync,1,1,sync,softmax,1,sim,", "sync,2,2,sync,softmax,2,sim,",
+                          "hogwild,1,2,hogwild,softmax,1,sim,", "hogwild,2,1,hogwild,softmax,2,sim,"};
+    for (int i = 0; i < 4; i++) {
+        if (!strstr(csv, rows[i])) {
+            fail_msg("results.csv lacks a row starting %s", rows[i]);
+        }
+    }
+    free(csv);
+    snprintf(path, sizeof path, "%s/demo/train.algorithm=hogwild,cluster.workers=2,seed=1/"
+             "summary.json", f->out);
+    char *summary = support_read_file(path);
+    assert_non_null(summary);
+    assert_non_null(strstr(summary, "\"seed\":\t1"));
+    free(summary);
+}
+
+static void test_resume_runs_only_what_is_missing(void **state)
+{
+    support_fixture *f = *state;
+    s_files(f, s_grid);
+    const char *args[] = {"sweep", f->config, NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    /* lose one run, and leave another incomplete */
+    char path[600];
+    snprintf(path, sizeof path, "%s/demo/train.algorithm=sync,cluster.workers=2,seed=1", f->out);
+    support_rmtree(path);
+    snprintf(path, sizeof path, "%s/demo/train.algorithm=hogwild,cluster.workers=1,seed=2/"
+             "summary.json", f->out);
+    support_write_file(path, "{\"complete\": false}\n");
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "8 runs, 2 ran now, 6 already complete"));
+    snprintf(path, sizeof path, "%s/demo/results.csv", f->out);
+    assert_int_equal(support_count_lines(path), 9);
+    /* the incomplete folder was replaced, not suffixed */
+    snprintf(path, sizeof path, "%s/demo/train.algorithm=hogwild,cluster.workers=1,seed=2-2",
+             f->out);
+    FILE *suffixed = fopen(path, "r");
+    assert_null(suffixed);
+}
+
+static void test_ctrl_c_then_resume(void **state)
+{
+    support_fixture *f = *state;
+    /* four sequential runs of about half a second each, one at a time */
+    s_files(f, "[sweep]\nbase = base.ini\nname = slow\nseeds = 1\nout = %s\n[grid]\n"
+               "train.algorithm = sequential\nexperiment.mode = real\nmodel.type = mlp\n"
+               "train.epochs = 30, 31, 32, 33\n");
+    const char *args[] = {"sweep", f->config, NULL};
+    int pid = support_spawn_asgd(f->dir, args);
+    char first[600];
+    snprintf(first, sizeof first, "%s/slow/train.algorithm=sequential,experiment.mode=real,"
+             "model.type=mlp,train.epochs=30,seed=1/summary.json", f->out);
+    int finished = 0;
+    for (int i = 0; i < 600 && !finished; i++) {
+        char *s = support_read_file(first);
+        finished = s && strstr(s, "\"complete\":\ttrue");
+        free(s);
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    assert_true(finished);
+    assert_int_equal(kill(pid, SIGINT), 0);
+    assert_int_equal(support_wait(pid), 1);
+    char path[600];
+    snprintf(path, sizeof path, "%s/stderr", f->dir);
+    char *err = support_read_file(path);
+    assert_non_null(strstr(err, "interrupted"));
+    free(err);
+    snprintf(path, sizeof path, "%s/stdout", f->dir);
+    char *out = support_read_file(path);
+    int ran = -1, already = -1;
+    assert_int_equal(sscanf(strstr(out, "4 runs, "), "4 runs, %d ran now, %d already", &ran,
+                            &already), 2);
+    free(out);
+    assert_true(ran >= 1 && ran < 4);
+    /* again: only the missing runs */
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    char want[64];
+    snprintf(want, sizeof want, "4 runs, %d ran now, %d already complete", 4 - ran, ran);
+    if (!strstr(f->r.out, want)) {
+        fail_msg("expected \"%s\", got %s", want, f->r.out);
+    }
+}
+
+static void test_bad_sweep_files(void **state)
+{
+    support_fixture *f = *state;
+    const char *cases[][2] = {
+        {"[sweep]\nbase = base.ini\nout = %s\n[grid]\ntrain.lrr = 0.1, 0.2\n",
+         "grid.ini:5: [grid] train.lrr: unknown key"},
+        {"[sweep]\nbase = base.ini\nout = %s\n[grid]\ncluster.workers = , \n",
+         "grid.ini:5: [grid] cluster.workers: an empty list"},
+        {"[sweep]\nbase = base.ini\nout = %s\n[grid]\ncluster.workers = 2, zero\n",
+         "grid.ini:5: [grid] cluster.workers: expected an integer"},
+        {"[sweep]\nbase = base.ini\nout = %s\n[grid]\nthis line is wrong\n", "grid.ini:5:"},
+        {"[sweep]\nbase = base.ini\nout = %s\nseedz = 1\n", "grid.ini:4: [sweep] seedz"},
+        {"[sweep]\nout = %s\n", "[sweep] base"},
+    };
+    for (int i = 0; i < 6; i++) {
+        s_files(f, cases[i][0]);
+        const char *args[] = {"sweep", f->config, NULL};
+        support_run_asgd(&f->r, f->dir, args);
+        if (f->r.status != 2 || !strstr(f->r.err, cases[i][1])) {
+            fail_msg("case %d: status %d, \"%s\"", i, f->r.status, f->r.err);
+        }
+    }
+}
+
+int main(void)
+{
+#define T(name) cmocka_unit_test_setup_teardown(name, support_fixture_setup, support_fixture_teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_expansion_and_results),
+        T(test_resume_runs_only_what_is_missing),
+        T(test_ctrl_c_then_resume),
+        T(test_bad_sweep_files),
+    };
+#undef T
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
