@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/experiment.h"
 #include "core/launcher.h"
+#include "core/plot.h"
 #include "core/ps.h"
 #include "core/roles.h"
 #include "core/run.h"
@@ -21,6 +22,9 @@ static const char s_usage[] =
     "commands:\n"
     "  train CONFIG [section.key=value ...]   run an experiment; prints its run folder\n"
     "  sweep SWEEP [-j N]                     a grid of runs from a sweep file; resumable\n"
+    "  plot DIR... -o FIG.pdf|png|svg [--kind convergence|scaling|staleness|time-to-accuracy|\n"
+    "       throughput] [--group KEY] [--x X] [--y Y] [--logx] [--logy] [--title T]\n"
+    "       [--target ACC]                    figures from run folders, through gnuplot\n"
     "  ps|worker|evaluator CONFIG [flags] [section.key=value ...]\n"
     "                                         one role of a distributed job, for runs\n"
     "                                         across hosts (see `asgd help ps`)\n"
@@ -200,6 +204,10 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "sweep") == 0) {
         return s_sweep(argc - 2, argv + 2);
+    }
+    if (strcmp(cmd, "plot") == 0) {
+        error err = {0};
+        return plot_main(argc - 2, argv + 2, &err) < 0 ? s_fail(&err) : 0;
     }
     static const char *const roles[] = {"ps", "worker", "evaluator"};
     for (int r = 0; r < 3; r++) {

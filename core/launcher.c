@@ -445,6 +445,10 @@ static void s_summarise(job *j, run_summary *sum)
             sum->staleness_max = (long)s_json_number(o, "staleness_max");
         }
         sum->dropped += (long)s_json_number(o, "dropped");
+        cJSON *h = cJSON_GetObjectItemCaseSensitive(o, "staleness_histogram");
+        for (int i = 0; i < cJSON_GetArraySize(h) && i < 64; i++) {
+            sum->staleness_histogram[i] += (long)cJSON_GetArrayItem(h, i)->valuedouble;
+        }
         sum->rejected += (long)s_json_number(o, "rejected");
         if (k == 0) {
             sum->updates = (long)s_json_number(o, "version");

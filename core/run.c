@@ -207,6 +207,14 @@ int run_write_summary(run *r, const run_summary *s, error *err)
     if (strcmp(s->mode, "sim") == 0) {
         cJSON_AddNumberToObject(j, "sim_events", (double)s->sim_events);
     }
+    int last = 63;
+    while (last > 0 && s->staleness_histogram[last] == 0) {
+        last--;
+    }
+    cJSON *h = cJSON_AddArrayToObject(j, "staleness_histogram");
+    for (int i = 0; i <= last; i++) {
+        cJSON_AddItemToArray(h, cJSON_CreateNumber((double)s->staleness_histogram[i]));
+    }
     cJSON_AddBoolToObject(j, "complete", s->complete);
     char *text = cJSON_Print(j);
     cJSON_Delete(j);

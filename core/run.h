@@ -36,6 +36,7 @@ typedef struct run_summary {
     long rejected;              /* malformed messages the servers refused */
     int restarts;               /* workers restarted by the launcher */
     long sim_events;            /* simulated runs: events processed */
+    long staleness_histogram[64];   /* pushes by staleness 0..62, then 63+ */
     bool complete;
 } run_summary;
 

@@ -695,6 +695,9 @@ int sim_train(experiment *e, run *r, error *err)
             sum.staleness_max = (long)st->staleness_max;
         }
         sum.dropped += (long)st->dropped;
+        for (int i = 0; i < SERVER_STALENESS_BINS; i++) {
+            sum.staleness_histogram[i] += (long)st->histogram[i];
+        }
     }
     sum.staleness_mean = pushes > 0 ? staleness / pushes : 0;
     sum.updates = (long)first->version;
