@@ -131,7 +131,8 @@ static int s_read_keys(experiment *e, const char *path, error *err)
         optim_spec_configure(&e->optim, c, "train", "", "sgd", 0.05, err) < 0) {
         return -1;
     }
-    if (s_read_rule(e, err) < 0) {
+    if (s_read_rule(e, err) < 0 ||
+        config_get_string(c, "experiment", "label", e->algorithm_name, &e->label, err) < 0) {
         return -1;
     }
     if (config_get_double(c, "eval", "every", 5, 0, 1e9, CONFIG_CLOSED, &e->eval_every, err) < 0 ||

@@ -26,6 +26,7 @@ typedef struct experiment {
     config *c;
     /* [experiment] */
     const char *name, *out_root, *run_id;
+    const char *label;       /* how figures name the run (default: the algorithm) */
     unsigned long seed;
     int mode;                /* enum run_mode */
     /* [data] */

@@ -270,7 +270,8 @@ static int s_body(plot *p, FILE *gp, error *err)
             }
             fprintf(gp, "%s'%s' using 1:3:4 with filledcurves fs transparent solid 0.15 "
                     "lc rgb word(colors, %d) notitle, '%s' using 1:2 with linespoints ls %d "
-                    "title \"%s\"", g ? ", \\\n     " : "", name, g + 1, name, g + 1, p->groups[g]);
+                    "title \"%s\"", g ? ", \\\n     " : "", name, g % 8 + 1, name, g + 1,
+                    p->groups[g]);
         }
         fprintf(gp, "\n");
         return 0;
@@ -436,7 +437,7 @@ static int s_body(plot *p, FILE *gp, error *err)
 
 static int s_parse(options *o, int argc, char **argv, const char **dirs, int *ndirs, error *err)
 {
-    *o = (options){.kind = KIND_CONVERGENCE, .group = "train.algorithm", .target = 0.8};
+    *o = (options){.kind = KIND_CONVERGENCE, .group = "experiment.label", .target = 0.8};
     *ndirs = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -576,9 +577,11 @@ int plot_main(int argc, char **argv, error *err)
             p.stem, p.ext, p.nruns, p.stem);
     fprintf(gp, "set terminal %s\nset output '%s%s'\n", terminal, p.stem, p.ext);
     fprintf(gp, "colors = \"#0072b2 #d55e00 #009e73 #cc79a7 #e69f00 #56b4e9 #000000 #f0e442\"\n");
-    for (int g = 0; g < 8; g++) {
-        fprintf(gp, "set style line %d lc rgb word(colors, %d) lw 2 dt %d pt %d ps 0.8 pi 6\n", g + 1,
-                g + 1, g + 1, g + 4);
+    /* colours, dashes and points cycle with different periods, so that
+     * every group differs in print, in colour or not */
+    for (int g = 0; g < p.ngroups; g++) {
+        fprintf(gp, "set style line %d lc rgb word(colors, %d) lw 2 dt %d pt %d ps 0.8 pi 6\n",
+                g + 1, g % 8 + 1, g % 5 + 1, g % 11 + 1);
     }
     fprintf(gp, "set style increment user\nset grid lc rgb \"#dddddd\"\n"
             "set key outside right top box opaque\nset title \"%s\"\n",

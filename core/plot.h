@@ -2,9 +2,10 @@
  * folders, drawn by a real gnuplot process through a pipe.
  *
  * Runs are the folders under each DIR (searched down to 4 levels) holding a
- * complete summary.json. Runs are grouped by --group KEY (a config key such
- * as train.algorithm, read from the run's resolved config.ini, or a summary
- * field such as workers); each group is one line, bar or curve. Kinds:
+ * complete summary.json. Runs are grouped by --group KEY (a config key,
+ * read from the run's resolved config.ini; by default experiment.label,
+ * which is the algorithm's name unless a config sets it; or a summary field
+ * such as workers); each group is one line, bar or curve. Kinds:
  *   convergence       test accuracy (--y acc) or loss (--y loss) against
  *                     --x time | epoch | updates; the mean over the group's
  *                     runs (seeds) with a min-max band

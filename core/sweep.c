@@ -32,7 +32,7 @@ typedef struct grid_key {
 
 typedef struct sweep_run {
     char id[1024];
-    char dir[4096];
+    char dir[5400];
     char *overrides[SWEEP_MAX_KEYS + 8];
     int noverrides;
     int weight;               /* processes it starts */
@@ -44,7 +44,8 @@ typedef struct sweep_run {
 typedef struct sweep {
     const char *path;
     char base[4096];
-    const char *name, *out;
+    const char *name;
+    char out[4096];
     long seeds[64];
     int nseeds;
     grid_key keys[SWEEP_MAX_KEYS];
@@ -142,7 +143,7 @@ static int s_read(sweep *s, error *err)
     if (!s->c) {
         return -1;
     }
-    const char *base;
+    const char *base, *out;
     char default_name[256];
     const char *slash = strrchr(s->path, '/');
     const char *file = slash ? slash + 1 : s->path;
@@ -151,7 +152,7 @@ static int s_read(sweep *s, error *err)
                                                                     : (long)strlen(file)), file);
     if (config_get_string(s->c, "sweep", "base", "", &base, err) < 0 ||
         config_get_string(s->c, "sweep", "name", default_name, &s->name, err) < 0 ||
-        config_get_string(s->c, "sweep", "out", "runs", &s->out, err) < 0 ||
+        config_get_string(s->c, "sweep", "out", "runs", &out, err) < 0 ||
         config_get_int_list(s->c, "sweep", "seeds", "1,2,3", 0, 0x7fffffffL, s->seeds, 64,
                             &s->nseeds, err) < 0) {
         return -1;
@@ -163,10 +164,15 @@ static int s_read(sweep *s, error *err)
     if (s->nseeds == 0) {
         return config_error(s->c, "sweep", "seeds", err, "an empty list of values");
     }
-    if (base[0] == '/' || !slash) {
-        snprintf(s->base, sizeof s->base, "%s", base);
-    } else {
-        snprintf(s->base, sizeof s->base, "%.*s/%s", (int)(slash - s->path), s->path, base);
+    /* base and out are relative to the sweep file */
+    const char *paths[2] = {base, out};
+    char *dest[2] = {s->base, s->out};
+    for (int i = 0; i < 2; i++) {
+        if (paths[i][0] == '/' || !slash) {
+            snprintf(dest[i], sizeof s->base, "%s", paths[i]);
+        } else {
+            snprintf(dest[i], sizeof s->base, "%.*s/%s", (int)(slash - s->path), s->path, paths[i]);
+        }
     }
     grid_ctx g = {.s = s, .err = err};
     if (config_each(s->c, "grid", s_grid_entry, &g) != 0) {
@@ -200,7 +206,7 @@ static int s_blame(const sweep *s, error *err)
 
 static bool s_complete(const char *dir)
 {
-    char path[4200];
+    char path[5600];
     snprintf(path, sizeof path, "%s/summary.json", dir);
     FILE *f = fopen(path, "r");
     if (!f) {
@@ -231,7 +237,7 @@ static int s_expand(sweep *s, error *err)
     for (int r = 0; r < total; r++) {
         sweep_run *run = &s->runs[r];
         int rest = r, len = 0;
-        char arg[4600];
+        char arg[4400];
         /* seed varies fastest, then the last key, ..., the first key slowest */
         long seed = s->seeds[rest % s->nseeds];
         rest /= s->nseeds;
@@ -250,13 +256,13 @@ static int s_expand(sweep *s, error *err)
         snprintf(run->id + len, sizeof run->id - (size_t)len, "seed=%ld", seed);
         const char *fixed[4] = {"experiment.seed", "experiment.name", "experiment.out",
                                 "experiment.run_id"};
-        char values[4][1100];
+        char values[4][4200];
         snprintf(values[0], sizeof values[0], "%ld", seed);
         snprintf(values[1], sizeof values[1], "%s", s->name);
         snprintf(values[2], sizeof values[2], "%s", s->out);
         snprintf(values[3], sizeof values[3], "%s", run->id);
         for (int i = 0; i < 4; i++) {
-            snprintf(arg, sizeof arg, "%s=%s", fixed[i], values[i]);
+            snprintf(arg, sizeof arg, "%s=%.4200s", fixed[i], values[i]);
             run->overrides[run->noverrides++] = s_strdup(arg);
         }
         snprintf(run->dir, sizeof run->dir, "%s/%s/%s", s->out, s->name, run->id);
@@ -280,8 +286,6 @@ static pid_t s_start(const sweep *s, sweep_run *run, int log_fd)
         return -1;
     }
     exe[n] = '\0';
-    char rm[4200];
-    snprintf(rm, sizeof rm, "%s", run->dir);
     const char *argv[SWEEP_MAX_KEYS + 12];
     int argc = 0;
     argv[argc++] = exe;
@@ -297,7 +301,7 @@ static pid_t s_start(const sweep *s, sweep_run *run, int log_fd)
         /* an incomplete folder from an interrupted sweep is started afresh */
         pid_t rmpid = fork();
         if (rmpid == 0) {
-            execlp("rm", "rm", "-rf", rm, (char *)NULL);
+            execlp("rm", "rm", "-rf", run->dir, (char *)NULL);
             _exit(127);
         }
         waitpid(rmpid, NULL, 0);
@@ -317,7 +321,7 @@ static const char *const s_fields[] = {"algorithm", "model", "workers", "mode",
 
 static int s_results(const sweep *s, error *err)
 {
-    char path[4200];
+    char path[5600];
     snprintf(path, sizeof path, "%s/%s/results.csv", s->out, s->name);
     FILE *f = fopen(path, "w");
     if (!f) {
@@ -336,7 +340,7 @@ static int s_results(const sweep *s, error *err)
         if (!run->complete) {
             continue;
         }
-        char sp[4200], text[8192];
+        char sp[5600], text[8192];
         snprintf(sp, sizeof sp, "%s/summary.json", run->dir);
         FILE *in = fopen(sp, "r");
         size_t n = in ? fread(text, 1, sizeof text - 1, in) : 0;

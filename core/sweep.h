@@ -6,7 +6,7 @@
  *   base = ../../configs/mlp.ini    ; relative to the sweep file
  *   name = rules                    ; runs go to OUT/NAME/ (default: file name)
  *   seeds = 1,2,3                   ; each point is repeated per seed (default 1,2,3)
- *   out = runs                      ; (default: runs, beside the current folder)
+ *   out = runs                      ; relative to the sweep file (default: runs)
  *   [grid]
  *   train.algorithm = sync, hogwild
  *   cluster.workers = 2, 4

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # sync, sync with 2 backup workers, hogwild and dynsgd as the fraction of
-# 4x-slower workers grows (simulated, 8 workers). Prints a Markdown table;
-# run folders go to runs/stragglers/.
+# 4x-slower workers grows (simulated, 8 workers). Prints a Markdown table,
+# draws stragglers.png beside this file; run folders go to runs/stragglers/.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 "$root/scripts/build.sh"
+rm -rf "$root/runs/stragglers"
 field() { grep -o "\"$2\":[^,]*" "$1/summary.json" | grep -o '[0-9.e+-]*$'; }
 # virtual seconds until the test accuracy first reaches $2
 reach() { awk -F, -v a="$2" 'NR > 1 && $6 >= a {printf "%.3f", $1; found = 1; exit}
@@ -19,8 +20,10 @@ for rule in "sync" "sync backups=2" "hogwild" "dynsgd"; do
     [ "$1" = sync ] && extra+=("train.lr=0.2")      # the mean of 8 gradients per step
     [ "$1" = dynsgd ] && extra+=("algorithm.window=1")
     for fraction in 0 0.125 0.25 0.5; do
+        label=${rule// /-}
         dir=$("$root/build/asgd" train "$here/config.ini" experiment.out="$root/runs" \
-              train.algorithm="$1" sim.straggler_fraction="$fraction" "${extra[@]}")
+              train.algorithm="$1" sim.straggler_fraction="$fraction" "${extra[@]}" \
+              experiment.label="$label" experiment.run_id="$label-$fraction")
         printf "| %s | %s | %.3f | %s | %.0f | %.4f | %.2f | %d | %d |\n" "$rule" \
             "$(awk -v f="$fraction" 'BEGIN {print f * 8}')" "$(field "$dir" time_s)" \
             "$(reach "$dir" 0.80)" \
@@ -28,3 +31,7 @@ for rule in "sync" "sync backups=2" "hogwild" "dynsgd"; do
             "$(field "$dir" staleness_mean)" "$(field "$dir" staleness_max)" "$(field "$dir" dropped)"
     done
 done
+"$root/build/asgd" plot "$root/runs/stragglers" -o "$here/stragglers.png" --kind scaling \
+    --x sim.straggler_fraction --y time_s \
+    --title "virtual time to finish 3 epochs against the fraction of 4x-slower workers" >/dev/null
+echo "figure: $here/stragglers.png"
