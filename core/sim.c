@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <ucontext.h>
 
 #include "core/model.h"
@@ -539,29 +538,34 @@ static void s_handle(sim *s, const sim_event *e)
     }
 }
 
-/* compute = measured: real gradients of this model and batch, timed. */
-static void s_calibrate(sim *s)
+/* compute = measured: real gradients of this model and batch, timed on a
+ * scratch worker with worker 0's shard. */
+static int s_calibrate(sim *s)
 {
     experiment *e = s->e;
-    worker *w = &s->workers[0].w;
+    worker w;
+    if (worker_init_shard(&w, e, e->alg, e->rule, 0, s->nworkers, s->nshards, s->m, &s->parts[0],
+                          s->err) < 0) {
+        return -1;
+    }
+    model_init_params(s->m, w.theta, e->seed);
     const int runs = 20;
-    double t[20], sum = 0, sq = 0;
+    double sum = 0, sq = 0;
     for (int i = -3; i < runs; i++) {
-        struct timespec a, b;
-        clock_gettime(CLOCK_MONOTONIC, &a);
-        sampler_next(&w->sp, w->x, w->y, w->batch);
-        model_gradient(s->m, w->grad, w->theta, w->x, w->y, w->batch);
-        clock_gettime(CLOCK_MONOTONIC, &b);
+        double t0 = run_now();
+        worker_gradient(&w);
+        double t = run_now() - t0;
         if (i >= 0) {
-            t[i] = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
-            sum += t[i];
-            sq += t[i] * t[i];
+            sum += t;
+            sq += t * t;
         }
     }
+    worker_free(&w);
     e->sim.compute_mean = sum / runs;
     e->sim.compute_sd = sqrt(fmax(0, sq / runs - e->sim.compute_mean * e->sim.compute_mean));
     run_log(s->r, "sim: measured compute %.6f s per minibatch (sd %.6f)", e->sim.compute_mean,
             e->sim.compute_sd);
+    return 0;
 }
 
 static void s_free(sim *s)
@@ -656,14 +660,8 @@ int sim_train(experiment *e, run *r, error *err)
         s_schedule(&s, (sim_event){.t = f->from, .kind = EV_FAIL, .worker = f->worker,
                                    .back = f->to});
     }
-    if (e->sim.compute == SIM_MEASURED) {
-        if (s_start_worker(&s, 0) < 0) {   /* a worker to time; restarted at 0 below */
-            goto done;
-        }
-        s_calibrate(&s);
-        s_fail_worker(&s, 0, 0);
-        s.restarts = 0;
-        s.failed = false;
+    if (e->sim.compute == SIM_MEASURED && s_calibrate(&s) < 0) {
+        goto done;
     }
     stop_install();
     sim_event ev;
