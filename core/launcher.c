@@ -428,14 +428,7 @@ static void s_summarise(job *j, run_summary *sum)
     for (int k = 0; k < j->e->servers; k++) {
         char path[4800];
         snprintf(path, sizeof path, "%s/ps-%d.json", j->r->dir, k);
-        FILE *f = fopen(path, "r");
-        char text[8192];
-        size_t got = f ? fread(text, 1, sizeof text - 1, f) : 0;
-        if (f) {
-            fclose(f);
-        }
-        text[got] = '\0';
-        cJSON *o = cJSON_Parse(text);
+        cJSON *o = run_read_json(path);
         if (!o) {
             continue;
         }

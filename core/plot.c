@@ -14,6 +14,7 @@
 #include <cJSON.h>
 
 #include "core/config.h"
+#include "core/run.h"
 
 #define PLOT_MAX_RUNS 4096
 #define PLOT_MAX_GROUPS 32
@@ -45,27 +46,6 @@ typedef struct plot {
     char dir[4096], stem[1024], ext[8];
 } plot;
 
-static cJSON *s_read_json(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    char *text = malloc((size_t)n + 1);
-    size_t got = text ? fread(text, 1, (size_t)n, f) : 0;
-    fclose(f);
-    if (!text) {
-        return NULL;
-    }
-    text[got] = '\0';
-    cJSON *j = cJSON_Parse(text);
-    free(text);
-    return j;
-}
-
 /* A key's value for a run: a summary field, or section.key of config.ini. */
 static void s_value(const prun *r, const char *key, char *out, size_t n)
 {
@@ -96,7 +76,7 @@ static void s_collect(plot *p, const char *dir, int depth)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/summary.json", dir);
-    cJSON *j = s_read_json(path);
+    cJSON *j = run_read_json(path);
     if (j) {
         if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")) &&
             p->nruns < PLOT_MAX_RUNS) {

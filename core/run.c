@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -27,6 +28,27 @@ void run_sleep(double seconds)
 {
     struct timespec ts = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
     nanosleep(&ts, NULL);
+}
+
+cJSON *run_read_json(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        return NULL;
+    }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *text = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    size_t got = text ? fread(text, 1, (size_t)n, f) : 0;
+    fclose(f);
+    if (!text) {
+        return NULL;
+    }
+    text[got] = '\0';
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    return j;
 }
 
 int run_configure(config *c, const char **out_root, const char **run_id, error *err)

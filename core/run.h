@@ -65,6 +65,10 @@ void run_step_row(FILE *f, double time_s, int worker, long step, double loss,
                   long staleness, long bytes);
 int run_write_summary(run *r, const run_summary *s, error *err);
 
+/* A whole JSON file parsed (cJSON_Delete it), or NULL when it is missing
+ * or malformed. */
+struct cJSON *run_read_json(const char *path);
+
 /* mkdir -p */
 int run_make_dirs(const char *path, error *err);
 

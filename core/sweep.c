@@ -208,15 +208,7 @@ static bool s_complete(const char *dir)
 {
     char path[5600];
     snprintf(path, sizeof path, "%s/summary.json", dir);
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        return false;
-    }
-    char text[8192];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = '\0';
-    cJSON *j = cJSON_Parse(text);
+    cJSON *j = run_read_json(path);
     bool done = j && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete"));
     cJSON_Delete(j);
     return done;
@@ -340,15 +332,9 @@ static int s_results(const sweep *s, error *err)
         if (!run->complete) {
             continue;
         }
-        char sp[5600], text[8192];
+        char sp[5600];
         snprintf(sp, sizeof sp, "%s/summary.json", run->dir);
-        FILE *in = fopen(sp, "r");
-        size_t n = in ? fread(text, 1, sizeof text - 1, in) : 0;
-        if (in) {
-            fclose(in);
-        }
-        text[n] = '\0';
-        cJSON *j = cJSON_Parse(text);
+        cJSON *j = run_read_json(sp);
         if (!j) {
             continue;
         }
