@@ -67,10 +67,7 @@ static int s_worker_run(worker *w)
         if ((rc = worker_pull_into(w, center, 0)) < 0) {
             break;
         }
-        for (size_t i = 0; i < n; i++) {
-            elastic[i] = p->alpha * (x[i] - center[i]);
-            x[i] -= elastic[i];
-        }
+        worker_elastic(x, elastic, center, p->alpha, n);
         rc = worker_push(w, elastic, 0);
     }
     worker_settle(w);

@@ -51,10 +51,7 @@ static int s_worker_run(worker *w)
         if ((rc = worker_pull_into(w, center, 0)) < 0) {
             break;
         }
-        for (size_t i = 0; i < w->nparams; i++) {
-            elastic[i] = p->alpha * (w->theta[i] - center[i]);
-            w->theta[i] -= elastic[i];
-        }
+        worker_elastic(w->theta, elastic, center, p->alpha, w->nparams);
         rc = worker_push(w, elastic, 0);
     }
     worker_settle(w);

@@ -148,6 +148,14 @@ long worker_local_window(worker *w, float *delta, long window)
     return steps;
 }
 
+void worker_elastic(float *x, float *elastic, const float *centre, float alpha, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        elastic[i] = alpha * (x[i] - centre[i]);
+        x[i] -= elastic[i];
+    }
+}
+
 bool worker_done(const worker *w)
 {
     return w->steps >= w->budget;

@@ -106,6 +106,9 @@ void worker_local_step(worker *w);
  * taken. */
 long worker_local_window(worker *w, float *delta, long window);
 bool worker_done(const worker *w);
+/* The elastic step of the EASGD family over n values: elastic =
+ * alpha (x - centre); x <- x - elastic. */
+void worker_elastic(float *x, float *elastic, const float *centre, float alpha, size_t n);
 /* The smallest shard version seen at the last pull. */
 uint64_t worker_version(const worker *w);
 
