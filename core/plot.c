@@ -27,6 +27,7 @@ static const char *const s_kinds[] = {"convergence", "scaling", "staleness",
 typedef struct prun {
     char dir[4096];
     char group[256];
+    double x, y;              /* scaling: the --x and --y values, read once */
     cJSON *summary;
 } prun;
 
@@ -267,7 +268,7 @@ static int s_body(plot *p, FILE *gp, error *err)
             double xv[PLOT_MAX_RUNS];
             int nx = 0;
             for (int r = 0; r < p->nruns; r++) {
-                double x = s_num(&p->runs[r], o->x);
+                double x = p->runs[r].x;
                 bool seen = false;
                 for (int i = 0; i < nx; i++) {
                     seen = seen || xv[i] == x;
@@ -294,8 +295,8 @@ static int s_body(plot *p, FILE *gp, error *err)
                 int k = 0;
                 for (int r = 0; r < p->nruns; r++) {
                     if (strcmp(p->runs[r].group, p->groups[g]) == 0 &&
-                        s_num(&p->runs[r], o->x) == xv[i]) {
-                        double y = s_num(&p->runs[r], o->y);
+                        p->runs[r].x == xv[i]) {
+                        double y = p->runs[r].y;
                         sum += y;
                         lo = fmin(lo, y);
                         hi = fmax(hi, y);
@@ -537,6 +538,10 @@ int plot_main(int argc, char **argv, error *err)
     }
     for (int r = 0; r < p.nruns; r++) {
         s_value(&p.runs[r], p.o.group, p.runs[r].group, sizeof p.runs[r].group);
+        if (p.o.kind == KIND_SCALING) {
+            p.runs[r].x = s_num(&p.runs[r], p.o.x);
+            p.runs[r].y = s_num(&p.runs[r], p.o.y);
+        }
         if (!p.runs[r].group[0]) {
             snprintf(p.runs[r].group, sizeof p.runs[r].group, "(no %s)", p.o.group);
         }
