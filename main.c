@@ -69,7 +69,7 @@ static int s_train(int argc, char **argv)
     }
     run r;
     int rc = -1;
-    if (experiment_load(&e, &err) == 0 &&
+    if (backend_check(&e.backend, &err) == 0 && experiment_load(&e, &err) == 0 &&
         run_create(&r, e.c, e.out_root, e.name, e.run_id, &err) == 0) {
         rc = e.mode == MODE_SIM ? sim_train(&e, &r, &err)
              : e.alg ? launcher_train(&e, &r, &err) : sequential_train(&e, &r, &err);

@@ -8,7 +8,8 @@ root=$(cd "$(dirname "$0")" && pwd)
 dir="$root/build"
 if [ "${ASGD_SANITIZE:-OFF}" = ON ]; then
     dir="$root/build-sanitize"
-    export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+    # protect_shadow_gap=0: the CUDA driver maps memory where ASan's gap is
+    export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:protect_shadow_gap=0
     export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 fi
 cd "$dir"

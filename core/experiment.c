@@ -170,7 +170,14 @@ int experiment_configure(experiment *e, const char *path, int noverrides,
 
 int experiment_load(experiment *e, error *err)
 {
-    return data_load(&e->train, &e->test, &e->data, e->seed, err);
+    if (data_load(&e->train, &e->test, &e->data, e->seed, err) < 0) {
+        return -1;
+    }
+    error why = {0};
+    if (model_check(&e->model, e->train.dim, e->train.classes, &why) < 0) {
+        return error_set(err, why.status, "%s: %s", config_source(e->c), why.msg);
+    }
+    return 0;
 }
 
 void experiment_destroy(experiment *e)

@@ -57,25 +57,29 @@ int optim_spec_configure(optim_spec *s, config *c, const char *section,
 
 optim *optim_new(const optim_spec *s, size_t n)
 {
+    return optim_new_on(s, n, NULL);
+}
+
+/* State in the backend's memory (host memory when b is NULL). */
+static float *s_state(backend *b, size_t n)
+{
+    size_t bytes = (n ? n : 1) * sizeof(float);
+    return b ? b->ops->alloc(b, bytes) : calloc(1, bytes);
+}
+
+optim *optim_new_on(const optim_spec *s, size_t n, backend *b)
+{
     optim *o = calloc(1, sizeof *o);
     if (!o) {
         return NULL;
     }
     o->spec = *s;
     o->n = n;
-    if (s->kind != OPTIM_SGD) {
-        o->s1 = calloc(n ? n : 1, sizeof *o->s1);
-        if (!o->s1) {
-            optim_destroy(&o);
-            return NULL;
-        }
-    }
-    if (s->kind == OPTIM_ADAM) {
-        o->s2 = calloc(n ? n : 1, sizeof *o->s2);
-        if (!o->s2) {
-            optim_destroy(&o);
-            return NULL;
-        }
+    o->b = b;
+    if ((s->kind != OPTIM_SGD && !(o->s1 = s_state(b, n))) ||
+        (s->kind == OPTIM_ADAM && !(o->s2 = s_state(b, n)))) {
+        optim_destroy(&o);
+        return NULL;
     }
     return o;
 }
@@ -86,53 +90,29 @@ void optim_destroy(optim **po)
     if (!o) {
         return;
     }
-    free(o->s1);
-    free(o->s2);
+    if (o->b) {
+        o->b->ops->release(o->b, o->s1);
+        o->b->ops->release(o->b, o->s2);
+    } else {
+        free(o->s1);
+        free(o->s2);
+    }
     free(o);
     *po = NULL;
 }
 
 void optim_step(optim *o, float *p, const float *g)
 {
-    const float lr = (float)o->spec.lr, mu = (float)o->spec.momentum;
-    const float eps = (float)o->spec.eps;
-    float *v = o->s1;
     o->t++;
-    switch (o->spec.kind) {
-    case OPTIM_SGD:
-        for (size_t i = 0; i < o->n; i++) {
-            p[i] -= lr * g[i];
-        }
-        break;
-    case OPTIM_MOMENTUM:
-        for (size_t i = 0; i < o->n; i++) {
-            v[i] = mu * v[i] + g[i];
-            p[i] -= lr * v[i];
-        }
-        break;
-    case OPTIM_NESTEROV:
-        for (size_t i = 0; i < o->n; i++) {
-            v[i] = mu * v[i] + g[i];
-            p[i] -= lr * (g[i] + mu * v[i]);
-        }
-        break;
-    case OPTIM_ADAGRAD:
-        for (size_t i = 0; i < o->n; i++) {
-            v[i] += g[i] * g[i];
-            p[i] -= lr * g[i] / (sqrtf(v[i]) + eps);
-        }
-        break;
-    case OPTIM_ADAM: {
-        const float b1 = (float)o->spec.beta1, b2 = (float)o->spec.beta2;
-        const float c1 = (float)(1.0 - pow(o->spec.beta1, (double)o->t));
-        const float c2 = (float)(1.0 - pow(o->spec.beta2, (double)o->t));
-        float *m = o->s1, *s = o->s2;
-        for (size_t i = 0; i < o->n; i++) {
-            m[i] = b1 * m[i] + (1.0f - b1) * g[i];
-            s[i] = b2 * s[i] + (1.0f - b2) * g[i] * g[i];
-            p[i] -= lr * (m[i] / c1) / (sqrtf(s[i] / c2) + eps);
-        }
-        break;
-    }
+    backend_update u = {
+        .kind = o->spec.kind, .lr = (float)o->spec.lr, .momentum = (float)o->spec.momentum,
+        .beta1 = (float)o->spec.beta1, .beta2 = (float)o->spec.beta2, .eps = (float)o->spec.eps,
+        .bias1 = (float)(1.0 - pow(o->spec.beta1, (double)o->t)),
+        .bias2 = (float)(1.0 - pow(o->spec.beta2, (double)o->t)),
+    };
+    if (o->b) {
+        o->b->ops->optim_update(o->b, p, g, o->s1, o->s2, o->n, &u);
+    } else {
+        backend_cpu_ops.optim_update(NULL, p, g, o->s1, o->s2, o->n, &u);
     }
 }

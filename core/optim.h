@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 
+#include "core/backend/backend.h"
 #include "core/config.h"
 #include "core/error.h"
 
@@ -32,6 +33,7 @@ typedef struct optim {
     optim_spec spec;
     size_t n;
     long t;                /* steps taken */
+    backend *b;            /* where params and state live; NULL: host memory */
     float *s1, *s2;        /* velocity / squares / moments, as the kind needs */
 } optim;
 
@@ -42,9 +44,13 @@ int optim_spec_configure(optim_spec *s, config *c, const char *section,
                          double default_lr, error *err);
 const char *optim_kind_name(int kind);
 
+/* An optimizer over host vectors (computed by the CPU backend's reference
+ * update, backend_cpu_ops.optim_update). */
 optim *optim_new(const optim_spec *s, size_t n);
+/* The same over vectors in b's memory, with its state there too. */
+optim *optim_new_on(const optim_spec *s, size_t n, backend *b);
 void optim_destroy(optim **o);
-/* One update of params (n) by grad (n). */
+/* One update of params (n) by grad (n), both where the optimizer lives. */
 void optim_step(optim *o, float *params, const float *grad);
 
 #endif

@@ -68,6 +68,7 @@ int worker_main(const cluster_spec *cs, experiment *e, const char *run_dir, erro
     if (experiment_load(e, err) < 0) {
         return -1;
     }
+    e->backend.ordinal = cs->task;   /* worker k on GPU k mod the visible GPUs */
     backend *b = backend_new(&e->backend, err);
     model *m = b ? model_new(&e->model, b, e->train.dim, e->train.classes, err) : NULL;
     worker w;
@@ -143,9 +144,10 @@ int evaluator_main(const cluster_spec *cs, experiment *e, const char *run_dir, e
     long n_train = e->train.n;
     int dim = e->train.dim, classes = e->train.classes;
     dataset_free(&e->train);   /* only its size is needed */
+    e->backend.ordinal = e->workers;   /* the GPU after the workers', mod the visible */
     backend *b = backend_new(&e->backend, err);
     model *m = b ? model_new(&e->model, b, dim, classes, err) : NULL;
-    float *theta = m ? b->ops->alloc(b, m->nparams * sizeof *theta) : NULL;
+    float *theta = m ? b->ops->host_alloc(b, m->nparams * sizeof *theta) : NULL;
     uint64_t *versions = calloc((size_t)cs->servers, sizeof *versions);
     uint16_t *flags = calloc((size_t)cs->servers, sizeof *flags);
     char path[4200];
@@ -172,7 +174,7 @@ int evaluator_main(const cluster_spec *cs, experiment *e, const char *run_dir, e
                 t0 = now;
             }
             double t = now - t0, loss, acc;
-            model_evaluate(m, &loss, &acc, theta, &e->test, (int)e->eval_batch);
+            model_evaluate_host(m, &loss, &acc, theta, &e->test, (int)e->eval_batch);
             run_eval_row(csv, t, (double)total / (double)n_train, (long)versions[0], (long)total,
                          loss, acc);
             if (final) {
@@ -195,7 +197,7 @@ int evaluator_main(const cluster_spec *cs, experiment *e, const char *run_dir, e
     free(versions);
     free(flags);
     if (theta) {
-        b->ops->release(b, theta);
+        b->ops->host_release(b, theta);
     }
     model_destroy(&m);
     backend_destroy(&b);

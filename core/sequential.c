@@ -53,7 +53,7 @@ int sequential_train(experiment *e, run *r, error *err)
     grad = b->ops->alloc(b, m->nparams * sizeof *grad);
     x = malloc((size_t)batch * (size_t)train->dim * sizeof *x);
     y = malloc((size_t)batch * sizeof *y);
-    o = optim_new(&e->optim, m->nparams);
+    o = optim_new_on(&e->optim, m->nparams, b);
     if (!params || !grad || !x || !y || !o) {
         error_set(err, ERROR_RUNTIME, "sequential: out of memory");
         goto done;
@@ -78,6 +78,7 @@ int sequential_train(experiment *e, run *r, error *err)
         goto done;
     }
     long total_steps = (long)ceil(e->epochs * train->n / batch);
+    run_log(r, "backend: %s", backend_describe(b));
     run_log(r, "sequential: %s model, %zu parameters, %d training and %d test "
             "examples, %ld steps of batch %d", model_type_name(e->model.type),
             m->nparams, train->n, e->test.n, total_steps, batch);

@@ -475,7 +475,7 @@ static void s_evaluate(sim *s)
     }
     server *first = s->shards[0].srv;
     double loss, acc;
-    model_evaluate(s->m, &loss, &acc, s->centre, &s->e->test, (int)s->e->eval_batch);
+    model_evaluate_host(s->m, &loss, &acc, s->centre, &s->e->test, (int)s->e->eval_batch);
     run_eval_row(s->r->eval, s->now, (double)first->samples / (double)s->n_train,
                  (long)first->version, (long)first->samples, loss, acc);
     s->last_acc = acc;

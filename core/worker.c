@@ -28,8 +28,10 @@ int worker_init_shard(worker *w, const experiment *e, const algorithm *alg,
     w->budget = worker_budget(e, workers);
     w->steps_every = e->steps_every;
     backend *b = m->b;
-    w->theta = b->ops->alloc(b, w->nparams * sizeof *w->theta);
-    w->grad = b->ops->alloc(b, w->nparams * sizeof *w->grad);
+    /* host memory the rules read and write, pinned where that speeds the
+     * model's copies to and from a GPU */
+    w->theta = b->ops->host_alloc(b, w->nparams * sizeof *w->theta);
+    w->grad = b->ops->host_alloc(b, w->nparams * sizeof *w->grad);
     w->versions = calloc((size_t)shards, sizeof *w->versions);
     w->x = malloc((size_t)w->batch * (size_t)e->train.dim * sizeof *w->x);
     w->y = malloc((size_t)w->batch * sizeof *w->y);
@@ -66,8 +68,8 @@ void worker_free(worker *w)
 {
     if (w->m) {
         backend *b = w->m->b;
-        b->ops->release(b, w->theta);
-        b->ops->release(b, w->grad);
+        b->ops->host_release(b, w->theta);
+        b->ops->host_release(b, w->grad);
     }
     free(w->versions);
     free(w->x);
@@ -114,7 +116,7 @@ float worker_gradient(worker *w)
     float loss = 0;
     if (!w->null_compute) {
         sampler_next(&w->sp, w->x, w->y, w->batch);
-        loss = model_gradient(w->m, w->grad, w->theta, w->x, w->y, w->batch);
+        loss = model_gradient_host(w->m, w->grad, w->theta, w->x, w->y, w->batch);
     }
     w->steps++;
     w->samples_since_push += (uint32_t)w->batch;

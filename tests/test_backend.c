@@ -250,14 +250,158 @@ static void test_axpy_scale_copy(void **state)
     free(w_copy);
 }
 
-static void test_cuda_without_build_is_a_usage_error(void **state)
+/* The input element im2col copies to col[row][j], worked out from the
+ * flat indices; -1 for zero padding. */
+static long s_im2col_source(size_t row, size_t j, int h, int w, int c, int k, int pad)
+{
+    int ho = h + 2 * pad - k + 1, wo = w + 2 * pad - k + 1;
+    int ox = (int)(row % (size_t)wo), oy = (int)(row / (size_t)wo % (size_t)ho);
+    int ni = (int)(row / ((size_t)wo * (size_t)ho));
+    int ci = (int)(j % (size_t)c), kx = (int)(j / (size_t)c % (size_t)k);
+    int ky = (int)(j / ((size_t)c * (size_t)k));
+    int iy = oy + ky - pad, ix = ox + kx - pad;
+    if (iy < 0 || iy >= h || ix < 0 || ix >= w) {
+        return -1;
+    }
+    return (((long)ni * h + iy) * w + ix) * c + ci;
+}
+
+static void test_im2col_and_its_adjoint(void **state)
 {
     (void)state;
+    /* odd sizes, padding both "same" and none, several channels */
+    const int shapes[][6] = {{2, 5, 6, 3, 3, 1}, {3, 7, 4, 2, 5, 2}, {1, 6, 6, 1, 3, 0}};
+    for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; t++) {
+        int n = shapes[t][0], h = shapes[t][1], w = shapes[t][2], c = shapes[t][3];
+        int k = shapes[t][4], pad = shapes[t][5];
+        size_t rows = (size_t)n * (h + 2 * pad - k + 1) * (w + 2 * pad - k + 1);
+        size_t cols = (size_t)k * k * c, nin = (size_t)n * h * w * c;
+        float *x = s_random(nin), *y = s_random(rows * cols);
+        double *want = malloc(rows * cols * sizeof *want);
+        /* col2im, the adjoint, sums y over the entries each input fills */
+        double *want_in = calloc(nin, sizeof *want_in);
+        for (size_t r = 0; r < rows; r++) {
+            for (size_t j = 0; j < cols; j++) {
+                long src = s_im2col_source(r, j, h, w, c, k, pad);
+                want[r * cols + j] = src < 0 ? 0.0 : x[src];
+                if (src >= 0) {
+                    want_in[src] += y[r * cols + j];
+                }
+            }
+        }
+        float *dx = s_device(x, nin), *dcol = s_device(NULL, rows * cols);
+        s_b->ops->im2col(s_b, dcol, dx, n, h, w, c, k, pad);
+        s_expect(dcol, want, rows * cols, 0);
+        float *dy = s_device(y, rows * cols), *din = s_device(NULL, nin);
+        s_b->ops->col2im(s_b, din, dy, n, h, w, c, k, pad);
+        s_expect(din, want_in, nin, 1e-6);
+        s_b->ops->release(s_b, dx);
+        s_b->ops->release(s_b, dcol);
+        s_b->ops->release(s_b, dy);
+        s_b->ops->release(s_b, din);
+        free(x);
+        free(y);
+        free(want);
+        free(want_in);
+    }
+}
+
+static void test_maxpool_forward_backward(void **state)
+{
+    (void)state;
+    /* 7 x 5 with windows of 2: the last row and column belong to no window */
+    const int n = 2, h = 7, w = 5, c = 3, s = 2, ho = h / s, wo = w / s;
+    size_t nin = (size_t)n * h * w * c, nout = (size_t)n * ho * wo * c;
+    float *x = s_random(nin), *dout = s_random(nout);
+    /* a tie: the first maximum in scan order gets the gradient */
+    x[((0 * h + 2) * w + 2) * c + 1] = 9.0f;
+    x[((0 * h + 3) * w + 3) * c + 1] = 9.0f;
+    double *want = malloc(nout * sizeof *want), *want_in = calloc(nin, sizeof *want_in);
+    for (int ni = 0; ni < n; ni++) {
+        for (int oy = 0; oy < ho; oy++) {
+            for (int ox = 0; ox < wo; ox++) {
+                for (int ci = 0; ci < c; ci++) {
+                    size_t best = 0;
+                    double mx = -INFINITY;
+                    for (int dy = 0; dy < s; dy++) {
+                        for (int dx = 0; dx < s; dx++) {
+                            size_t i = (((size_t)ni * h + oy * s + dy) * w + ox * s + dx) * c + ci;
+                            if (x[i] > mx) {
+                                mx = x[i];
+                                best = i;
+                            }
+                        }
+                    }
+                    size_t o = (((size_t)ni * ho + oy) * wo + ox) * c + ci;
+                    want[o] = mx;
+                    want_in[best] = dout[o];
+                }
+            }
+        }
+    }
+    assert_true(want_in[((0 * h + 2) * w + 2) * c + 1] != 0);
+    assert_true(want_in[((0 * h + 3) * w + 3) * c + 1] == 0);
+    float *dx = s_device(x, nin), *dy = s_device(NULL, nout);
+    float *dd = s_device(dout, nout), *din = s_device(NULL, nin);
+    s_b->ops->maxpool_forward(s_b, dy, dx, n, h, w, c, s);
+    s_expect(dy, want, nout, 0);
+    s_b->ops->maxpool_backward(s_b, din, dd, dx, n, h, w, c, s);
+    s_expect(din, want_in, nin, 0);
+    float *bufs[4] = {dx, dy, dd, din};
+    for (int i = 0; i < 4; i++) {
+        s_b->ops->release(s_b, bufs[i]);
+    }
+    free(x);
+    free(dout);
+    free(want);
+    free(want_in);
+}
+
+static void test_host_alloc_is_zeroed_and_copies(void **state)
+{
+    (void)state;
+    const size_t n = 300;
+    float *h = s_b->ops->host_alloc(s_b, n * sizeof *h);
+    assert_non_null(h);
+    for (size_t i = 0; i < n; i++) {
+        assert_true(h[i] == 0.0f);
+        h[i] = (float)i;
+    }
+    double *want = malloc(n * sizeof *want);
+    for (size_t i = 0; i < n; i++) {
+        want[i] = (double)i;
+    }
+    float *d = s_device(NULL, n);
+    s_b->ops->to_device(s_b, d, h, n * sizeof *h);
+    s_expect(d, want, n, 0);
+    s_b->ops->release(s_b, d);
+    s_b->ops->host_release(s_b, h);
+    free(want);
+}
+
+/* With every GPU hidden (before this process's first CUDA call), cuda is a
+ * usage error whether or not the build has the CUDA backend, and auto
+ * falls back to the CPU. */
+static void test_cuda_without_a_gpu(void **state)
+{
+    (void)state;
+    setenv("CUDA_VISIBLE_DEVICES", "", 1);
     backend_spec spec = {.device = BACKEND_CUDA};
     error err = {0};
+    assert_int_equal(backend_check(&spec, &err), -1);
+    assert_int_equal(err.status, ERROR_USAGE);
+    assert_non_null(strstr(err.msg, "backend.device = cuda"));
+    err = (error){0};
     assert_null(backend_new(&spec, &err));
     assert_int_equal(err.status, ERROR_USAGE);
-    assert_non_null(strstr(err.msg, "cuda"));
+    assert_non_null(strstr(err.msg, "backend.device = cuda"));
+    spec.device = BACKEND_AUTO;
+    backend *b = backend_new(&spec, &err);
+    assert_non_null(b);
+    assert_string_equal(backend_describe(b), "cpu");
+    assert_true(b->ops == &backend_cpu_ops);
+    backend_destroy(&b);
+    assert_null(b);
 }
 
 int main(void)
@@ -268,7 +412,10 @@ int main(void)
         cmocka_unit_test(test_relu_forward_backward),
         cmocka_unit_test(test_softmax_cross_entropy),
         cmocka_unit_test(test_axpy_scale_copy),
-        cmocka_unit_test(test_cuda_without_build_is_a_usage_error),
+        cmocka_unit_test(test_im2col_and_its_adjoint),
+        cmocka_unit_test(test_maxpool_forward_backward),
+        cmocka_unit_test(test_host_alloc_is_zeroed_and_copies),
+        cmocka_unit_test(test_cuda_without_a_gpu),
     };
     return cmocka_run_group_tests(tests, s_setup, s_teardown);
 }

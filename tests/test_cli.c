@@ -150,6 +150,57 @@ static void test_corrupt_idx(void **state)
     s_expect_usage_error(f, needles2);
 }
 
+/* With every GPU hidden, device = cuda is a usage error before anything
+ * starts, whether the build has the CUDA backend or not; auto runs on the
+ * CPU. */
+static void test_cuda_without_a_gpu(void **state)
+{
+    support_fixture *f = *state;
+    setenv("CUDA_VISIBLE_DEVICES", "", 1);
+    support_write_file(f->config, "[data]\ndataset = synthetic\ntrain_size = 200\n"
+                                  "test_size = 50\n[train]\nepochs = 1\n"
+                                  "[backend]\ndevice = cuda\n");
+    const char *args[] = {"train", f->config, f->out_arg, NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    const char *needles[] = {"backend.device = cuda", "use device = cpu or auto", NULL};
+    s_expect_usage_error(f, needles);
+    /* workers of a distributed rule: refused before any process starts */
+    const char *args2[] = {"train", f->config, f->out_arg, "train.algorithm=hogwild",
+                           "cluster.workers=2", NULL};
+    support_run_asgd(&f->r, f->dir, args2);
+    s_expect_usage_error(f, needles);
+    const char *args3[] = {"train", f->config, f->out_arg, "backend.device=auto", NULL};
+    support_run_asgd(&f->r, f->dir, args3);
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    if (f->r.status != 0) {
+        fail_msg("auto without a GPU: exit %d, %s", f->r.status, f->r.err);
+    }
+    char dir[900], log[1024];
+    snprintf(dir, sizeof dir, "%.880s", f->r.out);
+    dir[strcspn(dir, "\n")] = '\0';
+    snprintf(log, sizeof log, "%s/log.txt", dir);
+    char *text = support_read_file(log);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "backend: cpu"));
+    free(text);
+}
+
+static void test_cnn_config_errors(void **state)
+{
+    support_fixture *f = *state;
+    support_write_file(f->config, "[data]\ndataset = synthetic\ndim = 64\n"
+                                  "[model]\ntype = cnn\nkernel = 4\n");
+    const char *args[] = {"train", f->config, f->out_arg, NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    const char *needles[] = {":6:", "[model] kernel", "must be odd", NULL};
+    s_expect_usage_error(f, needles);
+    support_write_file(f->config, "[data]\ndataset = synthetic\ndim = 60\n"
+                                  "[model]\ntype = cnn\n");
+    support_run_asgd(&f->r, f->dir, args);
+    const char *needles2[] = {"[model] image", "60 features", NULL};
+    s_expect_usage_error(f, needles2);
+}
+
 static void test_help_config_lists_resolved_keys(void **state)
 {
     support_fixture *f = *state;
@@ -174,6 +225,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_usage_errors, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_missing_dataset, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_idx, support_fixture_setup, support_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_cuda_without_a_gpu, support_fixture_setup, support_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_cnn_config_errors, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_help_config_lists_resolved_keys, support_fixture_setup, support_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

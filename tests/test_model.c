@@ -1,4 +1,4 @@
-/* test_model.c: both models' gradients against central finite differences,
+/* test_model.c: every model's gradients against central finite differences,
  * the parameter layout, seeded initialisation and evaluation. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -43,10 +43,10 @@ static model *s_model(int type, int inputs, int classes, const long *hidden, int
     return m;
 }
 
-static void s_check_gradient(model *m, int batch)
+static void s_check_gradient(model *m, int batch, double h)
 {
     rng r = rng_derive(4, RNG_DATA, 0);
-    int in = m->dims[0], classes = m->dims[m->layers];
+    int in = m->inputs, classes = m->classes;
     float *x = malloc((size_t)batch * in * sizeof *x);
     int32_t *y = malloc((size_t)batch * sizeof *y);
     for (int i = 0; i < batch * in; i++) {
@@ -68,7 +68,6 @@ static void s_check_gradient(model *m, int batch)
     }
     float loss = model_gradient(m, grad, params, x, y, batch);
     assert_true(isfinite(loss) && loss > 0);
-    const double h = 1e-2;
     int checked = 0;
     for (size_t i = 0; i < m->nparams; i++) {
         assert_true(isfinite(grad[i]));
@@ -99,7 +98,7 @@ static void test_softmax_gradient_matches_finite_differences(void **state)
     (void)state;
     model *m = s_model(MODEL_SOFTMAX, 6, 4, NULL, 0);
     assert_int_equal(m->nparams, 6 * 4 + 4);
-    s_check_gradient(m, 5);
+    s_check_gradient(m, 5, 1e-2);
     model_destroy(&m);
 }
 
@@ -109,10 +108,61 @@ static void test_mlp_gradient_matches_finite_differences(void **state)
     const long hidden[2] = {7, 5};
     model *m = s_model(MODEL_MLP, 6, 3, hidden, 2);
     assert_int_equal(m->nparams, 6 * 7 + 7 + 7 * 5 + 5 + 5 * 3 + 3);
-    s_check_gradient(m, 4);
+    s_check_gradient(m, 4, 1e-2);
     /* a larger batch after a smaller one regrows the scratch space */
-    s_check_gradient(m, 9);
+    s_check_gradient(m, 9, 1e-2);
     model_destroy(&m);
+}
+
+/* A small cnn: 6 x 6 x 2 images, conv 3x3x3, pool 2, conv 3x3x4, pool 2,
+ * dense 5, dense 3. */
+static model *s_small_cnn(void)
+{
+    model_spec spec = {.type = MODEL_CNN, .conv_count = 2, .channels = {3, 4},
+                       .kernel = 3, .pool = 2, .hidden_count = 1, .hidden = {5},
+                       .image_count = 3, .image = {6, 6, 2}, .init = INIT_HE};
+    error err = {0};
+    model *m = model_new(&spec, s_b, 72, 3, &err);
+    assert_non_null(m);
+    return m;
+}
+
+static void test_cnn_gradient_matches_finite_differences(void **state)
+{
+    (void)state;
+    model *m = s_small_cnn();
+    assert_int_equal(m->layers, 6);
+    assert_int_equal(m->layer[3].oh, 1);      /* 6 -> 3 -> 1 after the pools */
+    assert_int_equal(m->nparams, (3 * 3 * 2) * 3 + 3 + (3 * 3 * 3) * 4 + 4 + 4 * 5 + 5 + 5 * 3 + 3);
+    /* a small step: with this seed a dense unit's pre-activation is 0.0012,
+     * so a step of 1e-3 would straddle its relu kink */
+    s_check_gradient(m, 3, 2e-4);
+    model_destroy(&m);
+}
+
+static void test_cnn_shape_errors(void **state)
+{
+    (void)state;
+    error err = {0};
+    model_spec spec = {.type = MODEL_CNN, .conv_count = 1, .channels = {4}, .kernel = 5,
+                       .pool = 2, .image_count = 3, .image = {28, 28, 3}};
+    assert_null(model_new(&spec, s_b, 784, 10, &err));
+    assert_int_equal(err.status, ERROR_USAGE);
+    assert_non_null(strstr(err.msg, "[model] image"));
+    /* no image given: a square one-channel image from the inputs */
+    spec.image_count = 0;
+    model *m = model_new(&spec, s_b, 784, 10, &err);
+    assert_non_null(m);
+    assert_int_equal(m->layer[0].h, 28);
+    assert_int_equal(m->layer[0].c, 1);
+    assert_int_equal(m->layer[2].fan_in, 14 * 14 * 4);
+    model_destroy(&m);
+    /* three pools of 4 shrink 28 to 0 */
+    spec.conv_count = 3;
+    spec.channels[1] = spec.channels[2] = 4;
+    spec.pool = 4;
+    assert_null(model_new(&spec, s_b, 784, 10, &err));
+    assert_non_null(strstr(err.msg, "[model] pool"));
 }
 
 static void test_parameter_layout_and_init(void **state)
@@ -121,9 +171,9 @@ static void test_parameter_layout_and_init(void **state)
     const long hidden[2] = {256, 128};
     model *m = s_model(MODEL_MLP, 784, 10, hidden, 2);
     assert_int_equal(m->nparams, 784 * 256 + 256 + 256 * 128 + 128 + 128 * 10 + 10);
-    assert_int_equal(m->w_off[0], 0);
-    assert_int_equal(m->b_off[0], 784 * 256);
-    assert_int_equal(m->w_off[1], 784 * 256 + 256);
+    assert_int_equal(m->layer[0].w_off, 0);
+    assert_int_equal(m->layer[0].b_off, 784 * 256);
+    assert_int_equal(m->layer[1].w_off, 784 * 256 + 256);
     float *a = malloc(m->nparams * sizeof *a), *b = malloc(m->nparams * sizeof *b);
     model_init_params(m, a, 3);
     model_init_params(m, b, 3);
@@ -138,7 +188,7 @@ static void test_parameter_layout_and_init(void **state)
     double sd = sqrt(sq / (784 * 256));
     assert_true(fabs(sd - sqrt(2.0 / 784)) < 0.01 * sqrt(2.0 / 784) + 1e-4);
     for (int j = 0; j < 256; j++) {
-        assert_true(a[m->b_off[0] + (size_t)j] == 0.0f);
+        assert_true(a[m->layer[0].b_off + (size_t)j] == 0.0f);
     }
     free(a);
     free(b);
@@ -187,6 +237,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_softmax_gradient_matches_finite_differences),
         cmocka_unit_test(test_mlp_gradient_matches_finite_differences),
+        cmocka_unit_test(test_cnn_gradient_matches_finite_differences),
+        cmocka_unit_test(test_cnn_shape_errors),
         cmocka_unit_test(test_parameter_layout_and_init),
         cmocka_unit_test(test_evaluate_agrees_with_training_loss),
     };

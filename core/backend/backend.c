@@ -5,8 +5,18 @@
 
 static const char *const s_devices[] = {"cpu", "cuda", "auto", NULL};
 
+#ifndef ASGD_HAVE_CUDA
+static int s_no_cuda(error *err)
+{
+    return error_set(err, ERROR_USAGE, "backend.device = cuda: this build has no CUDA "
+                     "backend (nvcc was not found when it was built); use device = cpu "
+                     "or auto");
+}
+#endif
+
 int backend_spec_configure(backend_spec *s, config *c, error *err)
 {
+    s->ordinal = 0;
     if (config_get_enum(c, "backend", "device", "cpu", s_devices, &s->device, err) < 0 ||
         config_get_int(c, "backend", "threads", 1, 0, 1024, &s->threads, err) < 0) {
         return -1;
@@ -14,19 +24,52 @@ int backend_spec_configure(backend_spec *s, config *c, error *err)
     return 0;
 }
 
+int backend_check(const backend_spec *s, error *err)
+{
+    if (s->device != BACKEND_CUDA) {
+        return 0;   /* the CPU, or auto's fallback to it, always opens */
+    }
+#ifdef ASGD_HAVE_CUDA
+    return backend_cuda_devices(err) < 0 ? -1 : 0;
+#else
+    return s_no_cuda(err);
+#endif
+}
+
+/* Opens the CUDA backend into b; -1 with err filled when it cannot. */
+static int s_open_cuda(backend *b, const backend_spec *s, error *err)
+{
+#ifdef ASGD_HAVE_CUDA
+    return backend_cuda_open(b, s->ordinal, err);
+#else
+    (void)b;
+    (void)s;
+    return s_no_cuda(err);
+#endif
+}
+
 backend *backend_new(const backend_spec *s, error *err)
 {
-    if (s->device == BACKEND_CUDA) {
-        error_set(err, ERROR_USAGE, "backend.device = cuda: this build has no "
-                  "CUDA backend; use device = cpu or auto");
-        return NULL;
-    }
     backend *b = calloc(1, sizeof *b);
     if (!b) {
         error_set(err, ERROR_RUNTIME, "backend: out of memory");
         return NULL;
     }
     b->threads = (int)s->threads;
+    if (s->device != BACKEND_CPU) {
+        error why = {0};
+        if (s_open_cuda(b, s, &why) == 0) {
+            return b;
+        }
+        if (s->device == BACKEND_CUDA) {
+            if (err) {
+                *err = why;
+            }
+            free(b);
+            return NULL;
+        }
+        /* auto: no usable GPU, so the CPU */
+    }
     if (backend_cpu_open(b, err) < 0) {
         free(b);
         return NULL;
@@ -34,8 +77,22 @@ backend *backend_new(const backend_spec *s, error *err)
     return b;
 }
 
+const char *backend_describe(const backend *b)
+{
+    return b->description;
+}
+
 void backend_destroy(backend **pb)
 {
-    free(*pb);
+    backend *b = *pb;
+    if (!b) {
+        return;
+    }
+#ifdef ASGD_HAVE_CUDA
+    if (b->state) {
+        backend_cuda_close(b);
+    }
+#endif
+    free(b);
     *pb = NULL;
 }

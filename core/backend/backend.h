@@ -1,13 +1,20 @@
 /* backend.h: the compute backend, a versioned table of operations.
  *
- * Models call only these operations, so that a device (the CPU through
- * OpenBLAS today, CUDA later) is one more table filled with designated
- * initializers. Buffers passed to operations live in the backend's memory
- * (backend_alloc); `host_visible` says whether host code may read them
- * directly (true on the CPU, where to_device/to_host are plain copies).
+ * Models and optimizers call only these operations, so that a device (the
+ * CPU through OpenBLAS, a GPU through CUDA and cuBLAS) is one table filled
+ * with designated initializers. Buffers passed to operations live in the
+ * backend's memory (alloc); `host_visible` says whether host code may read
+ * them directly (true on the CPU, where to_device/to_host are plain
+ * copies). host_alloc gives host memory that copies to and from the device
+ * fastest (pinned on CUDA): the buffers that workers pull into and push.
  *
- * Shapes: matrices are row-major; outputs come first, then inputs, then
- * sizes, as in llm.c. */
+ * Operations are queued in order on the backend's one stream; to_host and
+ * the two that return host values (softmax_xent_forward) wait for it.
+ *
+ * Shapes: matrices are row-major; images are NHWC (batch, height, width,
+ * channels), so a convolution is im2col then a GEMM whose rows are output
+ * pixels; outputs come first, then inputs, then sizes, as in llm.c. The CPU
+ * table is the reference every other backend is checked against. */
 #ifndef ASGD_BACKEND_H
 #define ASGD_BACKEND_H
 
@@ -18,9 +25,16 @@
 #include "core/config.h"
 #include "core/error.h"
 
-#define BACKEND_OPS_VERSION 1
+#define BACKEND_OPS_VERSION 2
 
 typedef struct backend backend;
+
+/* One optimizer step's constants; the formulas are in core/optim.h. */
+typedef struct backend_update {
+    int kind;                  /* enum optim_kind */
+    float lr, momentum, beta1, beta2, eps;
+    float bias1, bias2;        /* adam: 1 - beta1^t and 1 - beta2^t */
+} backend_update;
 
 typedef struct backend_ops {
     int version;             /* BACKEND_OPS_VERSION */
@@ -31,6 +45,8 @@ typedef struct backend_ops {
     void (*release)(backend *b, void *p);
     void (*to_device)(backend *b, void *dst, const void *src, size_t bytes);
     void (*to_host)(backend *b, void *dst, const void *src, size_t bytes);
+    void *(*host_alloc)(backend *b, size_t bytes);         /* zeroed; NULL on failure */
+    void (*host_release)(backend *b, void *p);
 
     /* c (m x n) = alpha * op(a) (m x k) * op(b) (k x n) + beta * c,
      * where op(x) is x or its transpose as stored. */
@@ -62,11 +78,35 @@ typedef struct backend_ops {
     void (*scale)(backend *b, float *x, float a, size_t n);
     /* dst = src */
     void (*copy)(backend *b, float *dst, const float *src, size_t n);
+
+    /* col (n*ho*wo x k*k*c) from in (n x h x w x c), stride 1, zero padding
+     * pad, where ho = h + 2 pad - k + 1 (wo likewise); a row is one output
+     * pixel's k x k x c window in (kh, kw, c) order. */
+    void (*im2col)(backend *b, float *col, const float *in, int n, int h, int w,
+                   int c, int k, int pad);
+    /* din (n x h x w x c) = the sum, for each input element, of the col
+     * entries im2col copied it to (the adjoint of im2col). */
+    void (*col2im)(backend *b, float *din, const float *col, int n, int h, int w,
+                   int c, int k, int pad);
+    /* out (n x h/s x w/s x c) = max over each s x s window of in (n x h x w
+     * x c); windows do not overlap, and rows or columns past the last
+     * whole window are dropped. */
+    void (*maxpool_forward)(backend *b, float *out, const float *in, int n, int h,
+                            int w, int c, int s);
+    /* din = dout sent to the first maximum (in window scan order) of each
+     * window of in; every other element of din is 0. */
+    void (*maxpool_backward)(backend *b, float *din, const float *dout, const float *in,
+                             int n, int h, int w, int c, int s);
+    /* One optimizer step over n elements: params updated from grad, with
+     * the kind's state s1 and s2 (NULL where the kind has none). */
+    void (*optim_update)(backend *b, float *params, const float *grad, float *s1,
+                         float *s2, size_t n, const backend_update *u);
 } backend_ops;
 
 struct backend {
     const backend_ops *ops;
     int threads;
+    char description[128];
     void *state;          /* the implementation's own */
 };
 
@@ -75,15 +115,29 @@ enum backend_device { BACKEND_CPU, BACKEND_CUDA, BACKEND_AUTO };
 typedef struct backend_spec {
     int device;           /* enum backend_device */
     long threads;         /* 0 = the library's default */
+    int ordinal;          /* which GPU: ordinal mod the visible GPUs (worker id) */
 } backend_spec;
 
 int backend_spec_configure(backend_spec *s, config *c, error *err);
-/* Opens the backend the spec names; `cuda` without a usable GPU is
- * ERROR_USAGE. */
+/* Opens the backend the spec names. `cuda` without a usable GPU (or in a
+ * build without nvcc) is ERROR_USAGE; `auto` takes a GPU when one is usable
+ * and the CPU otherwise. */
 backend *backend_new(const backend_spec *s, error *err);
 void backend_destroy(backend **b);
+/* Checks, without opening a GPU context, that the spec's device can be
+ * opened (ERROR_USAGE as backend_new would say): `asgd train` asks before
+ * it makes a run folder or starts any process. */
+int backend_check(const backend_spec *s, error *err);
+/* "cpu", or "cuda:N (device name)". */
+const char *backend_describe(const backend *b);
 
 extern const backend_ops backend_cpu_ops;
 int backend_cpu_open(backend *b, error *err);
+/* The CUDA backend, in builds with nvcc (ASGD_HAVE_CUDA): the number of
+ * visible GPUs (-1 and ERROR_USAGE when there is none); open takes GPU
+ * (ordinal mod that number); close releases its stream and handles. */
+int backend_cuda_devices(error *err);
+int backend_cuda_open(backend *b, int ordinal, error *err);
+void backend_cuda_close(backend *b);
 
 #endif

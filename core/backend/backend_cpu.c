@@ -1,14 +1,17 @@
 /* backend_cpu.c: the CPU backend. GEMM is OpenBLAS's cblas_sgemm; the
- * element-wise operations are plain loops, which are also the reference
- * that other backends are checked against. */
+ * other operations are plain loops, which are also the reference that
+ * other backends are checked against. */
 #include "core/backend/backend.h"
 
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cblas.h>
+
+#include "core/optim.h"
 
 static void *s_alloc(backend *b, size_t bytes)
 {
@@ -152,6 +155,152 @@ static void s_copy(backend *b, float *dst, const float *src, size_t n)
     s_memcpy(b, dst, src, n * sizeof *dst);
 }
 
+static void s_im2col(backend *b, float *col, const float *in, int n, int h, int w,
+                     int c, int k, int pad)
+{
+    (void)b;
+    const int ho = h + 2 * pad - k + 1, wo = w + 2 * pad - k + 1;
+    const size_t pixel = (size_t)c * sizeof(float);
+    float *dst = col;
+    for (int ni = 0; ni < n; ni++) {
+        for (int oy = 0; oy < ho; oy++) {
+            for (int ox = 0; ox < wo; ox++) {
+                for (int ky = 0; ky < k; ky++) {
+                    int iy = oy + ky - pad;
+                    for (int kx = 0; kx < k; kx++, dst += c) {
+                        int ix = ox + kx - pad;
+                        if (iy < 0 || iy >= h || ix < 0 || ix >= w) {
+                            memset(dst, 0, pixel);
+                        } else {
+                            memcpy(dst, in + (((size_t)ni * h + iy) * w + ix) * c, pixel);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+static void s_col2im(backend *b, float *din, const float *col, int n, int h, int w,
+                     int c, int k, int pad)
+{
+    (void)b;
+    const int ho = h + 2 * pad - k + 1, wo = w + 2 * pad - k + 1;
+    memset(din, 0, (size_t)n * h * w * c * sizeof *din);
+    const float *src = col;
+    for (int ni = 0; ni < n; ni++) {
+        for (int oy = 0; oy < ho; oy++) {
+            for (int ox = 0; ox < wo; ox++) {
+                for (int ky = 0; ky < k; ky++) {
+                    int iy = oy + ky - pad;
+                    for (int kx = 0; kx < k; kx++, src += c) {
+                        int ix = ox + kx - pad;
+                        if (iy < 0 || iy >= h || ix < 0 || ix >= w) {
+                            continue;
+                        }
+                        float *d = din + (((size_t)ni * h + iy) * w + ix) * c;
+                        for (int ci = 0; ci < c; ci++) {
+                            d[ci] += src[ci];
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* The flat index into in of window (ni, oy, ox)'s first maximum in channel ci. */
+static size_t s_pool_argmax(const float *in, int ni, int oy, int ox, int ci,
+                            int h, int w, int c, int s)
+{
+    size_t best = (((size_t)ni * h + (size_t)oy * s) * w + (size_t)ox * s) * c + ci;
+    for (int dy = 0; dy < s; dy++) {
+        for (int dx = 0; dx < s; dx++) {
+            size_t i = (((size_t)ni * h + (size_t)oy * s + dy) * w + (size_t)ox * s + dx) * c + ci;
+            if (in[i] > in[best]) {
+                best = i;
+            }
+        }
+    }
+    return best;
+}
+
+static void s_maxpool_forward(backend *b, float *out, const float *in, int n, int h,
+                              int w, int c, int s)
+{
+    (void)b;
+    const int ho = h / s, wo = w / s;
+    for (int ni = 0; ni < n; ni++) {
+        for (int oy = 0; oy < ho; oy++) {
+            for (int ox = 0; ox < wo; ox++) {
+                float *o = out + (((size_t)ni * ho + oy) * wo + ox) * c;
+                for (int ci = 0; ci < c; ci++) {
+                    o[ci] = in[s_pool_argmax(in, ni, oy, ox, ci, h, w, c, s)];
+                }
+            }
+        }
+    }
+}
+
+static void s_maxpool_backward(backend *b, float *din, const float *dout, const float *in,
+                               int n, int h, int w, int c, int s)
+{
+    (void)b;
+    const int ho = h / s, wo = w / s;
+    memset(din, 0, (size_t)n * h * w * c * sizeof *din);
+    for (int ni = 0; ni < n; ni++) {
+        for (int oy = 0; oy < ho; oy++) {
+            for (int ox = 0; ox < wo; ox++) {
+                const float *d = dout + (((size_t)ni * ho + oy) * wo + ox) * c;
+                for (int ci = 0; ci < c; ci++) {
+                    din[s_pool_argmax(in, ni, oy, ox, ci, h, w, c, s)] = d[ci];
+                }
+            }
+        }
+    }
+}
+
+static void s_optim_update(backend *b, float *p, const float *g, float *s1, float *s2,
+                           size_t n, const backend_update *u)
+{
+    (void)b;
+    const float lr = u->lr, mu = u->momentum, eps = u->eps;
+    switch (u->kind) {
+    case OPTIM_SGD:
+        for (size_t i = 0; i < n; i++) {
+            p[i] -= lr * g[i];
+        }
+        break;
+    case OPTIM_MOMENTUM:
+        for (size_t i = 0; i < n; i++) {
+            s1[i] = mu * s1[i] + g[i];
+            p[i] -= lr * s1[i];
+        }
+        break;
+    case OPTIM_NESTEROV:
+        for (size_t i = 0; i < n; i++) {
+            s1[i] = mu * s1[i] + g[i];
+            p[i] -= lr * (g[i] + mu * s1[i]);
+        }
+        break;
+    case OPTIM_ADAGRAD:
+        for (size_t i = 0; i < n; i++) {
+            s1[i] += g[i] * g[i];
+            p[i] -= lr * g[i] / (sqrtf(s1[i]) + eps);
+        }
+        break;
+    case OPTIM_ADAM: {
+        const float b1 = u->beta1, b2 = u->beta2, c1 = u->bias1, c2 = u->bias2;
+        for (size_t i = 0; i < n; i++) {
+            s1[i] = b1 * s1[i] + (1.0f - b1) * g[i];
+            s2[i] = b2 * s2[i] + (1.0f - b2) * g[i] * g[i];
+            p[i] -= lr * (s1[i] / c1) / (sqrtf(s2[i] / c2) + eps);
+        }
+        break;
+    }
+    }
+}
+
 const backend_ops backend_cpu_ops = {
     .version = BACKEND_OPS_VERSION,
     .name = "cpu",
@@ -160,6 +309,8 @@ const backend_ops backend_cpu_ops = {
     .release = s_release,
     .to_device = s_memcpy,
     .to_host = s_memcpy,
+    .host_alloc = s_alloc,
+    .host_release = s_release,
     .gemm = s_gemm,
     .bias_add = s_bias_add,
     .bias_grad = s_bias_grad,
@@ -170,12 +321,18 @@ const backend_ops backend_cpu_ops = {
     .axpy = s_axpy,
     .scale = s_scale,
     .copy = s_copy,
+    .im2col = s_im2col,
+    .col2im = s_col2im,
+    .maxpool_forward = s_maxpool_forward,
+    .maxpool_backward = s_maxpool_backward,
+    .optim_update = s_optim_update,
 };
 
 int backend_cpu_open(backend *b, error *err)
 {
     (void)err;
     b->ops = &backend_cpu_ops;
+    snprintf(b->description, sizeof b->description, "cpu");
     if (b->threads > 0) {
         openblas_set_num_threads(b->threads);
     }

@@ -1,0 +1,490 @@
+/* test_cuda.c: the CUDA backend against the CPU backend, its reference.
+ *
+ * Every operation runs on both with the same random inputs (never zeros),
+ * the GPU's outputs poisoned with NaN beforehand so that an element a
+ * kernel forgot to write is caught, and the results are compared with
+ * float32 relative-error thresholds: |gpu - cpu| <= tol (|cpu| + rms),
+ * where rms is the reference output's root mean square (so that sums that
+ * cancel to near zero are judged on the scale of their terms). Then whole
+ * models: gradients of the MLP and the CNN, the host-memory path workers
+ * use, and full training steps with an optimizer on the device.
+ *
+ * Each test skip()s where no GPU can be opened (no device, no driver, or a
+ * build without nvcc), printing why once. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/backend/backend.h"
+#include "core/model.h"
+#include "core/optim.h"
+#include "core/rng.h"
+
+static backend *s_cpu, *s_gpu;
+static rng s_r;
+
+static int s_setup(void **state)
+{
+    (void)state;
+    backend_spec cpu = {.device = BACKEND_CPU, .threads = 1};
+    backend_spec gpu = {.device = BACKEND_CUDA};
+    error err = {0};
+    s_cpu = backend_new(&cpu, &err);
+    s_gpu = backend_new(&gpu, &err);
+    if (!s_gpu) {
+        printf("[  SKIP    ] no GPU for these tests: %s\n", err.msg);
+    } else {
+        printf("[  INFO    ] GPU: %s\n", backend_describe(s_gpu));
+    }
+    s_r = rng_derive(21, RNG_DATA, 0);
+    return s_cpu ? 0 : -1;
+}
+
+static int s_teardown(void **state)
+{
+    (void)state;
+    backend_destroy(&s_cpu);
+    backend_destroy(&s_gpu);
+    return 0;
+}
+
+#define NEED_GPU()      \
+    do {                \
+        if (!s_gpu) {   \
+            skip();     \
+        }               \
+    } while (0)
+
+/* Normal values away from zero, so that no input is a silent 0. */
+static float *s_random(size_t n)
+{
+    float *h = malloc(n * sizeof *h);
+    for (size_t i = 0; i < n; i++) {
+        double v = rng_normal(&s_r);
+        h[i] = (float)(v >= 0 ? v + 0.05 : v - 0.05);
+    }
+    return h;
+}
+
+/* A buffer pair holding the same values (NaN on the GPU when host is NULL,
+ * zeros on the CPU). */
+typedef struct pair {
+    float *cpu, *gpu;
+    size_t n;
+} pair;
+
+static pair s_pair(const float *host, size_t n)
+{
+    pair p = {.n = n};
+    p.cpu = s_cpu->ops->alloc(s_cpu, n * sizeof(float));
+    p.gpu = s_gpu->ops->alloc(s_gpu, n * sizeof(float));
+    assert_non_null(p.cpu);
+    assert_non_null(p.gpu);
+    float *tmp = malloc(n * sizeof *tmp);
+    for (size_t i = 0; i < n; i++) {
+        tmp[i] = host ? host[i] : NAN;
+    }
+    s_gpu->ops->to_device(s_gpu, p.gpu, tmp, n * sizeof(float));
+    if (host) {
+        memcpy(p.cpu, host, n * sizeof(float));
+    }
+    free(tmp);
+    return p;
+}
+
+static void s_pair_free(pair *p)
+{
+    s_cpu->ops->release(s_cpu, p->cpu);
+    s_gpu->ops->release(s_gpu, p->gpu);
+}
+
+static void s_compare_host(const float *want, const float *got, size_t n, double tol,
+                           const char *what)
+{
+    double sq = 0;
+    for (size_t i = 0; i < n; i++) {
+        sq += (double)want[i] * want[i];
+    }
+    double rms = sqrt(sq / (double)(n ? n : 1));
+    for (size_t i = 0; i < n; i++) {
+        double diff = fabs((double)got[i] - want[i]);
+        if (!(diff <= tol * (fabs(want[i]) + rms))) {
+            fail_msg("%s: element %zu of %zu: gpu %.9g, cpu %.9g", what, i, n,
+                     (double)got[i], (double)want[i]);
+        }
+    }
+}
+
+/* Compares a GPU buffer with a CPU buffer of n floats. */
+static void s_compare(const float *cpu, const float *gpu, size_t n, double tol,
+                      const char *what)
+{
+    float *got = malloc(n * sizeof *got);
+    s_gpu->ops->to_host(s_gpu, got, gpu, n * sizeof *got);
+    s_compare_host(cpu, got, n, tol, what);
+    free(got);
+}
+
+static void s_compare_pair(const pair *p, double tol, const char *what)
+{
+    s_compare(p->cpu, p->gpu, p->n, tol, what);
+}
+
+static void test_gemm_matches_cpu(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    /* odd shapes, and the CNN's conv2 forward shape */
+    const int shapes[][3] = {{13, 9, 17}, {64, 10, 128}, {3136, 64, 800}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+        for (int t = 0; t < 8; t++) {
+            bool ta = t & 1, tb = t & 2, acc = t & 4;
+            float *a = s_random((size_t)m * k), *bm = s_random((size_t)k * n);
+            float *c0 = s_random((size_t)m * n);
+            pair pa = s_pair(a, (size_t)m * k), pb = s_pair(bm, (size_t)k * n);
+            pair pc = s_pair(acc ? c0 : NULL, (size_t)m * n);
+            float beta = acc ? 0.5f : 0.0f;
+            s_cpu->ops->gemm(s_cpu, pc.cpu, pa.cpu, pb.cpu, ta, tb, m, n, k, 0.75f, beta);
+            s_gpu->ops->gemm(s_gpu, pc.gpu, pa.gpu, pb.gpu, ta, tb, m, n, k, 0.75f, beta);
+            s_compare_pair(&pc, 1e-4, "gemm");
+            s_pair_free(&pa);
+            s_pair_free(&pb);
+            s_pair_free(&pc);
+            free(a);
+            free(bm);
+            free(c0);
+        }
+    }
+}
+
+static void test_bias_and_relu_match_cpu(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    /* rows x cols: a dense layer's, a conv layer's (many rows), odd ones */
+    const int shapes[][2] = {{64, 1024}, {64 * 784, 32}, {7, 1}, {1000, 33}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int rows = shapes[s][0], cols = shapes[s][1];
+        size_t n = (size_t)rows * cols;
+        float *x = s_random(n), *bias = s_random((size_t)cols), *d = s_random(n);
+        pair px = s_pair(x, n), pb = s_pair(bias, (size_t)cols), pg = s_pair(NULL, (size_t)cols);
+        s_cpu->ops->bias_grad(s_cpu, pg.cpu, px.cpu, rows, cols);
+        s_gpu->ops->bias_grad(s_gpu, pg.gpu, px.gpu, rows, cols);
+        s_compare_pair(&pg, 1e-4, "bias_grad");
+        s_cpu->ops->bias_add(s_cpu, px.cpu, pb.cpu, rows, cols);
+        s_gpu->ops->bias_add(s_gpu, px.gpu, pb.gpu, rows, cols);
+        s_compare_pair(&px, 1e-6, "bias_add");
+        pair py = s_pair(NULL, n), pd = s_pair(d, n), pdin = s_pair(NULL, n);
+        s_cpu->ops->relu_forward(s_cpu, py.cpu, px.cpu, n);
+        s_gpu->ops->relu_forward(s_gpu, py.gpu, px.gpu, n);
+        s_compare_pair(&py, 0, "relu_forward");
+        s_cpu->ops->relu_backward(s_cpu, pdin.cpu, pd.cpu, py.cpu, n);
+        s_gpu->ops->relu_backward(s_gpu, pdin.gpu, pd.gpu, py.gpu, n);
+        s_compare_pair(&pdin, 0, "relu_backward");
+        s_cpu->ops->relu_forward(s_cpu, px.cpu, px.cpu, n);   /* in place */
+        s_gpu->ops->relu_forward(s_gpu, px.gpu, px.gpu, n);
+        s_compare_pair(&px, 0, "relu_forward in place");
+        pair *ps[6] = {&px, &pb, &pg, &py, &pd, &pdin};
+        for (int i = 0; i < 6; i++) {
+            s_pair_free(ps[i]);
+        }
+        free(x);
+        free(bias);
+        free(d);
+    }
+}
+
+static void test_softmax_cross_entropy_matches_cpu(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    const int sizes[][2] = {{64, 10}, {1000, 10}, {5, 3}};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        int rows = sizes[s][0], cols = sizes[s][1];
+        size_t n = (size_t)rows * cols;
+        float *z = s_random(n);
+        z[0] = 80.0f;                       /* large logits must not overflow */
+        int32_t *labels = malloc((size_t)rows * sizeof *labels);
+        for (int r = 0; r < rows; r++) {
+            labels[r] = (int32_t)rng_below(&s_r, (uint64_t)cols);
+        }
+        int32_t *gl = s_gpu->ops->alloc(s_gpu, (size_t)rows * sizeof *gl);
+        s_gpu->ops->to_device(s_gpu, gl, labels, (size_t)rows * sizeof *gl);
+        pair pz = s_pair(z, n), pp = s_pair(NULL, n), pd = s_pair(NULL, n);
+        double loss_cpu, loss_gpu;
+        int right_cpu, right_gpu;
+        s_cpu->ops->softmax_xent_forward(s_cpu, pp.cpu, &loss_cpu, &right_cpu, pz.cpu,
+                                         labels, rows, cols);
+        s_gpu->ops->softmax_xent_forward(s_gpu, pp.gpu, &loss_gpu, &right_gpu, pz.gpu,
+                                         gl, rows, cols);
+        s_compare_pair(&pp, 1e-5, "softmax probabilities");
+        assert_true(fabs(loss_gpu - loss_cpu) <= 1e-5 * fabs(loss_cpu));
+        assert_int_equal(right_gpu, right_cpu);
+        s_cpu->ops->softmax_xent_backward(s_cpu, pd.cpu, pp.cpu, labels, rows, cols, 0.25f);
+        s_gpu->ops->softmax_xent_backward(s_gpu, pd.gpu, pp.gpu, gl, rows, cols, 0.25f);
+        s_compare_pair(&pd, 1e-5, "softmax_xent_backward");
+        /* in place, as the models use it */
+        s_gpu->ops->softmax_xent_forward(s_gpu, pz.gpu, &loss_gpu, &right_gpu, pz.gpu, gl,
+                                         rows, cols);
+        s_compare(pp.cpu, pz.gpu, n, 1e-5, "softmax in place");
+        assert_true(fabs(loss_gpu - loss_cpu) <= 1e-5 * fabs(loss_cpu));
+        s_gpu->ops->release(s_gpu, gl);
+        s_pair_free(&pz);
+        s_pair_free(&pp);
+        s_pair_free(&pd);
+        free(z);
+        free(labels);
+    }
+}
+
+static void test_vector_ops_match_cpu(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    const size_t n = 100003;
+    float *x = s_random(n), *y = s_random(n);
+    pair px = s_pair(x, n), py = s_pair(y, n), pc = s_pair(NULL, n);
+    s_cpu->ops->axpy(s_cpu, py.cpu, -0.3f, px.cpu, n);
+    s_gpu->ops->axpy(s_gpu, py.gpu, -0.3f, px.gpu, n);
+    s_compare_pair(&py, 1e-6, "axpy");
+    s_cpu->ops->scale(s_cpu, py.cpu, 2.5f, n);
+    s_gpu->ops->scale(s_gpu, py.gpu, 2.5f, n);
+    s_compare_pair(&py, 1e-6, "scale");
+    s_cpu->ops->copy(s_cpu, pc.cpu, py.cpu, n);
+    s_gpu->ops->copy(s_gpu, pc.gpu, py.gpu, n);
+    s_compare_pair(&pc, 0, "copy");
+    /* pinned host memory: zeroed, and round trips exactly */
+    float *h = s_gpu->ops->host_alloc(s_gpu, n * sizeof *h);
+    assert_non_null(h);
+    for (size_t i = 0; i < n; i++) {
+        assert_true(h[i] == 0.0f);
+    }
+    s_gpu->ops->to_host(s_gpu, h, pc.gpu, n * sizeof *h);
+    s_compare_host(pc.cpu, h, n, 0, "to_host into pinned memory");
+    s_gpu->ops->host_release(s_gpu, h);
+    s_pair_free(&px);
+    s_pair_free(&py);
+    s_pair_free(&pc);
+    free(x);
+    free(y);
+}
+
+static void test_convolution_and_pooling_match_cpu(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    /* n, h, w, c, k, pad: the CNN's two layers, and odd ones */
+    const int shapes[][6] = {{8, 28, 28, 1, 5, 2}, {8, 14, 14, 32, 5, 2},
+                             {3, 7, 5, 3, 3, 1}, {2, 6, 9, 2, 3, 0}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int n = shapes[s][0], h = shapes[s][1], w = shapes[s][2], c = shapes[s][3];
+        int k = shapes[s][4], pad = shapes[s][5];
+        int ho = h + 2 * pad - k + 1, wo = w + 2 * pad - k + 1;
+        size_t nin = (size_t)n * h * w * c, ncol = (size_t)n * ho * wo * k * k * c;
+        float *x = s_random(nin), *dcol = s_random(ncol);
+        pair px = s_pair(x, nin), pcol = s_pair(NULL, ncol);
+        s_cpu->ops->im2col(s_cpu, pcol.cpu, px.cpu, n, h, w, c, k, pad);
+        s_gpu->ops->im2col(s_gpu, pcol.gpu, px.gpu, n, h, w, c, k, pad);
+        s_compare_pair(&pcol, 0, "im2col");
+        pair pdc = s_pair(dcol, ncol), pdin = s_pair(NULL, nin);
+        s_cpu->ops->col2im(s_cpu, pdin.cpu, pdc.cpu, n, h, w, c, k, pad);
+        s_gpu->ops->col2im(s_gpu, pdin.gpu, pdc.gpu, n, h, w, c, k, pad);
+        s_compare_pair(&pdin, 1e-5, "col2im");
+        /* pooling by 2 (and by 3 where the image allows), ragged edges too */
+        for (int p = 2; p <= 3; p++) {
+            size_t nout = (size_t)n * (h / p) * (w / p) * c;
+            if (nout == 0) {
+                continue;
+            }
+            float *dout = s_random(nout);
+            pair po = s_pair(NULL, nout), pd = s_pair(dout, nout), pg = s_pair(NULL, nin);
+            s_cpu->ops->maxpool_forward(s_cpu, po.cpu, px.cpu, n, h, w, c, p);
+            s_gpu->ops->maxpool_forward(s_gpu, po.gpu, px.gpu, n, h, w, c, p);
+            s_compare_pair(&po, 0, "maxpool_forward");
+            s_cpu->ops->maxpool_backward(s_cpu, pg.cpu, pd.cpu, px.cpu, n, h, w, c, p);
+            s_gpu->ops->maxpool_backward(s_gpu, pg.gpu, pd.gpu, px.gpu, n, h, w, c, p);
+            s_compare_pair(&pg, 0, "maxpool_backward");
+            s_pair_free(&po);
+            s_pair_free(&pd);
+            s_pair_free(&pg);
+            free(dout);
+        }
+        s_pair_free(&px);
+        s_pair_free(&pcol);
+        s_pair_free(&pdc);
+        s_pair_free(&pdin);
+        free(x);
+        free(dcol);
+    }
+}
+
+static void test_optimizer_updates_match_cpu(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    const size_t n = 5001;
+    for (int kind = OPTIM_SGD; kind <= OPTIM_ADAM; kind++) {
+        optim_spec spec = {.kind = kind, .lr = 0.01, .momentum = 0.9, .beta1 = 0.9,
+                           .beta2 = 0.999, .eps = 1e-8};
+        optim *oc = optim_new_on(&spec, n, s_cpu), *og = optim_new_on(&spec, n, s_gpu);
+        assert_non_null(oc);
+        assert_non_null(og);
+        float *p = s_random(n);
+        pair pp = s_pair(p, n);
+        for (int step = 0; step < 3; step++) {
+            float *g = s_random(n);
+            pair pg = s_pair(g, n);
+            optim_step(oc, pp.cpu, pg.cpu);
+            optim_step(og, pp.gpu, pg.gpu);
+            s_pair_free(&pg);
+            free(g);
+        }
+        s_compare_pair(&pp, 1e-5, optim_kind_name(kind));
+        s_pair_free(&pp);
+        optim_destroy(&oc);
+        optim_destroy(&og);
+        free(p);
+    }
+}
+
+/* The TensorFlow tutorial's CNN, or an MLP, on both backends. */
+static model_spec s_spec(int type)
+{
+    model_spec s = {.type = type, .init = INIT_HE};
+    if (type == MODEL_CNN) {
+        s.conv_count = 2;
+        s.channels[0] = 32;
+        s.channels[1] = 64;
+        s.kernel = 5;
+        s.pool = 2;
+        s.hidden_count = 1;
+        s.hidden[0] = 1024;
+    } else {
+        s.hidden_count = 2;
+        s.hidden[0] = 256;
+        s.hidden[1] = 128;
+    }
+    return s;
+}
+
+static void s_batch(float **x, int32_t **y, int batch)
+{
+    *x = s_random((size_t)batch * 784);
+    *y = malloc((size_t)batch * sizeof **y);
+    for (int i = 0; i < batch; i++) {
+        (*y)[i] = (int32_t)rng_below(&s_r, 10);
+    }
+}
+
+static void test_model_gradients_match_cpu(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    for (int type = MODEL_MLP; type <= MODEL_CNN; type++) {
+        model_spec spec = s_spec(type);
+        error err = {0};
+        model *mc = model_new(&spec, s_cpu, 784, 10, &err);
+        model *mg = model_new(&spec, s_gpu, 784, 10, &err);
+        assert_non_null(mc);
+        assert_non_null(mg);
+        size_t n = mc->nparams;
+        float *x;
+        int32_t *y;
+        s_batch(&x, &y, 16);
+        pair params = s_pair(NULL, n), grad = s_pair(NULL, n);
+        model_init_params(mc, params.cpu, 5);
+        model_init_params(mg, params.gpu, 5);
+        s_compare_pair(&params, 0, "initial parameters");
+        float loss_cpu = model_gradient(mc, grad.cpu, params.cpu, x, y, 16);
+        float loss_gpu = model_gradient(mg, grad.gpu, params.gpu, x, y, 16);
+        assert_true(fabsf(loss_gpu - loss_cpu) <= 1e-4f * fabsf(loss_cpu));
+        s_compare_pair(&grad, 1e-3, type == MODEL_CNN ? "cnn gradient" : "mlp gradient");
+        /* the workers' path: parameters and gradient in host memory */
+        float *host_grad = malloc(n * sizeof *host_grad);
+        for (size_t i = 0; i < n; i++) {
+            host_grad[i] = NAN;
+        }
+        float loss_host = model_gradient_host(mg, host_grad, params.cpu, x, y, 16);
+        assert_true(fabsf(loss_host - loss_cpu) <= 1e-4f * fabsf(loss_cpu));
+        s_compare_host(grad.cpu, host_grad, n, 1e-3, "gradient through host memory");
+        /* evaluation: loss and accuracy over a small data set */
+        dataset d = {.n = 37, .dim = 784, .classes = 10};
+        s_batch(&d.x, &d.y, d.n);
+        double lc, ac, lg, ag;
+        model_evaluate(mc, &lc, &ac, params.cpu, &d, 10);
+        model_evaluate_host(mg, &lg, &ag, params.cpu, &d, 10);
+        assert_true(fabs(lg - lc) <= 1e-4 * fabs(lc));
+        assert_true(ag == ac);
+        free(d.x);
+        free(d.y);
+        free(host_grad);
+        s_pair_free(&params);
+        s_pair_free(&grad);
+        free(x);
+        free(y);
+        model_destroy(&mc);
+        model_destroy(&mg);
+    }
+}
+
+/* A full training step as the sequential trainer takes it (gradient, then
+ * the optimizer on the device), three times, on both devices. */
+static void test_training_steps_match_cpu(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    for (int type = MODEL_MLP; type <= MODEL_CNN; type++) {
+        model_spec spec = s_spec(type);
+        error err = {0};
+        model *mc = model_new(&spec, s_cpu, 784, 10, &err);
+        model *mg = model_new(&spec, s_gpu, 784, 10, &err);
+        size_t n = mc->nparams;
+        optim_spec os = {.kind = OPTIM_MOMENTUM, .lr = 0.01, .momentum = 0.9};
+        optim *oc = optim_new_on(&os, n, s_cpu), *og = optim_new_on(&os, n, s_gpu);
+        pair params = s_pair(NULL, n), grad = s_pair(NULL, n);
+        model_init_params(mc, params.cpu, 9);
+        model_init_params(mg, params.gpu, 9);
+        for (int step = 0; step < 3; step++) {
+            float *x;
+            int32_t *y;
+            s_batch(&x, &y, 32);
+            float lc = model_gradient(mc, grad.cpu, params.cpu, x, y, 32);
+            float lg = model_gradient(mg, grad.gpu, params.gpu, x, y, 32);
+            assert_true(fabsf(lg - lc) <= 1e-3f * fabsf(lc));
+            optim_step(oc, params.cpu, grad.cpu);
+            optim_step(og, params.gpu, grad.gpu);
+            free(x);
+            free(y);
+        }
+        s_compare_pair(&params, 1e-4, "parameters after three steps");
+        optim_destroy(&oc);
+        optim_destroy(&og);
+        s_pair_free(&params);
+        s_pair_free(&grad);
+        model_destroy(&mc);
+        model_destroy(&mg);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gemm_matches_cpu),
+        cmocka_unit_test(test_bias_and_relu_match_cpu),
+        cmocka_unit_test(test_softmax_cross_entropy_matches_cpu),
+        cmocka_unit_test(test_vector_ops_match_cpu),
+        cmocka_unit_test(test_convolution_and_pooling_match_cpu),
+        cmocka_unit_test(test_optimizer_updates_match_cpu),
+        cmocka_unit_test(test_model_gradients_match_cpu),
+        cmocka_unit_test(test_training_steps_match_cpu),
+    };
+    return cmocka_run_group_tests(tests, s_setup, s_teardown);
+}
