@@ -30,7 +30,9 @@ const char *model_type_name(int type)
 
 static int s_configure_cnn(model_spec *s, config *c, error *err)
 {
-    if (config_get_int_list(c, "model", "channels", "32,64", 1, 1 << 14, s->channels,
+    if (config_get_double(c, "model", "dropout", 0.4, 0, 1, CONFIG_OPEN_HI, &s->dropout,
+                          err) < 0 ||
+        config_get_int_list(c, "model", "channels", "32,64", 1, 1 << 14, s->channels,
                             MODEL_MAX_CONV, &s->conv_count, err) < 0 ||
         config_get_int(c, "model", "kernel", 5, 1, 31, &s->kernel, err) < 0 ||
         config_get_int(c, "model", "pool", 2, 1, 16, &s->pool, err) < 0 ||
@@ -63,7 +65,9 @@ int model_spec_configure(model_spec *s, config *c, error *err)
     }
     if (s->type == MODEL_MLP) {
         if (config_get_int_list(c, "model", "hidden", "256,128", 1, 1 << 20, s->hidden,
-                                MODEL_MAX_HIDDEN, &s->hidden_count, err) < 0) {
+                                MODEL_MAX_HIDDEN, &s->hidden_count, err) < 0 ||
+            config_get_double(c, "model", "dropout", 0, 0, 1, CONFIG_OPEN_HI, &s->dropout,
+                              err) < 0) {
             return -1;
         }
         if (s->hidden_count == 0) {
@@ -98,7 +102,7 @@ static layer *s_push(model *m, int kind, int h, int w, int c)
     return l;
 }
 
-static void s_dense(model *m, int out, bool relu)
+static void s_dense(model *m, int out, bool relu, double dropout)
 {
     layer *l = s_push(m, LAYER_DENSE, 1, 1, m->inputs);
     l->fan_in = (size_t)l->h * (size_t)l->w * (size_t)l->c;
@@ -107,6 +111,7 @@ static void s_dense(model *m, int out, bool relu)
     l->oh = l->ow = 1;
     l->oc = out;
     l->relu = relu;
+    l->dropout = (float)dropout;
 }
 
 static void s_conv(model *m, int h, int w, int c, int channels, int k)
@@ -161,9 +166,9 @@ static int s_build(model *m, error *err)
     }
     int hidden = s->type == MODEL_SOFTMAX ? 0 : s->hidden_count;
     for (int i = 0; i < hidden; i++) {
-        s_dense(m, (int)s->hidden[i], true);
+        s_dense(m, (int)s->hidden[i], true, s->dropout);
     }
-    s_dense(m, m->classes, false);
+    s_dense(m, m->classes, false, 0);
     size_t off = 0;
     for (int i = 0; i < m->layers; i++) {
         layer *l = &m->layer[i];
@@ -296,6 +301,17 @@ void model_destroy(model **pm)
     *pm = NULL;
 }
 
+void model_seed_dropout(model *m, uint64_t seed)
+{
+    m->dropout_seed = seed;
+}
+
+/* Layer i's mask seed for the current model_gradient call. */
+static uint64_t s_dropout_seed(const model *m, int i)
+{
+    return m->dropout_seed * 1000003u + m->calls * MODEL_MAX_LAYERS + (uint64_t)i;
+}
+
 void model_init_params(const model *m, float *params, uint64_t seed)
 {
     float *host = calloc(m->nparams ? m->nparams : 1, sizeof *host);
@@ -326,9 +342,10 @@ void model_init_params(const model *m, float *params, uint64_t seed)
     free(host);
 }
 
-/* Forward pass up to the logits (left in act[layers]); returns the input
- * matrix used. */
-static const float *s_forward(model *m, const float *params, const float *x, int rows)
+/* Forward pass up to the logits (left in act[layers]), with dropout when
+ * training; returns the input matrix used. */
+static const float *s_forward(model *m, const float *params, const float *x, int rows,
+                              bool training)
 {
     backend *b = m->b;
     const backend_ops *ops = b->ops;
@@ -361,6 +378,10 @@ static const float *s_forward(model *m, const float *params, const float *x, int
         if (l->relu) {
             ops->relu_forward(b, z, z, (size_t)rows * model_layer_size(l));
         }
+        if (training && l->dropout > 0) {
+            ops->dropout(b, z, z, (size_t)rows * model_layer_size(l), l->dropout,
+                         s_dropout_seed(m, i));
+        }
         a = z;
     }
     return input;
@@ -379,7 +400,7 @@ float model_gradient(model *m, float *grad, const float *params,
         ops->to_device(b, m->labels, y, (size_t)batch * sizeof *y);
         labels = m->labels;
     }
-    const float *input = s_forward(m, params, x, batch);
+    const float *input = s_forward(m, params, x, batch, true);
     float *logits = m->act[m->layers];
     double loss_sum;
     int correct;
@@ -395,8 +416,13 @@ float model_gradient(model *m, float *grad, const float *params,
         const float *a_prev = i > 0 ? m->act[i] : input;
         float *d_prev = m->delta[1 - cur];
         int pixels = batch * l->oh * l->ow;
+        size_t outputs = (size_t)batch * model_layer_size(l);
+        if (l->dropout > 0) {
+            ops->dropout(b, d, d, outputs, l->dropout, s_dropout_seed(m, i));
+        }
         if (l->relu) {
-            ops->relu_backward(b, d, d, m->act[i + 1], (size_t)batch * model_layer_size(l));
+            /* act is after dropout, but a dropped unit's d is already 0 */
+            ops->relu_backward(b, d, d, m->act[i + 1], outputs);
         }
         switch (l->kind) {
         case LAYER_DENSE:
@@ -428,6 +454,7 @@ float model_gradient(model *m, float *grad, const float *params,
         cur = 1 - cur;
         d = d_prev;
     }
+    m->calls++;
     return (float)(loss_sum / batch);
 }
 
@@ -449,7 +476,7 @@ void model_evaluate(model *m, double *loss, double *accuracy,
             ops->to_device(b, m->labels, labels, (size_t)rows * sizeof *labels);
             labels = m->labels;
         }
-        s_forward(m, params, d->x + (size_t)start * (size_t)d->dim, rows);
+        s_forward(m, params, d->x + (size_t)start * (size_t)d->dim, rows, false);
         double ls;
         int right;
         ops->softmax_xent_forward(b, logits, &ls, &right, logits, labels, rows, m->classes);

@@ -6,7 +6,11 @@
  *   cnn      [conv(k x k x ch, same) relu, maxpool(p)]... [dense(h) relu]...
  *            dense(classes); channels, kernel, pool and hidden in [model]. The
  *            defaults are the network of TensorFlow's layers tutorial: conv
- *            5x5x32, pool 2, conv 5x5x64, pool 2, dense 1024, dense 10.
+ *            5x5x32, pool 2, conv 5x5x64, pool 2, dense 1024 (dropout 0.4),
+ *            dense 10.
+ * [model] dropout (mlp: 0, cnn: 0.4) drops hidden dense units while
+ * training (inverted dropout: kept ones scaled by 1 / (1 - rate)), with a
+ * fresh mask for every model_gradient call; evaluation uses none.
  * Activations are NHWC rows, one row per example, so a dense layer reads an
  * image as its h*w*c features. Each dense or convolutional layer owns W
  * (fan_in x out, row-major; a convolution's fan_in is k*k*c in (kh, kw, c)
@@ -45,6 +49,7 @@ typedef struct model_spec {
     long kernel, pool;             /* cnn: odd kernel size, pool window */
     int image_count;               /* cnn: 0 or 3 (height, width, channels) */
     long image[3];                 /* 0 values: a square one-channel image */
+    double dropout;                /* mlp, cnn: rate after each hidden dense layer */
     int init;                      /* enum model_init */
 } model_spec;
 
@@ -54,6 +59,7 @@ typedef struct layer {
     int oh, ow, oc;                /* output shape per example */
     int k, pad;                    /* conv: kernel and zero padding; pool: window */
     bool relu;
+    float dropout;                 /* rate, after the relu; 0 = none */
     size_t w_off, b_off;           /* dense, conv: W then b in the flat vector */
     size_t fan_in;                 /* rows of W */
 } layer;
@@ -72,6 +78,8 @@ typedef struct model {
     float *delta[2];                     /* ping-pong gradients wrt activations */
     int32_t *labels;
     float *dev_params, *dev_grad;        /* for the _host calls on a device backend */
+    uint64_t dropout_seed;               /* masks: from this seed and the call count */
+    uint64_t calls;                      /* model_gradient calls so far */
 } model;
 
 int model_spec_configure(model_spec *s, config *c, error *err);
@@ -86,6 +94,9 @@ void model_destroy(model **m);
 int model_check(const model_spec *s, int inputs, int classes, error *err);
 /* Elements per example of layer l's output. */
 size_t model_layer_size(const layer *l);
+
+/* Seeds the dropout masks (a worker passes its own stream); 0 by default. */
+void model_seed_dropout(model *m, uint64_t seed);
 
 /* Fills params (nparams, backend memory) with a seeded He or Xavier
  * initialisation over each layer's fan_in; biases are zero. */

@@ -21,6 +21,7 @@ enum rng_purpose {
     RNG_PARTITION,     /* splitting the training set into shards */
     RNG_BATCH,         /* minibatch order, one stream per worker */
     RNG_SIM,           /* the simulator: stragglers, compute and network times */
+    RNG_DROPOUT,       /* dropout masks' seed, one per worker */
 };
 
 void rng_seed(rng *r, uint64_t seed);

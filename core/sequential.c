@@ -59,6 +59,8 @@ int sequential_train(experiment *e, run *r, error *err)
         goto done;
     }
     model_init_params(m, params, e->seed);
+    rng masks = rng_derive(e->seed, RNG_DROPOUT, 0);
+    model_seed_dropout(m, rng_next(&masks));
     if (partition_make(&all, 1, train, e->partition, e->partition_alpha, e->seed, err) < 0 ||
         sampler_init(&sp, train, &all, rng_derive(e->seed, RNG_BATCH, 0)) < 0) {
         error_set(err, ERROR_RUNTIME, "sequential: out of memory");

@@ -27,6 +27,8 @@ int worker_init_shard(worker *w, const experiment *e, const algorithm *alg,
     w->batch = (int)e->batch;
     w->budget = worker_budget(e, workers);
     w->steps_every = e->steps_every;
+    rng masks = rng_derive(e->seed, RNG_DROPOUT, (uint64_t)id);
+    model_seed_dropout(m, rng_next(&masks));
     backend *b = m->b;
     /* host memory the rules read and write, pinned where that speeds the
      * model's copies to and from a GPU */

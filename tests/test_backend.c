@@ -357,6 +357,48 @@ static void test_maxpool_forward_backward(void **state)
     free(want_in);
 }
 
+static void test_dropout_masks(void **state)
+{
+    (void)state;
+    const size_t n = 200000;
+    const float rate = 0.4f;
+    float *x = s_random(n);
+    for (size_t i = 0; i < n; i++) {
+        x[i] = fabsf(x[i]) + 0.1f;     /* never 0, so a 0 output means dropped */
+    }
+    float *dx = s_device(x, n), *dy = s_device(NULL, n), *dz = s_device(NULL, n);
+    s_b->ops->dropout(s_b, dy, dx, n, rate, 1234);
+    s_b->ops->dropout(s_b, dz, dx, n, rate, 1235);
+    float *y = malloc(n * sizeof *y), *z = malloc(n * sizeof *z);
+    s_b->ops->to_host(s_b, y, dy, n * sizeof *y);
+    s_b->ops->to_host(s_b, z, dz, n * sizeof *z);
+    size_t dropped = 0, both = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (y[i] == 0.0f) {
+            dropped++;
+            both += z[i] == 0.0f;
+        } else if (fabsf(y[i] - x[i] / (1.0f - rate)) > 1e-6f * y[i]) {
+            fail_msg("element %zu kept as %g, want %g", i, (double)y[i],
+                     (double)(x[i] / (1.0f - rate)));
+        }
+    }
+    /* the rate, within 5 standard deviations; the next seed's mask is
+     * independent (both dropped: rate^2 of the elements) */
+    double sd = sqrt(n * rate * (1 - rate));
+    assert_true(fabs((double)dropped - n * rate) < 5 * sd);
+    assert_true(fabs((double)both - n * rate * rate) < 5 * sqrt(n * rate * rate));
+    /* in place, and the backward call (the same mask) on a gradient */
+    s_b->ops->dropout(s_b, dx, dx, n, rate, 1234);
+    s_b->ops->to_host(s_b, z, dx, n * sizeof *z);
+    assert_memory_equal(y, z, n * sizeof *y);
+    free(x);
+    free(y);
+    free(z);
+    s_b->ops->release(s_b, dx);
+    s_b->ops->release(s_b, dy);
+    s_b->ops->release(s_b, dz);
+}
+
 static void test_host_alloc_is_zeroed_and_copies(void **state)
 {
     (void)state;
@@ -414,6 +456,7 @@ int main(void)
         cmocka_unit_test(test_axpy_scale_copy),
         cmocka_unit_test(test_im2col_and_its_adjoint),
         cmocka_unit_test(test_maxpool_forward_backward),
+        cmocka_unit_test(test_dropout_masks),
         cmocka_unit_test(test_host_alloc_is_zeroed_and_copies),
         cmocka_unit_test(test_cuda_without_a_gpu),
     };

@@ -261,6 +261,9 @@ static void test_vector_ops_match_cpu(void **state)
     s_cpu->ops->copy(s_cpu, pc.cpu, py.cpu, n);
     s_gpu->ops->copy(s_gpu, pc.gpu, py.gpu, n);
     s_compare_pair(&pc, 0, "copy");
+    s_cpu->ops->dropout(s_cpu, py.cpu, px.cpu, n, 0.4f, 99);   /* the same mask */
+    s_gpu->ops->dropout(s_gpu, py.gpu, px.gpu, n, 0.4f, 99);
+    s_compare_pair(&py, 1e-7, "dropout");
     /* pinned host memory: zeroed, and round trips exactly */
     float *h = s_gpu->ops->host_alloc(s_gpu, n * sizeof *h);
     assert_non_null(h);
@@ -367,6 +370,7 @@ static model_spec s_spec(int type)
         s.pool = 2;
         s.hidden_count = 1;
         s.hidden[0] = 1024;
+        s.dropout = 0.4;
     } else {
         s.hidden_count = 2;
         s.hidden[0] = 256;
@@ -395,6 +399,8 @@ static void test_model_gradients_match_cpu(void **state)
         model *mg = model_new(&spec, s_gpu, 784, 10, &err);
         assert_non_null(mc);
         assert_non_null(mg);
+        model_seed_dropout(mc, 4);   /* the same masks on both */
+        model_seed_dropout(mg, 4);
         size_t n = mc->nparams;
         float *x;
         int32_t *y;
@@ -412,6 +418,7 @@ static void test_model_gradients_match_cpu(void **state)
         for (size_t i = 0; i < n; i++) {
             host_grad[i] = NAN;
         }
+        mg->calls = 0;   /* the first call's mask again */
         float loss_host = model_gradient_host(mg, host_grad, params.cpu, x, y, 16);
         assert_true(fabsf(loss_host - loss_cpu) <= 1e-4f * fabsf(loss_cpu));
         s_compare_host(grad.cpu, host_grad, n, 1e-3, "gradient through host memory");

@@ -66,6 +66,8 @@ static void s_check_gradient(model *m, int batch, double h)
     for (size_t i = 0; i < m->nparams; i++) {
         grad[i] = NAN;   /* every element must be written */
     }
+    /* the same dropout masks in every call: rewind the call count */
+    m->calls = 0;
     float loss = model_gradient(m, grad, params, x, y, batch);
     assert_true(isfinite(loss) && loss > 0);
     int checked = 0;
@@ -73,8 +75,10 @@ static void s_check_gradient(model *m, int batch, double h)
         assert_true(isfinite(grad[i]));
         float saved = params[i];
         params[i] = saved + (float)h;
+        m->calls = 0;
         double up = model_gradient(m, scratch, params, x, y, batch);
         params[i] = saved - (float)h;
+        m->calls = 0;
         double down = model_gradient(m, scratch, params, x, y, batch);
         params[i] = saved;
         double fd = (up - down) / (2 * h);
@@ -115,12 +119,13 @@ static void test_mlp_gradient_matches_finite_differences(void **state)
 }
 
 /* A small cnn: 6 x 6 x 2 images, conv 3x3x3, pool 2, conv 3x3x4, pool 2,
- * dense 5, dense 3. */
-static model *s_small_cnn(void)
+ * dense 5 with dropout, dense 3. */
+static model *s_small_cnn(double dropout)
 {
     model_spec spec = {.type = MODEL_CNN, .conv_count = 2, .channels = {3, 4},
-                       .kernel = 3, .pool = 2, .hidden_count = 1, .hidden = {5},
-                       .image_count = 3, .image = {6, 6, 2}, .init = INIT_HE};
+                       .kernel = 3, .pool = 2, .hidden_count = 1, .hidden = {6},
+                       .image_count = 3, .image = {6, 6, 2}, .init = INIT_HE,
+                       .dropout = dropout};
     error err = {0};
     model *m = model_new(&spec, s_b, 72, 3, &err);
     assert_non_null(m);
@@ -130,14 +135,57 @@ static model *s_small_cnn(void)
 static void test_cnn_gradient_matches_finite_differences(void **state)
 {
     (void)state;
-    model *m = s_small_cnn();
-    assert_int_equal(m->layers, 6);
-    assert_int_equal(m->layer[3].oh, 1);      /* 6 -> 3 -> 1 after the pools */
-    assert_int_equal(m->nparams, (3 * 3 * 2) * 3 + 3 + (3 * 3 * 3) * 4 + 4 + 4 * 5 + 5 + 5 * 3 + 3);
-    /* a small step: with this seed a dense unit's pre-activation is 0.0012,
-     * so a step of 1e-3 would straddle its relu kink */
-    s_check_gradient(m, 3, 2e-4);
-    model_destroy(&m);
+    for (int with_dropout = 0; with_dropout < 2; with_dropout++) {
+        model *m = s_small_cnn(with_dropout ? 0.5 : 0);
+        model_seed_dropout(m, 77);
+        assert_int_equal(m->layers, 6);
+        assert_int_equal(m->layer[3].oh, 1);      /* 6 -> 3 -> 1 after the pools */
+        assert_int_equal(m->nparams, (3 * 3 * 2) * 3 + 3 + (3 * 3 * 3) * 4 + 4 + 4 * 6 + 6 +
+                                         6 * 3 + 3);
+        /* a small step: pooling and relu kinks lie closer than in the mlp */
+        s_check_gradient(m, 3, 2e-4);
+        model_destroy(&m);
+    }
+}
+
+/* Dropout acts in training only, with a new mask each call. */
+static void test_dropout_only_in_training(void **state)
+{
+    (void)state;
+    model *with = s_small_cnn(0.5), *without = s_small_cnn(0);
+    float *params = malloc(with->nparams * sizeof *params);
+    float *g1 = malloc(with->nparams * sizeof *g1), *g2 = malloc(with->nparams * sizeof *g2);
+    model_init_params(with, params, 3);
+    dataset d = {.n = 20, .dim = 72, .classes = 3};
+    d.x = malloc((size_t)d.n * 72 * sizeof *d.x);
+    d.y = malloc((size_t)d.n * sizeof *d.y);
+    rng r = rng_derive(6, RNG_DATA, 0);
+    for (int i = 0; i < d.n * 72; i++) {
+        d.x[i] = (float)rng_normal(&r);
+    }
+    for (int i = 0; i < d.n; i++) {
+        d.y[i] = (int32_t)rng_below(&r, 3);
+    }
+    double l1, a1, l2, a2;
+    model_evaluate(with, &l1, &a1, params, &d, 7);
+    model_evaluate(without, &l2, &a2, params, &d, 7);
+    assert_true(l1 == l2 && a1 == a2);
+    float loss1 = model_gradient(with, g1, params, d.x, d.y, d.n);
+    float loss2 = model_gradient(with, g2, params, d.x, d.y, d.n);
+    assert_true(loss1 != loss2);             /* a fresh mask */
+    with->calls = 0;
+    float loss3 = model_gradient(with, g2, params, d.x, d.y, d.n);
+    assert_true(loss1 == loss3);             /* the same call count, the same mask */
+    assert_memory_equal(g1, g2, with->nparams * sizeof *g1);
+    model_gradient(without, g2, params, d.x, d.y, d.n);
+    assert_memory_not_equal(g1, g2, with->nparams * sizeof *g1);
+    free(d.x);
+    free(d.y);
+    free(params);
+    free(g1);
+    free(g2);
+    model_destroy(&with);
+    model_destroy(&without);
 }
 
 static void test_cnn_shape_errors(void **state)
@@ -238,6 +286,7 @@ int main(void)
         cmocka_unit_test(test_softmax_gradient_matches_finite_differences),
         cmocka_unit_test(test_mlp_gradient_matches_finite_differences),
         cmocka_unit_test(test_cnn_gradient_matches_finite_differences),
+        cmocka_unit_test(test_dropout_only_in_training),
         cmocka_unit_test(test_cnn_shape_errors),
         cmocka_unit_test(test_parameter_layout_and_init),
         cmocka_unit_test(test_evaluate_agrees_with_training_loss),

@@ -260,6 +260,16 @@ static void s_maxpool_backward(backend *b, float *din, const float *dout, const 
     }
 }
 
+static void s_dropout(backend *b, float *out, const float *in, size_t n, float rate,
+                      uint64_t seed)
+{
+    (void)b;
+    const float keep_scale = 1.0f / (1.0f - rate);
+    for (size_t i = 0; i < n; i++) {
+        out[i] = backend_dropout_keep(seed, i, rate) ? in[i] * keep_scale : 0.0f;
+    }
+}
+
 static void s_optim_update(backend *b, float *p, const float *g, float *s1, float *s2,
                            size_t n, const backend_update *u)
 {
@@ -325,6 +335,7 @@ const backend_ops backend_cpu_ops = {
     .col2im = s_col2im,
     .maxpool_forward = s_maxpool_forward,
     .maxpool_backward = s_maxpool_backward,
+    .dropout = s_dropout,
     .optim_update = s_optim_update,
 };
 

@@ -523,6 +523,23 @@ static void s_maxpool_backward(backend *b, float *din, const float *dout, const 
     LAUNCH_CHECK(k_maxpool_backward);
 }
 
+/* ---- dropout ----------------------------------------------------------- */
+
+__global__ void k_dropout(float *out, const float *in, size_t n, float rate, uint64_t seed)
+{
+    const float keep_scale = 1.0f / (1.0f - rate);
+    FOR_EACH(i, n) {
+        out[i] = backend_dropout_keep(seed, i, rate) ? in[i] * keep_scale : 0.0f;
+    }
+}
+
+static void s_dropout(backend *b, float *out, const float *in, size_t n, float rate,
+                      uint64_t seed)
+{
+    k_dropout<<<s_blocks(n), THREADS, 0, S(b)->stream>>>(out, in, n, rate, seed);
+    LAUNCH_CHECK(k_dropout);
+}
+
 /* ---- optimizers -------------------------------------------------------- */
 
 __global__ void k_optim_update(float *p, const float *g, float *s1, float *s2, size_t n,
@@ -587,6 +604,7 @@ static const backend_ops s_cuda_ops = {
     .col2im = s_col2im,
     .maxpool_forward = s_maxpool_forward,
     .maxpool_backward = s_maxpool_backward,
+    .dropout = s_dropout,
     .optim_update = s_optim_update,
 };
 
