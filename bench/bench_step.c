@@ -9,7 +9,9 @@
  * The GEMM share comes from a recording backend: one step runs through a
  * copy of the ops table whose gemm notes every call (shapes and buffers)
  * before forwarding it; the bench then replays exactly those calls, alone,
- * through the real gemm. gemm_fraction = GEMM-only time / step time, i.e.
+ * through the real gemm, with outputs sent to a scratch buffer so that the
+ * inputs keep the step's values (feeding outputs back would let values
+ * drift into denormals or overflow, and time that instead). gemm_fraction = GEMM-only time / step time, i.e.
  * the step's rate as a fraction of the GEMM library's (cuBLAS, OpenBLAS)
  * rate for the same shapes. Each of REPS repetitions times STEPS steps then
  * STEPS replays, side by side; the medians are printed as one line. */
@@ -24,11 +26,10 @@
 #include "core/run.h"
 
 typedef struct gemm_call {
-    float *c;
     const float *a, *bm;
     bool ta, tb;
     int m, n, k;
-    float alpha, beta;
+    float alpha;
 } gemm_call;
 
 enum { MAX_CALLS = 64 };
@@ -40,7 +41,7 @@ static void s_recording_gemm(backend *b, float *c, const float *a, const float *
                              bool ta, bool tb, int m, int n, int k, float alpha, float beta)
 {
     if (s_ncalls < MAX_CALLS) {
-        s_calls[s_ncalls++] = (gemm_call){c, a, bm, ta, tb, m, n, k, alpha, beta};
+        s_calls[s_ncalls++] = (gemm_call){a, bm, ta, tb, m, n, k, alpha};
     }
     s_real->gemm(b, c, a, bm, ta, tb, m, n, k, alpha, beta);
 }
@@ -113,6 +114,16 @@ int main(int argc, char **argv)
     b->ops = &recording;
     model_gradient(m, grad, params, x, y, batch);
     b->ops = s_real;
+    size_t widest = 1;
+    for (int j = 0; j < s_ncalls; j++) {
+        size_t mn = (size_t)s_calls[j].m * (size_t)s_calls[j].n;
+        widest = mn > widest ? mn : widest;
+    }
+    float *scratch = b->ops->alloc(b, widest * sizeof(float));
+    if (!params || !grad || !o || !scratch) {
+        fprintf(stderr, "bench_step: out of memory\n");
+        return 1;
+    }
     for (int i = 0; i < 10; i++) {
         model_gradient(m, grad, params, x, y, batch);
         optim_step(o, params, grad);
@@ -132,8 +143,8 @@ int main(int argc, char **argv)
         for (int i = 0; i < steps; i++) {
             for (int j = 0; j < s_ncalls; j++) {
                 const gemm_call *g = &s_calls[j];
-                b->ops->gemm(b, g->c, g->a, g->bm, g->ta, g->tb, g->m, g->n, g->k,
-                             g->alpha, g->beta);
+                b->ops->gemm(b, scratch, g->a, g->bm, g->ta, g->tb, g->m, g->n, g->k,
+                             g->alpha, 0.0f);
             }
         }
         s_sync(b, params);
@@ -155,6 +166,7 @@ int main(int argc, char **argv)
     optim_destroy(&o);
     b->ops->release(b, params);
     b->ops->release(b, grad);
+    b->ops->release(b, scratch);
     model_destroy(&m);
     backend_destroy(&b);
     return 0;

@@ -4,6 +4,10 @@
 # one BLAS thread per process, one shard, ipc. Prints a Markdown table of
 # samples/s (summary.json) and the speed-up over one worker.
 #   bench/workers_throughput.sh [EPOCHS] [WORKER_COUNTS...]
+# RULES (default "sync hogwild") picks the rules; OVERRIDES adds config
+# overrides to every run, e.g. workers sharing one GPU with the CNN:
+#   RULES=hogwild OVERRIDES="model.type=cnn backend.device=cuda" \
+#       bench/workers_throughput.sh 1 1 4
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 epochs=${1:-1}
@@ -18,12 +22,13 @@ field() { grep -o "\"$2\":[^,]*" "$1/summary.json" | grep -o '[0-9.e+-]*$'; }
 
 echo "| rule | workers | samples/s | speed-up | final test acc | staleness mean |"
 echo "| --- | --- | --- | --- | --- | --- |"
-for rule in sync hogwild; do
+read -r -a overrides <<<"${OVERRIDES:-}"
+for rule in ${RULES:-sync hogwild}; do
     base=""
     for n in "${counts[@]}"; do
         dir=$("$root/build/asgd" train "$root/experiments/$rule/config.ini" \
               experiment.out="$out" train.epochs="$epochs" cluster.workers="$n" \
-              backend.threads=1 eval.every=0)
+              backend.threads=1 eval.every=0 "${overrides[@]}")
         rate=$(field "$dir" samples_per_s)
         [ -n "$base" ] || base=$rate
         printf "| %s | %d | %.0f | %.2f | %.4f | %.2f |\n" "$rule" "$n" "$rate" \
