@@ -259,6 +259,28 @@ static void s_three_workers(support_fixture *f, const char *algorithm, const cha
     s_run_dir(f, dir, n);
 }
 
+/* The CNN (with dropout) through real workers: one worker follows the
+ * sequential trajectory exactly, and three hogwild workers learn. */
+static void test_cnn_workers(void **state)
+{
+    support_fixture *f = *state;
+    const char *const cnn[] = {"model.type=cnn", "data.dim=36", "model.channels=2,3",
+                               "model.kernel=3", "model.dropout=0.3", NULL};
+    char *seq = s_trajectory(f, "sequential", cnn);
+    char *sync = s_trajectory(f, "sync", cnn);
+    assert_true(strlen(seq) > 1000);
+    assert_string_equal(sync, seq);
+    free(seq);
+    free(sync);
+    char dir[4096];
+    s_three_workers(f, "hogwild", cnn, dir, sizeof dir);
+    double first, last;
+    s_eval_ends(dir, &first, &last);
+    if (!(last < 0.8 * first)) {
+        fail_msg("cnn hogwild: test loss %g -> %g", first, last);
+    }
+}
+
 static void test_every_rule_learns_with_three_workers(void **state)
 {
     support_fixture *f = *state;
@@ -749,6 +771,7 @@ int main(void)
         T(test_hogwild_over_ipc_with_apply_threads),
         T(test_sync_with_a_backup_worker_drops_gradients),
         T(test_one_worker_follows_sequential_exactly),
+        T(test_cnn_workers),
         T(test_agn_window_one_follows_hogwild),
         T(test_every_rule_learns_with_three_workers),
         T(test_elastic_rules_with_alpha_zero_never_move_the_centre),
