@@ -79,7 +79,8 @@ static void s_relu_backward(backend *b, float *din, const float *dout,
 {
     (void)b;
     for (size_t i = 0; i < n; i++) {
-        din[i] = out[i] > 0.0f ? dout[i] : 0.0f;
+        float d = dout[i];   /* loaded unconditionally, so the loop vectorizes */
+        din[i] = out[i] > 0.0f ? d : 0.0f;
     }
 }
 
@@ -160,7 +161,6 @@ static void s_im2col(backend *b, float *col, const float *in, int n, int h, int 
 {
     (void)b;
     const int ho = h + 2 * pad - k + 1, wo = w + 2 * pad - k + 1;
-    const size_t pixel = (size_t)c * sizeof(float);
     float *dst = col;
     for (int ni = 0; ni < n; ni++) {
         for (int oy = 0; oy < ho; oy++) {
@@ -169,10 +169,16 @@ static void s_im2col(backend *b, float *col, const float *in, int n, int h, int 
                     int iy = oy + ky - pad;
                     for (int kx = 0; kx < k; kx++, dst += c) {
                         int ix = ox + kx - pad;
+                        /* plain loops: c is often 1, where memcpy costs a call per float */
                         if (iy < 0 || iy >= h || ix < 0 || ix >= w) {
-                            memset(dst, 0, pixel);
+                            for (int ci = 0; ci < c; ci++) {
+                                dst[ci] = 0.0f;
+                            }
                         } else {
-                            memcpy(dst, in + (((size_t)ni * h + iy) * w + ix) * c, pixel);
+                            const float *src = in + (((size_t)ni * h + iy) * w + ix) * c;
+                            for (int ci = 0; ci < c; ci++) {
+                                dst[ci] = src[ci];
+                            }
                         }
                     }
                 }
@@ -247,10 +253,22 @@ static void s_maxpool_backward(backend *b, float *din, const float *dout, const 
 {
     (void)b;
     const int ho = h / s, wo = w / s;
-    memset(din, 0, (size_t)n * h * w * c * sizeof *din);
+    /* rows and columns past the last whole window get no gradient */
+    if (ho * s != h || wo * s != w) {
+        memset(din, 0, (size_t)n * h * w * c * sizeof *din);
+    }
     for (int ni = 0; ni < n; ni++) {
         for (int oy = 0; oy < ho; oy++) {
             for (int ox = 0; ox < wo; ox++) {
+                /* zero the window, then route each channel's gradient, while
+                 * the window is in cache (no separate pass over din) */
+                for (int dy = 0; dy < s; dy++) {
+                    float *row = din + (((size_t)ni * h + (size_t)oy * s + dy) * w +
+                                        (size_t)ox * s) * c;
+                    for (size_t i = 0; i < (size_t)s * c; i++) {
+                        row[i] = 0.0f;
+                    }
+                }
                 const float *d = dout + (((size_t)ni * ho + oy) * wo + ox) * c;
                 for (int ci = 0; ci < c; ci++) {
                     din[s_pool_argmax(in, ni, oy, ox, ci, h, w, c, s)] = d[ci];
