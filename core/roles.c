@@ -71,6 +71,9 @@ int worker_main(const cluster_spec *cs, experiment *e, const char *run_dir, erro
     e->backend.ordinal = cs->task;   /* worker k on GPU k mod the visible GPUs */
     backend *b = backend_new(&e->backend, err);
     model *m = b ? model_new(&e->model, b, e->train.dim, e->train.classes, err) : NULL;
+    if (b) {
+        fprintf(stderr, "worker %d: backend %s\n", cs->task, backend_describe(b));
+    }
     worker w;
     if (!m || worker_init(&w, e, e->alg, e->rule, cs->task, e->workers, cs->servers, m,
                           err) < 0) {
