@@ -9,12 +9,17 @@
  * asynchronous. Every CUDA and cuBLAS call is checked: a failure prints the
  * call with its file and line and exits with status 1, since an operation
  * has no way to hand an error back mid-step. Reductions (bias gradients,
- * loss sums) go through fixed trees, never atomics, so results repeat. */
+ * loss sums) go through fixed trees, never atomics, so results repeat.
+ *
+ * cuBLAS is opened with dlopen when the first CUDA backend opens, not
+ * linked: loading it costs every process about 0.1 s and 200 MB of
+ * relocations, which CPU runs (and parameter servers) should not pay. */
 extern "C" {
 #include "core/backend/backend.h"
 #include "core/optim.h"
 }
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +48,59 @@ static void s_die(const char *file, int line, const char *call, const char *what
     exit(1);
 }
 
+/* The cuBLAS calls asgd makes, resolved from the library this build's
+ * headers belong to (the _v2 names are what cublas_v2.h maps them to). */
+#define ASGD_STR2(x) #x
+#define ASGD_STR(x) ASGD_STR2(x)
+static const char CUBLAS_LIBRARY[] = "libcublas.so." ASGD_STR(CUBLAS_VER_MAJOR);
+
+static struct cublas_api {
+    void *lib;
+    cublasStatus_t (*create)(cublasHandle_t *);
+    cublasStatus_t (*destroy)(cublasHandle_t);
+    cublasStatus_t (*set_stream)(cublasHandle_t, cudaStream_t);
+    cublasStatus_t (*sgemm)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
+                            int, const float *, const float *, int, const float *, int,
+                            const float *, float *, int);
+    const char *(*status_string)(cublasStatus_t);
+} s_blas;
+
+static int s_load_cublas(error *err)
+{
+    if (s_blas.lib) {
+        return 0;
+    }
+    /* the loader's search path first, then the toolkit this was built with */
+    void *lib = dlopen(CUBLAS_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", ASGD_CUDA_LIBRARY_DIR, CUBLAS_LIBRARY);
+        lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    }
+    if (!lib) {
+        return error_set(err, ERROR_RUNTIME, "backend.device = cuda: cannot load %s: %s",
+                         CUBLAS_LIBRARY, dlerror());
+    }
+    const char *names[] = {"cublasCreate_v2", "cublasDestroy_v2", "cublasSetStream_v2",
+                           "cublasSgemm_v2", "cublasGetStatusString"};
+    void *fns[5];
+    for (int i = 0; i < 5; i++) {
+        if (!(fns[i] = dlsym(lib, names[i]))) {
+            error_set(err, ERROR_RUNTIME, "backend.device = cuda: %s lacks %s",
+                      CUBLAS_LIBRARY, names[i]);
+            dlclose(lib);
+            return -1;
+        }
+    }
+    s_blas.create = (cublasStatus_t(*)(cublasHandle_t *))fns[0];
+    s_blas.destroy = (cublasStatus_t(*)(cublasHandle_t))fns[1];
+    s_blas.set_stream = (cublasStatus_t(*)(cublasHandle_t, cudaStream_t))fns[2];
+    s_blas.sgemm = (decltype(s_blas.sgemm))fns[3];
+    s_blas.status_string = (const char *(*)(cublasStatus_t))fns[4];
+    s_blas.lib = lib;   /* kept open for the life of the process */
+    return 0;
+}
+
 #define CUDA_CHECK(call)                                                    \
     do {                                                                    \
         cudaError_t e_ = (call);                                            \
@@ -55,7 +113,7 @@ static void s_die(const char *file, int line, const char *call, const char *what
     do {                                                                    \
         cublasStatus_t s_ = (call);                                         \
         if (s_ != CUBLAS_STATUS_SUCCESS) {                                  \
-            s_die(__FILE__, __LINE__, #call, cublasGetStatusString(s_));    \
+            s_die(__FILE__, __LINE__, #call, s_blas.status_string(s_));     \
         }                                                                   \
     } while (0)
 
@@ -145,7 +203,7 @@ static void s_gemm(backend *b, float *c, const float *a, const float *bm,
                    bool trans_a, bool trans_b, int m, int n, int k,
                    float alpha, float beta)
 {
-    CUBLAS_CHECK(cublasSgemm(S(b)->blas, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+    CUBLAS_CHECK(s_blas.sgemm(S(b)->blas, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
                              trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha,
                              bm, trans_b ? k : n, a, trans_a ? m : k, &beta, c, n));
 }
@@ -645,15 +703,19 @@ extern "C" int backend_cuda_open(backend *b, int ordinal, error *err)
         return error_set(err, ERROR_RUNTIME, "%s:%d: GPU %d: %s", __FILE__, __LINE__,
                          ordinal, cudaGetErrorString(e));
     }
-    cublasStatus_t bs = cublasCreate(&st->blas);
+    if (s_load_cublas(err) < 0) {
+        free(st);
+        return -1;
+    }
+    cublasStatus_t bs = s_blas.create(&st->blas);
     if (bs != CUBLAS_STATUS_SUCCESS) {
         free(st);
         return error_set(err, ERROR_RUNTIME, "%s:%d: cublasCreate: %s", __FILE__, __LINE__,
-                         cublasGetStatusString(bs));
+                         s_blas.status_string(bs));
     }
     /* the default math mode is full FP32, as the CPU computes: TF32 tensor
      * cores only with CUBLAS_TF32_TENSOR_OP_MATH, which asgd never sets */
-    CUBLAS_CHECK(cublasSetStream(st->blas, st->stream));
+    CUBLAS_CHECK(s_blas.set_stream(st->blas, st->stream));
     b->ops = &s_cuda_ops;
     b->state = st;
     snprintf(b->description, sizeof b->description, "cuda:%d (%.96s)", st->device, prop.name);
@@ -672,7 +734,7 @@ extern "C" void backend_cuda_close(backend *b)
     CUDA_CHECK(cudaFree(st->partial));
     CUDA_CHECK(cudaFree(st->sums_device));
     CUDA_CHECK(cudaFreeHost(st->sums_host));
-    CUBLAS_CHECK(cublasDestroy(st->blas));
+    CUBLAS_CHECK(s_blas.destroy(st->blas));
     CUDA_CHECK(cudaStreamDestroy(st->stream));
     free(st);
     b->state = NULL;
