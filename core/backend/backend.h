@@ -29,26 +29,6 @@
 
 typedef struct backend backend;
 
-#ifdef __CUDACC__
-#define BACKEND_HOST_DEVICE __host__ __device__
-#else
-#define BACKEND_HOST_DEVICE
-#endif
-
-/* Dropout's mask, the same on every backend: element i of a layer is kept
- * unless a counter-based hash (splitmix64) of (seed, i), as a 24-bit
- * fraction, falls below rate. No state, so the backward pass recomputes
- * the forward's mask from the seed. */
-static inline BACKEND_HOST_DEVICE bool backend_dropout_keep(uint64_t seed, uint64_t i,
-                                                            float rate)
-{
-    uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return (float)(z >> 40) >= rate * 16777216.0f;
-}
-
 /* One optimizer step's constants; the formulas are in core/optim.h. */
 typedef struct backend_update {
     int kind;                  /* enum optim_kind */
@@ -117,7 +97,7 @@ typedef struct backend_ops {
      * window of in; every other element of din is 0. */
     void (*maxpool_backward)(backend *b, float *din, const float *dout, const float *in,
                              int n, int h, int w, int c, int s);
-    /* out = in / (1 - rate) where backend_dropout_keep(seed, i, rate), else
+    /* out = in / (1 - rate) where kernel_dropout_keep(seed, i, rate), else
      * 0; in place allowed. The backward pass is the same call on the
      * gradient with the same seed. */
     void (*dropout)(backend *b, float *out, const float *in, size_t n, float rate,

@@ -1,16 +1,16 @@
 /* backend_cpu.c: the CPU backend. GEMM is OpenBLAS's cblas_sgemm; the
- * other operations are plain loops, which are also the reference that
- * other backends are checked against. */
+ * other operations are plain loops (over the per-element arithmetic of
+ * kernels.h where a GPU kernel shares it), which are also the reference
+ * that other backends are checked against. */
 #include "core/backend/backend.h"
 
-#include <float.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cblas.h>
 
+#include "core/backend/kernels.h"
 #include "core/optim.h"
 
 static void *s_alloc(backend *b, size_t bytes)
@@ -92,30 +92,11 @@ static void s_softmax_xent_forward(backend *b, float *probs, double *loss_sum,
     double loss = 0;
     int right = 0;
     for (int r = 0; r < rows; r++) {
-        const float *z = logits + (size_t)r * (size_t)cols;
-        float *p = probs + (size_t)r * (size_t)cols;
-        float zmax = -FLT_MAX;
-        int argmax = 0;
-        for (int c = 0; c < cols; c++) {
-            if (z[c] > zmax) {
-                zmax = z[c];
-                argmax = c;
-            }
-        }
-        /* read before p overwrites z when they are the same buffer */
-        float z_label = z[labels[r]];
-        float sum = 0;
-        for (int c = 0; c < cols; c++) {
-            p[c] = expf(z[c] - zmax);
-            sum += p[c];
-        }
-        float inv = 1.0f / sum;
-        for (int c = 0; c < cols; c++) {
-            p[c] *= inv;
-        }
-        /* log-sum-exp form: exact even when probs[label] underflows */
-        loss += (double)(logf(sum) - (z_label - zmax));
-        right += argmax == labels[r];
+        size_t off = (size_t)r * (size_t)cols;
+        int hit;
+        loss += (double)kernel_softmax_xent_row(probs + off, logits + off, labels[r], cols,
+                                                &hit);
+        right += hit;
     }
     *loss_sum = loss;
     *correct = right;
@@ -215,22 +196,6 @@ static void s_col2im(backend *b, float *din, const float *col, int n, int h, int
     }
 }
 
-/* The flat index into in of window (ni, oy, ox)'s first maximum in channel ci. */
-static size_t s_pool_argmax(const float *in, int ni, int oy, int ox, int ci,
-                            int h, int w, int c, int s)
-{
-    size_t best = (((size_t)ni * h + (size_t)oy * s) * w + (size_t)ox * s) * c + ci;
-    for (int dy = 0; dy < s; dy++) {
-        for (int dx = 0; dx < s; dx++) {
-            size_t i = (((size_t)ni * h + (size_t)oy * s + dy) * w + (size_t)ox * s + dx) * c + ci;
-            if (in[i] > in[best]) {
-                best = i;
-            }
-        }
-    }
-    return best;
-}
-
 static void s_maxpool_forward(backend *b, float *out, const float *in, int n, int h,
                               int w, int c, int s)
 {
@@ -241,7 +206,7 @@ static void s_maxpool_forward(backend *b, float *out, const float *in, int n, in
             for (int ox = 0; ox < wo; ox++) {
                 float *o = out + (((size_t)ni * ho + oy) * wo + ox) * c;
                 for (int ci = 0; ci < c; ci++) {
-                    o[ci] = in[s_pool_argmax(in, ni, oy, ox, ci, h, w, c, s)];
+                    o[ci] = in[kernel_pool_argmax(in, ni, oy, ox, ci, h, w, c, s)];
                 }
             }
         }
@@ -271,7 +236,7 @@ static void s_maxpool_backward(backend *b, float *din, const float *dout, const 
                 }
                 const float *d = dout + (((size_t)ni * ho + oy) * wo + ox) * c;
                 for (int ci = 0; ci < c; ci++) {
-                    din[s_pool_argmax(in, ni, oy, ox, ci, h, w, c, s)] = d[ci];
+                    din[kernel_pool_argmax(in, ni, oy, ox, ci, h, w, c, s)] = d[ci];
                 }
             }
         }
@@ -284,7 +249,7 @@ static void s_dropout(backend *b, float *out, const float *in, size_t n, float r
     (void)b;
     const float keep_scale = 1.0f / (1.0f - rate);
     for (size_t i = 0; i < n; i++) {
-        out[i] = backend_dropout_keep(seed, i, rate) ? in[i] * keep_scale : 0.0f;
+        out[i] = kernel_dropout_keep(seed, i, rate) ? in[i] * keep_scale : 0.0f;
     }
 }
 
@@ -292,40 +257,33 @@ static void s_optim_update(backend *b, float *p, const float *g, float *s1, floa
                            size_t n, const backend_update *u)
 {
     (void)b;
-    const float lr = u->lr, mu = u->momentum, eps = u->eps;
+    /* one loop per kind, so that each is a plain loop the compiler vectorizes */
     switch (u->kind) {
     case OPTIM_SGD:
         for (size_t i = 0; i < n; i++) {
-            p[i] -= lr * g[i];
+            kernel_sgd(&p[i], g[i], u);
         }
         break;
     case OPTIM_MOMENTUM:
         for (size_t i = 0; i < n; i++) {
-            s1[i] = mu * s1[i] + g[i];
-            p[i] -= lr * s1[i];
+            kernel_momentum(&p[i], g[i], &s1[i], u);
         }
         break;
     case OPTIM_NESTEROV:
         for (size_t i = 0; i < n; i++) {
-            s1[i] = mu * s1[i] + g[i];
-            p[i] -= lr * (g[i] + mu * s1[i]);
+            kernel_nesterov(&p[i], g[i], &s1[i], u);
         }
         break;
     case OPTIM_ADAGRAD:
         for (size_t i = 0; i < n; i++) {
-            s1[i] += g[i] * g[i];
-            p[i] -= lr * g[i] / (sqrtf(s1[i]) + eps);
+            kernel_adagrad(&p[i], g[i], &s1[i], u);
         }
         break;
-    case OPTIM_ADAM: {
-        const float b1 = u->beta1, b2 = u->beta2, c1 = u->bias1, c2 = u->bias2;
+    case OPTIM_ADAM:
         for (size_t i = 0; i < n; i++) {
-            s1[i] = b1 * s1[i] + (1.0f - b1) * g[i];
-            s2[i] = b2 * s2[i] + (1.0f - b2) * g[i] * g[i];
-            p[i] -= lr * (s1[i] / c1) / (sqrtf(s2[i] / c2) + eps);
+            kernel_adam(&p[i], g[i], &s1[i], &s2[i], u);
         }
         break;
-    }
     }
 }
 

@@ -1,7 +1,8 @@
 /* backend_cuda.cu: the CUDA backend. GEMM is cuBLAS's sgemm (plain FP32,
  * no TF32); every other operation is a kernel below, each the GPU form of
- * the loop of the same name in backend_cpu.c, and checked against it by
- * tests/test_cuda.c.
+ * the loop of the same name in backend_cpu.c (with the same per-element
+ * arithmetic from kernels.h where there is any to share), and checked
+ * against it by tests/test_cuda.c.
  *
  * All work is queued on one stream per backend. to_device and to_host
  * return once the copy is done (so the host may reuse its buffer), and
@@ -16,6 +17,7 @@
  * relocations, which CPU runs (and parameter servers) should not pay. */
 extern "C" {
 #include "core/backend/backend.h"
+#include "core/backend/kernels.h"
 #include "core/optim.h"
 }
 
@@ -317,28 +319,8 @@ __global__ void k_softmax_xent(float *probs, double *row_loss, int *row_correct,
                                const float *logits, const int32_t *labels, int rows, int cols)
 {
     FOR_EACH(r, (size_t)rows) {
-        const float *z = logits + r * cols;
-        float *p = probs + r * cols;
-        float zmax = -3.402823466e38f;
-        int argmax = 0;
-        for (int c = 0; c < cols; c++) {
-            if (z[c] > zmax) {
-                zmax = z[c];
-                argmax = c;
-            }
-        }
-        float z_label = z[labels[r]];
-        float sum = 0;
-        for (int c = 0; c < cols; c++) {
-            p[c] = expf(z[c] - zmax);
-            sum += p[c];
-        }
-        float inv = 1.0f / sum;
-        for (int c = 0; c < cols; c++) {
-            p[c] *= inv;
-        }
-        row_loss[r] = (double)(logf(sum) - (z_label - zmax));
-        row_correct[r] = argmax == labels[r];
+        row_loss[r] = (double)kernel_softmax_xent_row(probs + r * cols, logits + r * cols,
+                                                      labels[r], cols, &row_correct[r]);
     }
 }
 
@@ -517,22 +499,6 @@ static void s_col2im(backend *b, float *din, const float *col, int n, int h, int
     LAUNCH_CHECK(k_col2im);
 }
 
-/* The flat index of window (ni, oy, ox)'s first maximum in channel ci. */
-__device__ size_t d_pool_argmax(const float *in, int ni, int oy, int ox, int ci, int h,
-                                int w, int c, int s)
-{
-    size_t best = (((size_t)ni * h + (size_t)oy * s) * w + (size_t)ox * s) * c + ci;
-    for (int dy = 0; dy < s; dy++) {
-        for (int dx = 0; dx < s; dx++) {
-            size_t i = (((size_t)ni * h + (size_t)oy * s + dy) * w + (size_t)ox * s + dx) * c + ci;
-            if (in[i] > in[best]) {
-                best = i;
-            }
-        }
-    }
-    return best;
-}
-
 __global__ void k_maxpool_forward(float *out, const float *in, int n, int h, int w, int c,
                                   int s)
 {
@@ -541,7 +507,7 @@ __global__ void k_maxpool_forward(float *out, const float *in, int n, int h, int
     FOR_EACH(i, total) {
         int ci = (int)(i % c), ox = (int)(i / c % wo), oy = (int)(i / ((size_t)c * wo) % ho);
         int ni = (int)(i / ((size_t)c * wo * ho));
-        out[i] = in[d_pool_argmax(in, ni, oy, ox, ci, h, w, c, s)];
+        out[i] = in[kernel_pool_argmax(in, ni, oy, ox, ci, h, w, c, s)];
     }
 }
 
@@ -565,7 +531,7 @@ __global__ void k_maxpool_backward(float *din, const float *dout, const float *i
         int ni = (int)(i / ((size_t)c * w * h));
         int oy = iy / s, ox = ix / s;
         float g = 0.0f;
-        if (oy < ho && ox < wo && d_pool_argmax(in, ni, oy, ox, ci, h, w, c, s) == i) {
+        if (oy < ho && ox < wo && kernel_pool_argmax(in, ni, oy, ox, ci, h, w, c, s) == i) {
             g = dout[(((size_t)ni * ho + oy) * wo + ox) * c + ci];
         }
         din[i] = g;
@@ -587,7 +553,7 @@ __global__ void k_dropout(float *out, const float *in, size_t n, float rate, uin
 {
     const float keep_scale = 1.0f / (1.0f - rate);
     FOR_EACH(i, n) {
-        out[i] = backend_dropout_keep(seed, i, rate) ? in[i] * keep_scale : 0.0f;
+        out[i] = kernel_dropout_keep(seed, i, rate) ? in[i] * keep_scale : 0.0f;
     }
 }
 
@@ -606,24 +572,19 @@ __global__ void k_optim_update(float *p, const float *g, float *s1, float *s2, s
     FOR_EACH(i, n) {
         switch (u.kind) {
         case OPTIM_SGD:
-            p[i] -= u.lr * g[i];
+            kernel_sgd(&p[i], g[i], &u);
             break;
         case OPTIM_MOMENTUM:
-            s1[i] = u.momentum * s1[i] + g[i];
-            p[i] -= u.lr * s1[i];
+            kernel_momentum(&p[i], g[i], &s1[i], &u);
             break;
         case OPTIM_NESTEROV:
-            s1[i] = u.momentum * s1[i] + g[i];
-            p[i] -= u.lr * (g[i] + u.momentum * s1[i]);
+            kernel_nesterov(&p[i], g[i], &s1[i], &u);
             break;
         case OPTIM_ADAGRAD:
-            s1[i] += g[i] * g[i];
-            p[i] -= u.lr * g[i] / (sqrtf(s1[i]) + u.eps);
+            kernel_adagrad(&p[i], g[i], &s1[i], &u);
             break;
         case OPTIM_ADAM:
-            s1[i] = u.beta1 * s1[i] + (1.0f - u.beta1) * g[i];
-            s2[i] = u.beta2 * s2[i] + (1.0f - u.beta2) * g[i] * g[i];
-            p[i] -= u.lr * (s1[i] / u.bias1) / (sqrtf(s2[i] / u.bias2) + u.eps);
+            kernel_adam(&p[i], g[i], &s1[i], &s2[i], &u);
             break;
         }
     }
