@@ -76,7 +76,8 @@ long worker_budget(const experiment *e, int workers);
 
 /* Sets up worker id's model, data shard, sampler and local optimizer from
  * the experiment (whose data is loaded). The link is set by the caller.
- * The model may be shared by workers that never compute at the same time. */
+ * The model may be shared by workers that never compute at the same time
+ * (the simulator); its dropout masks then follow the last worker's seed. */
 int worker_init(worker *w, const experiment *e, const algorithm *alg,
                 const void *params, int id, int workers, int shards, model *m,
                 error *err);
