@@ -3,8 +3,9 @@
  * the share of that step's time its GEMMs alone need.
  *
  *   build/bench/bench_step DEVICE MODEL BATCH [STEPS] [REPS]
- *     DEVICE cpu|cuda, MODEL mlp|cnn (mlp 256-128; cnn the TensorFlow
- *     tutorial network), on random 28 x 28 inputs with 10 classes.
+ *     DEVICE cpu|cuda, MODEL mlp|cnn with [model]'s defaults (mlp 256-128;
+ *     cnn the TensorFlow tutorial network) but no dropout, on random
+ *     28 x 28 inputs with 10 classes.
  *
  * The GEMM share comes from a recording backend: one step runs through a
  * copy of the ops table whose gemm notes every call (shapes and buffers)
@@ -70,23 +71,16 @@ int main(int argc, char **argv)
     int batch = atoi(argv[3]);
     int steps = argc > 4 ? atoi(argv[4]) : 200;
     int reps = argc > 5 ? atoi(argv[5]) : 5;
-    model_spec ms = {.type = strcmp(argv[2], "cnn") == 0 ? MODEL_CNN : MODEL_MLP,
-                     .init = INIT_HE};
-    if (ms.type == MODEL_CNN) {
-        ms.conv_count = 2;
-        ms.channels[0] = 32;
-        ms.channels[1] = 64;
-        ms.kernel = 5;
-        ms.pool = 2;
-        ms.hidden_count = 1;
-        ms.hidden[0] = 1024;
-    } else {
-        ms.hidden_count = 2;
-        ms.hidden[0] = 256;
-        ms.hidden[1] = 128;
-    }
+    /* the model's own defaults (mlp 256-128, the tutorial CNN), without
+     * dropout: torch_step.py's twin has none */
+    char text[64];
+    snprintf(text, sizeof text, "[model]\ntype = %s\ndropout = 0\n", argv[2]);
     error err = {0};
-    backend *b = backend_new(&bs, &err);
+    model_spec ms;
+    config *c = config_parse_string(text, "bench_step", &err);
+    int ok = c && model_spec_configure(&ms, c, &err) == 0;
+    config_destroy(&c);
+    backend *b = ok ? backend_new(&bs, &err) : NULL;
     model *m = b ? model_new(&ms, b, 784, 10, &err) : NULL;
     if (!m || batch < 1 || steps < 1 || reps < 1) {
         fprintf(stderr, "bench_step: %s\n", err.msg[0] ? err.msg : "bad arguments");

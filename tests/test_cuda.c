@@ -358,24 +358,18 @@ static void test_optimizer_updates_match_cpu(void **state)
     }
 }
 
-/* The TensorFlow tutorial's CNN, or an MLP, on both backends. */
+/* [model]'s defaults for the type: the MLP 256-128, or TensorFlow's
+ * tutorial CNN with dropout 0.4. */
 static model_spec s_spec(int type)
 {
-    model_spec s = {.type = type, .init = INIT_HE};
-    if (type == MODEL_CNN) {
-        s.conv_count = 2;
-        s.channels[0] = 32;
-        s.channels[1] = 64;
-        s.kernel = 5;
-        s.pool = 2;
-        s.hidden_count = 1;
-        s.hidden[0] = 1024;
-        s.dropout = 0.4;
-    } else {
-        s.hidden_count = 2;
-        s.hidden[0] = 256;
-        s.hidden[1] = 128;
-    }
+    char text[64];
+    snprintf(text, sizeof text, "[model]\ntype = %s\n", model_type_name(type));
+    error err = {0};
+    model_spec s;
+    config *c = config_parse_string(text, "test_cuda", &err);
+    assert_non_null(c);
+    assert_int_equal(model_spec_configure(&s, c, &err), 0);
+    config_destroy(&c);
     return s;
 }
 
