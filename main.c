@@ -4,17 +4,17 @@
 #include <string.h>
 
 #include "algorithms/algorithm.h"
-#include "core/cluster.h"
+#include "core/real/cluster.h"
 #include "core/error.h"
 #include "core/experiment.h"
-#include "core/launcher.h"
-#include "core/plot.h"
-#include "core/ps.h"
-#include "core/roles.h"
+#include "core/real/launcher.h"
+#include "plots/plot.h"
+#include "core/real/ps.h"
+#include "core/real/roles.h"
 #include "core/run.h"
 #include "core/sequential.h"
-#include "core/sim.h"
-#include "core/sweep.h"
+#include "core/sim/sim.h"
+#include "sweep/sweep.h"
 
 static const char s_usage[] =
     "usage: asgd COMMAND [ARGS]\n"

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 
 #include "algorithms/algorithm.h"
-#include "core/server.h"
-#include "core/worker.h"
+#include "algorithms/server.h"
+#include "algorithms/worker.h"
 
 typedef struct aeamsgd_params {
     long window;

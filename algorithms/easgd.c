@@ -14,8 +14,8 @@
 #include <stdlib.h>
 
 #include "algorithms/algorithm.h"
-#include "core/server.h"
-#include "core/worker.h"
+#include "algorithms/server.h"
+#include "algorithms/worker.h"
 
 typedef struct easgd_params {
     long window;

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "algorithms/algorithm.h"
-#include "core/server.h"
-#include "core/worker.h"
+#include "algorithms/server.h"
+#include "algorithms/worker.h"
 
 typedef struct sagn_params {
     long window, backups;

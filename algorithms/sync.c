@@ -16,8 +16,8 @@
 #include <stdlib.h>
 
 #include "algorithms/algorithm.h"
-#include "core/server.h"
-#include "core/worker.h"
+#include "algorithms/server.h"
+#include "algorithms/worker.h"
 
 enum { AGGREGATE_MEAN, AGGREGATE_SUM };
 static const char *const s_aggregates[] = {"mean", "sum", NULL};

@@ -21,9 +21,9 @@
 #include <zmq.h>
 
 #include "algorithms/algorithm.h"
-#include "core/peers.h"
-#include "core/ps.h"
-#include "core/server.h"
+#include "core/real/peers.h"
+#include "core/real/ps.h"
+#include "algorithms/server.h"
 #include "core/stop.h"
 
 static double s_now(void)

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/server.h"
-#include "core/worker.h"
+#include "algorithms/server.h"
+#include "algorithms/worker.h"
 #include "transport/wire.h"
 #include "support.h"
 

@@ -16,7 +16,7 @@
 
 #include <cJSON.h>
 
-#include "core/simqueue.h"
+#include "core/sim/simqueue.h"
 #include "core/simtime.h"
 #include "support.h"
 

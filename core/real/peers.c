@@ -1,11 +1,11 @@
 /* peers.c: request/reply with every shard. */
-#include "core/peers.h"
+#include "core/real/peers.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/server.h"
+#include "algorithms/server.h"
 #include "core/stop.h"
 
 int peers_open(peers *p, const cluster_spec *cs, uint64_t nparams, uint32_t self,

@@ -12,7 +12,7 @@
 #ifndef ASGD_ROLES_H
 #define ASGD_ROLES_H
 
-#include "core/cluster.h"
+#include "core/real/cluster.h"
 #include "core/error.h"
 #include "core/experiment.h"
 

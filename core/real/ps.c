@@ -1,5 +1,5 @@
 /* ps.c: the parameter-server process loop. */
-#include "core/ps.h"
+#include "core/real/ps.h"
 
 #include <pthread.h>
 #include <sched.h>

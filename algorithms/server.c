@@ -1,5 +1,5 @@
 /* server.c: shard state, staleness records and the rule-side helpers. */
-#include "core/server.h"
+#include "algorithms/server.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* simqueue.c: a binary min-heap of events keyed by (time, sequence). */
-#include "core/simqueue.h"
+#include "core/sim/simqueue.h"
 
 #include <stdlib.h>
 

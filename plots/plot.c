@@ -1,6 +1,6 @@
 /* plot.c: collecting runs, writing data files and the gnuplot script, and
  * driving gnuplot. */
-#include "core/plot.h"
+#include "plots/plot.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,15 +1,15 @@
 /* roles.c: the worker and evaluator processes. */
-#include "core/roles.h"
+#include "core/real/roles.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/peers.h"
+#include "core/real/peers.h"
 #include "core/run.h"
 #include "core/stop.h"
-#include "core/worker.h"
+#include "algorithms/worker.h"
 #include "transport/wire.h"
 
 /* A CSV opened for appending, with its header when new. */

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/cluster.h"
+#include "core/real/cluster.h"
 #include "core/error.h"
 #include "transport/net.h"
 

@@ -12,10 +12,10 @@
 
 #include <stdbool.h>
 
-#include "core/cluster.h"
+#include "core/real/cluster.h"
 #include "core/error.h"
 #include "core/experiment.h"
-#include "core/server.h"
+#include "algorithms/server.h"
 
 typedef struct ps_options {
     const char *endpoint;      /* to bind */

@@ -1,5 +1,5 @@
 /* launcher.c: starting, supervising and cleaning up a distributed job. */
-#include "core/launcher.h"
+#include "core/real/launcher.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -18,7 +18,7 @@
 
 #include <cJSON.h>
 
-#include "core/cluster.h"
+#include "core/real/cluster.h"
 #include "core/stop.h"
 
 typedef struct child {

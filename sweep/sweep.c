@@ -1,5 +1,5 @@
 /* sweep.c: expanding, checking, running and collecting a sweep. */
-#include "core/sweep.h"
+#include "sweep/sweep.h"
 
 #include <errno.h>
 #include <fcntl.h>

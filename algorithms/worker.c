@@ -1,5 +1,5 @@
 /* worker.c: the worker primitives and step metrics. */
-#include "core/worker.h"
+#include "algorithms/worker.h"
 #include "core/run.h"
 
 #include <math.h>

@@ -1,5 +1,5 @@
 /* cluster.c: role flags and TF_CONFIG. */
-#include "core/cluster.h"
+#include "core/real/cluster.h"
 
 #include <stdio.h>
 #include <stdlib.h>

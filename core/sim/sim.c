@@ -1,6 +1,6 @@
 /* sim.c: the discrete-event simulator; see sim.h. */
 #define _DEFAULT_SOURCE   /* MAP_ANONYMOUS, MAP_NORESERVE */
-#include "core/sim.h"
+#include "core/sim/sim.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -11,10 +11,10 @@
 
 #include "core/model.h"
 #include "core/partition.h"
-#include "core/server.h"
-#include "core/simqueue.h"
+#include "algorithms/server.h"
+#include "core/sim/simqueue.h"
 #include "core/stop.h"
-#include "core/worker.h"
+#include "algorithms/worker.h"
 #include "transport/wire.h"
 
 #ifdef __SANITIZE_ADDRESS__
