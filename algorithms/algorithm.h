@@ -22,6 +22,10 @@
 struct worker;
 struct server;
 
+/* The worker field of the evaluator's pulls and DONE: no worker's index
+ * (the wire format uses the same value, WIRE_EVALUATOR). */
+#define ALGORITHM_EVALUATOR 0xfffffffeu
+
 /* A push as the shard's handler sees it: values cover the shard's range. */
 typedef struct push_msg {
     uint32_t worker;
@@ -32,7 +36,7 @@ typedef struct push_msg {
 } push_msg;
 
 typedef struct pull_msg {
-    uint32_t worker;          /* or WIRE_EVALUATOR */
+    uint32_t worker;          /* or ALGORITHM_EVALUATOR */
     uint64_t min_version;
 } pull_msg;
 

@@ -7,15 +7,8 @@
 
 #include <cJSON.h>
 
+#include "core/partition.h"
 #include "core/run.h"
-#include "transport/wire.h"
-
-void shard_range(uint64_t n, int shards, int k, uint64_t *lo, uint64_t *hi)
-{
-    /* n * k fits: n < 2^40 elements and k < 2^20 shards */
-    *lo = n * (uint64_t)k / (uint64_t)shards;
-    *hi = n * (uint64_t)(k + 1) / (uint64_t)shards;
-}
 
 server *server_new(const algorithm *alg, const void *params, const rule_info *info,
                    int shard, int shards, int workers, const float *init, uint64_t nparams)
@@ -30,7 +23,7 @@ server *server_new(const algorithm *alg, const void *params, const rule_info *in
     s->shards = shards;
     s->workers = workers;
     s->threads = info->server_threads > 1 ? info->server_threads : 1;
-    shard_range(nparams, shards, shard, &s->lo, &s->hi);
+    partition_range(nparams, shards, shard, &s->lo, &s->hi);
     s->n = (size_t)(s->hi - s->lo);
     s->theta = malloc((s->n ? s->n : 1) * sizeof *s->theta);
     s->opt = optim_new(&info->server_optim, s->n);
@@ -95,7 +88,7 @@ bool server_pull_ready(server *s, const pull_msg *m)
 
 bool server_mark_done(server *s, uint32_t worker)
 {
-    if (worker == WIRE_EVALUATOR) {
+    if (worker == ALGORITHM_EVALUATOR) {
         s->evaluator_done = true;
     } else if (worker < (uint32_t)s->workers && !s->done[worker]) {
         s->done[worker] = true;

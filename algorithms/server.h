@@ -1,7 +1,7 @@
 /* server.h: one parameter-server shard, independent of any transport.
  *
  * A shard owns the contiguous range [lo, hi) of the flat parameter vector
- * (shard_range), a version that counts its updates, the server-side
+ * (partition_range), a version that counts its updates, the server-side
  * optimizer, and the rule's own state. The process loop (ps.c) or the
  * simulator decodes messages and calls server_push / server_pull_ready;
  * the rule's handlers update the parameters through the helpers below,
@@ -23,10 +23,6 @@
 #include "core/optim.h"
 
 #define SERVER_STALENESS_BINS 64   /* histogram of 0..62, then 63+ */
-
-/* Balanced contiguous ranges: shard k of s over n elements gets
- * [k n / s, (k + 1) n / s); sizes differ by at most one, none is lost. */
-void shard_range(uint64_t n, int shards, int k, uint64_t *lo, uint64_t *hi);
 
 typedef struct server_stats {
     uint64_t pushes;          /* applied */
@@ -72,7 +68,7 @@ void server_destroy(server **s);
 /* Skeleton side. server_pull_ready also notes the first worker pull. */
 void server_push(server *s, const push_msg *m);
 bool server_pull_ready(server *s, const pull_msg *m);
-/* Marks worker (or WIRE_EVALUATOR) finished; true when every worker is. */
+/* Marks worker (or ALGORITHM_EVALUATOR) finished; true when every worker is. */
 bool server_mark_done(server *s, uint32_t worker);
 bool server_workers_done(const server *s);
 /* The shard's counters as a JSON object (caller frees). */

@@ -14,7 +14,6 @@
 #include "algorithms/algorithm.h"
 #include "algorithms/server.h"
 #include "algorithms/worker.h"
-#include "transport/wire.h"
 
 typedef struct ssp_params {
     long staleness;

@@ -6,64 +6,42 @@
 #include <stdlib.h>
 #include <string.h>
 
-long worker_budget(const experiment *e, int workers)
+long worker_budget(long total_steps, int workers)
 {
-    long total = (long)ceil(e->epochs * e->train.n / e->batch);
-    return (total + workers - 1) / workers;
+    return (total_steps + workers - 1) / workers;
 }
 
-int worker_init_shard(worker *w, const experiment *e, const algorithm *alg,
-                      const void *params, int id, int workers, int shards, model *m,
-                      const shard *mine, error *err)
+int worker_init(worker *w, const worker_spec *spec, int id, model *m, const dataset *train,
+                const shard *mine, error *err)
 {
     memset(w, 0, sizeof *w);
-    w->alg = alg;
-    w->params = params;
+    w->alg = spec->alg;
+    w->params = spec->params;
     w->id = id;
-    w->workers = workers;
-    w->shards = shards;
+    w->workers = spec->workers;
+    w->shards = spec->shards;
     w->m = m;
     w->nparams = m->nparams;
-    w->batch = (int)e->batch;
-    w->budget = worker_budget(e, workers);
-    w->steps_every = e->steps_every;
-    rng masks = rng_derive(e->seed, RNG_DROPOUT, (uint64_t)id);
+    w->batch = spec->batch;
+    w->budget = worker_budget(spec->total_steps, spec->workers);
+    w->steps_every = spec->steps_every;
+    rng masks = rng_derive(spec->seed, RNG_DROPOUT, (uint64_t)id);
     model_seed_dropout(m, rng_next(&masks));
     backend *b = m->b;
     /* host memory the rules read and write, pinned where that speeds the
      * model's copies to and from a GPU */
     w->theta = b->ops->host_alloc(b, w->nparams * sizeof *w->theta);
     w->grad = b->ops->host_alloc(b, w->nparams * sizeof *w->grad);
-    w->versions = calloc((size_t)shards, sizeof *w->versions);
-    w->x = malloc((size_t)w->batch * (size_t)e->train.dim * sizeof *w->x);
+    w->versions = calloc((size_t)spec->shards, sizeof *w->versions);
+    w->x = malloc((size_t)w->batch * (size_t)train->dim * sizeof *w->x);
     w->y = malloc((size_t)w->batch * sizeof *w->y);
-    w->local = optim_new(&e->rule_info.local_optim, w->nparams);
+    w->local = optim_new(spec->local, w->nparams);
     if (!w->theta || !w->grad || !w->versions || !w->x || !w->y || !w->local ||
-        sampler_init(&w->sp, &e->train, mine, rng_derive(e->seed, RNG_BATCH, (uint64_t)id)) < 0) {
+        sampler_init(&w->sp, train, mine, rng_derive(spec->seed, RNG_BATCH, (uint64_t)id)) < 0) {
         worker_free(w);
         return error_set(err, ERROR_RUNTIME, "worker %d: out of memory", id);
     }
     return 0;
-}
-
-int worker_init(worker *w, const experiment *e, const algorithm *alg,
-                const void *params, int id, int workers, int shards, model *m,
-                error *err)
-{
-    /* The partition is the same in every worker (same seed), so shards are
-     * disjoint across processes; each worker keeps only its own. */
-    shard *all = calloc((size_t)workers, sizeof *all);
-    if (!all) {
-        return error_set(err, ERROR_RUNTIME, "worker %d: out of memory", id);
-    }
-    int rc = partition_make(all, workers, &e->train, e->partition, e->partition_alpha,
-                            e->seed, err);
-    if (rc == 0) {
-        rc = worker_init_shard(w, e, alg, params, id, workers, shards, m, &all[id], err);
-    }
-    partition_free(all, workers);   /* the sampler keeps its own copy */
-    free(all);
-    return rc;
 }
 
 void worker_free(worker *w)

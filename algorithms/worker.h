@@ -2,8 +2,9 @@
  *
  * A rule's worker loop uses only these: worker_pull, worker_push,
  * worker_gradient, worker_local_step and worker_done. Pull and push go
- * through a `worker_link` (the ZeroMQ one in worker_net.c, an in-process
- * one in the tests, the simulator's later), so the same loop runs anywhere.
+ * through a `worker_link` (ZeroMQ in core/real/roles.c, virtual time in
+ * core/sim/sim.c, an in-process one in the tests), so the same loop runs
+ * anywhere.
  *
  * theta is the worker's copy of the parameters, grad the gradient of its
  * last minibatch; both have nparams elements. */
@@ -15,7 +16,7 @@
 #include <stdio.h>
 
 #include "algorithms/algorithm.h"
-#include "core/experiment.h"
+#include "core/data.h"
 #include "core/model.h"
 #include "core/optim.h"
 #include "core/partition.h"
@@ -70,21 +71,29 @@ struct worker {
     void *link_state;
 };
 
-/* Minibatches for worker `id` of `workers` so that all of them together
- * make e->epochs passes over the training set. */
-long worker_budget(const experiment *e, int workers);
+/* What a worker needs of the run (the drivers fill it from the experiment). */
+typedef struct worker_spec {
+    const algorithm *alg;
+    const void *params;        /* the rule's parameters */
+    const optim_spec *local;   /* the rule's local optimizer (worker_local_step) */
+    int workers, shards;
+    int batch;
+    long total_steps;          /* minibatches of every worker together */
+    long steps_every;          /* a steps.csv row every k-th step */
+    uint64_t seed;             /* experiment.seed: minibatch and dropout streams */
+} worker_spec;
 
-/* Sets up worker id's model, data shard, sampler and local optimizer from
- * the experiment (whose data is loaded). The link is set by the caller.
- * The model may be shared by workers that never compute at the same time
- * (the simulator); its dropout masks then follow the last worker's seed. */
-int worker_init(worker *w, const experiment *e, const algorithm *alg,
-                const void *params, int id, int workers, int shards, model *m,
-                error *err);
-/* The same with the worker's shard of the training set given. */
-int worker_init_shard(worker *w, const experiment *e, const algorithm *alg,
-                      const void *params, int id, int workers, int shards, model *m,
-                      const shard *mine, error *err);
+/* Minibatches for one of `workers` workers so that all of them together
+ * take total_steps. */
+long worker_budget(long total_steps, int workers);
+
+/* Sets up worker id's model, sampler over its shard `mine` of `train`, and
+ * local optimizer. The link is set by the caller. The model may be shared
+ * by workers that never compute at the same time (the simulator); its
+ * dropout masks then follow the last worker's seed. The sampler copies the
+ * shard; train must outlive the worker. */
+int worker_init(worker *w, const worker_spec *spec, int id, model *m, const dataset *train,
+                const shard *mine, error *err);
 void worker_free(worker *w);
 
 /* The primitives. worker_pull copies the centre into theta; rules that keep

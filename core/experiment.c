@@ -1,6 +1,7 @@
 /* experiment.c: reading a whole experiment config. */
 #include "core/experiment.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,6 +179,21 @@ int experiment_load(experiment *e, error *err)
         return error_set(err, why.status, "%s: %s", config_source(e->c), why.msg);
     }
     return 0;
+}
+
+long experiment_total_steps(const experiment *e, long n_train)
+{
+    return (long)ceil(e->epochs * (double)n_train / (double)e->batch);
+}
+
+worker_spec experiment_worker_spec(const experiment *e, long n_train)
+{
+    return (worker_spec){
+        .alg = e->alg, .params = e->rule, .local = &e->rule_info.local_optim,
+        .workers = e->workers, .shards = e->servers, .batch = (int)e->batch,
+        .total_steps = experiment_total_steps(e, n_train), .steps_every = e->steps_every,
+        .seed = e->seed,
+    };
 }
 
 void experiment_destroy(experiment *e)

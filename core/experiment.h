@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 #include "algorithms/algorithm.h"
+#include "algorithms/worker.h"
 #include "core/backend/backend.h"
 #include "core/config.h"
 #include "core/data.h"
@@ -71,6 +72,11 @@ const char *experiment_mode_name(int mode);
 int experiment_configure(experiment *e, const char *path, int noverrides,
                          char **overrides, error *err);
 int experiment_load(experiment *e, error *err);
+/* Minibatches of every worker together: train.epochs passes over n_train
+ * examples. */
+long experiment_total_steps(const experiment *e, long n_train);
+/* The worker skeleton's view of the run, for n_train training examples. */
+worker_spec experiment_worker_spec(const experiment *e, long n_train);
 void experiment_destroy(experiment *e);
 
 #endif

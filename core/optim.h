@@ -19,8 +19,6 @@
 #include "core/config.h"
 #include "core/error.h"
 
-enum optim_kind { OPTIM_SGD, OPTIM_MOMENTUM, OPTIM_NESTEROV, OPTIM_ADAGRAD, OPTIM_ADAM };
-
 typedef struct optim_spec {
     int kind;              /* enum optim_kind */
     double lr;

@@ -186,3 +186,27 @@ void sampler_next(sampler *sp, float *x, int32_t *y, int batch)
         y[b] = sp->d->y[i];
     }
 }
+
+int partition_take(shard *mine, int workers, int id, const dataset *d, int kind,
+                   double alpha, uint64_t seed, error *err)
+{
+    shard *all = calloc((size_t)workers, sizeof *all);
+    if (!all) {
+        return error_set(err, ERROR_RUNTIME, "worker %d: out of memory", id);
+    }
+    int rc = partition_make(all, workers, d, kind, alpha, seed, err);
+    if (rc == 0) {
+        *mine = all[id];
+        all[id] = (shard){0};
+    }
+    partition_free(all, workers);
+    free(all);
+    return rc;
+}
+
+void partition_range(uint64_t n, int shards, int k, uint64_t *lo, uint64_t *hi)
+{
+    /* n * k fits: n < 2^40 elements and k < 2^20 shards */
+    *lo = n * (uint64_t)k / (uint64_t)shards;
+    *hi = n * (uint64_t)(k + 1) / (uint64_t)shards;
+}

@@ -27,6 +27,15 @@ typedef struct shard {
 int partition_make(shard *shards, int workers, const dataset *d, int kind,
                    double alpha, uint64_t seed, error *err);
 void partition_free(shard *shards, int workers);
+/* Shard `id` alone of the same partition (every process that asks with
+ * the same seed gets the same, disjoint shards). */
+int partition_take(shard *mine, int workers, int id, const dataset *d, int kind,
+                   double alpha, uint64_t seed, error *err);
+
+/* The parameter vector's split among server shards: balanced contiguous
+ * ranges, shard k of s over n elements gets [k n / s, (k + 1) n / s);
+ * sizes differ by at most one, none is lost. */
+void partition_range(uint64_t n, int shards, int k, uint64_t *lo, uint64_t *hi);
 
 /* Draws minibatches from one shard: a fresh seeded permutation per pass,
  * each example once per pass; a batch that runs past the end of a pass

@@ -79,7 +79,7 @@ int sequential_train(experiment *e, run *r, error *err)
     if (run_write_summary(r, &sum, err) < 0) {
         goto done;
     }
-    long total_steps = (long)ceil(e->epochs * train->n / batch);
+    long total_steps = experiment_total_steps(e, train->n);
     run_log(r, "backend: %s", backend_describe(b));
     run_log(r, "sequential: %s model, %zu parameters, %d training and %d test "
             "examples, %ld steps of batch %d", model_type_name(e->model.type),

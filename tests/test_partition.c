@@ -170,6 +170,28 @@ static void test_sampler_visits_each_example_once_per_pass(void **state)
     partition_free(shards, 3);
 }
 
+static void test_parameter_ranges_are_balanced_and_complete(void **state)
+{
+    (void)state;
+    const uint64_t sizes[] = {0, 1, 2, 7, 10, 1000, 235146, 1ULL << 33};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        for (int shards = 1; shards <= 17; shards++) {
+            uint64_t expect = 0, smallest = UINT64_MAX, largest = 0;
+            for (int k = 0; k < shards; k++) {
+                uint64_t lo, hi;
+                partition_range(sizes[i], shards, k, &lo, &hi);
+                assert_true(lo == expect);           /* contiguous, in order */
+                assert_true(hi >= lo);
+                smallest = hi - lo < smallest ? hi - lo : smallest;
+                largest = hi - lo > largest ? hi - lo : largest;
+                expect = hi;
+            }
+            assert_true(expect == sizes[i]);         /* nothing lost */
+            assert_true(largest - smallest <= 1);    /* balanced */
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -177,6 +199,7 @@ int main(void)
         cmocka_unit_test(test_label_skew_is_disjoint_complete_and_skewed),
         cmocka_unit_test(test_partition_rejects_too_many_workers),
         cmocka_unit_test(test_sampler_visits_each_example_once_per_pass),
+        cmocka_unit_test(test_parameter_ranges_are_balanced_and_complete),
     };
     return cmocka_run_group_tests(tests, s_setup, s_teardown);
 }

@@ -1,4 +1,4 @@
-/* test_rules.c: shard ranges, and each rule's server and worker steps
+/* test_rules.c: each rule's server and worker steps
  * against examples computed by hand. Worker loops run unmodified against
  * real shard objects through an in-process link that also records every
  * primitive call. */
@@ -15,30 +15,9 @@
 
 #include "algorithms/server.h"
 #include "algorithms/worker.h"
+#include "core/experiment.h"
 #include "transport/wire.h"
 #include "support.h"
-
-static void test_shard_ranges_are_balanced_and_complete(void **state)
-{
-    (void)state;
-    const uint64_t sizes[] = {0, 1, 2, 7, 10, 1000, 235146, 1ULL << 33};
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-        for (int shards = 1; shards <= 17; shards++) {
-            uint64_t expect = 0, smallest = UINT64_MAX, largest = 0;
-            for (int k = 0; k < shards; k++) {
-                uint64_t lo, hi;
-                shard_range(sizes[i], shards, k, &lo, &hi);
-                assert_true(lo == expect);           /* contiguous, in order */
-                assert_true(hi >= lo);
-                smallest = hi - lo < smallest ? hi - lo : smallest;
-                largest = hi - lo > largest ? hi - lo : largest;
-                expect = hi;
-            }
-            assert_true(expect == sizes[i]);         /* nothing lost */
-            assert_true(largest - smallest <= 1);    /* balanced */
-        }
-    }
-}
 
 static const optim_spec s_sgd = {.kind = OPTIM_SGD, .lr = 0.5};
 
@@ -212,6 +191,19 @@ static int s_direct_push(worker *w, const float *values, uint64_t tag, uint32_t 
 
 static const worker_link s_direct_link = {.pull = s_direct_pull, .push = s_direct_push};
 
+/* Worker 0 of e's workers, on its shard of e's training set. */
+static int s_worker_init(worker *w, const experiment *e, model *m)
+{
+    error err = {0};
+    shard mine;
+    worker_spec spec = experiment_worker_spec(e, e->train.n);
+    assert_int_equal(partition_take(&mine, e->workers, 0, &e->train, e->partition,
+                                    e->partition_alpha, e->seed, &err), 0);
+    int rc = worker_init(w, &spec, 0, m, &e->train, &mine, &err);
+    partition_free(&mine, 1);
+    return rc;
+}
+
 enum centre { CENTRE_SGD, CENTRE_UNCHANGED, CENTRE_ANY };
 
 /* Runs `rule` (with [algorithm] text `keys`) as one worker over two shards
@@ -246,7 +238,7 @@ static void s_one_worker_run(const char *rule, const char *keys, const char *exp
     }
     d.shards = shards;
     worker w;
-    assert_int_equal(worker_init(&w, &e, e.alg, e.rule, 0, 1, 2, m, &err), 0);
+    assert_int_equal(s_worker_init(&w, &e, m), 0);
     w.link = &s_direct_link;
     w.link_state = &d;
     assert_int_equal(w.budget, 5);                   /* 40 examples / batch 8 */
@@ -255,7 +247,7 @@ static void s_one_worker_run(const char *rule, const char *keys, const char *exp
 
     /* by hand: five SGD steps on the same minibatches */
     worker ref;
-    assert_int_equal(worker_init(&ref, &e, e.alg, e.rule, 0, 1, 2, m, &err), 0);
+    assert_int_equal(s_worker_init(&ref, &e, m), 0);
     memcpy(ref.theta, init, m->nparams * sizeof *init);
     for (int step = 0; step < 5; step++) {
         worker_gradient(&ref);
@@ -414,7 +406,7 @@ static void test_ssp_clock_bound(void **state)
     server_push(s, &(push_msg){.worker = 0, .tag = 0, .values = g});
     server_push(s, &(push_msg){.worker = 0, .tag = 1, .values = g});
     assert_false(server_pull_ready(s, &(pull_msg){.worker = 0, .min_version = 2}));
-    assert_true(server_pull_ready(s, &(pull_msg){.worker = WIRE_EVALUATOR, .min_version = 9}));
+    assert_true(server_pull_ready(s, &(pull_msg){.worker = ALGORITHM_EVALUATOR, .min_version = 9}));
     server_push(s, &(push_msg){.worker = 1, .tag = 0, .values = g});
     assert_true(server_pull_ready(s, &(pull_msg){.worker = 0, .min_version = 2}));
     assert_false(server_pull_ready(s, &(pull_msg){.worker = 0, .min_version = 3}));
@@ -429,9 +421,8 @@ static void test_ssp_clock_bound(void **state)
 static void s_eamsgd_by_hand(const experiment *e, model *m, const float *init, float sign,
                              float *centre_out)
 {
-    error err = {0};
     worker ref;
-    assert_int_equal(worker_init(&ref, e, e->alg, e->rule, 0, 1, 1, m, &err), 0);
+    assert_int_equal(s_worker_init(&ref, e, m), 0);
     size_t n = m->nparams;
     float *x = malloc(n * sizeof *x), *v = calloc(n, sizeof *v);
     memcpy(x, init, n * sizeof *x);
@@ -482,7 +473,7 @@ static void test_aeamsgd_looks_ahead_downhill(void **state)
     server *shard = server_new(e.alg, e.rule, &e.rule_info, 0, 1, 1, init, n);
     direct d = {.count = 1, .shards = &shard};
     worker w;
-    assert_int_equal(worker_init(&w, &e, e.alg, e.rule, 0, 1, 1, m, &err), 0);
+    assert_int_equal(s_worker_init(&w, &e, m), 0);
     w.link = &s_direct_link;
     w.link_state = &d;
     assert_int_equal(e.alg->worker_run(&w), 0);
@@ -540,7 +531,6 @@ static void test_every_rule_rejects_bad_keys(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_shard_ranges_are_balanced_and_complete),
         cmocka_unit_test(test_sync_server_averages_a_round),
         cmocka_unit_test(test_sync_backups_and_worker_learning_rates),
         cmocka_unit_test(test_sync_rejects_bad_keys),

@@ -29,6 +29,10 @@
 
 typedef struct backend backend;
 
+/* The optimizers the backends compute (optim_update). core/optim.h reads
+ * them from configs and states their formulas. */
+enum optim_kind { OPTIM_SGD, OPTIM_MOMENTUM, OPTIM_NESTEROV, OPTIM_ADAGRAD, OPTIM_ADAM };
+
 /* One optimizer step's constants; the formulas are in core/optim.h. */
 typedef struct backend_update {
     int kind;                  /* enum optim_kind */

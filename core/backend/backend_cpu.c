@@ -11,7 +11,6 @@
 #include <cblas.h>
 
 #include "core/backend/kernels.h"
-#include "core/optim.h"
 
 static void *s_alloc(backend *b, size_t bytes)
 {

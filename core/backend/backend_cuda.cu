@@ -18,7 +18,6 @@
 extern "C" {
 #include "core/backend/backend.h"
 #include "core/backend/kernels.h"
-#include "core/optim.h"
 }
 
 #include <dlfcn.h>

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algorithms/server.h"
+#include "core/partition.h"
 #include "core/stop.h"
 
 int peers_open(peers *p, const cluster_spec *cs, uint64_t nparams, uint32_t self,
@@ -27,7 +27,7 @@ int peers_open(peers *p, const cluster_spec *cs, uint64_t nparams, uint32_t self
     for (int k = 0; k < p->count; k++) {
         char endpoint[CLUSTER_ADDRESS_MAX + 16];
         net_endpoint(endpoint, sizeof endpoint, cs->ps[k], false);
-        shard_range(nparams, p->count, k, &p->lo[k], &p->hi[k]);
+        partition_range(nparams, p->count, k, &p->lo[k], &p->hi[k]);
         p->sockets[k] = net_dealer(p->ctx, endpoint, err);
         if (!p->sockets[k]) {
             peers_close(p);

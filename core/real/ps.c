@@ -15,6 +15,8 @@
 
 #define PS_LOGGED_REJECTS 10
 
+_Static_assert(WIRE_EVALUATOR == ALGORITHM_EVALUATOR, "the evaluator has one id on the wire and in the rules");
+
 typedef struct deferred {
     zmq_msg_t identity;
     pull_msg pull;

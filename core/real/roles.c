@@ -75,12 +75,17 @@ int worker_main(const cluster_spec *cs, experiment *e, const char *run_dir, erro
         fprintf(stderr, "worker %d: backend %s\n", cs->task, backend_describe(b));
     }
     worker w;
-    if (!m || worker_init(&w, e, e->alg, e->rule, cs->task, e->workers, cs->servers, m,
-                          err) < 0) {
+    worker_spec spec = experiment_worker_spec(e, e->train.n);
+    shard mine = {0};
+    int made = m ? partition_take(&mine, e->workers, cs->task, &e->train, e->partition,
+                                  e->partition_alpha, e->seed, err) : -1;
+    if (made < 0 || worker_init(&w, &spec, cs->task, m, &e->train, &mine, err) < 0) {
+        partition_free(&mine, 1);
         model_destroy(&m);
         backend_destroy(&b);
         return -1;
     }
+    partition_free(&mine, 1);   /* the sampler keeps its own copy */
     char path[4200];
     snprintf(path, sizeof path, "%s/steps-%d.csv", run_dir, cs->task);
     w.steps_csv = s_append_csv(path, RUN_STEPS_HEADER, err);

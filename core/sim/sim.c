@@ -316,8 +316,8 @@ static int s_start_worker(sim *s, int k)
     } else {
         worker_free(&sw->w);
     }
-    if (worker_init_shard(&sw->w, s->e, s->e->alg, s->e->rule, k, s->nworkers, s->nshards, s->m,
-                          &s->parts[k], err) < 0) {
+    worker_spec spec = experiment_worker_spec(s->e, s->n_train);
+    if (worker_init(&sw->w, &spec, k, s->m, &s->e->train, &s->parts[k], err) < 0) {
         return -1;
     }
     sw->w.link = &s_sim_link;
@@ -544,8 +544,8 @@ static int s_calibrate(sim *s)
 {
     experiment *e = s->e;
     worker w;
-    if (worker_init_shard(&w, e, e->alg, e->rule, 0, s->nworkers, s->nshards, s->m, &s->parts[0],
-                          s->err) < 0) {
+    worker_spec spec = experiment_worker_spec(e, s->n_train);
+    if (worker_init(&w, &spec, 0, s->m, &e->train, &s->parts[0], s->err) < 0) {
         return -1;
     }
     model_init_params(s->m, w.theta, e->seed);
