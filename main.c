@@ -1,15 +1,14 @@
 /* main.c: the asgd command line; dispatches subcommands to the library. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "algorithms/algorithm.h"
-#include "core/real/cluster.h"
 #include "core/error.h"
 #include "core/experiment.h"
 #include "core/real/launcher.h"
 #include "plots/plot.h"
-#include "core/real/ps.h"
 #include "core/real/roles.h"
 #include "core/run.h"
 #include "core/sequential.h"
@@ -45,6 +44,8 @@ static const char s_role_usage[] =
     "  --evaluator=0|1         whether the shards wait for an evaluator (default 1)\n"
     "  --run_dir=DIR           where metrics go (default OUT/NAME/RUN_ID or .../cluster)\n"
     "  --t0=SECONDS            the run's start, Unix time (default: now)\n"
+    "  --report_fd=N           evaluator: also report each evaluation on file\n"
+    "                          descriptor N (asgd train's launcher reads it)\n"
     "\n"
     "TF_CONFIG, when set, replaces the host flags: {\"cluster\": {\"ps\": [...],\n"
     "\"worker\": [...], \"chief\": [...]}, \"task\": {\"type\": \"worker\", \"index\": 1}}.\n"
@@ -64,12 +65,15 @@ static int s_train(int argc, char **argv)
     }
     error err = {0};
     experiment e;
-    if (experiment_configure(&e, argv[0], argc - 1, argv + 1, &err) < 0) {
+    if (experiment_configure(&e, argv[0], argc - 1, argv + 1, NULL, &err) < 0) {
         return s_fail(&err);
     }
     run r;
     int rc = -1;
-    if (backend_check(&e.backend, &err) == 0 && experiment_load(&e, &err) == 0 &&
+    /* a real distributed run's processes load the data themselves */
+    bool processes = e.alg && e.mode == MODE_REAL;
+    if (backend_check(&e.backend, &err) == 0 &&
+        (processes ? experiment_check(&e, &err) : experiment_load(&e, &err)) == 0 &&
         run_create(&r, e.c, e.out_root, e.name, e.run_id, &err) == 0) {
         rc = e.mode == MODE_SIM ? sim_train(&e, &r, &err)
              : e.alg ? launcher_train(&e, &r, &err) : sequential_train(&e, &r, &err);
@@ -83,68 +87,12 @@ static int s_train(int argc, char **argv)
     return 0;
 }
 
-static int s_role(int role, int argc, char **argv)
-{
-    error err = {0};
-    cluster_spec cs;
-    experiment e = {0};
-    int rc = -1;
-    if (cluster_parse(&cs, role, argc, argv, &err) < 0) {
-        goto done;
-    }
-    /* the host lists give the cluster's shape */
-    char servers[64], workers[64];
-    snprintf(servers, sizeof servers, "cluster.servers=%d", cs.servers);
-    snprintf(workers, sizeof workers, "cluster.workers=%d", cs.workers);
-    cs.overrides[cs.noverrides++] = servers;
-    if (cs.workers > 0) {
-        cs.overrides[cs.noverrides++] = workers;
-    }
-    if (experiment_configure(&e, cs.config_path, cs.noverrides, cs.overrides, &err) < 0) {
-        goto done;
-    }
-    if (!e.alg) {
-        error_set(&err, ERROR_USAGE, "%s: [train] algorithm = sequential runs in one process; "
-                  "`asgd %s` needs a distributed rule", cs.config_path, cluster_role_name(role));
-        goto done;
-    }
-    char dir[4700];
-    if (cs.run_dir) {
-        snprintf(dir, sizeof dir, "%s", cs.run_dir);
-    } else {
-        snprintf(dir, sizeof dir, "%s/%s/%s", e.out_root, e.name,
-                 e.run_id[0] ? e.run_id : "cluster");
-    }
-    if (run_make_dirs(dir, &err) < 0) {
-        goto done;
-    }
-    switch (role) {
-    case ROLE_PS:
-        rc = ps_main(&cs, &e, dir, &err);
-        break;
-    case ROLE_WORKER:
-        rc = worker_main(&cs, &e, dir, &err);
-        break;
-    default:
-        rc = evaluator_main(&cs, &e, dir, &err);
-        break;
-    }
-done:
-    experiment_destroy(&e);
-    cluster_free(&cs);
-    if (rc < 0) {
-        fprintf(stderr, "asgd %s %d: %s\n", cluster_role_name(role), cs.task, err.msg);
-        return err.status ? err.status : ERROR_RUNTIME;
-    }
-    return 0;
-}
-
 /* `asgd help config [CONFIG]`: the resolved config, defaults included. */
 static int s_help_config(const char *path)
 {
     error err = {0};
     experiment e;
-    if (experiment_configure(&e, path, 0, NULL, &err) < 0) {
+    if (experiment_configure(&e, path, 0, NULL, NULL, &err) < 0) {
         return s_fail(&err);
     }
     int rc = config_write(e.c, "/dev/stdout", &err);
@@ -212,7 +160,7 @@ int main(int argc, char **argv)
     static const char *const roles[] = {"ps", "worker", "evaluator"};
     for (int r = 0; r < 3; r++) {
         if (strcmp(cmd, roles[r]) == 0) {
-            return s_role(r, argc - 2, argv + 2);
+            return role_main(r, argc - 2, argv + 2);
         }
     }
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {

@@ -1,14 +1,19 @@
-/* server.c: shard state, staleness records and the rule-side helpers. */
+/* server.c: shard state, waiting pulls, staleness records and the
+ * rule-side helpers. */
 #include "algorithms/server.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <cJSON.h>
-
 #include "core/partition.h"
 #include "core/run.h"
+
+static double s_wall(void *ctx)
+{
+    (void)ctx;
+    return run_wall();
+}
 
 server *server_new(const algorithm *alg, const void *params, const rule_info *info,
                    int shard, int shards, int workers, const float *init, uint64_t nparams)
@@ -22,8 +27,12 @@ server *server_new(const algorithm *alg, const void *params, const rule_info *in
     s->shard = shard;
     s->shards = shards;
     s->workers = workers;
+    s->clock = s_wall;
+    s->stats.shard = shard;
     s->threads = info->server_threads > 1 ? info->server_threads : 1;
     partition_range(nparams, shards, shard, &s->lo, &s->hi);
+    s->stats.lo = s->lo;
+    s->stats.hi = s->hi;
     s->n = (size_t)(s->hi - s->lo);
     s->theta = malloc((s->n ? s->n : 1) * sizeof *s->theta);
     s->opt = optim_new(&info->server_optim, s->n);
@@ -57,6 +66,7 @@ void server_destroy(server **ps)
     optim_destroy(&s->opt);
     free(s->last_staleness);
     free(s->done);
+    free(s->waiting);
     pthread_mutex_destroy(&s->stats_lock);
     free(s);
     *ps = NULL;
@@ -66,7 +76,7 @@ void server_push(server *s, const push_msg *m)
 {
     atomic_fetch_add(&s->samples, m->samples);
     s->alg->server_on_push(s, m);
-    double now = run_wall();
+    double now = s->clock(s->clock_ctx);
     if (s->threads > 1) {
         pthread_mutex_lock(&s->stats_lock);
     }
@@ -81,9 +91,46 @@ void server_push(server *s, const push_msg *m)
 bool server_pull_ready(server *s, const pull_msg *m)
 {
     if (m->worker < (uint32_t)s->workers && s->stats.first_pull_at == 0) {
-        s->stats.first_pull_at = run_wall();
+        s->stats.first_pull_at = s->clock(s->clock_ctx);
     }
     return s->alg->server_pull_ready(s, m);
+}
+
+int server_wait(server *s, const pull_msg *m, void *handle)
+{
+    if (s->nwaiting == s->waiting_cap) {
+        int cap = s->waiting_cap ? 2 * s->waiting_cap : 16;
+        server_waiting *q = realloc(s->waiting, (size_t)cap * sizeof *q);
+        if (!q) {
+            return -1;
+        }
+        s->waiting = q;
+        s->waiting_cap = cap;
+    }
+    s->waiting[s->nwaiting++] = (server_waiting){.pull = *m, .handle = handle};
+    return 0;
+}
+
+void server_wake(server *s, server_reply_fn reply, void *ctx)
+{
+    int kept = 0;
+    for (int i = 0; i < s->nwaiting; i++) {
+        server_waiting w = s->waiting[i];
+        if (server_pull_ready(s, &w.pull)) {
+            reply(ctx, &w.pull, w.handle);
+        } else {
+            s->waiting[kept++] = w;
+        }
+    }
+    s->nwaiting = kept;
+}
+
+void server_drop_waiting(server *s, void (*release)(void *ctx, void *handle), void *ctx)
+{
+    for (int i = 0; release && i < s->nwaiting; i++) {
+        release(ctx, s->waiting[i].handle);
+    }
+    s->nwaiting = 0;
 }
 
 bool server_mark_done(server *s, uint32_t worker)
@@ -114,7 +161,7 @@ void server_record_applied(server *s, const push_msg *m)
     if (staleness > s->stats.staleness_max) {
         s->stats.staleness_max = staleness;
     }
-    s->stats.histogram[staleness < SERVER_STALENESS_BINS ? staleness : SERVER_STALENESS_BINS - 1]++;
+    s->stats.histogram[staleness < SUMMARY_STALENESS_BINS ? staleness : SUMMARY_STALENESS_BINS - 1]++;
     s->last_staleness[m->worker] = staleness;
     if (s->threads > 1) {
         pthread_mutex_unlock(&s->stats_lock);
@@ -195,38 +242,11 @@ void server_assign(server *s, const float *values)
     atomic_fetch_add(&s->version, 1);
 }
 
-char *server_stats_json(server *s)
+void server_snapshot(server *s, shard_stats *out)
 {
-    cJSON *j = cJSON_CreateObject();
-    if (!j) {
-        return NULL;
-    }
     pthread_mutex_lock(&s->stats_lock);
-    server_stats st = s->stats;
+    *out = s->stats;
     pthread_mutex_unlock(&s->stats_lock);
-    cJSON_AddNumberToObject(j, "shard", s->shard);
-    cJSON_AddNumberToObject(j, "lo", (double)s->lo);
-    cJSON_AddNumberToObject(j, "hi", (double)s->hi);
-    cJSON_AddNumberToObject(j, "version", (double)atomic_load(&s->version));
-    cJSON_AddNumberToObject(j, "samples", (double)atomic_load(&s->samples));
-    cJSON_AddNumberToObject(j, "pushes", (double)st.pushes);
-    cJSON_AddNumberToObject(j, "dropped", (double)st.dropped);
-    cJSON_AddNumberToObject(j, "rejected", (double)st.rejected);
-    cJSON_AddNumberToObject(j, "staleness_sum", (double)st.staleness_sum);
-    cJSON_AddNumberToObject(j, "staleness_max", (double)st.staleness_max);
-    cJSON_AddNumberToObject(j, "bytes_in", (double)st.bytes_in);
-    cJSON_AddNumberToObject(j, "bytes_out", (double)st.bytes_out);
-    cJSON_AddNumberToObject(j, "first_pull_at", st.first_pull_at);
-    cJSON_AddNumberToObject(j, "last_push_at", st.last_push_at);
-    cJSON *h = cJSON_AddArrayToObject(j, "staleness_histogram");
-    int last = SERVER_STALENESS_BINS - 1;
-    while (last > 0 && st.histogram[last] == 0) {
-        last--;
-    }
-    for (int i = 0; i <= last; i++) {
-        cJSON_AddItemToArray(h, cJSON_CreateNumber((double)st.histogram[i]));
-    }
-    char *text = cJSON_PrintUnformatted(j);
-    cJSON_Delete(j);
-    return text;
+    out->version = atomic_load(&s->version);
+    out->samples = atomic_load(&s->samples);
 }

@@ -2,10 +2,12 @@
  *
  * A shard owns the contiguous range [lo, hi) of the flat parameter vector
  * (partition_range), a version that counts its updates, the server-side
- * optimizer, and the rule's own state. The process loop (ps.c) or the
- * simulator decodes messages and calls server_push / server_pull_ready;
- * the rule's handlers update the parameters through the helpers below,
- * which keep the version and the staleness records right.
+ * optimizer, and the rule's own state. The process loop (core/real/ps.c)
+ * or the simulator decodes messages and calls server_push and
+ * server_pull; pulls that are not ready wait here, in arrival order, until
+ * server_wake finds them ready. The rule's handlers update the parameters
+ * through the helpers below, which keep the version and the staleness
+ * records right.
  *
  * With info.server_threads > 1 (Hogwild), pushes are applied by several
  * threads at once without locks on the parameters, as in Niu et al.; the
@@ -21,20 +23,16 @@
 
 #include "algorithms/algorithm.h"
 #include "core/optim.h"
+#include "core/summary.h"
 
-#define SERVER_STALENESS_BINS 64   /* histogram of 0..62, then 63+ */
+/* A waiting pull and the driver's handle for its reply. */
+typedef struct server_waiting {
+    pull_msg pull;
+    void *handle;
+} server_waiting;
 
-typedef struct server_stats {
-    uint64_t pushes;          /* applied */
-    uint64_t dropped;         /* received but not applied (late sync gradients) */
-    uint64_t rejected;        /* malformed messages */
-    uint64_t staleness_sum;
-    uint64_t staleness_max;
-    uint64_t histogram[SERVER_STALENESS_BINS];
-    uint64_t bytes_in, bytes_out;
-    double first_pull_at;     /* realtime of the first worker pull (0: none) */
-    double last_push_at;      /* realtime of the last push received */
-} server_stats;
+/* How a driver answers a pull: with the shard's parameters now. */
+typedef void (*server_reply_fn)(void *ctx, const pull_msg *m, void *handle);
 
 typedef struct server {
     const algorithm *alg;
@@ -47,13 +45,17 @@ typedef struct server {
     optim *opt;               /* server-side optimizer over theta */
     _Atomic uint64_t version;
     _Atomic uint64_t samples; /* examples behind all pushes received */
-    server_stats stats;
+    shard_stats stats;        /* counters; version and samples are above */
     uint64_t *last_staleness; /* per worker: staleness of its last applied push */
     bool *done;               /* per worker: has finished */
     int done_count;
     bool evaluator_done;
     int threads;
     pthread_mutex_t stats_lock;
+    double (*clock)(void *ctx);   /* the driver's time (default: wall clock) */
+    void *clock_ctx;
+    server_waiting *waiting;  /* pulls not yet ready, in arrival order */
+    int nwaiting, waiting_cap;
     /* synchronous rules' round (server_round_add) */
     float *round_sum;
     int round_arrived;
@@ -65,14 +67,23 @@ server *server_new(const algorithm *alg, const void *params, const rule_info *in
                    int shard, int shards, int workers, const float *init, uint64_t nparams);
 void server_destroy(server **s);
 
-/* Skeleton side. server_pull_ready also notes the first worker pull. */
+/* Skeleton side. */
 void server_push(server *s, const push_msg *m);
+/* Whether the rule would answer m now; notes the first worker pull. */
 bool server_pull_ready(server *s, const pull_msg *m);
+/* Queues a pull that was not ready, with the driver's handle for its
+ * reply; -1 when there is no memory to queue it. */
+int server_wait(server *s, const pull_msg *m, void *handle);
+/* Answers, in arrival order, every queued pull that has become ready:
+ * after each push and each DONE. */
+void server_wake(server *s, server_reply_fn reply, void *ctx);
+/* Empties the queue, handing each handle to release (may be NULL). */
+void server_drop_waiting(server *s, void (*release)(void *ctx, void *handle), void *ctx);
 /* Marks worker (or ALGORITHM_EVALUATOR) finished; true when every worker is. */
 bool server_mark_done(server *s, uint32_t worker);
 bool server_workers_done(const server *s);
-/* The shard's counters as a JSON object (caller frees). */
-char *server_stats_json(server *s);
+/* The shard's counters now, version and samples included. */
+void server_snapshot(server *s, shard_stats *out);
 
 /* Rule side: count a push as applied now (staleness = version - base),
  * or as dropped. */

@@ -32,19 +32,37 @@ static int s_read_exact(gzFile f, void *buf, size_t n)
     return 0;
 }
 
-static int s_idx_read(idx_file *out, const char *path, bool header_only, error *err);
+/* How much of an IDX file to read: its header, the header and every data
+ * byte checked but not kept, or all of it. */
+enum idx_mode { IDX_HEADER, IDX_SCAN, IDX_LOAD };
+
+static int s_idx_read(idx_file *out, const char *path, enum idx_mode mode, error *err);
 
 int idx_read(idx_file *out, const char *path, error *err)
 {
-    return s_idx_read(out, path, false, err);
+    return s_idx_read(out, path, IDX_LOAD, err);
 }
 
 int idx_read_header(idx_file *out, const char *path, error *err)
 {
-    return s_idx_read(out, path, true, err);
+    return s_idx_read(out, path, IDX_HEADER, err);
 }
 
-static int s_idx_read(idx_file *out, const char *path, bool header_only, error *err)
+/* Reads and drops count bytes, 64 KiB at a time. */
+static int s_skip_exact(gzFile f, size_t count)
+{
+    uint8_t buf[65536];
+    while (count > 0) {
+        size_t chunk = count < sizeof buf ? count : sizeof buf;
+        if (s_read_exact(f, buf, chunk) < 0) {
+            return -1;
+        }
+        count -= chunk;
+    }
+    return 0;
+}
+
+static int s_idx_read(idx_file *out, const char *path, enum idx_mode mode, error *err)
 {
     memset(out, 0, sizeof *out);
     gzFile f = gzopen(path, "rb");
@@ -87,16 +105,16 @@ static int s_idx_read(idx_file *out, const char *path, bool header_only, error *
         count *= out->dims[i];
     }
     out->count = count;
-    if (header_only) {
+    if (mode == IDX_HEADER) {
         rc = 0;
         goto done;
     }
-    out->data = malloc(count);
-    if (!out->data) {
+    out->data = mode == IDX_LOAD ? malloc(count) : NULL;
+    if (mode == IDX_LOAD && !out->data) {
         error_set(err, ERROR_RUNTIME, "%s: out of memory for %zu bytes", path, count);
         goto done;
     }
-    if (s_read_exact(f, out->data, count) < 0) {
+    if ((mode == IDX_LOAD ? s_read_exact(f, out->data, count) : s_skip_exact(f, count)) < 0) {
         int zerr;
         const char *why = gzerror(f, &zerr);
         error_set(err, ERROR_USAGE, "%s: corrupt IDX file: truncated (the header "
@@ -125,6 +143,38 @@ void idx_free(idx_file *f)
     memset(f, 0, sizeof *f);
 }
 
+/* The shape of the examples an image file and its (loaded) label file
+ * make, keeping the first `limit` (> 0): examples, features and classes. */
+static int s_pair_shape(const idx_file *im, const idx_file *lb, const char *images,
+                        const char *labels, long limit, dataset *shape, error *err)
+{
+    if (im->ndims < 2) {
+        return error_set(err, ERROR_USAGE, "%s: expected images (2 or more dimensions), "
+                         "found %d", images, im->ndims);
+    }
+    if (lb->ndims != 1) {
+        return error_set(err, ERROR_USAGE, "%s: expected labels (1 dimension), found %d",
+                         labels, lb->ndims);
+    }
+    if (im->dims[0] != lb->dims[0]) {
+        return error_set(err, ERROR_USAGE, "%s: %u labels for %u images in %s", labels,
+                         lb->dims[0], im->dims[0], images);
+    }
+    size_t n = im->dims[0];
+    shape->dim = (int)(im->count / n);
+    if (limit > 0 && (size_t)limit < n) {
+        n = (size_t)limit;
+    }
+    shape->n = (int)n;
+    shape->classes = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (lb->data[i] + 1 > shape->classes) {
+            shape->classes = lb->data[i] + 1;
+        }
+    }
+    return 0;
+}
+
 int dataset_from_idx(dataset *d, const char *images, const char *labels,
                      long limit, error *err)
 {
@@ -138,32 +188,12 @@ int dataset_from_idx(dataset *d, const char *images, const char *labels,
         return -1;
     }
     int rc = -1;
-    if (im.ndims < 2) {
-        error_set(err, ERROR_USAGE, "%s: expected images (2 or more dimensions), "
-                  "found %d", images, im.ndims);
+    dataset shape = {0};
+    if (s_pair_shape(&im, &lb, images, labels, limit, &shape, err) < 0) {
         goto done;
     }
-    if (lb.ndims != 1) {
-        error_set(err, ERROR_USAGE, "%s: expected labels (1 dimension), found %d",
-                  labels, lb.ndims);
-        goto done;
-    }
-    if (im.dims[0] != lb.dims[0]) {
-        error_set(err, ERROR_USAGE, "%s: %u labels for %u images in %s", labels,
-                  lb.dims[0], im.dims[0], images);
-        goto done;
-    }
-    size_t n = im.dims[0];
-    size_t dim = im.count / n;
-    if (limit > 0 && (size_t)limit < n) {
-        n = (size_t)limit;
-    }
-    int classes = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (lb.data[i] + 1 > classes) {
-            classes = lb.data[i] + 1;
-        }
-    }
+    size_t n = (size_t)shape.n, dim = (size_t)shape.dim;
+    int classes = shape.classes;
     d->x = malloc(n * dim * sizeof *d->x);
     d->y = malloc(n * sizeof *d->y);
     if (!d->x || !d->y) {
@@ -296,6 +326,31 @@ int data_shape(const data_spec *s, long *n_train, int *dim, int *classes, error 
     return 0;
 }
 
+/* The training and test sets agree with each other and with the source;
+ * sets both sets' classes (10 for (Fashion-)MNIST). */
+static int s_check_sets(dataset *train, dataset *test, const data_spec *s,
+                        char paths[4][4096], error *err)
+{
+    if (test->dim != train->dim) {
+        return error_set(err, ERROR_USAGE, "%s: test examples have %d features, training "
+                         "examples %d", paths[2], test->dim, train->dim);
+    }
+    if (s->source != DATA_IDX && (train->dim != 784 || train->classes > 10)) {
+        return error_set(err, ERROR_USAGE, "%s: not (Fashion-)MNIST: %d features and %d "
+                         "classes (use dataset = idx for other IDX data)", paths[0],
+                         train->dim, train->classes);
+    }
+    if (test->classes > train->classes) {
+        return error_set(err, ERROR_USAGE, "%s: label %d never occurs in training",
+                         paths[3], test->classes - 1);
+    }
+    if (s->source != DATA_IDX) {
+        train->classes = 10;
+    }
+    test->classes = train->classes;
+    return 0;
+}
+
 static int s_load_files(dataset *train, dataset *test, const data_spec *s,
                         error *err)
 {
@@ -310,31 +365,48 @@ static int s_load_files(dataset *train, dataset *test, const data_spec *s,
         dataset_free(train);
         return -1;
     }
-    if (test->dim != train->dim) {
-        error_set(err, ERROR_USAGE, "%s: test examples have %d features, training "
-                  "examples %d", paths[2], test->dim, train->dim);
-        goto fail;
+    if (s_check_sets(train, test, s, paths, err) < 0) {
+        dataset_free(train);
+        dataset_free(test);
+        return -1;
     }
-    if (s->source != DATA_IDX && (train->dim != 784 || train->classes > 10)) {
-        error_set(err, ERROR_USAGE, "%s: not (Fashion-)MNIST: %d features and %d "
-                  "classes (use dataset = idx for other IDX data)", paths[0],
-                  train->dim, train->classes);
-        goto fail;
-    }
-    if (test->classes > train->classes) {
-        error_set(err, ERROR_USAGE, "%s: label %d never occurs in training",
-                  paths[3], test->classes - 1);
-        goto fail;
-    }
-    if (s->source != DATA_IDX) {
-        train->classes = test->classes = 10;
-    }
-    test->classes = train->classes;
     return 0;
-fail:
-    dataset_free(train);
-    dataset_free(test);
-    return -1;
+}
+
+/* The shape of one image/label pair, every byte of the images checked
+ * but not kept. */
+static int s_scan_pair(const char *images, const char *labels, long limit, dataset *shape,
+                       error *err)
+{
+    idx_file im, lb;
+    if (s_idx_read(&im, images, IDX_SCAN, err) < 0) {
+        return -1;
+    }
+    if (idx_read(&lb, labels, err) < 0) {
+        return -1;
+    }
+    int rc = s_pair_shape(&im, &lb, images, labels, limit, shape, err);
+    idx_free(&lb);
+    return rc;
+}
+
+int data_check(const data_spec *s, long *n_train, int *dim, int *classes, error *err)
+{
+    if (s->source == DATA_SYNTHETIC) {
+        return data_shape(s, n_train, dim, classes, err);
+    }
+    char paths[4][4096];
+    dataset train, test;
+    if (s_idx_paths(paths, s, err) < 0 ||
+        s_scan_pair(paths[0], paths[1], s->train_size, &train, err) < 0 ||
+        s_scan_pair(paths[2], paths[3], s->test_size, &test, err) < 0 ||
+        s_check_sets(&train, &test, s, paths, err) < 0) {
+        return -1;
+    }
+    *n_train = train.n;
+    *dim = train.dim;
+    *classes = train.classes;
+    return 0;
 }
 
 int data_load(dataset *train, dataset *test, const data_spec *s,

@@ -64,6 +64,10 @@ int data_load(dataset *train, dataset *test, const data_spec *s,
 /* The training set's size and shape without loading it (servers need only
  * the parameter count): reads the IDX headers and the label file. */
 int data_shape(const data_spec *s, long *n_train, int *dim, int *classes, error *err);
+/* The same after every check data_load makes, without keeping the data:
+ * each file is read through once (the launcher's check before any process
+ * starts). */
+int data_check(const data_spec *s, long *n_train, int *dim, int *classes, error *err);
 
 /* Builds a dataset from an image file and a label file. limit > 0 keeps
  * the first `limit` examples. Pixel bytes become floats in [0, 1]. */

@@ -48,7 +48,7 @@ static void s_default_name(char *buf, size_t n, const char *path)
  * rule brings [cluster] and its own [algorithm] keys. */
 /* [cluster] is read for every algorithm, so that one base config serves a
  * comparison of rules; the sequential baseline does not use it. */
-static int s_read_cluster(experiment *e, error *err)
+static int s_read_cluster(experiment *e, const experiment_shape *shape, error *err)
 {
     config *c = e->c;
     long workers, servers;
@@ -62,17 +62,17 @@ static int s_read_cluster(experiment *e, error *err)
         config_get_double(c, "cluster", "timeout", 60, 0, 1e6, CONFIG_OPEN_LO, &e->timeout, err) < 0) {
         return -1;
     }
-    e->workers = (int)workers;
-    e->servers = (int)servers;
+    e->workers = shape && shape->workers > 0 ? shape->workers : (int)workers;
+    e->servers = shape && shape->servers > 0 ? shape->servers : (int)servers;
     return 0;
 }
 
 /* train.algorithm names the sequential baseline or a registered rule,
  * which reads its own [algorithm] keys. */
-static int s_read_rule(experiment *e, error *err)
+static int s_read_rule(experiment *e, const experiment_shape *shape, error *err)
 {
     config *c = e->c;
-    if (s_read_cluster(e, err) < 0) {
+    if (s_read_cluster(e, shape, err) < 0) {
         return -1;
     }
     if (strcmp(e->algorithm_name, "sequential") == 0) {
@@ -97,7 +97,8 @@ static int s_read_rule(experiment *e, error *err)
     return e->rule ? 0 : -1;
 }
 
-static int s_read_keys(experiment *e, const char *path, error *err)
+static int s_read_keys(experiment *e, const char *path, const experiment_shape *shape,
+                       error *err)
 {
     config *c = e->c;
     char default_name[256];
@@ -132,7 +133,7 @@ static int s_read_keys(experiment *e, const char *path, error *err)
         optim_spec_configure(&e->optim, c, "train", "", "sgd", 0.05, err) < 0) {
         return -1;
     }
-    if (s_read_rule(e, err) < 0 ||
+    if (s_read_rule(e, shape, err) < 0 ||
         config_get_string(c, "experiment", "label", e->algorithm_name, &e->label, err) < 0) {
         return -1;
     }
@@ -149,7 +150,7 @@ static int s_read_keys(experiment *e, const char *path, error *err)
 }
 
 int experiment_configure(experiment *e, const char *path, int noverrides,
-                         char **overrides, error *err)
+                         char **overrides, const experiment_shape *shape, error *err)
 {
     memset(e, 0, sizeof *e);
     e->c = config_load(path, err);
@@ -162,9 +163,19 @@ int experiment_configure(experiment *e, const char *path, int noverrides,
             return -1;
         }
     }
-    if (s_read_keys(e, path, err) < 0) {
+    if (s_read_keys(e, path, shape, err) < 0) {
         experiment_destroy(e);
         return -1;
+    }
+    return 0;
+}
+
+/* The model fits the data's shape; errors name the config. */
+static int s_check_model(experiment *e, error *err)
+{
+    error why = {0};
+    if (model_check(&e->model, e->dim, e->classes, &why) < 0) {
+        return error_set(err, why.status, "%s: %s", config_source(e->c), why.msg);
     }
     return 0;
 }
@@ -174,11 +185,18 @@ int experiment_load(experiment *e, error *err)
     if (data_load(&e->train, &e->test, &e->data, e->seed, err) < 0) {
         return -1;
     }
-    error why = {0};
-    if (model_check(&e->model, e->train.dim, e->train.classes, &why) < 0) {
-        return error_set(err, why.status, "%s: %s", config_source(e->c), why.msg);
+    e->n_train = e->train.n;
+    e->dim = e->train.dim;
+    e->classes = e->train.classes;
+    return s_check_model(e, err);
+}
+
+int experiment_check(experiment *e, error *err)
+{
+    if (data_check(&e->data, &e->n_train, &e->dim, &e->classes, err) < 0) {
+        return -1;
     }
-    return 0;
+    return s_check_model(e, err);
 }
 
 long experiment_total_steps(const experiment *e, long n_train)

@@ -62,16 +62,29 @@ typedef struct experiment {
     sim_spec sim;
     /* loaded by experiment_load */
     dataset train, test;
+    /* the training set's shape: experiment_load or experiment_check */
+    long n_train;
+    int dim, classes;
 } experiment;
 
 const char *experiment_mode_name(int mode);
 
+/* A cluster's shape fixed from outside the config: the role commands'
+ * host lists or TF_CONFIG. 0 keeps [cluster]'s value. */
+typedef struct experiment_shape {
+    int workers, servers;
+} experiment_shape;
+
 /* Loads path (NULL: defaults only), applies the overrides, reads every key
- * (the rule's own through its configure) and rejects unknown ones. On
- * failure *e is left empty. */
+ * (the rule's own through its configure) and rejects unknown ones; shape
+ * (may be NULL) replaces [cluster] workers and servers before any rule
+ * sees them. On failure *e is left empty. */
 int experiment_configure(experiment *e, const char *path, int noverrides,
-                         char **overrides, error *err);
+                         char **overrides, const experiment_shape *shape, error *err);
 int experiment_load(experiment *e, error *err);
+/* Every check experiment_load makes on the data and the model's shape,
+ * without keeping the data: for a launcher whose processes load it. */
+int experiment_check(experiment *e, error *err);
 /* Minibatches of every worker together: train.epochs passes over n_train
  * examples. */
 long experiment_total_steps(const experiment *e, long n_train);

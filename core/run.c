@@ -1,12 +1,15 @@
 /* run.c: creating a run folder and writing its files. */
+#define _XOPEN_SOURCE 700   /* nftw */
 #include "core/run.h"
 
 #include <errno.h>
+#include <ftw.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cJSON.h>
 
@@ -87,11 +90,32 @@ int run_make_dirs(const char *path, error *err)
     }
 }
 
+static int s_remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    return type == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+int run_remove_dir(const char *path, error *err)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 && errno == ENOENT) {
+        return 0;
+    }
+    if (nftw(path, s_remove_one, 16, FTW_DEPTH | FTW_PHYS) != 0) {
+        return error_set(err, ERROR_RUNTIME, "%s: cannot remove: %s", path, strerror(errno));
+    }
+    return 0;
+}
+
 static FILE *s_open(run *r, const char *file, const char *header, error *err)
 {
     char path[4800];
     snprintf(path, sizeof path, "%s/%s", r->dir, file);
-    FILE *f = fopen(path, "a");   /* O_APPEND: other processes write here too */
+    /* O_APPEND: other processes write here too; close-on-exec: children
+     * open their own */
+    FILE *f = fopen(path, "ae");
     if (!f) {
         error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", path, strerror(errno));
         return NULL;
@@ -184,8 +208,7 @@ void run_log(run *r, const char *fmt, ...)
 void run_eval_row(FILE *f, double time_s, double epoch, long updates, long samples,
                   double test_loss, double test_acc)
 {
-    fprintf(f, "%.6f,%.6f,%ld,%ld,%.9g,%.6f\n", time_s, epoch, updates, samples,
-            test_loss, test_acc);
+    fprintf(f, RUN_EVAL_ROW_FORMAT, time_s, epoch, updates, samples, test_loss, test_acc);
     fflush(f);
 }
 
@@ -193,71 +216,4 @@ void run_step_row(FILE *f, double time_s, int worker, long step, double loss,
                   long staleness, long bytes)
 {
     fprintf(f, "%.6f,%d,%ld,%.9g,%ld,%ld\n", time_s, worker, step, loss, staleness, bytes);
-}
-
-int run_write_summary(run *r, const run_summary *s, error *err)
-{
-    cJSON *j = cJSON_CreateObject();
-    if (!j) {
-        return error_set(err, ERROR_RUNTIME, "summary: out of memory");
-    }
-    cJSON_AddStringToObject(j, "algorithm", s->algorithm);
-    cJSON_AddStringToObject(j, "model", s->model);
-    cJSON_AddNumberToObject(j, "workers", s->workers);
-    cJSON_AddStringToObject(j, "mode", s->mode);
-    cJSON_AddStringToObject(j, "dataset", s->dataset);
-    cJSON_AddNumberToObject(j, "params", (double)s->params);
-    cJSON_AddNumberToObject(j, "seed", (double)s->seed);
-    cJSON_AddNumberToObject(j, "final_test_acc", s->final_test_acc);
-    cJSON_AddNumberToObject(j, "best_test_acc", s->best_test_acc);
-    cJSON_AddNumberToObject(j, "final_test_loss", s->final_test_loss);
-    cJSON_AddNumberToObject(j, "time_s", s->time_s);
-    cJSON_AddNumberToObject(j, "train_time_s", s->train_time_s);
-    cJSON_AddNumberToObject(j, "wall_time_s", s->wall_time_s);
-    cJSON_AddNumberToObject(j, "epochs", s->epochs);
-    cJSON_AddNumberToObject(j, "samples", (double)s->samples);
-    cJSON_AddNumberToObject(j, "samples_per_s", s->samples_per_s);
-    cJSON_AddNumberToObject(j, "updates", (double)s->updates);
-    cJSON_AddNumberToObject(j, "staleness_mean", s->staleness_mean);
-    cJSON_AddNumberToObject(j, "staleness_max", (double)s->staleness_max);
-    if (s->servers > 0) {
-        cJSON_AddNumberToObject(j, "servers", s->servers);
-        cJSON_AddNumberToObject(j, "dropped", (double)s->dropped);
-        cJSON_AddNumberToObject(j, "rejected", (double)s->rejected);
-        cJSON_AddNumberToObject(j, "restarts", s->restarts);
-    }
-    if (strcmp(s->mode, "sim") == 0) {
-        cJSON_AddNumberToObject(j, "sim_events", (double)s->sim_events);
-    }
-    int last = 63;
-    while (last > 0 && s->staleness_histogram[last] == 0) {
-        last--;
-    }
-    cJSON *h = cJSON_AddArrayToObject(j, "staleness_histogram");
-    for (int i = 0; i <= last; i++) {
-        cJSON_AddItemToArray(h, cJSON_CreateNumber((double)s->staleness_histogram[i]));
-    }
-    cJSON_AddBoolToObject(j, "complete", s->complete);
-    char *text = cJSON_Print(j);
-    cJSON_Delete(j);
-    if (!text) {
-        return error_set(err, ERROR_RUNTIME, "summary: out of memory");
-    }
-    /* write then rename, so a reader never sees half a summary */
-    char tmp[4800], path[4800];
-    snprintf(tmp, sizeof tmp, "%s/summary.json.tmp", r->dir);
-    snprintf(path, sizeof path, "%s/summary.json", r->dir);
-    FILE *f = fopen(tmp, "w");
-    int rc = 0;
-    if (f) {
-        bool written = fprintf(f, "%s\n", text) >= 0;
-        if (fclose(f) != 0 || !written || rename(tmp, path) != 0) {
-            f = NULL;
-        }
-    }
-    if (!f) {
-        rc = error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", path, strerror(errno));
-    }
-    cJSON_free(text);
-    return rc;
 }

@@ -3,10 +3,9 @@
  *   config.ini    the resolved config
  *   eval.csv      time_s,epoch,updates,samples,test_loss,test_acc
  *   steps.csv     time_s,worker,step,loss,staleness,bytes
- *   summary.json  the run's figures, with "complete": true once it finished
- *   log.txt       what happened, with times
- * The summary is written at the start with complete = false, so a folder
- * without a finished summary is a run that did not finish. */
+ *   summary.json  the run's figures, with "complete": true once it
+ *                 finished (core/summary.h)
+ *   log.txt       what happened, with times */
 #ifndef ASGD_RUN_H
 #define ASGD_RUN_H
 
@@ -15,30 +14,6 @@
 
 #include "core/config.h"
 #include "core/error.h"
-
-typedef struct run_summary {
-    const char *algorithm, *model, *mode, *dataset;
-    int workers;
-    long params;
-    unsigned long seed;
-    double final_test_acc, best_test_acc, final_test_loss;
-    double time_s;              /* run time: wall in real mode */
-    double train_time_s;        /* the part spent training (samples_per_s) */
-    double wall_time_s;         /* wall-clock time of the whole run */
-    double epochs;
-    long updates;
-    long samples;
-    double samples_per_s;
-    double staleness_mean;
-    long staleness_max;
-    int servers;                /* distributed runs: shards */
-    long dropped;               /* pushes received but not applied */
-    long rejected;              /* malformed messages the servers refused */
-    int restarts;               /* workers restarted by the launcher */
-    long sim_events;            /* simulated runs: events processed */
-    long staleness_histogram[64];   /* pushes by staleness 0..62, then 63+ */
-    bool complete;
-} run_summary;
 
 typedef struct run {
     char dir[4608];
@@ -59,11 +34,11 @@ void run_log(run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)))
  * losses with 9 significant digits, enough to tell float32 values apart). */
 #define RUN_EVAL_HEADER "time_s,epoch,updates,samples,test_loss,test_acc"
 #define RUN_STEPS_HEADER "time_s,worker,step,loss,staleness,bytes"
+#define RUN_EVAL_ROW_FORMAT "%.6f,%.6f,%ld,%ld,%.9g,%.6f\n"
 void run_eval_row(FILE *f, double time_s, double epoch, long updates, long samples,
                   double test_loss, double test_acc);
 void run_step_row(FILE *f, double time_s, int worker, long step, double loss,
                   long staleness, long bytes);
-int run_write_summary(run *r, const run_summary *s, error *err);
 
 /* A whole JSON file parsed (cJSON_Delete it), or NULL when it is missing
  * or malformed. */
@@ -71,6 +46,9 @@ struct cJSON *run_read_json(const char *path);
 
 /* mkdir -p */
 int run_make_dirs(const char *path, error *err);
+/* rm -rf: path and everything under it (links are removed, never
+ * followed); 0 also when it did not exist. */
+int run_remove_dir(const char *path, error *err);
 
 /* Monotonic seconds. */
 double run_now(void);

@@ -9,6 +9,7 @@
 
 #include "core/partition.h"
 #include "core/stop.h"
+#include "core/summary.h"
 
 typedef struct progress {
     bool tty;
@@ -67,16 +68,16 @@ int sequential_train(experiment *e, run *r, error *err)
         goto done;
     }
 
-    run_summary sum = {
-        .algorithm = "sequential", .model = model_type_name(e->model.type),
-        .mode = experiment_mode_name(e->mode), .dataset = e->data.path[0] ? e->data.path : "synthetic",
-        .workers = 1, .params = (long)m->nparams, .seed = e->seed,
-        .final_test_acc = NAN, .best_test_acc = NAN, .final_test_loss = NAN,
-    };
-    if (e->data.source == DATA_SYNTHETIC) {
-        sum.dataset = "synthetic";
-    }
-    if (run_write_summary(r, &sum, err) < 0) {
+    run_summary sum;
+    summary_init(&sum);
+    sum.algorithm = "sequential";
+    sum.model = model_type_name(e->model.type);
+    sum.mode = experiment_mode_name(e->mode);
+    sum.dataset = e->data.source == DATA_SYNTHETIC ? "synthetic" : e->data.path;
+    sum.workers = 1;
+    sum.params = (long)m->nparams;
+    sum.seed = e->seed;
+    if (summary_write(r->dir, &sum, err) < 0) {
         goto done;
     }
     long total_steps = experiment_total_steps(e, train->n);
@@ -102,9 +103,7 @@ int sequential_train(experiment *e, run *r, error *err)
             eval_time += run_now() - t0;
             last_eval = t;
             run_eval_row(r->eval, t, (double)step * batch / train->n, step, step * batch, loss, acc);
-            if (isnan(sum.best_test_acc) || acc > sum.best_test_acc) {
-                sum.best_test_acc = acc;
-            }
+            summary_add_eval(&sum, loss, acc);
         }
         if (finished || stop_requested()) {
             sum.time_s = t;
@@ -125,24 +124,21 @@ int sequential_train(experiment *e, run *r, error *err)
 
     sum.updates = step;
     sum.samples = step * batch;
-    sum.epochs = (double)sum.samples / train->n;
     sum.train_time_s = sum.time_s;
-    sum.samples_per_s = sum.time_s > 0 ? sum.samples / sum.time_s : 0;
+    summary_finish(&sum, train->n);
     sum.wall_time_s = run_now() - wall_start;
-    sum.final_test_acc = acc;
-    sum.final_test_loss = loss;
     sum.complete = !stopped;
     s_progress(&prog, sum.time_s, e, sum.epochs, sum.samples_per_s, acc, true);
     if (stopped) {
         run_log(r, "interrupted by signal %d after %ld steps", stopped, step);
-        run_write_summary(r, &sum, NULL);
+        summary_write(r->dir, &sum, NULL);
         error_set(err, ERROR_RUNTIME, "interrupted after %ld of %ld steps; %s is "
                   "incomplete", step, total_steps, r->dir);
         goto done;
     }
     run_log(r, "finished: test accuracy %.4f (best %.4f), loss %.4f, %.0f samples/s",
             acc, sum.best_test_acc, loss, sum.samples_per_s);
-    rc = run_write_summary(r, &sum, err);
+    rc = summary_write(r->dir, &sum, err);
 done:
     sampler_free(&sp);
     partition_free(&all, 1);

@@ -611,7 +611,7 @@ static void test_server_survives_garbage(void **state)
     /* the parameters the shard must still hold */
     experiment e;
     error err = {0};
-    assert_int_equal(experiment_configure(&e, f->config, 0, NULL, &err), 0);
+    assert_int_equal(experiment_configure(&e, f->config, 0, NULL, NULL, &err), 0);
     backend *b = backend_new(&e.backend, &err);
     model *m = model_new(&e.model, b, 6, 3, &err);
     size_t n = m->nparams;

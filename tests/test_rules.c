@@ -16,7 +16,6 @@
 #include "algorithms/server.h"
 #include "algorithms/worker.h"
 #include "core/experiment.h"
-#include "transport/wire.h"
 #include "support.h"
 
 static const optim_spec s_sgd = {.kind = OPTIM_SGD, .lr = 0.5};
@@ -223,7 +222,7 @@ static void s_one_worker_run(const char *rule, const char *keys, const char *exp
     support_write_file(f->config, text);
     experiment e;
     error err = {0};
-    if (experiment_configure(&e, f->config, 0, NULL, &err) < 0) {
+    if (experiment_configure(&e, f->config, 0, NULL, NULL, &err) < 0) {
         fail_msg("%s", err.msg);
     }
     assert_int_equal(experiment_load(&e, &err), 0);
@@ -462,7 +461,7 @@ static void test_aeamsgd_looks_ahead_downhill(void **state)
                        "momentum = 0.9\n");
     experiment e;
     error err = {0};
-    assert_int_equal(experiment_configure(&e, f->config, 0, NULL, &err), 0);
+    assert_int_equal(experiment_configure(&e, f->config, 0, NULL, NULL, &err), 0);
     assert_int_equal(experiment_load(&e, &err), 0);
     backend *b = backend_new(&e.backend, &err);
     model *m = model_new(&e.model, b, e.train.dim, e.train.classes, &err);

@@ -124,6 +124,7 @@ int cluster_parse(cluster_spec *s, int role, int argc, char **argv, error *err)
     memset(s, 0, sizeof *s);
     s->role = role;
     s->evaluator = true;
+    s->report_fd = -1;
     if (argc < 1 || argv[0][0] == '-') {
         return error_set(err, ERROR_USAGE, "asgd %s: missing CONFIG", s_roles[role]);
     }
@@ -178,6 +179,10 @@ int cluster_parse(cluster_spec *s, int role, int argc, char **argv, error *err)
             s->run_dir = value;
         } else if (strcmp(name, "--t0") == 0) {
             s->t0 = strtod(value, NULL);
+        } else if (strcmp(name, "--report_fd") == 0) {
+            if (s_parse_index(value, "--report_fd", &s->report_fd, err) < 0) {
+                return -1;
+            }
         } else {
             return error_set(err, ERROR_USAGE, "%s: unknown flag (see `asgd help %s`)", name,
                              s_roles[role]);

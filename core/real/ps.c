@@ -17,11 +17,6 @@
 
 _Static_assert(WIRE_EVALUATOR == ALGORITHM_EVALUATOR, "the evaluator has one id on the wire and in the rules");
 
-typedef struct deferred {
-    zmq_msg_t identity;
-    pull_msg pull;
-} deferred;
-
 /* Pushes handed to the apply threads (Hogwild with server_threads > 1). */
 typedef struct appliers {
     void *push;                /* main thread's end of inproc://apply-K */
@@ -37,8 +32,6 @@ typedef struct ps {
     server *s;
     void *router;
     wire_limits limits;
-    deferred *queue;
-    int queued, capacity;
     appliers apply;
     bool expect_evaluator;
 } ps;
@@ -69,44 +62,33 @@ static long s_reply(ps *p, const zmq_msg_t *identity, uint32_t worker, uint16_t 
     return sent;
 }
 
-static void s_reply_params(ps *p, const zmq_msg_t *identity, uint32_t worker)
+/* server_reply_fn: the parameters to the peer whose identity is handle. */
+static void s_reply_params(void *ctx, const pull_msg *m, void *handle)
 {
-    s_reply(p, identity, worker, WIRE_F32, p->s->theta, p->s->n * sizeof(float));
+    ps *p = ctx;
+    s_reply(p, handle, m->worker, WIRE_F32, p->s->theta, p->s->n * sizeof(float));
 }
 
-static int s_defer(ps *p, const zmq_msg_t *identity, const pull_msg *m)
+/* A waiting pull keeps a copy of its peer's identity; answered or dropped,
+ * the copy goes. */
+static void s_release_identity(void *ctx, void *handle)
 {
-    if (p->queued == p->capacity) {
-        int cap = p->capacity ? 2 * p->capacity : 16;
-        deferred *q = realloc(p->queue, (size_t)cap * sizeof *q);
-        if (!q) {
-            return -1;
-        }
-        p->queue = q;
-        p->capacity = cap;
-    }
-    deferred *d = &p->queue[p->queued++];
-    zmq_msg_init(&d->identity);
-    zmq_msg_copy(&d->identity, (zmq_msg_t *)identity);
-    d->pull = *m;
-    return 0;
+    (void)ctx;
+    zmq_msg_close(handle);
+    free(handle);
 }
 
-/* Answers every deferred pull that has become ready, in arrival order. */
-static void s_wake_deferred(ps *p)
+static void s_reply_waiting(void *ctx, const pull_msg *m, void *handle)
 {
-    int kept = 0;
-    for (int i = 0; i < p->queued; i++) {
-        deferred *d = &p->queue[i];
-        if (server_pull_ready(p->s, &d->pull)) {
-            s_reply_params(p, &d->identity, d->pull.worker);
-            zmq_msg_close(&d->identity);
-        } else {
-            p->queue[kept++] = *d;
-        }
-    }
-    p->queued = kept;
+    s_reply_params(ctx, m, handle);
+    s_release_identity(ctx, handle);
 }
+
+static void s_wake(ps *p)
+{
+    server_wake(p->s, s_reply_waiting, p);
+}
+
 
 static void *s_apply_thread(void *arg)
 {
@@ -199,7 +181,7 @@ static void s_push(ps *p, const wire_header *h, zmq_msg_t *body)
                    .samples = h->samples, .values = zmq_msg_data(body)};
     if (!p->apply.threads) {
         server_push(p->s, &pm);
-        s_wake_deferred(p);
+        s_wake(p);
         return;
     }
     atomic_fetch_add(&p->apply.in_flight, 1);
@@ -218,6 +200,25 @@ static void s_reject(ps *p, const char *why, const wire_header *h, bool decoded)
         } else {
             fprintf(stderr, "ps %d: rejected a message: %s\n", s->shard, why);
         }
+    }
+}
+
+static void s_pull(ps *p, const zmq_msg_t *identity, const pull_msg *m, const wire_header *h)
+{
+    if (server_pull_ready(p->s, m)) {
+        s_reply_params(p, m, (void *)identity);
+        return;
+    }
+    zmq_msg_t *copy = malloc(sizeof *copy);
+    if (copy) {
+        zmq_msg_init(copy);
+        zmq_msg_copy(copy, (zmq_msg_t *)identity);
+    }
+    if (!copy || server_wait(p->s, m, copy) < 0) {
+        if (copy) {
+            s_release_identity(p, copy);
+        }
+        s_reject(p, "out of memory for a waiting pull", h, true);
     }
 }
 
@@ -242,15 +243,9 @@ static int s_handle(ps *p, net_msg *m)
         return 0;
     }
     switch (h.type) {
-    case WIRE_PULL: {
-        pull_msg pm = {.worker = h.worker, .min_version = h.base_version};
-        if (server_pull_ready(s, &pm)) {
-            s_reply_params(p, identity, h.worker);
-        } else if (s_defer(p, identity, &pm) < 0) {
-            s_reject(p, "out of memory for a deferred pull", &h, true);
-        }
+    case WIRE_PULL:
+        s_pull(p, identity, &(pull_msg){.worker = h.worker, .min_version = h.base_version}, &h);
         return 0;
-    }
     case WIRE_PUSH:
         s_push(p, &h, &m->frames[2]);
         return 0;
@@ -260,7 +255,9 @@ static int s_handle(ps *p, net_msg *m)
         return 0;
     }
     if (h.tag == WIRE_CONTROL_STATS) {
-        char *json = server_stats_json(s);
+        shard_stats st;
+        server_snapshot(s, &st);
+        char *json = shard_stats_json(&st);
         s_reply(p, identity, h.worker, WIRE_JSON, json ? json : "{}", json ? strlen(json) : 2);
         free(json);
         return 0;
@@ -273,7 +270,7 @@ static int s_handle(ps *p, net_msg *m)
     s_drain(p);
     server_mark_done(s, h.worker);
     s_reply(p, identity, h.worker, WIRE_NO_PAYLOAD, NULL, 0);
-    s_wake_deferred(p);
+    s_wake(p);
     return server_workers_done(s) && (s->evaluator_done || !p->expect_evaluator);
 }
 
@@ -309,10 +306,7 @@ int ps_serve(server *s, void *zmq_ctx, const ps_options *o, error *err)
     }
     s_drain(&p);
     s_stop_appliers(&p);
-    for (int i = 0; i < p.queued; i++) {
-        zmq_msg_close(&p.queue[i].identity);
-    }
-    free(p.queue);
+    server_drop_waiting(s, s_release_identity, &p);
     /* The last replies (DONE and SHUTDOWN acks) must reach their peers:
      * give them time to leave, which linger 0 would not. */
     int linger = stop_requested() ? 0 : 2000;
@@ -361,15 +355,12 @@ int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *e
     stop_uninstall();
     char path[4200];
     snprintf(path, sizeof path, "%s/ps-%d.json", run_dir, cs->task);
-    char *json = server_stats_json(s);
-    FILE *f = fopen(path, "w");
-    if (f && json) {
-        fprintf(f, "%s\n", json);
+    shard_stats st;
+    server_snapshot(s, &st);
+    error write_err;
+    if (shard_stats_write(path, &st, rc == 0 ? err : &write_err) < 0) {
+        rc = -1;
     }
-    if (f) {
-        fclose(f);
-    }
-    free(json);
     server_destroy(&s);
     zmq_ctx_term(ctx);
     return rc;

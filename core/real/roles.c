@@ -1,12 +1,14 @@
 /* roles.c: the worker and evaluator processes. */
 #include "core/real/roles.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "core/real/peers.h"
+#include "core/real/ps.h"
 #include "core/run.h"
 #include "core/stop.h"
 #include "algorithms/worker.h"
@@ -165,6 +167,9 @@ int evaluator_main(const cluster_spec *cs, experiment *e, const char *run_dir, e
                     : NULL;
     peers p;
     int rc = -1;
+    if (cs->report_fd >= 0) {
+        signal(SIGPIPE, SIG_IGN);   /* a launcher that has gone is no reason to die */
+    }
     if (csv && peers_open(&p, cs, m->nparams, WIRE_EVALUATOR, e->timeout, err) == 0) {
         double t0 = cs->t0;   /* 0: time starts at the first evaluation */
         stop_install();
@@ -185,6 +190,11 @@ int evaluator_main(const cluster_spec *cs, experiment *e, const char *run_dir, e
             model_evaluate_host(m, &loss, &acc, theta, &e->test, (int)e->eval_batch);
             run_eval_row(csv, t, (double)total / (double)n_train, (long)versions[0], (long)total,
                          loss, acc);
+            if (cs->report_fd >= 0) {
+                /* the same row to the launcher; it has gone if this fails */
+                dprintf(cs->report_fd, RUN_EVAL_ROW_FORMAT, t, (double)total / (double)n_train,
+                        (long)versions[0], (long)total, loss, acc);
+            }
             if (final) {
                 rc = peers_control(&p, WIRE_CONTROL_DONE, NULL, err);
                 break;
@@ -210,4 +220,60 @@ int evaluator_main(const cluster_spec *cs, experiment *e, const char *run_dir, e
     model_destroy(&m);
     backend_destroy(&b);
     return rc;
+}
+
+/* The run folder a role writes into: --run_dir, or OUT/NAME/RUN_ID, or
+ * OUT/NAME/cluster. */
+static int s_run_dir(char *dir, size_t n, const cluster_spec *cs, const experiment *e, error *err)
+{
+    if (cs->run_dir) {
+        snprintf(dir, n, "%s", cs->run_dir);
+    } else {
+        snprintf(dir, n, "%s/%s/%s", e->out_root, e->name, e->run_id[0] ? e->run_id : "cluster");
+    }
+    return run_make_dirs(dir, err);
+}
+
+int role_main(int role, int argc, char **argv)
+{
+    error err = {0};
+    cluster_spec cs;
+    experiment e = {0};
+    int rc = -1;
+    char dir[4700];
+    if (cluster_parse(&cs, role, argc, argv, &err) < 0) {
+        goto done;
+    }
+    /* the host lists give the cluster's shape */
+    experiment_shape shape = {.workers = cs.workers, .servers = cs.servers};
+    if (experiment_configure(&e, cs.config_path, cs.noverrides, cs.overrides, &shape, &err) < 0) {
+        goto done;
+    }
+    if (!e.alg) {
+        error_set(&err, ERROR_USAGE, "%s: [train] algorithm = sequential runs in one process; "
+                  "`asgd %s` needs a distributed rule", cs.config_path, cluster_role_name(role));
+        goto done;
+    }
+    if (s_run_dir(dir, sizeof dir, &cs, &e, &err) < 0) {
+        goto done;
+    }
+    switch (role) {
+    case ROLE_PS:
+        rc = ps_main(&cs, &e, dir, &err);
+        break;
+    case ROLE_WORKER:
+        rc = worker_main(&cs, &e, dir, &err);
+        break;
+    default:
+        rc = evaluator_main(&cs, &e, dir, &err);
+        break;
+    }
+done:
+    experiment_destroy(&e);
+    cluster_free(&cs);
+    if (rc < 0) {
+        fprintf(stderr, "asgd %s %d: %s\n", cluster_role_name(role), cs.task, err.msg);
+        return err.status ? err.status : ERROR_RUNTIME;
+    }
+    return 0;
 }

@@ -9,12 +9,13 @@
 #include <sys/mman.h>
 #include <ucontext.h>
 
+#include "algorithms/server.h"
+#include "algorithms/worker.h"
 #include "core/model.h"
 #include "core/partition.h"
-#include "algorithms/server.h"
 #include "core/sim/simqueue.h"
 #include "core/stop.h"
-#include "algorithms/worker.h"
+#include "core/summary.h"
 #include "transport/wire.h"
 
 #ifdef __SANITIZE_ADDRESS__
@@ -63,8 +64,6 @@ typedef struct sim_shard {
     sim_event *queue;        /* messages waiting to be processed, FIFO */
     size_t head, count, cap;
     bool busy;
-    sim_event *deferred;     /* pulls not yet ready */
-    size_t ndeferred, deferred_cap;
 } sim_shard;
 
 struct sim {
@@ -91,7 +90,7 @@ struct sim {
     bool failed;
     error *err;
     float *centre;
-    double best_acc, last_acc, last_loss;
+    run_summary sum;         /* evaluations go in as they happen */
     long n_train;
 };
 
@@ -372,43 +371,39 @@ static void s_fail_worker(sim *s, int k, double back)
 
 /* ---- shards ---- */
 
-static void s_reply(sim *s, sim_shard *sh, int k, const sim_event *m)
+static bool s_alive(const sim *s, int worker, int incarnation)
 {
-    sim_worker *sw = &s->workers[m->worker];
-    server *srv = sh->srv;
+    const sim_worker *sw = &s->workers[worker];
+    return sw->incarnation == incarnation && sw->running && !sw->failed;
+}
+
+/* A shard and the simulator, as a reply's context. */
+typedef struct sim_replier {
+    sim *s;
+    int shard;
+} sim_replier;
+
+/* server_reply_fn: the shard's parameters to the worker now, arriving
+ * after the link's delay; handle is the pull's worker incarnation. A pull
+ * from a worker that has since failed gets nothing. */
+static void s_reply(void *ctx, const pull_msg *m, void *handle)
+{
+    sim_replier *rp = ctx;
+    sim *s = rp->s;
+    int k = rp->shard, worker = (int)m->worker, incarnation = (int)(intptr_t)handle;
+    if (!s_alive(s, worker, incarnation)) {
+        return;
+    }
+    sim_worker *sw = &s->workers[worker];
+    server *srv = s->shards[k].srv;
     memcpy(sw->pull_dst + srv->lo, srv->theta, srv->n * sizeof(float));
     sw->w.versions[k] = srv->version;
     if (k == 0) {
-        sw->w.staleness = srv->last_staleness[m->worker];
+        sw->w.staleness = srv->last_staleness[worker];
     }
     double bytes = WIRE_HEADER_SIZE + (double)srv->n * sizeof(float);
-    s_schedule(s, (sim_event){.t = s_arrival(s, m->worker, k, 0, bytes), .kind = EV_ARRIVE_REPLY,
-                              .worker = m->worker, .shard = k, .incarnation = m->incarnation});
-}
-
-static bool s_alive(const sim *s, const sim_event *m)
-{
-    const sim_worker *sw = &s->workers[m->worker];
-    return sw->incarnation == m->incarnation && sw->running && !sw->failed;
-}
-
-static void s_wake_deferred(sim *s, int k)
-{
-    sim_shard *sh = &s->shards[k];
-    size_t kept = 0;
-    for (size_t i = 0; i < sh->ndeferred; i++) {
-        sim_event *d = &sh->deferred[i];
-        pull_msg pm = {.worker = (uint32_t)d->worker, .min_version = d->version};
-        if (!s_alive(s, d)) {
-            continue;
-        }
-        if (server_pull_ready(sh->srv, &pm)) {
-            s_reply(s, sh, k, d);
-        } else {
-            sh->deferred[kept++] = *d;
-        }
-    }
-    sh->ndeferred = kept;
+    s_schedule(s, (sim_event){.t = s_arrival(s, worker, k, 0, bytes), .kind = EV_ARRIVE_REPLY,
+                              .worker = worker, .shard = k, .incarnation = incarnation});
 }
 
 static int s_queue_add(sim_event **buf, size_t *count, size_t *cap, size_t head, sim_event e)
@@ -437,14 +432,16 @@ static void s_process(sim *s, int k)
         if (sh->count == 0) {
             sh->head = 0;
         }
-        if (!s_alive(s, &m)) {
+        if (!s_alive(s, m.worker, m.incarnation)) {
             continue;   /* from a worker that has since failed */
         }
+        sim_replier rp = {.s = s, .shard = k};
+        void *handle = (void *)(intptr_t)m.incarnation;
         if (m.kind == EV_ARRIVE_PULL) {
             pull_msg pm = {.worker = (uint32_t)m.worker, .min_version = m.version};
             if (server_pull_ready(sh->srv, &pm)) {
-                s_reply(s, sh, k, &m);
-            } else if (s_queue_add(&sh->deferred, &sh->ndeferred, &sh->deferred_cap, 0, m) < 0) {
+                s_reply(&rp, &pm, handle);
+            } else if (server_wait(sh->srv, &pm, handle) < 0) {
                 s->failed = true;
                 error_set(s->err, ERROR_RUNTIME, "sim: out of memory");
             }
@@ -457,7 +454,7 @@ static void s_process(sim *s, int k)
         if (--sw->pending_pushes == 0 && sw->waiting == WAIT_SETTLE) {
             s_wake(sw);
         }
-        s_wake_deferred(s, k);
+        server_wake(sh->srv, s_reply, &rp);
         if (s->e->sim.apply > 0) {
             sh->busy = true;
             s_schedule(s, (sim_event){.t = s->now + s->e->sim.apply, .kind = EV_PROCESS, .shard = k});
@@ -478,11 +475,7 @@ static void s_evaluate(sim *s)
     model_evaluate_host(s->m, &loss, &acc, s->centre, &s->e->test, (int)s->e->eval_batch);
     run_eval_row(s->r->eval, s->now, (double)first->samples / (double)s->n_train,
                  (long)first->version, (long)first->samples, loss, acc);
-    s->last_acc = acc;
-    s->last_loss = loss;
-    if (isnan(s->best_acc) || acc > s->best_acc) {
-        s->best_acc = acc;
-    }
+    summary_add_eval(&s->sum, loss, acc);
 }
 
 /* ---- the run ---- */
@@ -516,7 +509,8 @@ static void s_handle(sim *s, const sim_event *e)
     }
     case EV_ARRIVE_REPLY: {
         sim_worker *sw = &s->workers[e->worker];
-        if (s_alive(s, e) && --sw->pending_replies == 0 && sw->waiting == WAIT_REPLIES) {
+        if (s_alive(s, e->worker, e->incarnation) && --sw->pending_replies == 0 &&
+            sw->waiting == WAIT_REPLIES) {
             s_wake(sw);
         }
         break;
@@ -579,7 +573,6 @@ static void s_free(sim *s)
     for (int k = 0; s->shards && k < s->nshards; k++) {
         server_destroy(&s->shards[k].srv);
         free(s->shards[k].queue);
-        free(s->shards[k].deferred);
     }
     if (s->parts) {
         partition_free(s->parts, s->nworkers);
@@ -594,6 +587,118 @@ static void s_free(sim *s)
     model_destroy(&s->m);
 }
 
+/* Virtual time as the shards' clock. */
+static double s_clock(void *ctx)
+{
+    return ((sim *)ctx)->now;
+}
+
+/* The model, the workers' shards of the data and the server shards. */
+static int s_setup(sim *s)
+{
+    experiment *e = s->e;
+    error *err = s->err;
+    size_t n = s->m->nparams;
+    s->workers = calloc((size_t)s->nworkers, sizeof *s->workers);
+    s->shards = calloc((size_t)s->nshards, sizeof *s->shards);
+    s->parts = calloc((size_t)s->nworkers, sizeof *s->parts);
+    s->link_free = calloc((size_t)s->nworkers * (size_t)s->nshards * 2, sizeof *s->link_free);
+    s->centre = malloc(n * sizeof *s->centre);
+    if (!s->workers || !s->shards || !s->parts || !s->link_free || !s->centre) {
+        return error_set(err, ERROR_RUNTIME, "sim: out of memory");
+    }
+    if (partition_make(s->parts, s->nworkers, &e->train, e->partition, e->partition_alpha,
+                       e->seed, err) < 0) {
+        return -1;
+    }
+    model_init_params(s->m, s->centre, e->seed);
+    for (int k = 0; k < s->nshards; k++) {
+        server *srv = server_new(e->alg, e->rule, &e->rule_info, k, s->nshards, s->nworkers,
+                                 s->centre, n);
+        if (!srv) {
+            return error_set(err, ERROR_RUNTIME, "sim: out of memory");
+        }
+        srv->clock = s_clock;
+        srv->clock_ctx = s;
+        s->shards[k].srv = srv;
+    }
+    s->net_rng = rng_derive(e->seed, RNG_SIM, 0x6e6574);
+    for (int k = 0; k < s->nworkers; k++) {
+        s->workers[k].compute_rng = rng_derive(e->seed, RNG_SIM, 1 + (uint64_t)k);
+    }
+    return 0;
+}
+
+/* The initial evaluation first, then every worker at its start-up time,
+ * and the failures [sim] fail lists. */
+static void s_schedule_start(sim *s)
+{
+    const experiment *e = s->e;
+    s_schedule(s, (sim_event){.t = 0, .kind = EV_EVAL});
+    rng startup = rng_derive(e->seed, RNG_SIM, 0x7374617274);
+    for (int k = 0; k < s->nworkers; k++) {
+        s_schedule(s, (sim_event){.t = sim_startup_time(&e->sim, &startup), .kind = EV_START,
+                                  .worker = k});
+    }
+    for (int i = 0; i < e->sim.nfailures; i++) {
+        const sim_window *f = &e->sim.failures[i];
+        s_schedule(s, (sim_event){.t = f->from, .kind = EV_FAIL, .worker = f->worker,
+                                  .back = f->to});
+    }
+}
+
+/* Processes events until every worker is done; 0 when the run completed. */
+static int s_run(sim *s)
+{
+    stop_install();
+    sim_event ev;
+    while (!s->failed && s->done_workers < s->nworkers && !stop_requested() &&
+           simq_pop(&s->q, &ev)) {
+        s->now = ev.t;
+        s->events++;
+        s_handle(s, &ev);
+    }
+    int stopped = stop_requested();
+    stop_uninstall();
+    if (s->failed) {
+        return -1;
+    }
+    if (stopped) {
+        return error_set(s->err, ERROR_RUNTIME, "interrupted at %.3f simulated s; %s is "
+                         "incomplete", s->now, s->r->dir);
+    }
+    if (s->done_workers < s->nworkers) {
+        return error_set(s->err, ERROR_RUNTIME, "sim: deadlock at %.3f s: %d of %d workers "
+                         "wait for messages that will never come", s->now,
+                         s->nworkers - s->done_workers, s->nworkers);
+    }
+    return 0;
+}
+
+/* The final evaluation, and the shards' counters into the summary. */
+static int s_summarise(sim *s, int rc, double wall0)
+{
+    run_summary *sum = &s->sum;
+    s_evaluate(s);
+    sum->time_s = sum->train_time_s = s->now;
+    for (int k = 0; k < s->nshards; k++) {
+        shard_stats st;
+        server_snapshot(s->shards[k].srv, &st);
+        summary_add_shard(sum, &st);
+    }
+    summary_finish(sum, s->n_train);
+    sum->restarts = s->restarts;
+    sum->sim_events = (long)s->events;
+    sum->complete = rc == 0;
+    fflush(s->r->steps);
+    sum->wall_time_s = run_now() - wall0;
+    run_log(s->r, "sim: %s at %.6f s: test accuracy %.4f, %ld updates, %llu events in %.2f s "
+            "of wall time", rc == 0 ? "finished" : "stopped", s->now, sum->final_test_acc,
+            sum->updates, (unsigned long long)s->events, sum->wall_time_s);
+    error ignored;
+    return summary_write(s->r->dir, sum, rc == 0 ? s->err : &ignored) < 0 ? -1 : rc;
+}
+
 int sim_train(experiment *e, run *r, error *err)
 {
     if (!e->alg) {
@@ -603,121 +708,32 @@ int sim_train(experiment *e, run *r, error *err)
     }
     double wall0 = run_now();
     sim s = {.e = e, .r = r, .err = err, .nworkers = e->workers, .nshards = e->servers,
-             .n_train = e->train.n, .best_acc = NAN, .last_acc = NAN, .last_loss = NAN};
+             .n_train = e->train.n};
+    summary_init(&s.sum);
     backend *b = backend_new(&e->backend, err);
     int rc = -1;
-    if (!b || !(s.m = model_new(&e->model, b, e->train.dim, e->train.classes, err))) {
+    if (!b || !(s.m = model_new(&e->model, b, e->train.dim, e->train.classes, err)) ||
+        s_setup(&s) < 0) {
         goto done;
     }
-    size_t n = s.m->nparams;
-    s.workers = calloc((size_t)s.nworkers, sizeof *s.workers);
-    s.shards = calloc((size_t)s.nshards, sizeof *s.shards);
-    s.parts = calloc((size_t)s.nworkers, sizeof *s.parts);
-    s.link_free = calloc((size_t)s.nworkers * (size_t)s.nshards * 2, sizeof *s.link_free);
-    s.centre = malloc(n * sizeof *s.centre);
-    if (!s.workers || !s.shards || !s.parts || !s.link_free || !s.centre) {
-        error_set(err, ERROR_RUNTIME, "sim: out of memory");
-        goto done;
-    }
-    if (partition_make(s.parts, s.nworkers, &e->train, e->partition, e->partition_alpha, e->seed,
-                       err) < 0) {
-        goto done;
-    }
-    model_init_params(s.m, s.centre, e->seed);
-    for (int k = 0; k < s.nshards; k++) {
-        s.shards[k].srv = server_new(e->alg, e->rule, &e->rule_info, k, s.nshards, s.nworkers,
-                                     s.centre, n);
-        if (!s.shards[k].srv) {
-            error_set(err, ERROR_RUNTIME, "sim: out of memory");
-            goto done;
-        }
-    }
-    s.net_rng = rng_derive(e->seed, RNG_SIM, 0x6e6574);
-    for (int k = 0; k < s.nworkers; k++) {
-        s.workers[k].compute_rng = rng_derive(e->seed, RNG_SIM, 1 + (uint64_t)k);
-    }
-    run_summary sum = {
-        .algorithm = e->algorithm_name, .model = model_type_name(e->model.type), .mode = "sim",
-        .dataset = e->data.source == DATA_SYNTHETIC ? "synthetic" : e->data.path,
-        .workers = s.nworkers, .servers = s.nshards, .seed = e->seed, .params = (long)n,
-        .final_test_acc = NAN, .best_test_acc = NAN, .final_test_loss = NAN,
-    };
-    if (run_write_summary(r, &sum, err) < 0) {
+    s.sum.algorithm = e->algorithm_name;
+    s.sum.model = model_type_name(e->model.type);
+    s.sum.mode = "sim";
+    s.sum.dataset = e->data.source == DATA_SYNTHETIC ? "synthetic" : e->data.path;
+    s.sum.workers = s.nworkers;
+    s.sum.servers = s.nshards;
+    s.sum.seed = e->seed;
+    s.sum.params = (long)s.m->nparams;
+    if (summary_write(r->dir, &s.sum, err) < 0) {
         goto done;
     }
     run_log(r, "sim: %s, %d workers, %d shards, %zu parameters", e->algorithm_name, s.nworkers,
-            s.nshards, n);
-
-    /* the initial evaluation first, then every worker at its start-up time */
-    s_schedule(&s, (sim_event){.t = 0, .kind = EV_EVAL});
-    rng startup = rng_derive(e->seed, RNG_SIM, 0x7374617274);
-    for (int k = 0; k < s.nworkers; k++) {
-        s_schedule(&s, (sim_event){.t = sim_startup_time(&e->sim, &startup), .kind = EV_START,
-                                   .worker = k});
-    }
-    for (int i = 0; i < e->sim.nfailures; i++) {
-        const sim_window *f = &e->sim.failures[i];
-        s_schedule(&s, (sim_event){.t = f->from, .kind = EV_FAIL, .worker = f->worker,
-                                   .back = f->to});
-    }
+            s.nshards, s.m->nparams);
+    s_schedule_start(&s);
     if (e->sim.compute == SIM_MEASURED && s_calibrate(&s) < 0) {
         goto done;
     }
-    stop_install();
-    sim_event ev;
-    while (!s.failed && s.done_workers < s.nworkers && !stop_requested() && simq_pop(&s.q, &ev)) {
-        s.now = ev.t;
-        s.events++;
-        s_handle(&s, &ev);
-    }
-    int stopped = stop_requested();
-    stop_uninstall();
-    if (!s.failed && stopped) {
-        error_set(err, ERROR_RUNTIME, "interrupted at %.3f simulated s; %s is incomplete", s.now,
-                  r->dir);
-    } else if (!s.failed && s.done_workers < s.nworkers) {
-        error_set(err, ERROR_RUNTIME, "sim: deadlock at %.3f s: %d of %d workers wait for "
-                  "messages that will never come", s.now, s.nworkers - s.done_workers,
-                  s.nworkers);
-    } else if (!s.failed) {
-        rc = 0;
-    }
-    s_evaluate(&s);   /* the final model */
-    server *first = s.shards[0].srv;
-    double pushes = 0, staleness = 0;
-    for (int k = 0; k < s.nshards; k++) {
-        server_stats *st = &s.shards[k].srv->stats;
-        pushes += (double)st->pushes;
-        staleness += (double)st->staleness_sum;
-        if ((long)st->staleness_max > sum.staleness_max) {
-            sum.staleness_max = (long)st->staleness_max;
-        }
-        sum.dropped += (long)st->dropped;
-        for (int i = 0; i < SERVER_STALENESS_BINS; i++) {
-            sum.staleness_histogram[i] += (long)st->histogram[i];
-        }
-    }
-    sum.staleness_mean = pushes > 0 ? staleness / pushes : 0;
-    sum.updates = (long)first->version;
-    sum.samples = (long)first->samples;
-    sum.time_s = sum.train_time_s = s.now;
-    sum.epochs = (double)sum.samples / (double)s.n_train;
-    sum.samples_per_s = s.now > 0 ? (double)sum.samples / s.now : 0;
-    sum.final_test_acc = s.last_acc;
-    sum.final_test_loss = s.last_loss;
-    sum.best_test_acc = s.best_acc;
-    sum.restarts = s.restarts;
-    sum.sim_events = (long)s.events;
-    sum.complete = rc == 0;
-    fflush(r->steps);
-    sum.wall_time_s = run_now() - wall0;
-    run_log(r, "sim: %s at %.6f s: test accuracy %.4f, %ld updates, %llu events in %.2f s of "
-            "wall time", rc == 0 ? "finished" : "stopped", s.now, s.last_acc, sum.updates,
-            (unsigned long long)s.events, sum.wall_time_s);
-    error ignored;
-    if (run_write_summary(r, &sum, rc == 0 ? err : &ignored) < 0) {
-        rc = -1;
-    }
+    rc = s_summarise(&s, s_run(&s), wall0);
 done:
     s_free(&s);
     backend_destroy(&b);

@@ -1,0 +1,211 @@
+/* summary.c: shard counters to and from ps-K.json, and summary.json. */
+#include "core/summary.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "core/run.h"
+
+/* The shard's counters in ps-K.json, in this order. */
+#define SHARD_COUNTERS(X) \
+    X(version) X(samples) X(pushes) X(dropped) X(rejected) X(staleness_sum) \
+    X(staleness_max) X(bytes_in) X(bytes_out)
+
+char *shard_stats_json(const shard_stats *st)
+{
+    cJSON *j = cJSON_CreateObject();
+    if (!j) {
+        return NULL;
+    }
+    cJSON_AddNumberToObject(j, "shard", st->shard);
+    cJSON_AddNumberToObject(j, "lo", (double)st->lo);
+    cJSON_AddNumberToObject(j, "hi", (double)st->hi);
+#define ADD(name) cJSON_AddNumberToObject(j, #name, (double)st->name);
+    SHARD_COUNTERS(ADD)
+#undef ADD
+    cJSON_AddNumberToObject(j, "first_pull_at", st->first_pull_at);
+    cJSON_AddNumberToObject(j, "last_push_at", st->last_push_at);
+    cJSON *h = cJSON_AddArrayToObject(j, "staleness_histogram");
+    int last = SUMMARY_STALENESS_BINS - 1;
+    while (last > 0 && st->histogram[last] == 0) {
+        last--;
+    }
+    for (int i = 0; h && i <= last; i++) {
+        cJSON_AddItemToArray(h, cJSON_CreateNumber((double)st->histogram[i]));
+    }
+    char *text = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    return text;
+}
+
+/* Writes text to path through a temporary file and a rename, every step
+ * checked: the file is whole or absent. */
+static int s_write_whole(const char *path, const char *text, error *err)
+{
+    char tmp[4800];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    bool ok = f != NULL;
+    if (f) {
+        ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+        ok = fclose(f) == 0 && ok;
+    }
+    if (!ok || rename(tmp, path) != 0) {
+        int saved = errno;
+        remove(tmp);
+        return error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", path, strerror(saved));
+    }
+    return 0;
+}
+
+int shard_stats_write(const char *path, const shard_stats *st, error *err)
+{
+    char *text = shard_stats_json(st);
+    if (!text) {
+        return error_set(err, ERROR_RUNTIME, "%s: out of memory", path);
+    }
+    int rc = s_write_whole(path, text, err);
+    cJSON_free(text);
+    return rc;
+}
+
+static bool s_number(cJSON *o, const char *key, double *out)
+{
+    cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0)) {
+        return false;
+    }
+    *out = v->valuedouble;
+    return true;
+}
+
+int shard_stats_read(const char *path, shard_stats *st, error *err)
+{
+    memset(st, 0, sizeof *st);
+    cJSON *j = run_read_json(path);
+    if (!j) {
+        return error_set(err, ERROR_RUNTIME, "%s: missing or not JSON", path);
+    }
+    double v;
+    bool ok = s_number(j, "shard", &v) && (st->shard = (int)v, true) &&
+              s_number(j, "lo", &v) && (st->lo = (uint64_t)v, true) &&
+              s_number(j, "hi", &v) && (st->hi = (uint64_t)v, true) &&
+              s_number(j, "first_pull_at", &st->first_pull_at) &&
+              s_number(j, "last_push_at", &st->last_push_at);
+#define GET(name) ok = ok && s_number(j, #name, &v) && (st->name = (uint64_t)v, true);
+    SHARD_COUNTERS(GET)
+#undef GET
+    cJSON *h = cJSON_GetObjectItemCaseSensitive(j, "staleness_histogram");
+    ok = ok && cJSON_IsArray(h) && cJSON_GetArraySize(h) <= SUMMARY_STALENESS_BINS;
+    for (int i = 0; ok && i < cJSON_GetArraySize(h); i++) {
+        cJSON *bin = cJSON_GetArrayItem(h, i);
+        ok = cJSON_IsNumber(bin) && bin->valuedouble >= 0;
+        st->histogram[i] = ok ? (uint64_t)bin->valuedouble : 0;
+    }
+    cJSON_Delete(j);
+    return ok ? 0 : error_set(err, ERROR_RUNTIME, "%s: a counter is missing or malformed", path);
+}
+
+void summary_init(run_summary *s)
+{
+    memset(s, 0, sizeof *s);
+    s->final_test_acc = s->best_test_acc = s->final_test_loss = NAN;
+}
+
+void summary_add_eval(run_summary *s, double loss, double acc)
+{
+    s->final_test_loss = loss;
+    s->final_test_acc = acc;
+    if (isnan(s->best_test_acc) || acc > s->best_test_acc) {
+        s->best_test_acc = acc;
+    }
+}
+
+void summary_add_shard(run_summary *s, const shard_stats *st)
+{
+    s->pushes += (long)st->pushes;
+    s->staleness_sum += (double)st->staleness_sum;
+    if ((long)st->staleness_max > s->staleness_max) {
+        s->staleness_max = (long)st->staleness_max;
+    }
+    s->dropped += (long)st->dropped;
+    s->rejected += (long)st->rejected;
+    for (int i = 0; i < SUMMARY_STALENESS_BINS; i++) {
+        s->staleness_histogram[i] += (long)st->histogram[i];
+    }
+    if (st->shard == 0) {
+        s->updates = (long)st->version;
+        s->samples = (long)st->samples;
+        if (s->train_time_s == 0 && st->first_pull_at > 0 &&
+            st->last_push_at > st->first_pull_at) {
+            s->train_time_s = st->last_push_at - st->first_pull_at;
+        }
+    }
+}
+
+void summary_finish(run_summary *s, long n_train)
+{
+    s->staleness_mean = s->pushes > 0 ? s->staleness_sum / (double)s->pushes : 0;
+    s->epochs = n_train > 0 ? (double)s->samples / (double)n_train : 0;
+    s->samples_per_s = s->train_time_s > 0 ? (double)s->samples / s->train_time_s : 0;
+}
+
+int summary_write(const char *dir, const run_summary *s, error *err)
+{
+    cJSON *j = cJSON_CreateObject();
+    if (!j) {
+        return error_set(err, ERROR_RUNTIME, "summary: out of memory");
+    }
+    cJSON_AddStringToObject(j, "algorithm", s->algorithm);
+    cJSON_AddStringToObject(j, "model", s->model);
+    cJSON_AddNumberToObject(j, "workers", s->workers);
+    cJSON_AddStringToObject(j, "mode", s->mode);
+    cJSON_AddStringToObject(j, "dataset", s->dataset);
+    cJSON_AddNumberToObject(j, "params", (double)s->params);
+    cJSON_AddNumberToObject(j, "seed", (double)s->seed);
+    cJSON_AddNumberToObject(j, "final_test_acc", s->final_test_acc);
+    cJSON_AddNumberToObject(j, "best_test_acc", s->best_test_acc);
+    cJSON_AddNumberToObject(j, "final_test_loss", s->final_test_loss);
+    cJSON_AddNumberToObject(j, "time_s", s->time_s);
+    cJSON_AddNumberToObject(j, "train_time_s", s->train_time_s);
+    cJSON_AddNumberToObject(j, "wall_time_s", s->wall_time_s);
+    cJSON_AddNumberToObject(j, "epochs", s->epochs);
+    cJSON_AddNumberToObject(j, "samples", (double)s->samples);
+    cJSON_AddNumberToObject(j, "samples_per_s", s->samples_per_s);
+    cJSON_AddNumberToObject(j, "updates", (double)s->updates);
+    cJSON_AddNumberToObject(j, "staleness_mean", s->staleness_mean);
+    cJSON_AddNumberToObject(j, "staleness_max", (double)s->staleness_max);
+    if (s->servers > 0) {
+        cJSON_AddNumberToObject(j, "servers", s->servers);
+        cJSON_AddNumberToObject(j, "dropped", (double)s->dropped);
+        cJSON_AddNumberToObject(j, "rejected", (double)s->rejected);
+        cJSON_AddNumberToObject(j, "restarts", s->restarts);
+    }
+    if (strcmp(s->mode, "sim") == 0) {
+        cJSON_AddNumberToObject(j, "sim_events", (double)s->sim_events);
+    }
+    int last = SUMMARY_STALENESS_BINS - 1;
+    while (last > 0 && s->staleness_histogram[last] == 0) {
+        last--;
+    }
+    cJSON *h = cJSON_AddArrayToObject(j, "staleness_histogram");
+    for (int i = 0; h && i <= last; i++) {
+        cJSON_AddItemToArray(h, cJSON_CreateNumber((double)s->staleness_histogram[i]));
+    }
+    cJSON_AddBoolToObject(j, "complete", s->complete);
+    char *text = cJSON_Print(j);
+    cJSON_Delete(j);
+    if (!text) {
+        return error_set(err, ERROR_RUNTIME, "summary: out of memory");
+    }
+    char path[4800];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    int rc = s_write_whole(path, text, err);
+    cJSON_free(text);
+    return rc;
+}

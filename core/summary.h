@@ -1,0 +1,83 @@
+/* summary.h: a run's summary.json, built one way by every driver.
+ *
+ * A driver fills the run's identity and writes the summary at once with
+ * complete = false; it then feeds in what happened, every evaluation of
+ * the centre model (summary_add_eval) and every shard's counters
+ * (summary_add_shard: from the shard object in one process, from its
+ * ps-K.json across processes), and finishes it (summary_finish) before the
+ * last write. A folder whose summary says complete = false is a run that
+ * did not finish. */
+#ifndef ASGD_SUMMARY_H
+#define ASGD_SUMMARY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/error.h"
+
+#define SUMMARY_STALENESS_BINS 64   /* pushes by staleness 0..62, then 63+ */
+
+/* One shard's counters, as the shard keeps them and as ps-K.json holds
+ * them. Times are the driver's clock (wall or virtual seconds). */
+typedef struct shard_stats {
+    int shard;
+    uint64_t lo, hi;          /* its range of the parameter vector */
+    uint64_t version;         /* updates applied */
+    uint64_t samples;         /* examples behind the pushes received */
+    uint64_t pushes;          /* applied */
+    uint64_t dropped;         /* received but not applied (late sync gradients) */
+    uint64_t rejected;        /* malformed messages */
+    uint64_t staleness_sum, staleness_max;
+    uint64_t histogram[SUMMARY_STALENESS_BINS];
+    uint64_t bytes_in, bytes_out;
+    double first_pull_at;     /* the first worker pull (0: none) */
+    double last_push_at;      /* the last push received */
+} shard_stats;
+
+/* The counters as one line of JSON (caller frees), and ps-K.json itself:
+ * written whole or not at all; read back, every field checked. */
+char *shard_stats_json(const shard_stats *st);
+int shard_stats_write(const char *path, const shard_stats *st, error *err);
+int shard_stats_read(const char *path, shard_stats *st, error *err);
+
+typedef struct run_summary {
+    const char *algorithm, *model, *mode, *dataset;
+    int workers;
+    long params;
+    unsigned long seed;
+    double final_test_acc, best_test_acc, final_test_loss;
+    double time_s;              /* run time: wall in real mode */
+    double train_time_s;        /* the part spent training (samples_per_s) */
+    double wall_time_s;         /* wall-clock time of the whole run */
+    double epochs;
+    long updates;
+    long samples;
+    double samples_per_s;
+    long pushes;                /* pushes applied, over every shard */
+    double staleness_sum;       /* over the same pushes */
+    double staleness_mean;
+    long staleness_max;
+    int servers;                /* distributed runs: shards */
+    long dropped;               /* pushes received but not applied */
+    long rejected;              /* malformed messages the servers refused */
+    int restarts;               /* workers restarted by the launcher */
+    long sim_events;            /* simulated runs: events processed */
+    long staleness_histogram[SUMMARY_STALENESS_BINS];
+    bool complete;
+} run_summary;
+
+/* A summary with no evaluation yet (accuracies and loss NaN). */
+void summary_init(run_summary *s);
+/* One evaluation of the centre model: the last is final, the best kept. */
+void summary_add_eval(run_summary *s, double loss, double acc);
+/* One shard's counters; shard 0's version, samples and times stand for
+ * the run's updates, samples and training phase. */
+void summary_add_shard(run_summary *s, const shard_stats *st);
+/* The means and rates, once every shard and evaluation is in: staleness
+ * mean, epochs over n_train examples, samples/s over train_time_s (taken
+ * from shard 0's first pull and last push where the driver set none). */
+void summary_finish(run_summary *s, long n_train);
+/* DIR/summary.json, written then renamed, so a reader never sees half. */
+int summary_write(const char *dir, const run_summary *s, error *err);
+
+#endif

@@ -1,0 +1,233 @@
+/* grid.c: reading a sweep file and expanding its grid. */
+#include "sweep/grid.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "core/experiment.h"
+#include "core/run.h"
+
+static char *s_strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) {
+        memcpy(d, s, n);
+    }
+    return d;
+}
+
+static char *s_trim(char *s)
+{
+    while (*s == ' ' || *s == '\t') {
+        s++;
+    }
+    char *end = s + strlen(s);
+    while (end > s && (end[-1] == ' ' || end[-1] == '\t')) {
+        *--end = '\0';
+    }
+    return s;
+}
+
+typedef struct grid_ctx {
+    sweep *s;
+    error *err;
+} grid_ctx;
+
+static int s_grid_entry(void *ctx, const char *key, const char *value, int line)
+{
+    grid_ctx *g = ctx;
+    sweep *s = g->s;
+    if (s->nkeys == SWEEP_MAX_KEYS) {
+        return error_set(g->err, ERROR_USAGE, "%s:%d: [grid] %s: more than %d keys", s->path,
+                         line, key, SWEEP_MAX_KEYS);
+    }
+    if (!strchr(key, '.') || key[0] == '.') {
+        return error_set(g->err, ERROR_USAGE, "%s:%d: [grid] %s: expected section.key", s->path,
+                         line, key);
+    }
+    grid_key *k = &s->keys[s->nkeys++];
+    snprintf(k->key, sizeof k->key, "%s", key);
+    k->line = line;
+    char *copy = s_strdup(value);
+    if (!copy) {
+        return error_set(g->err, ERROR_RUNTIME, "out of memory");
+    }
+    for (char *save, *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        char *v = s_trim(item);
+        if (*v == '\0') {
+            continue;
+        }
+        if (k->count == SWEEP_MAX_VALUES || strchr(v, '/')) {
+            free(copy);
+            return error_set(g->err, ERROR_USAGE, "%s:%d: [grid] %s: %s", s->path, line, key,
+                             strchr(v, '/') ? "values may not contain '/'" : "too many values");
+        }
+        k->values[k->count++] = s_strdup(v);
+    }
+    free(copy);
+    if (k->count == 0) {
+        return error_set(g->err, ERROR_USAGE, "%s:%d: [grid] %s: an empty list of values",
+                         s->path, line, key);
+    }
+    return 0;
+}
+
+void sweep_free(sweep *s)
+{
+    for (int k = 0; k < s->nkeys; k++) {
+        for (int v = 0; v < s->keys[k].count; v++) {
+            free(s->keys[k].values[v]);
+        }
+    }
+    for (int r = 0; s->runs && r < s->nruns; r++) {
+        for (int o = 0; o < s->runs[r].noverrides; o++) {
+            free(s->runs[r].overrides[o]);
+        }
+    }
+    free(s->runs);
+    config_destroy(&s->c);
+}
+
+static int s_read(sweep *s, error *err)
+{
+    s->c = config_load(s->path, err);
+    if (!s->c) {
+        return -1;
+    }
+    const char *base, *out;
+    char default_name[256];
+    const char *slash = strrchr(s->path, '/');
+    const char *file = slash ? slash + 1 : s->path;
+    snprintf(default_name, sizeof default_name, "%.*s",
+             (int)(strrchr(file, '.') && strrchr(file, '.') != file ? strrchr(file, '.') - file
+                                                                    : (long)strlen(file)), file);
+    if (config_get_string(s->c, "sweep", "base", "", &base, err) < 0 ||
+        config_get_string(s->c, "sweep", "name", default_name, &s->name, err) < 0 ||
+        config_get_string(s->c, "sweep", "out", "runs", &out, err) < 0 ||
+        config_get_int_list(s->c, "sweep", "seeds", "1,2,3", 0, 0x7fffffffL, s->seeds, 64,
+                            &s->nseeds, err) < 0) {
+        return -1;
+    }
+    if (!base[0]) {
+        return error_set(err, ERROR_USAGE, "%s: [sweep] base: the base config is missing",
+                         s->path);
+    }
+    if (s->nseeds == 0) {
+        return config_error(s->c, "sweep", "seeds", err, "an empty list of values");
+    }
+    /* base and out are relative to the sweep file */
+    const char *paths[2] = {base, out};
+    char *dest[2] = {s->base, s->out};
+    for (int i = 0; i < 2; i++) {
+        if (paths[i][0] == '/' || !slash) {
+            snprintf(dest[i], sizeof s->base, "%s", paths[i]);
+        } else {
+            snprintf(dest[i], sizeof s->base, "%.*s/%s", (int)(slash - s->path), s->path, paths[i]);
+        }
+    }
+    grid_ctx g = {.s = s, .err = err};
+    if (config_each(s->c, "grid", s_grid_entry, &g) != 0) {
+        return -1;
+    }
+    return config_check_unused(s->c, err);
+}
+
+/* "command line: KEY=VALUE: why" from a grid override, as the sweep file's line. */
+static int s_blame(const sweep *s, error *err)
+{
+    const char *prefix = "command line: ";
+    if (strncmp(err->msg, prefix, strlen(prefix)) != 0) {
+        return -1;
+    }
+    const char *arg = err->msg + strlen(prefix);
+    for (int k = 0; k < s->nkeys; k++) {
+        size_t len = strlen(s->keys[k].key);
+        if (strncmp(arg, s->keys[k].key, len) == 0 && arg[len] == '=') {
+            const char *why = strstr(arg, ": ");
+            char msg[sizeof err->msg];
+            snprintf(msg, sizeof msg, "%s:%d: [grid] %s: %s", s->path, s->keys[k].line,
+                     s->keys[k].key, why ? why + 2 : "bad value");
+            snprintf(err->msg, sizeof err->msg, "%s", msg);
+            err->status = ERROR_USAGE;
+            return -1;
+        }
+    }
+    return -1;
+}
+
+bool sweep_complete(const char *dir)
+{
+    char path[5600];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    cJSON *j = run_read_json(path);
+    bool done = j && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete"));
+    cJSON_Delete(j);
+    return done;
+}
+
+/* The product of the grid times the seeds, each run checked. */
+static int s_expand(sweep *s, error *err)
+{
+    int total = s->nseeds;
+    for (int k = 0; k < s->nkeys; k++) {
+        total *= s->keys[k].count;
+    }
+    s->runs = calloc((size_t)total, sizeof *s->runs);
+    if (!s->runs) {
+        return error_set(err, ERROR_RUNTIME, "out of memory");
+    }
+    s->nruns = total;
+    for (int r = 0; r < total; r++) {
+        sweep_run *run = &s->runs[r];
+        int rest = r, len = 0;
+        char arg[4400];
+        /* seed varies fastest, then the last key, ..., the first key slowest */
+        long seed = s->seeds[rest % s->nseeds];
+        rest /= s->nseeds;
+        int pick[SWEEP_MAX_KEYS];
+        for (int k = s->nkeys - 1; k >= 0; k--) {
+            pick[k] = rest % s->keys[k].count;
+            rest /= s->keys[k].count;
+        }
+        for (int k = 0; k < s->nkeys; k++) {
+            const char *v = s->keys[k].values[pick[k]];
+            len += snprintf(run->id + len, sizeof run->id - (size_t)len, "%s=%s,",
+                            s->keys[k].key, v);
+            snprintf(arg, sizeof arg, "%s=%s", s->keys[k].key, v);
+            run->overrides[run->noverrides++] = s_strdup(arg);
+        }
+        snprintf(run->id + len, sizeof run->id - (size_t)len, "seed=%ld", seed);
+        const char *fixed[4] = {"experiment.seed", "experiment.name", "experiment.out",
+                                "experiment.run_id"};
+        char values[4][4200];
+        snprintf(values[0], sizeof values[0], "%ld", seed);
+        snprintf(values[1], sizeof values[1], "%s", s->name);
+        snprintf(values[2], sizeof values[2], "%s", s->out);
+        snprintf(values[3], sizeof values[3], "%s", run->id);
+        for (int i = 0; i < 4; i++) {
+            snprintf(arg, sizeof arg, "%s=%.4200s", fixed[i], values[i]);
+            run->overrides[run->noverrides++] = s_strdup(arg);
+        }
+        snprintf(run->dir, sizeof run->dir, "%s/%s/%s", s->out, s->name, run->id);
+        experiment e;
+        if (experiment_configure(&e, s->base, run->noverrides, run->overrides, NULL, err) < 0) {
+            s_blame(s, err);
+            return -1;
+        }
+        run->weight = e.alg && e.mode == MODE_REAL ? e.workers + e.servers + 1 : 1;
+        experiment_destroy(&e);
+        run->complete = sweep_complete(run->dir);
+    }
+    return 0;
+}
+
+int sweep_read(sweep *s, const char *path, error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->path = path;
+    return s_read(s, err) < 0 || s_expand(s, err) < 0 ? -1 : 0;
+}
