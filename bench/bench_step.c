@@ -60,6 +60,121 @@ static int s_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* One model's step and what it needs. */
+typedef struct bench {
+    backend *b;
+    model *m;
+    optim *o;
+    float *params, *grad, *scratch, *x;
+    int32_t *y;
+    int batch;
+} bench;
+
+/* The model type's own defaults (mlp 256-128, the tutorial CNN), without
+ * dropout (torch_step.py's twin has none), on random inputs and labels. */
+static int s_open(bench *k, const backend_spec *bs, const char *type, error *err)
+{
+    char text[64];
+    snprintf(text, sizeof text, "[model]\ntype = %s\ndropout = 0\n", type);
+    model_spec ms;
+    config *c = config_parse_string(text, "bench_step", err);
+    int ok = c && model_spec_configure(&ms, c, err) == 0;
+    config_destroy(&c);
+    k->b = ok ? backend_new(bs, err) : NULL;
+    k->m = k->b ? model_new(&ms, k->b, 784, 10, err) : NULL;
+    if (!k->m) {
+        return -1;
+    }
+    backend *b = k->b;
+    k->params = b->ops->alloc(b, k->m->nparams * sizeof(float));
+    k->grad = b->ops->alloc(b, k->m->nparams * sizeof(float));
+    optim_spec os = {.kind = OPTIM_SGD, .lr = 0.01};
+    k->o = optim_new_on(&os, k->m->nparams, b);
+    k->x = malloc((size_t)k->batch * 784 * sizeof *k->x);
+    k->y = malloc((size_t)k->batch * sizeof *k->y);
+    if (!k->params || !k->grad || !k->o || !k->x || !k->y) {
+        return error_set(err, ERROR_RUNTIME, "out of memory");
+    }
+    rng r = rng_derive(1, RNG_DATA, 0);
+    for (size_t i = 0; i < (size_t)k->batch * 784; i++) {
+        k->x[i] = (float)rng_normal(&r);
+    }
+    for (int i = 0; i < k->batch; i++) {
+        k->y[i] = (int32_t)rng_below(&r, 10);
+    }
+    model_init_params(k->m, k->params, 1);
+    return 0;
+}
+
+static void s_close(bench *k)
+{
+    free(k->x);
+    free(k->y);
+    optim_destroy(&k->o);
+    if (k->b) {
+        k->b->ops->release(k->b, k->params);
+        k->b->ops->release(k->b, k->grad);
+        k->b->ops->release(k->b, k->scratch);
+    }
+    model_destroy(&k->m);
+    backend_destroy(&k->b);
+}
+
+static void s_step(bench *k)
+{
+    model_gradient(k->m, k->grad, k->params, k->x, k->y, k->batch);
+    optim_step(k->o, k->params, k->grad);
+}
+
+/* Records one step's GEMM calls and makes the scratch output they replay
+ * into; then warms up. */
+static int s_record(bench *k, error *err)
+{
+    backend *b = k->b;
+    backend_ops recording = *b->ops;
+    recording.gemm = s_recording_gemm;
+    s_real = b->ops;
+    b->ops = &recording;
+    model_gradient(k->m, k->grad, k->params, k->x, k->y, k->batch);
+    b->ops = s_real;
+    size_t widest = 1;
+    for (int j = 0; j < s_ncalls; j++) {
+        size_t mn = (size_t)s_calls[j].m * (size_t)s_calls[j].n;
+        widest = mn > widest ? mn : widest;
+    }
+    if (!(k->scratch = b->ops->alloc(b, widest * sizeof(float)))) {
+        return error_set(err, ERROR_RUNTIME, "out of memory");
+    }
+    for (int i = 0; i < 10; i++) {
+        s_step(k);
+    }
+    s_sync(b, k->params);
+    return 0;
+}
+
+/* Seconds per step of `steps` steps, then of their GEMMs replayed alone. */
+static void s_time(bench *k, int steps, double *step_s, double *gemm_s)
+{
+    backend *b = k->b;
+    double t0 = run_now();
+    for (int i = 0; i < steps; i++) {
+        s_step(k);
+    }
+    s_sync(b, k->params);
+    double t1 = run_now();
+    for (int i = 0; i < steps; i++) {
+        for (int j = 0; j < s_ncalls; j++) {
+            const gemm_call *g = &s_calls[j];
+            b->ops->gemm(b, k->scratch, g->a, g->bm, g->ta, g->tb, g->m, g->n, g->k,
+                         g->alpha, 0.0f);
+        }
+    }
+    s_sync(b, k->params);
+    double t2 = run_now();
+    *step_s = (t1 - t0) / steps;
+    *gemm_s = (t2 - t1) / steps;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
@@ -68,100 +183,30 @@ int main(int argc, char **argv)
     }
     backend_spec bs = {.device = strcmp(argv[1], "cuda") == 0 ? BACKEND_CUDA : BACKEND_CPU,
                        .threads = 0};
-    int batch = atoi(argv[3]);
+    bench k = {.batch = atoi(argv[3])};
     int steps = argc > 4 ? atoi(argv[4]) : 200;
     int reps = argc > 5 ? atoi(argv[5]) : 5;
-    /* the model's own defaults (mlp 256-128, the tutorial CNN), without
-     * dropout: torch_step.py's twin has none */
-    char text[64];
-    snprintf(text, sizeof text, "[model]\ntype = %s\ndropout = 0\n", argv[2]);
     error err = {0};
-    model_spec ms;
-    config *c = config_parse_string(text, "bench_step", &err);
-    int ok = c && model_spec_configure(&ms, c, &err) == 0;
-    config_destroy(&c);
-    backend *b = ok ? backend_new(&bs, &err) : NULL;
-    model *m = b ? model_new(&ms, b, 784, 10, &err) : NULL;
-    if (!m || batch < 1 || steps < 1 || reps < 1) {
-        fprintf(stderr, "bench_step: %s\n", err.msg[0] ? err.msg : "bad arguments");
+    if (k.batch < 1 || steps < 1 || reps < 1 || reps > 1000) {
+        fprintf(stderr, "bench_step: bad arguments\n");
         return 2;
     }
-    float *params = b->ops->alloc(b, m->nparams * sizeof(float));
-    float *grad = b->ops->alloc(b, m->nparams * sizeof(float));
-    optim_spec os = {.kind = OPTIM_SGD, .lr = 0.01};
-    optim *o = optim_new_on(&os, m->nparams, b);
-    float *x = malloc((size_t)batch * 784 * sizeof *x);
-    int32_t *y = malloc((size_t)batch * sizeof *y);
-    rng r = rng_derive(1, RNG_DATA, 0);
-    for (size_t i = 0; i < (size_t)batch * 784; i++) {
-        x[i] = (float)rng_normal(&r);
+    if (s_open(&k, &bs, argv[2], &err) < 0 || s_record(&k, &err) < 0) {
+        fprintf(stderr, "bench_step: %s\n", err.msg);
+        s_close(&k);
+        return 2;
     }
-    for (int i = 0; i < batch; i++) {
-        y[i] = (int32_t)rng_below(&r, 10);
-    }
-    model_init_params(m, params, 1);
-
-    /* record one step's GEMM calls, then warm up */
-    backend_ops recording = *b->ops;
-    recording.gemm = s_recording_gemm;
-    s_real = b->ops;
-    b->ops = &recording;
-    model_gradient(m, grad, params, x, y, batch);
-    b->ops = s_real;
-    size_t widest = 1;
-    for (int j = 0; j < s_ncalls; j++) {
-        size_t mn = (size_t)s_calls[j].m * (size_t)s_calls[j].n;
-        widest = mn > widest ? mn : widest;
-    }
-    float *scratch = b->ops->alloc(b, widest * sizeof(float));
-    if (!params || !grad || !o || !scratch) {
-        fprintf(stderr, "bench_step: out of memory\n");
-        return 1;
-    }
-    for (int i = 0; i < 10; i++) {
-        model_gradient(m, grad, params, x, y, batch);
-        optim_step(o, params, grad);
-    }
-    s_sync(b, params);
-
-    double *step_s = calloc((size_t)reps, sizeof *step_s);
-    double *gemm_s = calloc((size_t)reps, sizeof *gemm_s);
+    double step_s[1000], gemm_s[1000];
     for (int rep = 0; rep < reps; rep++) {
-        double t0 = run_now();
-        for (int i = 0; i < steps; i++) {
-            model_gradient(m, grad, params, x, y, batch);
-            optim_step(o, params, grad);
-        }
-        s_sync(b, params);
-        double t1 = run_now();
-        for (int i = 0; i < steps; i++) {
-            for (int j = 0; j < s_ncalls; j++) {
-                const gemm_call *g = &s_calls[j];
-                b->ops->gemm(b, scratch, g->a, g->bm, g->ta, g->tb, g->m, g->n, g->k,
-                             g->alpha, 0.0f);
-            }
-        }
-        s_sync(b, params);
-        double t2 = run_now();
-        step_s[rep] = (t1 - t0) / steps;
-        gemm_s[rep] = (t2 - t1) / steps;
+        s_time(&k, steps, &step_s[rep], &gemm_s[rep]);
     }
     qsort(step_s, (size_t)reps, sizeof *step_s, s_cmp);
     qsort(gemm_s, (size_t)reps, sizeof *gemm_s, s_cmp);
     double step = step_s[reps / 2], gemm = gemm_s[reps / 2];
     printf("device=%s model=%s batch=%d params=%zu gemms=%d samples_per_s=%.1f "
            "step_ms=%.4f gemm_ms=%.4f gemm_fraction=%.3f\n",
-           backend_describe(b), argv[2], batch, m->nparams, s_ncalls, batch / step,
+           backend_describe(k.b), argv[2], k.batch, k.m->nparams, s_ncalls, k.batch / step,
            step * 1e3, gemm * 1e3, gemm / step);
-    free(step_s);
-    free(gemm_s);
-    free(x);
-    free(y);
-    optim_destroy(&o);
-    b->ops->release(b, params);
-    b->ops->release(b, grad);
-    b->ops->release(b, scratch);
-    model_destroy(&m);
-    backend_destroy(&b);
+    s_close(&k);
     return 0;
 }

@@ -27,6 +27,32 @@ static int s_iid(shard *shards, int workers, const dataset *d, rng *r,
     return 0;
 }
 
+/* take[w] = worker w's share of count examples in proportions p (summing
+ * to sum), by largest remainders so that every example is given and each
+ * worker gets at most one beyond its floor. p is used up. */
+static void s_apportion(size_t *take, size_t count, double *p, double sum, int workers)
+{
+    size_t given = 0;
+    for (int w = 0; w < workers; w++) {
+        take[w] = (size_t)((double)count * p[w] / sum);
+        given += take[w];
+    }
+    while (given < count) {
+        int best = 0;
+        double best_rem = -1;
+        for (int w = 0; w < workers; w++) {
+            double rem = (double)count * p[w] / sum - (double)take[w];
+            if (rem > best_rem) {
+                best_rem = rem;
+                best = w;
+            }
+        }
+        take[best]++;
+        given++;
+        p[best] = 0;   /* each worker gets at most one extra */
+    }
+}
+
 static int s_label_skew(shard *shards, int workers, const dataset *d,
                         double alpha, rng *r, uint32_t *perm)
 {
@@ -77,26 +103,7 @@ static int s_label_skew(shard *shards, int workers, const dataset *d,
             p[w] = rng_gamma(r, alpha);
             sum += p[w];
         }
-        /* Largest-remainder rounding keeps every example. */
-        size_t given = 0;
-        for (int w = 0; w < workers; w++) {
-            take[w] = (size_t)((double)count * p[w] / sum);
-            given += take[w];
-        }
-        while (given < count) {
-            int best = 0;
-            double best_rem = -1;
-            for (int w = 0; w < workers; w++) {
-                double rem = (double)count * p[w] / sum - (double)take[w];
-                if (rem > best_rem) {
-                    best_rem = rem;
-                    best = w;
-                }
-            }
-            take[best]++;
-            given++;
-            p[best] = 0;   /* each worker gets at most one extra */
-        }
+        s_apportion(take, count, p, sum, workers);
         size_t at = start[k];
         for (int w = 0; w < workers; w++) {
             memcpy(shards[w].idx + shards[w].n, perm + at, take[w] * sizeof(uint32_t));

@@ -33,123 +33,164 @@ static void s_progress(progress *p, double now, const experiment *e, double epoc
     fflush(stderr);
 }
 
-int sequential_train(experiment *e, run *r, error *err)
-{
-    int rc = -1;
-    backend *b = NULL;
-    model *m = NULL;
-    optim *o = NULL;
-    float *params = NULL, *grad = NULL, *x = NULL;
-    int32_t *y = NULL;
-    sampler sp = {0};
-    shard all = {0};
-    const dataset *train = &e->train;
-    int batch = (int)e->batch;
-
-    if (!(b = backend_new(&e->backend, err)) ||
-        !(m = model_new(&e->model, b, train->dim, train->classes, err))) {
-        goto done;
-    }
-    params = b->ops->alloc(b, m->nparams * sizeof *params);
-    grad = b->ops->alloc(b, m->nparams * sizeof *grad);
-    x = malloc((size_t)batch * (size_t)train->dim * sizeof *x);
-    y = malloc((size_t)batch * sizeof *y);
-    o = optim_new_on(&e->optim, m->nparams, b);
-    if (!params || !grad || !x || !y || !o) {
-        error_set(err, ERROR_RUNTIME, "sequential: out of memory");
-        goto done;
-    }
-    model_init_params(m, params, e->seed);
-    rng masks = rng_derive(e->seed, RNG_DROPOUT, 0);
-    model_seed_dropout(m, rng_next(&masks));
-    if (partition_make(&all, 1, train, e->partition, e->partition_alpha, e->seed, err) < 0 ||
-        sampler_init(&sp, train, &all, rng_derive(e->seed, RNG_BATCH, 0)) < 0) {
-        error_set(err, ERROR_RUNTIME, "sequential: out of memory");
-        goto done;
-    }
-
+/* The baseline's state: one model, its parameters on the backend, one
+ * sampler over the whole training set. */
+typedef struct trainer {
+    experiment *e;
+    run *r;
+    backend *b;
+    model *m;
+    optim *o;
+    float *params, *grad, *x;
+    int32_t *y;
+    sampler sp;
+    shard all;
     run_summary sum;
-    summary_init(&sum);
-    sum.algorithm = "sequential";
-    sum.model = model_type_name(e->model.type);
-    sum.mode = experiment_mode_name(e->mode);
-    sum.dataset = e->data.source == DATA_SYNTHETIC ? "synthetic" : e->data.path;
-    sum.workers = 1;
-    sum.params = (long)m->nparams;
-    sum.seed = e->seed;
-    if (summary_write(r->dir, &sum, err) < 0) {
-        goto done;
+    double eval_time;         /* seconds spent evaluating, not training */
+    double acc, loss;         /* the last evaluation */
+} trainer;
+
+static int s_open(trainer *t, error *err)
+{
+    experiment *e = t->e;
+    const dataset *train = &e->train;
+    size_t batch = (size_t)e->batch;
+    if (!(t->b = backend_new(&e->backend, err)) ||
+        !(t->m = model_new(&e->model, t->b, train->dim, train->classes, err))) {
+        return -1;
     }
-    long total_steps = experiment_total_steps(e, train->n);
-    run_log(r, "backend: %s", backend_describe(b));
-    run_log(r, "sequential: %s model, %zu parameters, %d training and %d test "
-            "examples, %ld steps of batch %d", model_type_name(e->model.type),
-            m->nparams, train->n, e->test.n, total_steps, batch);
+    backend *b = t->b;
+    t->params = b->ops->alloc(b, t->m->nparams * sizeof *t->params);
+    t->grad = b->ops->alloc(b, t->m->nparams * sizeof *t->grad);
+    t->x = malloc(batch * (size_t)train->dim * sizeof *t->x);
+    t->y = malloc(batch * sizeof *t->y);
+    t->o = optim_new_on(&e->optim, t->m->nparams, b);
+    if (!t->params || !t->grad || !t->x || !t->y || !t->o) {
+        return error_set(err, ERROR_RUNTIME, "sequential: out of memory");
+    }
+    model_init_params(t->m, t->params, e->seed);
+    rng masks = rng_derive(e->seed, RNG_DROPOUT, 0);
+    model_seed_dropout(t->m, rng_next(&masks));
+    if (partition_make(&t->all, 1, train, e->partition, e->partition_alpha, e->seed, err) < 0 ||
+        sampler_init(&t->sp, train, &t->all, rng_derive(e->seed, RNG_BATCH, 0)) < 0) {
+        return error_set(err, ERROR_RUNTIME, "sequential: out of memory");
+    }
+    return 0;
+}
 
-    stop_install();
+static void s_close(trainer *t)
+{
+    sampler_free(&t->sp);
+    partition_free(&t->all, 1);
+    free(t->x);
+    free(t->y);
+    optim_destroy(&t->o);
+    if (t->b) {
+        t->b->ops->release(t->b, t->params);
+        t->b->ops->release(t->b, t->grad);
+    }
+    model_destroy(&t->m);
+    backend_destroy(&t->b);
+}
 
+/* Evaluates the model after `step` steps at run time time_s; the time it
+ * takes is not training time. */
+static void s_evaluate(trainer *t, long step, double time_s)
+{
+    experiment *e = t->e;
+    double start = run_now();
+    model_evaluate(t->m, &t->loss, &t->acc, t->params, &e->test, (int)e->eval_batch);
+    t->eval_time += run_now() - start;
+    run_eval_row(t->r->eval, time_s, (double)step * e->batch / e->train.n, step,
+                 step * e->batch, t->loss, t->acc);
+    summary_add_eval(&t->sum, t->loss, t->acc);
+}
+
+/* Trains for total_steps (or until stopped), evaluating at step 0, every
+ * eval.every seconds of training time and at the end; returns the steps
+ * taken. */
+static long s_train(trainer *t, long total_steps, double wall_start)
+{
+    experiment *e = t->e;
+    int batch = (int)e->batch;
     progress prog = {.tty = isatty(STDERR_FILENO) != 0, .last = 0};
-    double wall_start = run_now();
-    double eval_time = 0;          /* seconds spent evaluating */
-    double last_eval = 0, acc = -1, loss = NAN;
+    double last_eval = 0;
     long step = 0;
-
     for (;;) {
-        double t = run_now() - wall_start - eval_time;
+        double now = run_now() - wall_start - t->eval_time;
         bool finished = step == total_steps;
-        if (finished || step == 0 || (e->eval_every > 0 && t - last_eval >= e->eval_every)) {
-            double t0 = run_now();
-            model_evaluate(m, &loss, &acc, params, &e->test, (int)e->eval_batch);
-            eval_time += run_now() - t0;
-            last_eval = t;
-            run_eval_row(r->eval, t, (double)step * batch / train->n, step, step * batch, loss, acc);
-            summary_add_eval(&sum, loss, acc);
+        if (finished || step == 0 || (e->eval_every > 0 && now - last_eval >= e->eval_every)) {
+            s_evaluate(t, step, now);
+            last_eval = now;
         }
         if (finished || stop_requested()) {
-            sum.time_s = t;
-            break;
+            t->sum.time_s = now;
+            return step;
         }
-        sampler_next(&sp, x, y, batch);
-        float step_loss = model_gradient(m, grad, params, x, y, batch);
-        optim_step(o, params, grad);
+        sampler_next(&t->sp, t->x, t->y, batch);
+        float step_loss = model_gradient(t->m, t->grad, t->params, t->x, t->y, batch);
+        optim_step(t->o, t->params, t->grad);
         step++;
         if (step % e->steps_every == 0) {
-            run_step_row(r->steps, t, 0, step, step_loss, 0, 0);
+            run_step_row(t->r->steps, now, 0, step, step_loss, 0, 0);
         }
-        s_progress(&prog, t, e, (double)step * batch / train->n,
-                   t > 0 ? step * batch / t : 0, acc, false);
+        s_progress(&prog, now, e, (double)step * batch / e->train.n,
+                   now > 0 ? step * batch / now : 0, t->acc, false);
     }
+}
+
+/* The summary's identity, written at once (complete = false). */
+static int s_start_summary(trainer *t, error *err)
+{
+    run_summary *sum = &t->sum;
+    summary_init(sum);
+    sum->algorithm = "sequential";
+    sum->model = model_type_name(t->e->model.type);
+    sum->mode = experiment_mode_name(t->e->mode);
+    sum->dataset = t->e->data.source == DATA_SYNTHETIC ? "synthetic" : t->e->data.path;
+    sum->workers = 1;
+    sum->params = (long)t->m->nparams;
+    sum->seed = t->e->seed;
+    return summary_write(t->r->dir, sum, err);
+}
+
+int sequential_train(experiment *e, run *r, error *err)
+{
+    trainer t = {.e = e, .r = r, .acc = -1, .loss = NAN};
+    int rc = -1;
+    if (s_open(&t, err) < 0 || s_start_summary(&t, err) < 0) {
+        goto done;
+    }
+    long total_steps = experiment_total_steps(e, e->train.n);
+    run_log(r, "backend: %s", backend_describe(t.b));
+    run_log(r, "sequential: %s model, %zu parameters, %d training and %d test "
+            "examples, %ld steps of batch %ld", model_type_name(e->model.type),
+            t.m->nparams, e->train.n, e->test.n, total_steps, e->batch);
+    stop_install();
+    double wall_start = run_now();
+    long step = s_train(&t, total_steps, wall_start);
     int stopped = stop_requested();
     stop_uninstall();
-
-    sum.updates = step;
-    sum.samples = step * batch;
-    sum.train_time_s = sum.time_s;
-    summary_finish(&sum, train->n);
-    sum.wall_time_s = run_now() - wall_start;
-    sum.complete = !stopped;
-    s_progress(&prog, sum.time_s, e, sum.epochs, sum.samples_per_s, acc, true);
+    run_summary *sum = &t.sum;
+    sum->updates = step;
+    sum->samples = step * e->batch;
+    sum->train_time_s = sum->time_s;
+    summary_finish(sum, e->train.n);
+    sum->wall_time_s = run_now() - wall_start;
+    sum->complete = !stopped;
+    progress done_line = {.tty = isatty(STDERR_FILENO) != 0};
+    s_progress(&done_line, sum->time_s, e, sum->epochs, sum->samples_per_s, t.acc, true);
     if (stopped) {
         run_log(r, "interrupted by signal %d after %ld steps", stopped, step);
-        summary_write(r->dir, &sum, NULL);
+        summary_write(r->dir, sum, NULL);
         error_set(err, ERROR_RUNTIME, "interrupted after %ld of %ld steps; %s is "
                   "incomplete", step, total_steps, r->dir);
         goto done;
     }
     run_log(r, "finished: test accuracy %.4f (best %.4f), loss %.4f, %.0f samples/s",
-            acc, sum.best_test_acc, loss, sum.samples_per_s);
-    rc = summary_write(r->dir, &sum, err);
+            t.acc, sum->best_test_acc, t.loss, sum->samples_per_s);
+    rc = summary_write(r->dir, sum, err);
 done:
-    sampler_free(&sp);
-    partition_free(&all, 1);
-    free(x);
-    free(y);
-    optim_destroy(&o);
-    if (b) {
-        b->ops->release(b, params);
-        b->ops->release(b, grad);
-    }
-    model_destroy(&m);
-    backend_destroy(&b);
+    s_close(&t);
     return rc;
 }

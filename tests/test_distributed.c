@@ -595,6 +595,43 @@ static size_t s_receive(void *sock, wire_header *h, void *buf, size_t cap, uint6
     return got;
 }
 
+/* Sends a shard of n parameters every kind of malformed message; returns
+ * how many. */
+static int s_send_garbage(void *sock, size_t n)
+{
+    uint8_t noise[64];
+    for (int i = 0; i < 64; i++) {
+        noise[i] = (uint8_t)(i * 151 + 7);
+    }
+    float payload[64] = {1e30f, -1e30f};
+    wire_header good = {.type = WIRE_PUSH, .worker = 0, .shard = 0, .offset = 0,
+                        .count = n, .encoding = WIRE_F32};
+    int sent = 0;
+    s_send_frames(sock, (const void *const[]){"hello"}, (const size_t[]){5}, 1), sent++;
+    s_send_frames(sock, (const void *const[]){noise}, (const size_t[]){64}, 1), sent++;
+    s_send_frames(sock, (const void *const[]){""}, (const size_t[]){0}, 1), sent++;
+    wire_header h = good;
+    h.offset = 1;                                         /* outside the shard */
+    s_send(sock, &h, payload, n * sizeof(float)), sent++;
+    s_send(sock, &good, payload, n * sizeof(float) - 4), sent++;   /* short payload */
+    h = good;
+    h.worker = 7;                                         /* no such worker */
+    s_send(sock, &h, payload, n * sizeof(float)), sent++;
+    h = good;
+    h.shard = 3;
+    s_send(sock, &h, payload, n * sizeof(float)), sent++;
+    uint8_t head[WIRE_HEADER_SIZE];
+    wire_encode(head, &good);
+    head[4] = 99;                                         /* protocol version */
+    s_send_frames(sock, (const void *const[]){head, payload}, (const size_t[]){64, n * 4}, 2), sent++;
+    wire_encode(head, &good);                             /* four frames */
+    s_send_frames(sock, (const void *const[]){head, payload, payload},
+                  (const size_t[]){64, n * 4, 8}, 3), sent++;
+    h = (wire_header){.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD};
+    s_send(sock, &h, payload, 8), sent++;                 /* a pull with a payload */
+    return sent;
+}
+
 static void test_server_survives_garbage(void **state)
 {
     support_fixture *f = *state;
@@ -626,38 +663,10 @@ static void test_server_survives_garbage(void **state)
     snprintf(endpoint, sizeof endpoint, "tcp://127.0.0.1:%d", port);
     assert_int_equal(zmq_connect(sock, endpoint), 0);
 
-    uint8_t noise[64];
-    for (int i = 0; i < 64; i++) {
-        noise[i] = (uint8_t)(i * 151 + 7);
-    }
-    float payload[64] = {1e30f, -1e30f};
-    wire_header good = {.type = WIRE_PUSH, .worker = 0, .shard = 0, .offset = 0,
-                        .count = n, .encoding = WIRE_F32};
-    int sent = 0;
-    s_send_frames(sock, (const void *const[]){"hello"}, (const size_t[]){5}, 1), sent++;
-    s_send_frames(sock, (const void *const[]){noise}, (const size_t[]){64}, 1), sent++;
-    s_send_frames(sock, (const void *const[]){""}, (const size_t[]){0}, 1), sent++;
-    wire_header h = good;
-    h.offset = 1;                                         /* outside the shard */
-    s_send(sock, &h, payload, n * sizeof(float)), sent++;
-    s_send(sock, &good, payload, n * sizeof(float) - 4), sent++;   /* short payload */
-    h = good;
-    h.worker = 7;                                         /* no such worker */
-    s_send(sock, &h, payload, n * sizeof(float)), sent++;
-    h = good;
-    h.shard = 3;
-    s_send(sock, &h, payload, n * sizeof(float)), sent++;
-    uint8_t head[WIRE_HEADER_SIZE];
-    wire_encode(head, &good);
-    head[4] = 99;                                         /* protocol version */
-    s_send_frames(sock, (const void *const[]){head, payload}, (const size_t[]){64, n * 4}, 2), sent++;
-    wire_encode(head, &good);                             /* four frames */
-    s_send_frames(sock, (const void *const[]){head, payload, payload},
-                  (const size_t[]){64, n * 4, 8}, 3), sent++;
-    h = (wire_header){.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD};
-    s_send(sock, &h, payload, 8), sent++;                 /* a pull with a payload */
+    int sent = s_send_garbage(sock, n);
 
     /* still serving, parameters untouched */
+    wire_header h = {.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD};
     s_send(sock, &h, NULL, 0);
     wire_header reply;
     size_t bytes = s_receive(sock, &reply, got, (n + 8) * sizeof *got, n);

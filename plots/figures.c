@@ -1,0 +1,321 @@
+/* figures.c: each kind's data files and gnuplot variables. */
+#include "plots/figures.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "plots/gnuplot.h"
+
+#define FIGURE_GRID 60   /* points per convergence curve */
+
+const char *const figure_kinds[] = {"convergence", "scaling", "staleness", "time-to-accuracy",
+                                    "throughput", NULL};
+
+/* STEM-N.dat in the figure's folder, opened for writing with a comment. */
+static FILE *s_data(const figure_place *place, int n, const char *comment, error *err)
+{
+    char path[6400];
+    snprintf(path, sizeof path, "%s/%.1100s-%d.dat", place->dir, place->stem, n);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        error_set(err, ERROR_RUNTIME, "%s: cannot write", path);
+        return NULL;
+    }
+    fprintf(f, "# %s\n", comment);
+    return f;
+}
+
+static int s_close(FILE *f, const figure_place *place, error *err)
+{
+    return fclose(f) == 0 ? 0 : error_set(err, ERROR_RUNTIME, "%s: cannot write data", place->dir);
+}
+
+/* A gnuplot string variable. */
+static void s_string(FILE *gp, const char *name, const char *value)
+{
+    char quoted[600];
+    gnuplot_quote(quoted, sizeof quoted, value);
+    fprintf(gp, "%s = %s\n", name, quoted);
+}
+
+static double s_interp(const double *xs, const double *ys, int n, double x)
+{
+    if (x <= xs[0]) {
+        return ys[0];
+    }
+    for (int i = 1; i < n; i++) {
+        if (x <= xs[i]) {
+            double span = xs[i] - xs[i - 1];
+            return span > 0 ? ys[i - 1] + (ys[i] - ys[i - 1]) * (x - xs[i - 1]) / span : ys[i];
+        }
+    }
+    return ys[n - 1];
+}
+
+/* One curve per run of group g, as eval.csv columns. */
+typedef struct curves {
+    double *xs[PLOT_MAX_RUNS], *ys[PLOT_MAX_RUNS];
+    int n[PLOT_MAX_RUNS];
+    int count;
+    double xmax;              /* the shortest run's last x: where every run has data */
+} curves;
+
+static void s_read_curves(curves *c, const plot_runs *set, int g, int xc, int yc)
+{
+    c->count = 0;
+    c->xmax = INFINITY;
+    for (int r = 0; r < set->count; r++) {
+        if (set->runs[r].g != g) {
+            continue;
+        }
+        int k = c->count;
+        c->n[k] = plot_run_eval(&set->runs[r], xc, yc, &c->xs[k], &c->ys[k]);
+        if (c->n[k] > 0) {
+            c->xmax = fmin(c->xmax, c->xs[k][c->n[k] - 1]);
+            c->count++;
+        } else {
+            free(c->xs[k]);
+            free(c->ys[k]);
+        }
+    }
+}
+
+static void s_free_curves(curves *c)
+{
+    for (int k = 0; k < c->count; k++) {
+        free(c->xs[k]);
+        free(c->ys[k]);
+    }
+}
+
+/* Group g's mean and min-max over a grid of FIGURE_GRID + 1 points. */
+static int s_convergence_group(const plot_runs *set, int g, int xc, int yc,
+                               const figure_place *place, error *err)
+{
+    curves *c = malloc(sizeof *c);
+    FILE *f = c ? s_data(place, g + 1, set->groups[g], err) : NULL;
+    if (!f) {
+        free(c);
+        return c ? -1 : error_set(err, ERROR_RUNTIME, "out of memory");
+    }
+    s_read_curves(c, set, g, xc, yc);
+    fprintf(f, "# x mean min max over %d runs\n", c->count);
+    for (int i = 0; c->count > 0 && i <= FIGURE_GRID; i++) {
+        double x = c->xmax * i / FIGURE_GRID, sum = 0, lo = INFINITY, hi = -INFINITY;
+        for (int k = 0; k < c->count; k++) {
+            double y = s_interp(c->xs[k], c->ys[k], c->n[k], x);
+            sum += y;
+            lo = fmin(lo, y);
+            hi = fmax(hi, y);
+        }
+        fprintf(f, "%.9g %.9g %.9g %.9g\n", x, sum / c->count, lo, hi);
+    }
+    s_free_curves(c);
+    free(c);
+    return s_close(f, place, err);
+}
+
+static const char *s_convergence(const figure_options *o, plot_runs *set,
+                                 const figure_place *place, FILE *gp, error *err)
+{
+    int xc = strcmp(o->x, "epoch") == 0 ? 1 : strcmp(o->x, "updates") == 0 ? 2 : 0;
+    int yc = strcmp(o->y, "loss") == 0 ? 4 : 5;
+    s_string(gp, "xlabel", xc == 0 ? "time (s)" : xc == 1 ? "epochs" : "server updates");
+    s_string(gp, "ylabel", yc == 4 ? "test loss" : "test accuracy");
+    for (int g = 0; g < set->ngroups; g++) {
+        if (s_convergence_group(set, g, xc, yc, place, err) < 0) {
+            return NULL;
+        }
+    }
+    return "convergence";
+}
+
+static int s_by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Group g's distinct x values, sorted; returns their count. */
+static int s_group_xs(const plot_runs *set, int g, double *xv)
+{
+    int nx = 0;
+    for (int r = 0; r < set->count; r++) {
+        double x = set->runs[r].x;
+        bool seen = false;
+        for (int i = 0; i < nx; i++) {
+            seen = seen || xv[i] == x;
+        }
+        if (set->runs[r].g == g && !isnan(x) && !seen) {
+            xv[nx++] = x;
+        }
+    }
+    qsort(xv, (size_t)nx, sizeof *xv, s_by_value);
+    return nx;
+}
+
+/* Group g's mean and min-max y at each x, with the speed-up over its
+ * first x and the ideal one. */
+static int s_scaling_group(const plot_runs *set, int g, const figure_place *place, error *err)
+{
+    double *xv = malloc(PLOT_MAX_RUNS * sizeof *xv);
+    FILE *f = xv ? s_data(place, g + 1, set->groups[g], err) : NULL;
+    if (!f) {
+        free(xv);
+        return xv ? -1 : error_set(err, ERROR_RUNTIME, "out of memory");
+    }
+    int nx = s_group_xs(set, g, xv);
+    fprintf(f, "# x mean min max speedup ideal\n");
+    double base = NAN;
+    for (int i = 0; i < nx; i++) {
+        double sum = 0, lo = INFINITY, hi = -INFINITY;
+        int k = 0;
+        for (int r = 0; r < set->count; r++) {
+            if (set->runs[r].g == g && set->runs[r].x == xv[i]) {
+                double y = set->runs[r].y;
+                sum += y;
+                lo = fmin(lo, y);
+                hi = fmax(hi, y);
+                k++;
+            }
+        }
+        if (i == 0) {
+            base = sum / k;
+        }
+        fprintf(f, "%.9g %.9g %.9g %.9g %.9g %.9g\n", xv[i], sum / k, lo, hi, sum / k / base,
+                xv[i] / xv[0]);
+    }
+    free(xv);
+    return s_close(f, place, err);
+}
+
+static const char *s_scaling(const figure_options *o, plot_runs *set, const figure_place *place,
+                             FILE *gp, error *err)
+{
+    for (int r = 0; r < set->count; r++) {
+        set->runs[r].x = plot_run_number(&set->runs[r], o->x);
+        set->runs[r].y = plot_run_number(&set->runs[r], o->y);
+    }
+    s_string(gp, "xlabel", o->x);
+    s_string(gp, "ylabel", o->y);
+    fprintf(gp, "speedup = %d\n", strcmp(o->y, "samples_per_s") == 0 &&
+                                  strcmp(o->x, "workers") == 0);
+    for (int g = 0; g < set->ngroups; g++) {
+        if (s_scaling_group(set, g, place, err) < 0) {
+            return NULL;
+        }
+    }
+    return "scaling";
+}
+
+/* Group g's staleness histogram, summed over its runs, as a CDF. */
+static int s_staleness_group(const plot_runs *set, int g, const figure_place *place, error *err)
+{
+    double h[64] = {0}, total = 0;
+    for (int r = 0; r < set->count; r++) {
+        cJSON *a = cJSON_GetObjectItemCaseSensitive(set->runs[r].summary, "staleness_histogram");
+        if (set->runs[r].g != g || !cJSON_IsArray(a)) {
+            continue;
+        }
+        for (int i = 0; i < cJSON_GetArraySize(a) && i < 64; i++) {
+            h[i] += cJSON_GetArrayItem(a, i)->valuedouble;
+            total += cJSON_GetArrayItem(a, i)->valuedouble;
+        }
+    }
+    FILE *f = s_data(place, g + 1, set->groups[g], err);
+    if (!f) {
+        return -1;
+    }
+    fprintf(f, "# staleness cdf\n");
+    double acc = 0;
+    int last = 63;
+    while (last > 0 && h[last] == 0) {
+        last--;
+    }
+    for (int i = 0; i <= last + 1 && i < 64; i++) {
+        acc += h[i];
+        fprintf(f, "%d %.9g\n", i, total > 0 ? acc / total : 1);
+    }
+    return s_close(f, place, err);
+}
+
+static const char *s_staleness(const figure_options *o, plot_runs *set,
+                               const figure_place *place, FILE *gp, error *err)
+{
+    (void)o;
+    (void)gp;
+    for (int g = 0; g < set->ngroups; g++) {
+        if (s_staleness_group(set, g, place, err) < 0) {
+            return NULL;
+        }
+    }
+    return "staleness";
+}
+
+/* A run's bar value: the time its test accuracy first reached the target,
+ * or its samples/s; NaN when it has none. */
+static double s_bar_value(const figure_options *o, const plot_run *run)
+{
+    if (o->kind == KIND_THROUGHPUT) {
+        return plot_run_number(run, "samples_per_s");
+    }
+    double *xs, *ys, v = NAN;
+    int n = plot_run_eval(run, 0, 5, &xs, &ys);
+    for (int i = 0; i < n && isnan(v); i++) {
+        if (ys[i] >= o->target) {
+            v = xs[i];
+        }
+    }
+    free(xs);
+    free(ys);
+    return v;
+}
+
+static const char *s_bars(const figure_options *o, plot_runs *set, const figure_place *place,
+                          FILE *gp, error *err)
+{
+    FILE *f = s_data(place, 1, "group mean min max", err);
+    if (!f) {
+        return NULL;
+    }
+    for (int g = 0; g < set->ngroups; g++) {
+        double sum = 0, lo = INFINITY, hi = -INFINITY;
+        int k = 0;
+        for (int r = 0; r < set->count; r++) {
+            double v = set->runs[r].g == g ? s_bar_value(o, &set->runs[r]) : NAN;
+            if (!isnan(v)) {
+                sum += v;
+                lo = fmin(lo, v);
+                hi = fmax(hi, v);
+                k++;
+            }
+        }
+        if (k > 0) {
+            fprintf(f, "\"%s\" %.9g %.9g %.9g\n", set->groups[g], sum / k, lo, hi);
+        } else {
+            fprintf(stderr, "asgd plot: %s never reaches test accuracy %g\n", set->groups[g],
+                    o->target);
+        }
+    }
+    s_string(gp, "ylabel", o->kind == KIND_THROUGHPUT ? "samples/s"
+                                                      : "time to target test accuracy (s)");
+    return s_close(f, place, err) < 0 ? NULL : "bars";
+}
+
+const char *figure_write(const figure_options *o, plot_runs *set, const figure_place *place,
+                         FILE *gp, error *err)
+{
+    switch (o->kind) {
+    case KIND_CONVERGENCE:
+        return s_convergence(o, set, place, gp, err);
+    case KIND_SCALING:
+        return s_scaling(o, set, place, gp, err);
+    case KIND_STALENESS:
+        return s_staleness(o, set, place, gp, err);
+    default:
+        return s_bars(o, set, place, gp, err);
+    }
+}

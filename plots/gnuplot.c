@@ -1,0 +1,68 @@
+/* gnuplot.c: the embedded templates and the gnuplot pipe. */
+#include "plots/gnuplot.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *gnuplot_template_text(const char *name)
+{
+    for (const gnuplot_template *t = gnuplot_templates; t->name; t++) {
+        if (strcmp(t->name, name) == 0) {
+            return t->text;
+        }
+    }
+    return NULL;
+}
+
+void gnuplot_quote(char *out, size_t n, const char *text)
+{
+    size_t at = 0;
+    if (n < 3) {
+        return;
+    }
+    out[at++] = '"';
+    for (const char *p = text; *p && at + 3 < n; p++) {
+        if (*p == '"' || *p == '\\') {
+            out[at++] = '\\';
+        }
+        out[at++] = *p == '\n' ? ' ' : *p;
+    }
+    out[at++] = '"';
+    out[at] = '\0';
+}
+
+bool gnuplot_available(void)
+{
+    const char *path = getenv("PATH");
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", path ? path : "/usr/bin:/bin");
+    for (char *save, *d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        char exe[4200];
+        snprintf(exe, sizeof exe, "%s/gnuplot", d);
+        if (access(exe, X_OK) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+int gnuplot_draw(const char *dir, const char *script, error *err)
+{
+    fflush(NULL);
+    FILE *pipe = popen("gnuplot", "w");
+    if (!pipe) {
+        return error_set(err, ERROR_RUNTIME, "cannot start gnuplot: %s", strerror(errno));
+    }
+    char quoted_dir[4200], quoted_script[2200];
+    gnuplot_quote(quoted_dir, sizeof quoted_dir, dir);
+    gnuplot_quote(quoted_script, sizeof quoted_script, script);
+    fprintf(pipe, "cd %s\nload %s\n", quoted_dir, quoted_script);
+    int status = pclose(pipe);
+    if (status != 0) {
+        return error_set(err, ERROR_RUNTIME, "gnuplot failed on %s/%s (status %d)", dir, script,
+                         status);
+    }
+    return 0;
+}

@@ -1,0 +1,200 @@
+/* runs.c: finding, grouping and reading the runs of a figure. */
+#include "plots/runs.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cJSON.h>
+
+#include "core/config.h"
+#include "core/run.h"
+
+void plot_run_value(const plot_run *r, const char *key, char *out, size_t n)
+{
+    out[0] = '\0';
+    const char *dot = strchr(key, '.');
+    if (!dot) {
+        cJSON *v = cJSON_GetObjectItemCaseSensitive(r->summary, key);
+        if (cJSON_IsString(v)) {
+            snprintf(out, n, "%s", v->valuestring);
+        } else if (cJSON_IsNumber(v)) {
+            snprintf(out, n, "%g", v->valuedouble);
+        }
+        return;
+    }
+    char path[4200], section[128];
+    snprintf(path, sizeof path, "%s/config.ini", r->dir);
+    snprintf(section, sizeof section, "%.*s", (int)(dot - key), key);
+    error err;
+    config *c = config_load(path, &err);
+    const char *v;
+    if (c && config_get_string(c, section, dot + 1, "", &v, &err) == 0) {
+        snprintf(out, n, "%s", v);
+    }
+    config_destroy(&c);
+}
+
+double plot_run_number(const plot_run *r, const char *key)
+{
+    char v[256];
+    plot_run_value(r, key, v, sizeof v);
+    return v[0] ? strtod(v, NULL) : NAN;
+}
+
+static int s_by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The entries of dir but . and .., sorted (caller frees each and the list). */
+static char **s_sorted_entries(const char *dir, size_t *count)
+{
+    DIR *d = opendir(dir);
+    struct dirent *ent;
+    char **names = NULL;
+    size_t n = 0;
+    while (d && (ent = readdir(d))) {
+        if (ent->d_name[0] == '.') {
+            continue;
+        }
+        char **grown = realloc(names, (n + 1) * sizeof *names);
+        if (!grown) {
+            break;
+        }
+        names = grown;
+        if ((names[n] = strdup(ent->d_name))) {
+            n++;
+        }
+    }
+    if (d) {
+        closedir(d);
+    }
+    if (n > 0) {
+        qsort(names, n, sizeof *names, s_by_name);
+    }
+    *count = n;
+    return names;
+}
+
+static void s_collect(plot_runs *set, const char *dir, int depth)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    cJSON *j = run_read_json(path);
+    if (j) {
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")) &&
+            set->count < PLOT_MAX_RUNS) {
+            plot_run *r = &set->runs[set->count++];
+            snprintf(r->dir, sizeof r->dir, "%s", dir);
+            r->summary = j;
+        } else {
+            cJSON_Delete(j);
+        }
+        return;
+    }
+    if (depth == 0) {
+        return;
+    }
+    size_t n;
+    char **names = s_sorted_entries(dir, &n);
+    for (size_t i = 0; i < n; i++) {
+        char sub[4200];
+        snprintf(sub, sizeof sub, "%s/%s", dir, names[i]);
+        struct stat st;
+        if (stat(sub, &st) == 0 && S_ISDIR(st.st_mode)) {
+            s_collect(set, sub, depth - 1);
+        }
+        free(names[i]);
+    }
+    free(names);
+}
+
+static int s_group_index(plot_runs *set, const char *name)
+{
+    for (int g = 0; g < set->ngroups; g++) {
+        if (strcmp(set->groups[g], name) == 0) {
+            return g;
+        }
+    }
+    if (set->ngroups == PLOT_MAX_GROUPS) {
+        return -1;
+    }
+    snprintf(set->groups[set->ngroups], sizeof set->groups[0], "%s", name);
+    return set->ngroups++;
+}
+
+int plot_runs_collect(plot_runs *set, const char *const *dirs, int ndirs, const char *group_key,
+                      error *err)
+{
+    memset(set, 0, sizeof *set);
+    set->runs = calloc(PLOT_MAX_RUNS, sizeof *set->runs);
+    if (!set->runs) {
+        return error_set(err, ERROR_RUNTIME, "out of memory");
+    }
+    for (int i = 0; i < ndirs; i++) {
+        s_collect(set, dirs[i], 4);
+    }
+    if (set->count == 0) {
+        return error_set(err, ERROR_USAGE, "asgd plot: no complete run folders under %s%s",
+                         dirs[0], ndirs > 1 ? " and the others" : "");
+    }
+    for (int r = 0; r < set->count; r++) {
+        plot_run *run = &set->runs[r];
+        plot_run_value(run, group_key, run->group, sizeof run->group);
+        if (!run->group[0]) {
+            snprintf(run->group, sizeof run->group, "(no %s)", group_key);
+        }
+        if ((run->g = s_group_index(set, run->group)) < 0) {
+            return error_set(err, ERROR_USAGE, "asgd plot: more than %d groups of %s",
+                             PLOT_MAX_GROUPS, group_key);
+        }
+    }
+    return 0;
+}
+
+void plot_runs_free(plot_runs *set)
+{
+    for (int r = 0; r < set->count; r++) {
+        cJSON_Delete(set->runs[r].summary);
+    }
+    free(set->runs);
+    memset(set, 0, sizeof *set);
+}
+
+int plot_run_eval(const plot_run *r, int xc, int yc, double **xs, double **ys)
+{
+    char path[4200], line[512];
+    snprintf(path, sizeof path, "%s/eval.csv", r->dir);
+    FILE *f = fopen(path, "r");
+    int n = 0, cap = 0;
+    *xs = *ys = NULL;
+    while (f && fgets(line, sizeof line, f)) {
+        double v[6];
+        if (sscanf(line, "%lf,%lf,%lf,%lf,%lf,%lf", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) != 6) {
+            continue;
+        }
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            double *gx = realloc(*xs, (size_t)cap * sizeof **xs);
+            double *gy = gx ? realloc(*ys, (size_t)cap * sizeof **ys) : NULL;
+            if (gx) {
+                *xs = gx;
+            }
+            if (!gy) {
+                break;
+            }
+            *ys = gy;
+        }
+        (*xs)[n] = v[xc];
+        (*ys)[n] = v[yc];
+        n++;
+    }
+    if (f) {
+        fclose(f);
+    }
+    return n;
+}

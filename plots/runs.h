@@ -1,0 +1,49 @@
+/* runs.h: the runs a figure draws: complete run folders found under the
+ * folders given (down to 4 levels, in name order, so that figures do not
+ * depend on the file system's order), grouped by a key, and read. */
+#ifndef ASGD_PLOT_RUNS_H
+#define ASGD_PLOT_RUNS_H
+
+#include <stddef.h>
+
+#include "core/error.h"
+
+#define PLOT_MAX_RUNS 4096
+#define PLOT_MAX_GROUPS 32
+
+struct cJSON;
+
+typedef struct plot_run {
+    char dir[4096];
+    char group[256];
+    int g;                    /* index of its group */
+    double x, y;              /* scaling: its --x and --y values, read once */
+    struct cJSON *summary;
+} plot_run;
+
+typedef struct plot_runs {
+    plot_run *runs;
+    int count;
+    char groups[PLOT_MAX_GROUPS][256];   /* in order of first appearance */
+    int ngroups;
+} plot_runs;
+
+/* Every complete run under dirs, each in the group its value of group_key
+ * names ("(no KEY)" when it has none). ERROR_USAGE when there is no run or
+ * more than PLOT_MAX_GROUPS groups. */
+int plot_runs_collect(plot_runs *set, const char *const *dirs, int ndirs, const char *group_key,
+                      error *err);
+void plot_runs_free(plot_runs *set);
+
+/* A key's value for a run as text: a summary field (no dot in key), or
+ * section.key of its config.ini; "" when it has none. */
+void plot_run_value(const plot_run *r, const char *key, char *out, size_t n);
+/* The same as a number; NaN when it has none. */
+double plot_run_number(const plot_run *r, const char *key);
+
+/* Columns xc and yc of the rows of a run's eval.csv (time_s 0, epoch 1,
+ * updates 2, samples 3, test_loss 4, test_acc 5); returns the row count
+ * (the caller frees xs and ys). */
+int plot_run_eval(const plot_run *r, int xc, int yc, double **xs, double **ys);
+
+#endif

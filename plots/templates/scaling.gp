@@ -1,0 +1,14 @@
+# scaling.gp: a summary field of each group against a key (workers, by
+# default), the mean with min-max bars; with speedup, beside it the
+# speed-up over the group's first point and the ideal line.
+# STEM-G.dat: x mean min max speedup ideal.
+set xlabel xlabel
+set ylabel ylabel
+if (speedup) { set multiplot layout 1,2 }
+plot for [g=1:groups] data(g) using 1:2:3:4 with yerrorlines ls g title titles[g]
+if (speedup) {
+    set ylabel "speed-up"
+    plot for [g=1:groups] data(g) using 1:5 with linespoints ls g title titles[g], \
+         data(1) using 1:6 with lines lc rgb "black" dt 3 title "ideal"
+    unset multiplot
+}
