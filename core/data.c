@@ -10,138 +10,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <zlib.h>
-
+#include "core/idx.h"
 #include "core/rng.h"
 
 static const char *const s_sources[] = {"fashion-mnist", "mnist", "idx", "synthetic", NULL};
 static const char *const s_normalizations[] = {"standard", "scale", "none", NULL};
-
-static int s_read_exact(gzFile f, void *buf, size_t n)
-{
-    uint8_t *p = buf;
-    while (n > 0) {
-        unsigned chunk = n > (1u << 30) ? (1u << 30) : (unsigned)n;
-        int got = gzread(f, p, chunk);
-        if (got <= 0) {
-            return -1;
-        }
-        p += got;
-        n -= (size_t)got;
-    }
-    return 0;
-}
-
-/* How much of an IDX file to read: its header, the header and every data
- * byte checked but not kept, or all of it. */
-enum idx_mode { IDX_HEADER, IDX_SCAN, IDX_LOAD };
-
-static int s_idx_read(idx_file *out, const char *path, enum idx_mode mode, error *err);
-
-int idx_read(idx_file *out, const char *path, error *err)
-{
-    return s_idx_read(out, path, IDX_LOAD, err);
-}
-
-int idx_read_header(idx_file *out, const char *path, error *err)
-{
-    return s_idx_read(out, path, IDX_HEADER, err);
-}
-
-/* Reads and drops count bytes, 64 KiB at a time. */
-static int s_skip_exact(gzFile f, size_t count)
-{
-    uint8_t buf[65536];
-    while (count > 0) {
-        size_t chunk = count < sizeof buf ? count : sizeof buf;
-        if (s_read_exact(f, buf, chunk) < 0) {
-            return -1;
-        }
-        count -= chunk;
-    }
-    return 0;
-}
-
-static int s_idx_read(idx_file *out, const char *path, enum idx_mode mode, error *err)
-{
-    memset(out, 0, sizeof *out);
-    gzFile f = gzopen(path, "rb");
-    if (!f) {
-        return error_set(err, ERROR_USAGE, "%s: cannot open: %s", path,
-                         errno ? strerror(errno) : "out of memory");
-    }
-    int rc = -1;
-    uint8_t magic[4];
-    if (s_read_exact(f, magic, 4) < 0) {
-        error_set(err, ERROR_USAGE, "%s: corrupt IDX file: too short for a header", path);
-        goto done;
-    }
-    if (magic[0] != 0 || magic[1] != 0 || magic[3] < 1 || magic[3] > 4) {
-        error_set(err, ERROR_USAGE, "%s: not an IDX file (magic number "
-                  "%02x%02x%02x%02x)", path, magic[0], magic[1], magic[2], magic[3]);
-        goto done;
-    }
-    if (magic[2] != 0x08) {
-        error_set(err, ERROR_USAGE, "%s: IDX element type 0x%02x is not "
-                  "supported (only unsigned bytes, 0x08)", path, magic[2]);
-        goto done;
-    }
-    out->ndims = magic[3];
-    size_t count = 1;
-    for (int i = 0; i < out->ndims; i++) {
-        uint8_t b[4];
-        if (s_read_exact(f, b, 4) < 0) {
-            error_set(err, ERROR_USAGE, "%s: corrupt IDX file: truncated header", path);
-            goto done;
-        }
-        out->dims[i] = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 |
-                       (uint32_t)b[2] << 8 | b[3];
-        if (out->dims[i] == 0 || out->dims[i] > (1u << 28) ||
-            count > ((size_t)1 << 34) / out->dims[i]) {
-            error_set(err, ERROR_USAGE, "%s: corrupt IDX file: implausible "
-                      "dimension %u", path, out->dims[i]);
-            goto done;
-        }
-        count *= out->dims[i];
-    }
-    out->count = count;
-    if (mode == IDX_HEADER) {
-        rc = 0;
-        goto done;
-    }
-    out->data = mode == IDX_LOAD ? malloc(count) : NULL;
-    if (mode == IDX_LOAD && !out->data) {
-        error_set(err, ERROR_RUNTIME, "%s: out of memory for %zu bytes", path, count);
-        goto done;
-    }
-    if ((mode == IDX_LOAD ? s_read_exact(f, out->data, count) : s_skip_exact(f, count)) < 0) {
-        int zerr;
-        const char *why = gzerror(f, &zerr);
-        error_set(err, ERROR_USAGE, "%s: corrupt IDX file: truncated (the header "
-                  "promises %zu data bytes)%s%s", path, count,
-                  zerr < 0 ? ": " : "", zerr < 0 ? why : "");
-        goto done;
-    }
-    uint8_t extra;
-    if (gzread(f, &extra, 1) != 0) {
-        error_set(err, ERROR_USAGE, "%s: corrupt IDX file: data beyond the %zu "
-                  "bytes its header promises", path, count);
-        goto done;
-    }
-    rc = 0;
-done:
-    gzclose(f);
-    if (rc < 0) {
-        idx_free(out);
-    }
-    return rc;
-}
-
-void idx_free(idx_file *f)
-{
-    free(f->data);
-    memset(f, 0, sizeof *f);
-}
 
 /* The shape of the examples an image file and its (loaded) label file
  * make, keeping the first `limit` (> 0): examples, features and classes. */
@@ -379,7 +252,7 @@ static int s_scan_pair(const char *images, const char *labels, long limit, datas
                        error *err)
 {
     idx_file im, lb;
-    if (s_idx_read(&im, images, IDX_SCAN, err) < 0) {
+    if (idx_scan(&im, images, err) < 0) {
         return -1;
     }
     if (idx_read(&lb, labels, err) < 0) {

@@ -1,9 +1,7 @@
-/* data.h: data sets in memory, read from IDX files or generated.
+/* data.h: data sets in memory, read from IDX files (idx.h) or generated.
  *
  * A dataset is n examples of dim float features (row-major) with integer
- * labels in [0, classes). IDX files (the MNIST format) are read through
- * zlib, so `.gz` and plain files both work; every header field and the
- * file length are checked before any data is trusted. */
+ * labels in [0, classes). */
 #ifndef ASGD_DATA_H
 #define ASGD_DATA_H
 
@@ -12,6 +10,7 @@
 
 #include "core/config.h"
 #include "core/error.h"
+#include "core/idx.h"
 
 typedef struct dataset {
     int n;            /* examples */
@@ -20,14 +19,6 @@ typedef struct dataset {
     float *x;         /* n x dim */
     int32_t *y;       /* n */
 } dataset;
-
-/* An IDX file of unsigned bytes (type 0x08): dims[0] is the item count. */
-typedef struct idx_file {
-    int ndims;
-    uint32_t dims[4];
-    size_t count;     /* product of dims */
-    uint8_t *data;
-} idx_file;
 
 enum data_source { DATA_FASHION_MNIST, DATA_MNIST, DATA_IDX, DATA_SYNTHETIC };
 enum data_normalize { NORMALIZE_STANDARD, NORMALIZE_SCALE, NORMALIZE_NONE };
@@ -44,14 +35,6 @@ typedef struct data_spec {
 } data_spec;
 
 #define DATA_FASHION_MNIST_PATH "/usr/share/datasets/fashion-mnist"
-
-/* Reads path (gzip or plain). Checks the magic number (0x0000 08 NDIMS,
- * 1 <= NDIMS <= 4), that no dimension is zero, and that the file holds
- * exactly the bytes the header promises. */
-int idx_read(idx_file *out, const char *path, error *err);
-/* Only the header: ndims, dims and count; data stays NULL. */
-int idx_read_header(idx_file *out, const char *path, error *err);
-void idx_free(idx_file *f);
 
 /* Reads the [data] keys. */
 int data_spec_configure(data_spec *s, config *c, error *err);

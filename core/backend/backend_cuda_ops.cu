@@ -1,0 +1,399 @@
+/* backend_cuda_ops.cu: asgd's own CUDA kernels, each the GPU form of the
+ * loop of the same name in backend_cpu.c (with the same per-element
+ * arithmetic from kernels.h where there is any to share), and checked
+ * against it by tests/test_cuda.c. Reductions (bias gradients, loss sums)
+ * go through fixed trees, never atomics, so results repeat. */
+#include "core/backend/cuda.h"
+
+extern "C" {
+#include "core/backend/kernels.h"
+}
+
+#include <string.h>
+
+/* ---- element-wise ---------------------------------------------------- */
+
+__global__ void k_bias_add(float *out, const float *bias, size_t total, int cols)
+{
+    FOR_EACH(i, total) {
+        out[i] += bias[i % (size_t)cols];
+    }
+}
+
+void cuda_bias_add(backend *b, float *out, const float *bias, int rows, int cols)
+{
+    size_t total = (size_t)rows * (size_t)cols;
+    k_bias_add<<<cuda_blocks(total), THREADS, 0, S(b)->stream>>>(out, bias, total, cols);
+    LAUNCH_CHECK(k_bias_add);
+}
+
+/* Column sums in two passes: blocks of 32 columns x BIAS_ROWS threads,
+ * gridDim.y of them down the rows, each writing one partial row; then one
+ * thread per column adds the partials in order. */
+enum { BIAS_COLS = 32, BIAS_ROWS = 8 };
+
+__global__ void k_bias_partial(float *partial, const float *dout, int rows, int cols)
+{
+    __shared__ float sums[BIAS_ROWS][BIAS_COLS];
+    int col = blockIdx.x * BIAS_COLS + threadIdx.x;
+    float s = 0;
+    if (col < cols) {
+        for (int r = blockIdx.y * BIAS_ROWS + threadIdx.y; r < rows;
+             r += gridDim.y * BIAS_ROWS) {
+            s += dout[(size_t)r * cols + col];
+        }
+    }
+    sums[threadIdx.y][threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.y == 0 && col < cols) {
+        for (int y = 1; y < BIAS_ROWS; y++) {
+            s += sums[y][threadIdx.x];
+        }
+        partial[(size_t)blockIdx.y * cols + col] = s;
+    }
+}
+
+__global__ void k_bias_total(float *dbias, const float *partial, int parts, int cols)
+{
+    FOR_EACH(c, (size_t)cols) {
+        float s = 0;
+        for (int p = 0; p < parts; p++) {
+            s += partial[(size_t)p * cols + c];
+        }
+        dbias[c] = s;
+    }
+}
+
+void cuda_bias_grad(backend *b, float *dbias, const float *dout, int rows, int cols)
+{
+    cuda_state *st = S(b);
+    int col_blocks = (cols + BIAS_COLS - 1) / BIAS_COLS;
+    int parts = (rows + BIAS_ROWS * 16 - 1) / (BIAS_ROWS * 16);   /* 16 rows a thread */
+    parts = parts < 1 ? 1 : (parts > 256 ? 256 : parts);
+    size_t need = (size_t)parts * (size_t)cols;
+    if (need > st->partial_capacity) {
+        b->ops->release(b, st->partial);
+        if (!(st->partial = (float *)b->ops->alloc(b, need * sizeof(float)))) {
+            cuda_die(__FILE__, __LINE__, "alloc", "out of GPU memory for bias sums");
+        }
+        st->partial_capacity = need;
+    }
+    dim3 grid((unsigned)col_blocks, (unsigned)parts), block(BIAS_COLS, BIAS_ROWS);
+    k_bias_partial<<<grid, block, 0, st->stream>>>(st->partial, dout, rows, cols);
+    LAUNCH_CHECK(k_bias_partial);
+    k_bias_total<<<cuda_blocks((size_t)cols), THREADS, 0, st->stream>>>(dbias, st->partial,
+                                                                      parts, cols);
+    LAUNCH_CHECK(k_bias_total);
+}
+
+__global__ void k_relu_forward(float *out, const float *in, size_t n)
+{
+    FOR_EACH(i, n) {
+        out[i] = in[i] > 0.0f ? in[i] : 0.0f;
+    }
+}
+
+void cuda_relu_forward(backend *b, float *out, const float *in, size_t n)
+{
+    k_relu_forward<<<cuda_blocks(n), THREADS, 0, S(b)->stream>>>(out, in, n);
+    LAUNCH_CHECK(k_relu_forward);
+}
+
+__global__ void k_relu_backward(float *din, const float *dout, const float *out, size_t n)
+{
+    FOR_EACH(i, n) {
+        din[i] = out[i] > 0.0f ? dout[i] : 0.0f;
+    }
+}
+
+void cuda_relu_backward(backend *b, float *din, const float *dout, const float *out,
+                               size_t n)
+{
+    k_relu_backward<<<cuda_blocks(n), THREADS, 0, S(b)->stream>>>(din, dout, out, n);
+    LAUNCH_CHECK(k_relu_backward);
+}
+
+/* ---- softmax and cross-entropy ---------------------------------------- */
+
+/* One thread per row (rows are a minibatch, columns the classes). */
+__global__ void k_softmax_xent(float *probs, double *row_loss, int *row_correct,
+                               const float *logits, const int32_t *labels, int rows, int cols)
+{
+    FOR_EACH(r, (size_t)rows) {
+        row_loss[r] = (double)kernel_softmax_xent_row(probs + r * cols, logits + r * cols,
+                                                      labels[r], cols, &row_correct[r]);
+    }
+}
+
+/* One block: a tree sum of the rows' losses and hits. */
+__global__ void k_sum_rows(double *sums, const double *row_loss, const int *row_correct,
+                           int rows)
+{
+    __shared__ double loss[THREADS];
+    __shared__ double hits[THREADS];
+    double l = 0, h = 0;
+    for (int r = threadIdx.x; r < rows; r += blockDim.x) {
+        l += row_loss[r];
+        h += row_correct[r];
+    }
+    loss[threadIdx.x] = l;
+    hits[threadIdx.x] = h;
+    __syncthreads();
+    for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+        if ((int)threadIdx.x < stride) {
+            loss[threadIdx.x] += loss[threadIdx.x + stride];
+            hits[threadIdx.x] += hits[threadIdx.x + stride];
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        sums[0] = loss[0];
+        sums[1] = hits[0];
+    }
+}
+
+void cuda_softmax_xent_forward(backend *b, float *probs, double *loss_sum, int *correct,
+                                      const float *logits, const int32_t *labels, int rows,
+                                      int cols)
+{
+    cuda_state *st = S(b);
+    if (rows > st->row_capacity) {
+        b->ops->release(b, st->row_loss);
+        b->ops->release(b, st->row_correct);
+        st->row_loss = (double *)b->ops->alloc(b, (size_t)rows * sizeof(double));
+        st->row_correct = (int *)b->ops->alloc(b, (size_t)rows * sizeof(int));
+        if (!st->row_loss || !st->row_correct) {
+            cuda_die(__FILE__, __LINE__, "alloc", "out of GPU memory for the loss");
+        }
+        st->row_capacity = rows;
+    }
+    k_softmax_xent<<<cuda_blocks((size_t)rows), THREADS, 0, st->stream>>>(
+        probs, st->row_loss, st->row_correct, logits, labels, rows, cols);
+    LAUNCH_CHECK(k_softmax_xent);
+    k_sum_rows<<<1, THREADS, 0, st->stream>>>(st->sums_device, st->row_loss,
+                                              st->row_correct, rows);
+    LAUNCH_CHECK(k_sum_rows);
+    b->ops->to_host(b, st->sums_host, st->sums_device, 2 * sizeof(double));
+    *loss_sum = st->sums_host[0];
+    *correct = (int)st->sums_host[1];
+}
+
+__global__ void k_softmax_xent_backward(float *dlogits, const float *probs,
+                                        const int32_t *labels, size_t total, int cols,
+                                        float scale)
+{
+    FOR_EACH(i, total) {
+        size_t r = i / (size_t)cols;
+        int c = (int)(i % (size_t)cols);
+        dlogits[i] = scale * (probs[i] - (c == labels[r] ? 1.0f : 0.0f));
+    }
+}
+
+void cuda_softmax_xent_backward(backend *b, float *dlogits, const float *probs,
+                                       const int32_t *labels, int rows, int cols, float scale)
+{
+    size_t total = (size_t)rows * (size_t)cols;
+    k_softmax_xent_backward<<<cuda_blocks(total), THREADS, 0, S(b)->stream>>>(
+        dlogits, probs, labels, total, cols, scale);
+    LAUNCH_CHECK(k_softmax_xent_backward);
+}
+
+/* ---- vectors ----------------------------------------------------------- */
+
+__global__ void k_axpy(float *y, float a, const float *x, size_t n)
+{
+    FOR_EACH(i, n) {
+        y[i] += a * x[i];
+    }
+}
+
+void cuda_axpy(backend *b, float *y, float a, const float *x, size_t n)
+{
+    k_axpy<<<cuda_blocks(n), THREADS, 0, S(b)->stream>>>(y, a, x, n);
+    LAUNCH_CHECK(k_axpy);
+}
+
+__global__ void k_scale(float *x, float a, size_t n)
+{
+    FOR_EACH(i, n) {
+        x[i] *= a;
+    }
+}
+
+void cuda_scale(backend *b, float *x, float a, size_t n)
+{
+    k_scale<<<cuda_blocks(n), THREADS, 0, S(b)->stream>>>(x, a, n);
+    LAUNCH_CHECK(k_scale);
+}
+
+void cuda_copy(backend *b, float *dst, const float *src, size_t n)
+{
+    if (dst != src) {
+        CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof *dst, cudaMemcpyDeviceToDevice,
+                                   S(b)->stream));
+    }
+}
+
+/* ---- convolution and pooling ------------------------------------------- */
+
+/* One thread per column-matrix element, so that writes are coalesced. */
+__global__ void k_im2col(float *col, const float *in, int n, int h, int w, int c, int k,
+                         int pad, int ho, int wo)
+{
+    size_t width = (size_t)k * k * c, total = (size_t)n * ho * wo * width;
+    FOR_EACH(i, total) {
+        size_t row = i / width, j = i % width;
+        int ci = (int)(j % c), kx = (int)(j / c % k), ky = (int)(j / ((size_t)c * k));
+        int ox = (int)(row % wo), oy = (int)(row / wo % ho), ni = (int)(row / ((size_t)wo * ho));
+        int iy = oy + ky - pad, ix = ox + kx - pad;
+        col[i] = iy < 0 || iy >= h || ix < 0 || ix >= w
+                     ? 0.0f
+                     : in[(((size_t)ni * h + iy) * w + ix) * c + ci];
+    }
+}
+
+void cuda_im2col(backend *b, float *col, const float *in, int n, int h, int w, int c,
+                        int k, int pad)
+{
+    int ho = h + 2 * pad - k + 1, wo = w + 2 * pad - k + 1;
+    size_t total = (size_t)n * ho * wo * k * k * c;
+    k_im2col<<<cuda_blocks(total), THREADS, 0, S(b)->stream>>>(col, in, n, h, w, c, k, pad,
+                                                            ho, wo);
+    LAUNCH_CHECK(k_im2col);
+}
+
+/* One thread per input element, gathering the k x k column entries it was
+ * copied to: no two threads write the same element. */
+__global__ void k_col2im(float *din, const float *col, int n, int h, int w, int c, int k,
+                         int pad, int ho, int wo)
+{
+    size_t width = (size_t)k * k * c, total = (size_t)n * h * w * c;
+    FOR_EACH(i, total) {
+        int ci = (int)(i % c), ix = (int)(i / c % w), iy = (int)(i / ((size_t)c * w) % h);
+        int ni = (int)(i / ((size_t)c * w * h));
+        float s = 0;
+        for (int ky = 0; ky < k; ky++) {
+            int oy = iy - ky + pad;
+            if (oy < 0 || oy >= ho) {
+                continue;
+            }
+            for (int kx = 0; kx < k; kx++) {
+                int ox = ix - kx + pad;
+                if (ox < 0 || ox >= wo) {
+                    continue;
+                }
+                size_t row = ((size_t)ni * ho + oy) * wo + ox;
+                s += col[row * width + ((size_t)ky * k + kx) * c + ci];
+            }
+        }
+        din[i] = s;
+    }
+}
+
+void cuda_col2im(backend *b, float *din, const float *col, int n, int h, int w, int c,
+                        int k, int pad)
+{
+    int ho = h + 2 * pad - k + 1, wo = w + 2 * pad - k + 1;
+    size_t total = (size_t)n * h * w * c;
+    k_col2im<<<cuda_blocks(total), THREADS, 0, S(b)->stream>>>(din, col, n, h, w, c, k, pad,
+                                                            ho, wo);
+    LAUNCH_CHECK(k_col2im);
+}
+
+__global__ void k_maxpool_forward(float *out, const float *in, int n, int h, int w, int c,
+                                  int s)
+{
+    int ho = h / s, wo = w / s;
+    size_t total = (size_t)n * ho * wo * c;
+    FOR_EACH(i, total) {
+        int ci = (int)(i % c), ox = (int)(i / c % wo), oy = (int)(i / ((size_t)c * wo) % ho);
+        int ni = (int)(i / ((size_t)c * wo * ho));
+        out[i] = in[kernel_pool_argmax(in, ni, oy, ox, ci, h, w, c, s)];
+    }
+}
+
+void cuda_maxpool_forward(backend *b, float *out, const float *in, int n, int h, int w,
+                                 int c, int s)
+{
+    size_t total = (size_t)n * (h / s) * (w / s) * c;
+    k_maxpool_forward<<<cuda_blocks(total), THREADS, 0, S(b)->stream>>>(out, in, n, h, w, c, s);
+    LAUNCH_CHECK(k_maxpool_forward);
+}
+
+/* One thread per input element: it takes its window's gradient if it is
+ * the window's first maximum, else 0 (windows do not overlap). */
+__global__ void k_maxpool_backward(float *din, const float *dout, const float *in, int n,
+                                   int h, int w, int c, int s)
+{
+    int ho = h / s, wo = w / s;
+    size_t total = (size_t)n * h * w * c;
+    FOR_EACH(i, total) {
+        int ci = (int)(i % c), ix = (int)(i / c % w), iy = (int)(i / ((size_t)c * w) % h);
+        int ni = (int)(i / ((size_t)c * w * h));
+        int oy = iy / s, ox = ix / s;
+        float g = 0.0f;
+        if (oy < ho && ox < wo && kernel_pool_argmax(in, ni, oy, ox, ci, h, w, c, s) == i) {
+            g = dout[(((size_t)ni * ho + oy) * wo + ox) * c + ci];
+        }
+        din[i] = g;
+    }
+}
+
+void cuda_maxpool_backward(backend *b, float *din, const float *dout, const float *in,
+                                  int n, int h, int w, int c, int s)
+{
+    size_t total = (size_t)n * h * w * c;
+    k_maxpool_backward<<<cuda_blocks(total), THREADS, 0, S(b)->stream>>>(din, dout, in, n, h,
+                                                                      w, c, s);
+    LAUNCH_CHECK(k_maxpool_backward);
+}
+
+/* ---- dropout ----------------------------------------------------------- */
+
+__global__ void k_dropout(float *out, const float *in, size_t n, float rate, uint64_t seed)
+{
+    const float keep_scale = 1.0f / (1.0f - rate);
+    FOR_EACH(i, n) {
+        out[i] = kernel_dropout_keep(seed, i, rate) ? in[i] * keep_scale : 0.0f;
+    }
+}
+
+void cuda_dropout(backend *b, float *out, const float *in, size_t n, float rate,
+                         uint64_t seed)
+{
+    k_dropout<<<cuda_blocks(n), THREADS, 0, S(b)->stream>>>(out, in, n, rate, seed);
+    LAUNCH_CHECK(k_dropout);
+}
+
+/* ---- optimizers -------------------------------------------------------- */
+
+__global__ void k_optim_update(float *p, const float *g, float *s1, float *s2, size_t n,
+                               backend_update u)
+{
+    FOR_EACH(i, n) {
+        switch (u.kind) {
+        case OPTIM_SGD:
+            kernel_sgd(&p[i], g[i], &u);
+            break;
+        case OPTIM_MOMENTUM:
+            kernel_momentum(&p[i], g[i], &s1[i], &u);
+            break;
+        case OPTIM_NESTEROV:
+            kernel_nesterov(&p[i], g[i], &s1[i], &u);
+            break;
+        case OPTIM_ADAGRAD:
+            kernel_adagrad(&p[i], g[i], &s1[i], &u);
+            break;
+        case OPTIM_ADAM:
+            kernel_adam(&p[i], g[i], &s1[i], &s2[i], &u);
+            break;
+        }
+    }
+}
+
+void cuda_optim_update(backend *b, float *p, const float *g, float *s1, float *s2,
+                              size_t n, const backend_update *u)
+{
+    k_optim_update<<<cuda_blocks(n), THREADS, 0, S(b)->stream>>>(p, g, s1, s2, n, *u);
+    LAUNCH_CHECK(k_optim_update);
+}

@@ -1,0 +1,238 @@
+/* config_get.c: the typed getters, each with a default and a range. */
+#include "core/config.h"
+#include "core/config_entry.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int s_parse_long(const char *s, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || errno == ERANGE) {
+        return -1;
+    }
+    while (isspace((unsigned char)*end)) {
+        end++;
+    }
+    if (*end != '\0') {
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int config_get_int(config *c, const char *section, const char *key, long def,
+                   long lo, long hi, long *out, error *err)
+{
+    char text[32];
+    snprintf(text, sizeof text, "%ld", def);
+    entry *e = config_lookup(c, section, key, text, err);
+    if (!e) {
+        return -1;
+    }
+    long v;
+    if (s_parse_long(e->value, &v) < 0) {
+        char what[256];
+        snprintf(what, sizeof what, "expected an integer, got \"%s\"", e->value);
+        return config_bad(c, e, err, what);
+    }
+    if (v < lo || v > hi) {
+        char what[256];
+        snprintf(what, sizeof what, "%ld is out of range [%ld, %ld]", v, lo, hi);
+        return config_bad(c, e, err, what);
+    }
+    *out = v;
+    return 0;
+}
+
+int config_get_double(config *c, const char *section, const char *key,
+                      double def, double lo, double hi, int open,
+                      double *out, error *err)
+{
+    char text[64];
+    snprintf(text, sizeof text, "%.17g", def);
+    entry *e = config_lookup(c, section, key, text, err);
+    if (!e) {
+        return -1;
+    }
+    if (e->origin == FROM_DEFAULT) {
+        /* a short default reads better in the resolved config */
+        snprintf(text, sizeof text, "%g", def);
+        if (strtod(text, NULL) == def) {
+            config_set_text(e, text);
+        }
+    }
+    char *end;
+    errno = 0;
+    double v = strtod(e->value, &end);
+    while (end != e->value && isspace((unsigned char)*end)) {
+        end++;
+    }
+    if (end == e->value || *end != '\0' || errno == ERANGE || !isfinite(v)) {
+        char what[256];
+        snprintf(what, sizeof what, "expected a number, got \"%s\"", e->value);
+        return config_bad(c, e, err, what);
+    }
+    bool below = (open & CONFIG_OPEN_LO) ? v <= lo : v < lo;
+    bool above = (open & CONFIG_OPEN_HI) ? v >= hi : v > hi;
+    if (below || above) {
+        char what[256];
+        snprintf(what, sizeof what, "%g is out of range %c%g, %g%c", v,
+                 (open & CONFIG_OPEN_LO) ? '(' : '[', lo, hi,
+                 (open & CONFIG_OPEN_HI) ? ')' : ']');
+        return config_bad(c, e, err, what);
+    }
+    *out = v;
+    return 0;
+}
+
+int config_get_string(config *c, const char *section, const char *key,
+                      const char *def, const char **out, error *err)
+{
+    entry *e = config_lookup(c, section, key, def, err);
+    if (!e) {
+        return -1;
+    }
+    *out = e->value;
+    return 0;
+}
+
+int config_get_bool(config *c, const char *section, const char *key, bool def,
+                    bool *out, error *err)
+{
+    static const char *const values[] = {"false", "true", "no", "yes", "0", "1",
+                                         "off", "on", NULL};
+    int i;
+    if (config_get_enum(c, section, key, def ? "true" : "false", values, &i, err) < 0) {
+        return -1;
+    }
+    *out = i % 2 == 1;
+    return 0;
+}
+
+int config_get_enum(config *c, const char *section, const char *key,
+                    const char *def, const char *const *allowed, int *out,
+                    error *err)
+{
+    entry *e = config_lookup(c, section, key, def, err);
+    if (!e) {
+        return -1;
+    }
+    for (int i = 0; allowed[i]; i++) {
+        if (strcmp(e->value, allowed[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+    }
+    char what[512];
+    int n = snprintf(what, sizeof what, "\"%s\" is not one of", e->value);
+    for (int i = 0; allowed[i] && n < (int)sizeof what; i++) {
+        n += snprintf(what + n, sizeof what - (size_t)n, "%s %s",
+                      i ? "," : "", allowed[i]);
+    }
+    return config_bad(c, e, err, what);
+}
+
+/* Walks a comma-separated list, calling parse on each trimmed item. */
+static int s_get_list(config *c, const char *section, const char *key,
+                      const char *def, int max, int *n, error *err,
+                      int (*parse)(const char *item, void *out, int i, const void *range,
+                                   char *what, size_t wn),
+                      void *out, const void *range)
+{
+    entry *e = config_lookup(c, section, key, def, err);
+    if (!e) {
+        return -1;
+    }
+    *n = 0;
+    const char *p = e->value;
+    while (isspace((unsigned char)*p)) {
+        p++;
+    }
+    if (*p == '\0') {
+        return 0;
+    }
+    for (;;) {
+        char item[64], what[256];
+        size_t len = strcspn(p, ",");
+        if (len >= sizeof item) {
+            return config_bad(c, e, err, "list item too long");
+        }
+        memcpy(item, p, len);
+        item[len] = '\0';
+        if (*n == max) {
+            snprintf(what, sizeof what, "more than %d items", max);
+            return config_bad(c, e, err, what);
+        }
+        if (parse(item, out, *n, range, what, sizeof what) < 0) {
+            return config_bad(c, e, err, what);
+        }
+        (*n)++;
+        p += len;
+        if (*p == '\0') {
+            return 0;
+        }
+        p++;
+    }
+}
+
+static int s_parse_long_item(const char *item, void *out, int i, const void *range,
+                             char *what, size_t wn)
+{
+    const long *lim = range;
+    long v;
+    if (s_parse_long(item, &v) < 0) {
+        snprintf(what, wn, "expected a comma-separated list of integers, got \"%s\"", item);
+        return -1;
+    }
+    if (v < lim[0] || v > lim[1]) {
+        snprintf(what, wn, "%ld is out of range [%ld, %ld]", v, lim[0], lim[1]);
+        return -1;
+    }
+    ((long *)out)[i] = v;
+    return 0;
+}
+
+static int s_parse_double_item(const char *item, void *out, int i, const void *range,
+                               char *what, size_t wn)
+{
+    const double *lim = range;
+    char *end;
+    errno = 0;
+    double v = strtod(item, &end);
+    while (end != item && isspace((unsigned char)*end)) {
+        end++;
+    }
+    if (end == item || *end != '\0' || errno == ERANGE || !isfinite(v)) {
+        snprintf(what, wn, "expected a comma-separated list of numbers, got \"%s\"", item);
+        return -1;
+    }
+    if (v < lim[0] || v > lim[1]) {
+        snprintf(what, wn, "%g is out of range [%g, %g]", v, lim[0], lim[1]);
+        return -1;
+    }
+    ((double *)out)[i] = v;
+    return 0;
+}
+
+int config_get_int_list(config *c, const char *section, const char *key,
+                        const char *def, long lo, long hi, long *out, int max,
+                        int *n, error *err)
+{
+    const long range[2] = {lo, hi};
+    return s_get_list(c, section, key, def, max, n, err, s_parse_long_item, out, range);
+}
+
+int config_get_double_list(config *c, const char *section, const char *key,
+                           const char *def, double lo, double hi, double *out,
+                           int max, int *n, error *err)
+{
+    const double range[2] = {lo, hi};
+    return s_get_list(c, section, key, def, max, n, err, s_parse_double_item, out, range);
+}

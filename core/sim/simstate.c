@@ -1,0 +1,44 @@
+/* simstate.c: the simulator's events and links, which its workers and its
+ * shards both use. */
+#include "core/sim/simstate.h"
+
+#include <stdlib.h>
+
+#include "core/simtime.h"
+
+int sim_schedule(sim *s, sim_event e)
+{
+    if (simq_push(&s->q, e) < 0) {
+        s->failed = true;
+        error_set(s->err, ERROR_RUNTIME, "sim: out of memory for events");
+        return -1;
+    }
+    return 0;
+}
+
+double sim_arrival(sim *s, int worker, int shard, int to_shard, double bytes)
+{
+    double *last = &s->link_free[((size_t)worker * (size_t)s->nshards + (size_t)shard) * 2 +
+                                 (size_t)to_shard];
+    double t = s->now + sim_message_time(&s->e->sim, bytes, &s->net_rng);
+    if (t < *last) {
+        t = *last;
+    }
+    *last = t;
+    return t;
+}
+
+int sim_queue_add(sim_event **buf, size_t *count, size_t *cap, size_t head, sim_event e)
+{
+    if (head + *count == *cap) {
+        size_t ncap = *cap ? 2 * *cap : 64;
+        sim_event *b = realloc(*buf, ncap * sizeof *b);
+        if (!b) {
+            return -1;
+        }
+        *buf = b;
+        *cap = ncap;
+    }
+    (*buf)[head + (*count)++] = e;
+    return 0;
+}

@@ -1,0 +1,118 @@
+/* simstate.h: the simulator's state, shared by its two halves:
+ * simworker.c, the workers (each a coroutine running the rule's unmodified
+ * worker loop, and the link that turns its primitives into events), and
+ * sim.c, the event loop with the shards and the evaluator; and the events
+ * and links both use (simstate.c). */
+#ifndef ASGD_SIMSTATE_H
+#define ASGD_SIMSTATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <ucontext.h>
+
+#include "algorithms/server.h"
+#include "algorithms/worker.h"
+#include "core/experiment.h"
+#include "core/run.h"
+#include "core/sim/simqueue.h"
+#include "core/summary.h"
+
+#define SIM_STACK (512 * 1024)
+
+enum ev_kind {
+    EV_RESUME = 1,       /* a worker's wait for time is over */
+    EV_START,            /* a worker (re)starts */
+    EV_ARRIVE_PULL,      /* a pull reaches a shard */
+    EV_ARRIVE_PUSH,      /* a push reaches a shard */
+    EV_ARRIVE_REPLY,     /* a pull's reply reaches a worker */
+    EV_PROCESS,          /* a shard is free for its next message */
+    EV_EVAL,             /* the evaluator's turn */
+    EV_FAIL,             /* a worker fails */
+};
+
+enum wait_kind { WAIT_NONE, WAIT_TIME, WAIT_CORE, WAIT_REPLIES, WAIT_SETTLE };
+
+typedef struct sim sim;
+
+typedef struct sim_worker {
+    worker w;
+    sim *s;
+    ucontext_t ctx;
+    char *stack;
+    void *fake_stack;        /* AddressSanitizer's, while switched away */
+    int incarnation;
+    bool running;            /* its coroutine has not returned */
+    bool done;               /* its work is complete */
+    bool failed;             /* failing: every primitive returns -1 */
+    int rc;
+    enum wait_kind waiting;
+    int pending_replies, pending_pushes;
+    float *pull_dst;
+    rng compute_rng;
+    double compute_start;    /* when its current minibatch could start */
+    int restarts;
+} sim_worker;
+
+typedef struct sim_shard {
+    server *srv;
+    sim_event *queue;        /* messages waiting to be processed, FIFO */
+    size_t head, count, cap;
+    bool busy;
+} sim_shard;
+
+struct sim {
+    experiment *e;
+    run *r;
+    simq q;
+    double now;
+    uint64_t events;
+    sim_worker *workers;
+    sim_shard *shards;
+    int nworkers, nshards;
+    double *link_free;       /* per (worker, shard, direction): last arrival */
+    rng net_rng;
+    model *m;
+    shard *parts;
+    ucontext_t main_ctx;
+    const void *main_stack_bottom;
+    size_t main_stack_size;
+    int done_workers, restarts;
+    /* [sim] cores: the shared cores and the workers queued for one */
+    long cores_busy;
+    sim_event *core_queue;
+    size_t core_head, core_count, core_cap;
+    bool failed;
+    error *err;
+    float *centre;
+    run_summary sum;         /* evaluations go in as they happen */
+    long n_train;
+};
+
+/* simstate.c */
+/* Queues an event; -1 (and the run failed) when there is no memory. */
+int sim_schedule(sim *s, sim_event e);
+/* When a message of `bytes` sent now on the link between a worker and a
+ * shard arrives (to_shard: that direction), never before the link's
+ * previous message: links keep their order. */
+double sim_arrival(sim *s, int worker, int shard, int to_shard, double bytes);
+/* Appends e to a FIFO kept in an array from head. */
+int sim_queue_add(sim_event **buf, size_t *count, size_t *cap, size_t head, sim_event e);
+
+/* simworker.c */
+/* (Re)starts worker k's coroutine and runs it to its first wait. */
+int sim_worker_start(sim *s, int k);
+/* Worker k fails now; back >= 0: it returns then, else the restart
+ * policy decides. */
+void sim_worker_fail(sim *s, int k, double back);
+/* Resumes a waiting worker until its next wait. */
+void sim_worker_wake(sim_worker *sw);
+/* Whether a message from this incarnation of a worker still matters. */
+bool sim_worker_alive(const sim *s, int worker, int incarnation);
+/* A minibatch has ended: its core goes to the next worker in line. */
+void sim_core_release(sim *s);
+/* compute = measured: times real gradients on a scratch worker. */
+int sim_calibrate(sim *s);
+void sim_worker_free(sim_worker *sw);
+
+#endif

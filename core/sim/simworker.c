@@ -1,0 +1,313 @@
+/* simworker.c: the simulator's workers: coroutines running the rules'
+ * worker loops, and the link that turns their primitives into events. */
+#define _DEFAULT_SOURCE   /* MAP_ANONYMOUS, MAP_NORESERVE */
+#include "core/sim/simstate.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "core/simtime.h"
+#include "transport/wire.h"
+
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+#define SIM_PULL_BYTES WIRE_HEADER_SIZE
+
+/* ---- coroutine switching (with AddressSanitizer's fiber annotations) ---- */
+
+static void s_enter(sim *s, sim_worker *sw)
+{
+#ifdef __SANITIZE_ADDRESS__
+    void *fake = NULL;
+    __sanitizer_start_switch_fiber(&fake, sw->stack, SIM_STACK);
+    swapcontext(&s->main_ctx, &sw->ctx);
+    __sanitizer_finish_switch_fiber(fake, NULL, NULL);
+#else
+    swapcontext(&s->main_ctx, &sw->ctx);
+#endif
+}
+
+static void s_yield(sim_worker *sw)
+{
+#ifdef __SANITIZE_ADDRESS__
+    sim *s = sw->s;
+    __sanitizer_start_switch_fiber(&sw->fake_stack, s->main_stack_bottom, s->main_stack_size);
+    swapcontext(&sw->ctx, &sw->s->main_ctx);
+    __sanitizer_finish_switch_fiber(sw->fake_stack, &s->main_stack_bottom, &s->main_stack_size);
+#else
+    swapcontext(&sw->ctx, &sw->s->main_ctx);
+#endif
+}
+
+void sim_worker_wake(sim_worker *sw)
+{
+    sw->waiting = WAIT_NONE;
+    s_enter(sw->s, sw);
+}
+
+/* ---- the worker link ---- */
+
+static int s_link_pull(worker *w, float *dst, uint64_t min_version)
+{
+    sim_worker *sw = w->link_state;
+    sim *s = sw->s;
+    if (sw->failed) {
+        return -1;
+    }
+    sw->pull_dst = dst;
+    sw->pending_replies = s->nshards;
+    for (int k = 0; k < s->nshards; k++) {
+        sim_event e = {.t = sim_arrival(s, w->id, k, 1, SIM_PULL_BYTES), .kind = EV_ARRIVE_PULL,
+                       .worker = w->id, .shard = k, .incarnation = sw->incarnation,
+                       .version = min_version};
+        if (sim_schedule(s, e) < 0) {
+            return -1;
+        }
+    }
+    sw->waiting = WAIT_REPLIES;
+    s_yield(sw);
+    return sw->failed ? -1 : 0;
+}
+
+static int s_link_push(worker *w, const float *values, uint64_t tag, uint32_t samples)
+{
+    sim_worker *sw = w->link_state;
+    sim *s = sw->s;
+    if (sw->failed) {
+        return -1;
+    }
+    for (int k = 0; k < s->nshards; k++) {
+        server *srv = s->shards[k].srv;
+        double bytes = WIRE_HEADER_SIZE + (double)srv->n * sizeof(float);
+        sim_event e = {.t = sim_arrival(s, w->id, k, 1, bytes), .kind = EV_ARRIVE_PUSH,
+                       .worker = w->id, .shard = k, .incarnation = sw->incarnation, .tag = tag,
+                       .version = w->versions[k], .samples = samples,
+                       .values = values + srv->lo};
+        if (sim_schedule(s, e) < 0) {
+            return -1;
+        }
+        sw->pending_pushes++;
+    }
+    return 0;
+}
+
+static void s_link_settle(worker *w)
+{
+    sim_worker *sw = w->link_state;
+    if (sw->pending_pushes > 0 && !sw->failed) {
+        sw->waiting = WAIT_SETTLE;
+        s_yield(sw);
+    }
+}
+
+/* Starts worker sw's minibatch on a core: its compute time passes, then
+ * EV_RESUME (which frees the core when cores are shared). */
+static void s_compute_on_core(sim *s, sim_worker *sw)
+{
+    double start = sim_after_pauses(&s->e->sim, sw->w.id, fmax(s->now, sw->compute_start));
+    double t = start + sim_compute_time(&s->e->sim, sw->w.id, &sw->compute_rng);
+    sim_schedule(s, (sim_event){.t = t, .kind = EV_RESUME, .worker = sw->w.id,
+                              .incarnation = sw->incarnation});
+    sw->waiting = WAIT_TIME;
+}
+
+static void s_link_compute(worker *w)
+{
+    sim_worker *sw = w->link_state;
+    sim *s = sw->s;
+    if (sw->failed) {
+        return;
+    }
+    sw->compute_start = s->now;
+    long cores = s->e->sim.cores;
+    if (cores > 0 && s->cores_busy == cores) {
+        sim_event wait = {.worker = w->id, .incarnation = sw->incarnation};
+        if (sim_queue_add(&s->core_queue, &s->core_count, &s->core_cap, s->core_head, wait) < 0) {
+            s->failed = true;
+            error_set(s->err, ERROR_RUNTIME, "sim: out of memory");
+            return;
+        }
+        sw->waiting = WAIT_CORE;
+    } else {
+        s->cores_busy++;
+        s_compute_on_core(s, sw);
+    }
+    s_yield(sw);
+}
+
+/* A minibatch has ended: its core goes to the next worker in line. */
+void sim_core_release(sim *s)
+{
+    while (s->core_count > 0) {
+        sim_event next = s->core_queue[s->core_head++];
+        if (--s->core_count == 0) {
+            s->core_head = 0;
+        }
+        sim_worker *sw = &s->workers[next.worker];
+        if (sw->incarnation == next.incarnation && sw->running && !sw->failed &&
+            sw->waiting == WAIT_CORE) {
+            s_compute_on_core(s, sw);   /* the core passes on; cores_busy is unchanged */
+            return;
+        }
+    }
+    s->cores_busy--;
+}
+
+static double s_link_now(worker *w)
+{
+    return ((sim_worker *)w->link_state)->s->now;
+}
+
+static const worker_link s_sim_link = {
+    .pull = s_link_pull,
+    .push = s_link_push,
+    .settle = s_link_settle,
+    .compute = s_link_compute,
+    .now = s_link_now,
+};
+
+/* ---- workers' lives ---- */
+
+static sim *s_current;   /* makecontext passes no pointers portably */
+static int s_current_worker;
+
+static void s_trampoline(void)
+{
+    sim *s = s_current;
+    sim_worker *sw = &s->workers[s_current_worker];
+#ifdef __SANITIZE_ADDRESS__
+    __sanitizer_finish_switch_fiber(NULL, &s->main_stack_bottom, &s->main_stack_size);
+#endif
+    sw->rc = s->e->alg->worker_run(&sw->w);
+    s_link_settle(&sw->w);
+    sw->running = false;
+    if (sw->rc == 0 && !sw->failed) {
+        sw->done = true;
+        s->done_workers++;
+        for (int k = 0; k < s->nshards; k++) {
+            server_mark_done(s->shards[k].srv, (uint32_t)sw->w.id);
+        }
+    }
+#ifdef __SANITIZE_ADDRESS__
+    __sanitizer_start_switch_fiber(NULL, s->main_stack_bottom, s->main_stack_size);
+#endif
+    /* returning resumes main_ctx through uc_link */
+}
+
+int sim_worker_start(sim *s, int k)
+{
+    sim_worker *sw = &s->workers[k];
+    error *err = s->err;
+    if (sw->stack == NULL) {
+        sw->stack = mmap(NULL, SIM_STACK, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (sw->stack == MAP_FAILED) {
+            sw->stack = NULL;
+            return error_set(err, ERROR_RUNTIME, "sim: no memory for worker %d's stack", k);
+        }
+    } else {
+        worker_free(&sw->w);
+    }
+    worker_spec spec = experiment_worker_spec(s->e, s->n_train);
+    if (worker_init(&sw->w, &spec, k, s->m, &s->e->train, &s->parts[k], err) < 0) {
+        return -1;
+    }
+    sw->w.link = &s_sim_link;
+    sw->w.link_state = sw;
+    sw->w.steps_csv = s->r->steps;
+    sw->w.null_compute = s->e->sim.compute == SIM_NULL;
+    sw->s = s;
+    sw->failed = false;
+    sw->running = true;
+    sw->pending_replies = sw->pending_pushes = 0;
+    sw->incarnation++;
+    getcontext(&sw->ctx);
+    sw->ctx.uc_stack.ss_sp = sw->stack;
+    sw->ctx.uc_stack.ss_size = SIM_STACK;
+    sw->ctx.uc_link = &s->main_ctx;
+    makecontext(&sw->ctx, s_trampoline, 0);
+    s_current = s;
+    s_current_worker = k;
+    sw->waiting = WAIT_NONE;
+    s_enter(s, sw);
+    return 0;
+}
+
+/* A worker fails: its loop unwinds (every primitive now returns -1); the
+ * restart policy decides the rest, as the launcher does for processes. */
+void sim_worker_fail(sim *s, int k, double back)
+{
+    sim_worker *sw = &s->workers[k];
+    if (!sw->running) {
+        return;
+    }
+    sw->failed = true;
+    sw->pending_pushes = sw->pending_replies = 0;
+    run_log(s->r, "sim: worker %d failed at %.6f s", k, s->now);
+    while (sw->running) {
+        sim_worker_wake(sw);   /* runs to the end of its loop */
+    }
+    const experiment *e = s->e;
+    bool restart = e->restart != RESTART_NEVER && s->restarts < e->backoff_limit;
+    if (!restart) {
+        s->failed = true;
+        error_set(s->err, ERROR_RUNTIME, "worker %d failed at %.3f s (simulated)%s; the run "
+                  "failed", k, s->now, e->restart == RESTART_NEVER ? " ([cluster] restart = never)"
+                  : " (no restart left under [cluster] backoff_limit)");
+        return;
+    }
+    double at = back >= 0 ? back : s->now + fmin(0.1 * pow(2, s->restarts), 5.0);
+    s->restarts++;
+    run_log(s->r, "sim: worker %d restarts at %.6f s", k, at);
+    sim_schedule(s, (sim_event){.t = at, .kind = EV_START, .worker = k});
+}
+
+bool sim_worker_alive(const sim *s, int worker, int incarnation)
+{
+    const sim_worker *sw = &s->workers[worker];
+    return sw->incarnation == incarnation && sw->running && !sw->failed;
+}
+
+/* compute = measured: real gradients of this model and batch, timed on a
+ * scratch worker with worker 0's shard. */
+int sim_calibrate(sim *s)
+{
+    experiment *e = s->e;
+    worker w;
+    worker_spec spec = experiment_worker_spec(e, s->n_train);
+    if (worker_init(&w, &spec, 0, s->m, &e->train, &s->parts[0], s->err) < 0) {
+        return -1;
+    }
+    model_init_params(s->m, w.theta, e->seed);
+    const int runs = 20;
+    double sum = 0, sq = 0;
+    for (int i = -3; i < runs; i++) {
+        double t0 = run_now();
+        worker_gradient(&w);
+        double t = run_now() - t0;
+        if (i >= 0) {
+            sum += t;
+            sq += t * t;
+        }
+    }
+    worker_free(&w);
+    e->sim.compute_mean = sum / runs;
+    e->sim.compute_sd = sqrt(fmax(0, sq / runs - e->sim.compute_mean * e->sim.compute_mean));
+    run_log(s->r, "sim: measured compute %.6f s per minibatch (sd %.6f)", e->sim.compute_mean,
+            e->sim.compute_sd);
+    return 0;
+}
+
+void sim_worker_free(sim_worker *sw)
+{
+    worker_free(&sw->w);
+    if (sw->stack) {
+        munmap(sw->stack, SIM_STACK);
+        sw->stack = NULL;
+    }
+}
