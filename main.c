@@ -27,10 +27,11 @@ static const char s_usage[] =
     "  ps|worker|evaluator CONFIG [flags] [section.key=value ...]\n"
     "                                         one role of a distributed job, for runs\n"
     "                                         across hosts (see `asgd help ps`)\n"
-    "  help [algorithms | config [CONFIG] | ps]\n"
+    "  help [algorithms [--names] | config [CONFIG] | ps]\n"
     "                                         this text; the update rules and their\n"
-    "                                         keys; every config key with its resolved\n"
-    "                                         value; the role flags\n"
+    "                                         keys (--names: one name a line); every\n"
+    "                                         config key with its resolved value; the\n"
+    "                                         role flags\n"
     "\n"
     "exit status: 0 success, 1 runtime failure, 2 usage or config error\n";
 
@@ -100,8 +101,14 @@ static int s_help_config(const char *path)
     return rc < 0 ? s_fail(&err) : 0;
 }
 
-static void s_help_algorithms(void)
+static void s_help_algorithms(bool names_only)
 {
+    if (names_only) {   /* for scripts: every distributed rule, in registry order */
+        for (const algorithm *const *a = algorithm_all(); *a; a++) {
+            printf("%s\n", (*a)->name);
+        }
+        return;
+    }
     printf("train.algorithm: the update rule; its keys go in [algorithm]\n\n");
     printf("  %-11s %s\n  %-11s keys: none (uses [train] optimizer, lr, batch)\n",
            "sequential", "the baseline: one process, local optimizer", "");
@@ -169,7 +176,7 @@ int main(int argc, char **argv)
             return s_help_config(argc >= 4 ? argv[3] : NULL);
         }
         if (strcmp(topic, "algorithms") == 0) {
-            s_help_algorithms();
+            s_help_algorithms(argc >= 4 && strcmp(argv[3], "--names") == 0);
         } else if (strcmp(topic, "ps") == 0 || strcmp(topic, "worker") == 0 ||
                    strcmp(topic, "evaluator") == 0) {
             fputs(s_role_usage, stdout);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "algorithms/algorithm.h"
+#include "algorithms/rulekit.h"
 #include "algorithms/server.h"
 #include "algorithms/worker.h"
 
@@ -24,57 +25,46 @@ typedef struct aeamsgd_params {
 static void *s_configure(config *c, const rule_context *ctx, rule_info *info, error *err)
 {
     (void)info;
-    aeamsgd_params *p = malloc(sizeof *p);
-    double alpha, momentum;
-    if (!p) {
-        error_set(err, ERROR_RUNTIME, "aeamsgd: out of memory");
-        return NULL;
-    }
-    if (config_get_int(c, "algorithm", "window", 10, 1, 1 << 20, &p->window, err) < 0 ||
-        config_get_double(c, "algorithm", "alpha", 0.9 / ctx->workers, 0, 1, CONFIG_CLOSED,
-                          &alpha, err) < 0 ||
-        config_get_double(c, "algorithm", "momentum", 0.9, 0, 1, CONFIG_OPEN_HI, &momentum,
-                          err) < 0) {
+    aeamsgd_params *p = rule_params(sizeof *p, "aeamsgd", err);
+    double momentum;
+    if (p && (rule_window(c, 10, &p->window, err) < 0 || rule_alpha(c, ctx, &p->alpha, err) < 0 ||
+              config_get_double(c, "algorithm", "momentum", 0.9, 0, 1, CONFIG_OPEN_HI,
+                                &momentum, err) < 0)) {
         free(p);
         return NULL;
     }
-    p->alpha = (float)alpha;
-    p->momentum = (float)momentum;
-    p->lr = (float)ctx->optim->lr;
+    if (p) {
+        p->momentum = (float)momentum;
+        p->lr = (float)ctx->optim->lr;
+    }
     return p;
+}
+
+/* One Nesterov step on x with velocity v (ctx): the gradient is taken
+ * ahead, at w->theta = x + d v. */
+static void s_nesterov_step(worker *w, float *x, void *ctx)
+{
+    const aeamsgd_params *p = w->params;
+    const float d = p->momentum;
+    float *v = ctx;
+    for (size_t i = 0; i < w->nparams; i++) {
+        w->theta[i] = x[i] + d * v[i];
+    }
+    worker_gradient(w);
+    for (size_t i = 0; i < w->nparams; i++) {
+        v[i] = d * v[i] - p->lr * w->grad[i];
+        x[i] += v[i];
+    }
 }
 
 static int s_worker_run(worker *w)
 {
     const aeamsgd_params *p = w->params;
-    const float d = p->momentum;
-    size_t n = w->nparams;
     /* x is the worker's parameters; w->theta is where gradients are taken */
-    float *x = malloc(n * sizeof *x), *v = calloc(n, sizeof *v);
-    float *center = malloc(n * sizeof *center), *elastic = malloc(n * sizeof *elastic);
-    int rc = x && v && center && elastic ? worker_pull_into(w, x, 0) : -1;
-    while (rc == 0 && !worker_done(w)) {
-        for (long k = 0; k < p->window && !worker_done(w); k++) {
-            for (size_t i = 0; i < n; i++) {
-                w->theta[i] = x[i] + d * v[i];
-            }
-            worker_gradient(w);
-            for (size_t i = 0; i < n; i++) {
-                v[i] = d * v[i] - p->lr * w->grad[i];
-                x[i] += v[i];
-            }
-        }
-        if ((rc = worker_pull_into(w, center, 0)) < 0) {
-            break;
-        }
-        worker_elastic(x, elastic, center, p->alpha, n);
-        rc = worker_push(w, elastic, 0);
-    }
-    worker_settle(w);
+    float *x = malloc(w->nparams * sizeof *x), *v = calloc(w->nparams, sizeof *v);
+    int rc = x && v ? worker_run_elastic(w, x, p->alpha, p->window, s_nesterov_step, v) : -1;
     free(x);
     free(v);
-    free(center);
-    free(elastic);
     return rc;
 }
 

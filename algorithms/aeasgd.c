@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "algorithms/algorithm.h"
+#include "algorithms/rulekit.h"
 #include "algorithms/server.h"
 #include "algorithms/worker.h"
 
@@ -21,43 +22,27 @@ typedef struct aeasgd_params {
 static void *s_configure(config *c, const rule_context *ctx, rule_info *info, error *err)
 {
     (void)info;
-    aeasgd_params *p = malloc(sizeof *p);
-    double alpha;
-    if (!p) {
-        error_set(err, ERROR_RUNTIME, "aeasgd: out of memory");
-        return NULL;
-    }
-    if (config_get_int(c, "algorithm", "window", 10, 1, 1 << 20, &p->window, err) < 0 ||
-        config_get_double(c, "algorithm", "alpha", 0.9 / ctx->workers, 0, 1, CONFIG_CLOSED,
-                          &alpha, err) < 0) {
+    aeasgd_params *p = rule_params(sizeof *p, "aeasgd", err);
+    if (p && (rule_window(c, 10, &p->window, err) < 0 || rule_alpha(c, ctx, &p->alpha, err) < 0)) {
         free(p);
         return NULL;
     }
-    p->alpha = (float)alpha;
     return p;
+}
+
+/* One local step: the gradient at x = theta, the local optimizer. */
+static void s_local_step(worker *w, float *x, void *ctx)
+{
+    (void)x;
+    (void)ctx;
+    worker_gradient(w);
+    worker_local_step(w);
 }
 
 static int s_worker_run(worker *w)
 {
     const aeasgd_params *p = w->params;
-    float *center = malloc(w->nparams * sizeof *center);
-    float *elastic = malloc(w->nparams * sizeof *elastic);
-    int rc = center && elastic ? worker_pull(w, 0) : -1;
-    while (rc == 0 && !worker_done(w)) {
-        for (long i = 0; i < p->window && !worker_done(w); i++) {
-            worker_gradient(w);
-            worker_local_step(w);
-        }
-        if ((rc = worker_pull_into(w, center, 0)) < 0) {
-            break;
-        }
-        worker_elastic(w->theta, elastic, center, p->alpha, w->nparams);
-        rc = worker_push(w, elastic, 0);
-    }
-    worker_settle(w);
-    free(center);
-    free(elastic);
-    return rc;
+    return worker_run_elastic(w, w->theta, p->alpha, p->window, s_local_step, NULL);
 }
 
 static void s_on_push(server *s, const push_msg *m)

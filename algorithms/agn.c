@@ -8,9 +8,9 @@
  * with window = 1 it is -lr g and AGN is Hogwild. Reference: Hermans,
  * "On scalable deep learning and parallelizing gradient descent" (2017). */
 #include <stdlib.h>
-#include <string.h>
 
 #include "algorithms/algorithm.h"
+#include "algorithms/rulekit.h"
 #include "algorithms/server.h"
 #include "algorithms/worker.h"
 
@@ -22,11 +22,8 @@ static void *s_configure(config *c, const rule_context *ctx, rule_info *info, er
 {
     (void)ctx;
     (void)info;
-    agn_params *p = malloc(sizeof *p);
-    if (!p || config_get_int(c, "algorithm", "window", 5, 1, 1 << 20, &p->window, err) < 0) {
-        if (!p) {
-            error_set(err, ERROR_RUNTIME, "agn: out of memory");
-        }
+    agn_params *p = rule_params(sizeof *p, "agn", err);
+    if (p && rule_window(c, 5, &p->window, err) < 0) {
         free(p);
         return NULL;
     }
@@ -36,22 +33,7 @@ static void *s_configure(config *c, const rule_context *ctx, rule_info *info, er
 static int s_worker_run(worker *w)
 {
     const agn_params *p = w->params;
-    float *delta = malloc(w->nparams * sizeof *delta);
-    int rc = delta ? 0 : -1;
-    while (rc == 0 && !worker_done(w)) {
-        if ((rc = worker_pull(w, 0)) < 0) {
-            break;
-        }
-        memset(delta, 0, w->nparams * sizeof *delta);
-        long steps = worker_local_window(w, delta, p->window);
-        for (size_t i = 0; i < w->nparams; i++) {
-            delta[i] /= (float)steps;
-        }
-        rc = worker_push(w, delta, 0);
-    }
-    worker_settle(w);
-    free(delta);
-    return rc;
+    return worker_run_windows(w, p->window, true);
 }
 
 static void s_on_push(server *s, const push_msg *m)

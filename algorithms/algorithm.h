@@ -4,9 +4,63 @@
  * designated initializers, plus one line in registry.c. Its worker side is
  * a plain loop over the worker primitives (worker.h: pull, push, gradient,
  * the local optimizer); its server side is handlers that each shard's
- * skeleton calls (server.h): on a push, and to ask whether a deferred pull
- * can be answered. The same functions run in real processes and, later, in
- * the simulator. */
+ * skeleton (server.h) calls. The same functions run in every driver: real
+ * processes (core/real/), the simulator (core/sim/) and the tests'
+ * in-process link. The slots and what each promises, in the manner of
+ * SQLite's sqlite3_io_methods:
+ *
+ * configure (required)
+ *   Reads the rule's own keys of [algorithm] with the typed getters (every
+ *   key it does not read is an error, so a typo never passes) and returns
+ *   its parameters as one malloc'ed block, which the skeleton frees with
+ *   free(); NULL with err set (ERROR_USAGE for a bad key) on failure. It
+ *   may change *info: server threads, the shards' and the workers'
+ *   optimizers (the skeleton fills it with defaults first). Called once per
+ *   process, before any worker or shard exists; the same parameters reach
+ *   every worker (w->params) and every shard (s->params).
+ *
+ * worker_run (required)
+ *   One worker's whole loop, until w's budget is spent (worker_done);
+ *   returns 0, or -1 as soon as a primitive fails (the link has died or
+ *   the run is stopping: return at once, without retrying). It must settle
+ *   (worker_settle) any buffer it pushed before freeing it.
+ *
+ * server_init (optional)
+ *   The rule's state for one shard, s->state: per shard, or per worker of
+ *   the shard (s->workers entries; the evaluator is no worker). NULL means
+ *   out of memory and fails the shard. Released by server_free, or with
+ *   free() when server_free is NULL.
+ *
+ * server_free (optional)
+ *   Releases s->state when free() alone would not (it holds pointers).
+ *
+ * server_on_push (required)
+ *   One push of a worker, values covering the shard's range. Updates theta
+ *   only through server.h's helpers (server_step, server_add,
+ *   server_assign), which count the version, and records the push as
+ *   applied (server_record_applied) or dropped (server_record_dropped).
+ *   With info.server_threads > 1 several pushes of one shard run it at
+ *   once, from several threads, and it must be safe so (Hogwild's lock-free
+ *   add is; anything that touches s->state is not, and must keep
+ *   server_threads at 1). Otherwise calls never overlap.
+ *
+ * server_pull_ready (required)
+ *   Whether a pull can be answered now: a question, never a change of
+ *   state (it is asked again for every waiting pull after every push and
+ *   every DONE, any number of times). When it returns true the shard
+ *   answers at once with its current theta, before it handles any other
+ *   message; when false the pull waits. m->worker is a worker's index or
+ *   ALGORITHM_EVALUATOR: the evaluator's pulls must never wait on
+ *   training (answer them at once). With server_threads > 1 it may run
+ *   while pushes are applied.
+ *
+ * server_on_pull (optional)
+ *   Told, as a pull is answered, that m->worker now holds the shard's
+ *   current theta (per-worker state at pull time: delay-compensated ASGD
+ *   keeps a copy of what each worker pulled). Called for the evaluator's
+ *   pulls too (m->worker == ALGORITHM_EVALUATOR). It may change s->state,
+ *   never theta or the version; with server_threads > 1 it may run while
+ *   pushes are applied. */
 #ifndef ASGD_ALGORITHM_H
 #define ASGD_ALGORITHM_H
 
@@ -17,7 +71,9 @@
 #include "core/error.h"
 #include "core/optim.h"
 
-#define ALGORITHM_VERSION 1
+/* The layout of this table: a rule that states another version is refused
+ * (algorithm_check). 2 added server_free and server_on_pull. */
+#define ALGORITHM_VERSION 2
 
 struct worker;
 struct server;
@@ -59,20 +115,21 @@ typedef struct algorithm {
     const char *name;
     const char *summary;
     const char *keys;         /* its [algorithm] keys with defaults, for help */
-    /* Reads the rule's [algorithm] keys; returns its parameters (released
-     * with free()) or NULL with err set. */
     void *(*configure)(config *c, const rule_context *ctx, rule_info *info, error *err);
-    /* The worker's loop; 0 when its work is done, -1 when a primitive failed. */
     int (*worker_run)(struct worker *w);
-    /* Server side: state for one shard (NULL allowed), released with free(). */
     void *(*server_init)(struct server *s);
+    void (*server_free)(struct server *s);
     void (*server_on_push)(struct server *s, const push_msg *m);
     bool (*server_pull_ready)(struct server *s, const pull_msg *m);
+    void (*server_on_pull)(struct server *s, const pull_msg *m);
 } algorithm;
 
 /* The registry (registry.c). */
 const algorithm *algorithm_find(const char *name);
 /* NULL-terminated list of every rule's table, in registry order. */
 const algorithm *const *algorithm_all(void);
+/* Whether a table keeps this header's promises: the current version, a
+ * name, and every required slot; NULL, or what is wrong. */
+const char *algorithm_check(const algorithm *a);
 
 #endif

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "algorithms/algorithm.h"
+#include "algorithms/rulekit.h"
 #include "algorithms/server.h"
 #include "algorithms/worker.h"
 
@@ -23,15 +24,13 @@ typedef struct average_params {
 static void *s_configure(config *c, const rule_context *ctx, rule_info *info, error *err)
 {
     (void)info;
-    average_params *p = malloc(sizeof *p);
-    if (!p) {
-        error_set(err, ERROR_RUNTIME, "average: out of memory");
-        return NULL;
-    }
-    p->workers = ctx->workers;
-    if (config_get_int(c, "algorithm", "window", 10, 1, 1 << 20, &p->window, err) < 0) {
+    average_params *p = rule_params(sizeof *p, "average", err);
+    if (p && rule_window(c, 10, &p->window, err) < 0) {
         free(p);
         return NULL;
+    }
+    if (p) {
+        p->workers = ctx->workers;
     }
     return p;
 }

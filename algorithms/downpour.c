@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "algorithms/algorithm.h"
+#include "algorithms/rulekit.h"
 #include "algorithms/server.h"
 #include "algorithms/worker.h"
 
@@ -28,14 +29,13 @@ static const int s_local_kinds[] = {OPTIM_ADAGRAD, OPTIM_SGD};
 
 static void *s_configure(config *c, const rule_context *ctx, rule_info *info, error *err)
 {
-    downpour_params *p = malloc(sizeof *p);
+    downpour_params *p = rule_params(sizeof *p, "downpour", err);
     int server_kind, local_kind;
     double server_lr;
     if (!p) {
-        error_set(err, ERROR_RUNTIME, "downpour: out of memory");
         return NULL;
     }
-    if (config_get_int(c, "algorithm", "window", 3, 1, 1 << 20, &p->window, err) < 0 ||
+    if (rule_window(c, 3, &p->window, err) < 0 ||
         config_get_int(c, "algorithm", "fetch", 1, 1, 1 << 20, &p->fetch, err) < 0 ||
         config_get_enum(c, "algorithm", "server_optimizer", "adagrad", s_server_optims,
                         &server_kind, err) < 0 ||

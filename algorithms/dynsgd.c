@@ -7,9 +7,9 @@
  * Reference: Jiang, Cui, Zhang, Yu, "Heterogeneity-aware distributed
  * parameter servers" (SIGMOD 2017), as implemented in dist-keras. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "algorithms/algorithm.h"
+#include "algorithms/rulekit.h"
 #include "algorithms/server.h"
 #include "algorithms/worker.h"
 
@@ -21,11 +21,8 @@ static void *s_configure(config *c, const rule_context *ctx, rule_info *info, er
 {
     (void)ctx;
     (void)info;
-    dynsgd_params *p = malloc(sizeof *p);
-    if (!p || config_get_int(c, "algorithm", "window", 5, 1, 1 << 20, &p->window, err) < 0) {
-        if (!p) {
-            error_set(err, ERROR_RUNTIME, "dynsgd: out of memory");
-        }
+    dynsgd_params *p = rule_params(sizeof *p, "dynsgd", err);
+    if (p && rule_window(c, 5, &p->window, err) < 0) {
         free(p);
         return NULL;
     }
@@ -35,19 +32,7 @@ static void *s_configure(config *c, const rule_context *ctx, rule_info *info, er
 static int s_worker_run(worker *w)
 {
     const dynsgd_params *p = w->params;
-    float *delta = malloc(w->nparams * sizeof *delta);
-    int rc = delta ? 0 : -1;
-    while (rc == 0 && !worker_done(w)) {
-        if ((rc = worker_pull(w, 0)) < 0) {
-            break;
-        }
-        memset(delta, 0, w->nparams * sizeof *delta);
-        worker_local_window(w, delta, p->window);
-        rc = worker_push(w, delta, 0);   /* carries the pulled versions */
-    }
-    worker_settle(w);
-    free(delta);
-    return rc;
+    return worker_run_windows(w, p->window, false);
 }
 
 static void s_on_push(server *s, const push_msg *m)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "algorithms/algorithm.h"
+#include "algorithms/rulekit.h"
 #include "algorithms/server.h"
 #include "algorithms/worker.h"
 
@@ -26,20 +27,14 @@ typedef struct easgd_params {
 static void *s_configure(config *c, const rule_context *ctx, rule_info *info, error *err)
 {
     (void)info;
-    easgd_params *p = malloc(sizeof *p);
-    double alpha;
-    if (!p) {
-        error_set(err, ERROR_RUNTIME, "easgd: out of memory");
-        return NULL;
-    }
-    p->workers = ctx->workers;
-    if (config_get_int(c, "algorithm", "window", 10, 1, 1 << 20, &p->window, err) < 0 ||
-        config_get_double(c, "algorithm", "alpha", 0.9 / ctx->workers, 0, 1, CONFIG_CLOSED,
-                          &alpha, err) < 0) {
+    easgd_params *p = rule_params(sizeof *p, "easgd", err);
+    if (p && (rule_window(c, 10, &p->window, err) < 0 || rule_alpha(c, ctx, &p->alpha, err) < 0)) {
         free(p);
         return NULL;
     }
-    p->alpha = (float)alpha;
+    if (p) {
+        p->workers = ctx->workers;
+    }
     return p;
 }
 

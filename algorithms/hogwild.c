@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "algorithms/algorithm.h"
+#include "algorithms/rulekit.h"
 #include "algorithms/server.h"
 #include "algorithms/worker.h"
 
@@ -29,9 +30,8 @@ static void *s_configure(config *c, const rule_context *ctx, rule_info *info, er
                   "the server; set optimizer = sgd", config_source(c));
         return NULL;
     }
-    hogwild_params *p = malloc(sizeof *p);
+    hogwild_params *p = rule_params(sizeof *p, "hogwild", err);
     if (!p) {
-        error_set(err, ERROR_RUNTIME, "hogwild: out of memory");
         return NULL;
     }
     p->lr = (float)ctx->optim->lr;

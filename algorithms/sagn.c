@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "algorithms/algorithm.h"
+#include "algorithms/rulekit.h"
 #include "algorithms/server.h"
 #include "algorithms/worker.h"
 
@@ -22,16 +23,14 @@ typedef struct sagn_params {
 static void *s_configure(config *c, const rule_context *ctx, rule_info *info, error *err)
 {
     (void)info;
-    sagn_params *p = malloc(sizeof *p);
-    if (!p) {
-        error_set(err, ERROR_RUNTIME, "sagn: out of memory");
-        return NULL;
-    }
-    p->workers = ctx->workers;
-    if (config_get_int(c, "algorithm", "window", 5, 1, 1 << 20, &p->window, err) < 0 ||
-        config_get_int(c, "algorithm", "backups", 0, 0, ctx->workers - 1, &p->backups, err) < 0) {
+    sagn_params *p = rule_params(sizeof *p, "sagn", err);
+    if (p && (rule_window(c, 5, &p->window, err) < 0 ||
+              rule_backups(c, ctx, &p->backups, err) < 0)) {
         free(p);
         return NULL;
+    }
+    if (p) {
+        p->workers = ctx->workers;
     }
     return p;
 }

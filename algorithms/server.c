@@ -60,7 +60,11 @@ void server_destroy(server **ps)
     if (!s) {
         return;
     }
-    free(s->state);
+    if (s->state && s->alg->server_free) {
+        s->alg->server_free(s);
+    } else {
+        free(s->state);
+    }
     free(s->theta);
     free(s->round_sum);
     optim_destroy(&s->opt);
@@ -94,6 +98,14 @@ bool server_pull_ready(server *s, const pull_msg *m)
         s->stats.first_pull_at = s->clock(s->clock_ctx);
     }
     return s->alg->server_pull_ready(s, m);
+}
+
+const float *server_answer(server *s, const pull_msg *m)
+{
+    if (s->alg->server_on_pull) {
+        s->alg->server_on_pull(s, m);
+    }
+    return s->theta;
 }
 
 int server_wait(server *s, const pull_msg *m, void *handle)

@@ -71,6 +71,9 @@ void server_destroy(server **s);
 void server_push(server *s, const push_msg *m);
 /* Whether the rule would answer m now; notes the first worker pull. */
 bool server_pull_ready(server *s, const pull_msg *m);
+/* A pull answered now: tells the rule (server_on_pull) and returns what
+ * to send, the shard's theta (n values). */
+const float *server_answer(server *s, const pull_msg *m);
 /* Queues a pull that was not ready, with the driver's handle for its
  * reply; -1 when there is no memory to queue it. */
 int server_wait(server *s, const pull_msg *m, void *handle);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "algorithms/algorithm.h"
+#include "algorithms/rulekit.h"
 #include "algorithms/server.h"
 #include "algorithms/worker.h"
 
@@ -23,11 +24,8 @@ static void *s_configure(config *c, const rule_context *ctx, rule_info *info, er
 {
     (void)ctx;
     (void)info;
-    ssp_params *p = malloc(sizeof *p);
-    if (!p || config_get_int(c, "algorithm", "staleness", 3, 0, 1 << 20, &p->staleness, err) < 0) {
-        if (!p) {
-            error_set(err, ERROR_RUNTIME, "ssp: out of memory");
-        }
+    ssp_params *p = rule_params(sizeof *p, "ssp", err);
+    if (p && config_get_int(c, "algorithm", "staleness", 3, 0, 1 << 20, &p->staleness, err) < 0) {
         free(p);
         return NULL;
     }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "algorithms/algorithm.h"
+#include "algorithms/rulekit.h"
 #include "algorithms/server.h"
 #include "algorithms/worker.h"
 
@@ -41,7 +42,7 @@ static void *s_configure(config *c, const rule_context *ctx, rule_info *info, er
         error_set(err, ERROR_RUNTIME, "sync: out of memory");
         return NULL;
     }
-    if (config_get_int(c, "algorithm", "backups", 0, 0, ctx->workers - 1, &backups, err) < 0 ||
+    if (rule_backups(c, ctx, &backups, err) < 0 ||
         config_get_enum(c, "algorithm", "aggregate", "mean", s_aggregates, &aggregate, err) < 0 ||
         config_get_double_list(c, "algorithm", "worker_lr", "", 0, 1e6, lrs, ctx->workers,
                                &n, err) < 0) {

@@ -153,3 +153,45 @@ uint64_t worker_version(const worker *w)
     }
     return v;
 }
+
+int worker_run_windows(worker *w, long window, bool mean)
+{
+    float *delta = malloc(w->nparams * sizeof *delta);
+    int rc = delta ? 0 : -1;
+    while (rc == 0 && !worker_done(w)) {
+        if ((rc = worker_pull(w, 0)) < 0) {
+            break;
+        }
+        memset(delta, 0, w->nparams * sizeof *delta);
+        long steps = worker_local_window(w, delta, window);
+        for (size_t i = 0; mean && i < w->nparams; i++) {
+            delta[i] /= (float)steps;
+        }
+        rc = worker_push(w, delta, 0);   /* carries the pulled versions */
+    }
+    worker_settle(w);
+    free(delta);
+    return rc;
+}
+
+int worker_run_elastic(worker *w, float *x, float alpha, long window,
+                       void (*local_step)(worker *w, float *x, void *ctx), void *ctx)
+{
+    float *centre = malloc(w->nparams * sizeof *centre);
+    float *elastic = malloc(w->nparams * sizeof *elastic);
+    int rc = centre && elastic ? worker_pull_into(w, x, 0) : -1;   /* start at the centre */
+    while (rc == 0 && !worker_done(w)) {
+        for (long k = 0; k < window && !worker_done(w); k++) {
+            local_step(w, x, ctx);
+        }
+        if ((rc = worker_pull_into(w, centre, 0)) < 0) {
+            break;
+        }
+        worker_elastic(x, elastic, centre, alpha, w->nparams);
+        rc = worker_push(w, elastic, 0);
+    }
+    worker_settle(w);
+    free(centre);
+    free(elastic);
+    return rc;
+}

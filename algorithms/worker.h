@@ -119,6 +119,20 @@ bool worker_done(const worker *w);
 /* The elastic step of the EASGD family over n values: elastic =
  * alpha (x - centre); x <- x - elastic. */
 void worker_elastic(float *x, float *elastic, const float *centre, float alpha, size_t n);
+
+/* Loops that several rules run.
+ *
+ * Windows of local SGD, until the budget is spent: pull (no wait);
+ * delta = the sum of up to `window` local steps (worker_local_window),
+ * divided by the steps taken when `mean`; push delta with the pulled
+ * versions (AGN with mean, DynSGD without). */
+int worker_run_windows(worker *w, long window, bool mean);
+/* Asynchronous elastic averaging on the worker's own x (nparams values),
+ * until the budget is spent: up to `window` calls of local_step(w, x,
+ * ctx), each taking one minibatch; then pull the centre (no wait), take
+ * the elastic step and push the elastic force (AEASGD, EAMSGD). */
+int worker_run_elastic(worker *w, float *x, float alpha, long window,
+                       void (*local_step)(worker *w, float *x, void *ctx), void *ctx);
 /* The smallest shard version seen at the last pull. */
 uint64_t worker_version(const worker *w);
 

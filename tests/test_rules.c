@@ -164,10 +164,11 @@ static int s_direct_pull(worker *w, float *dst, uint64_t min_version)
     snprintf(d->calls + len, sizeof d->calls - len, "p%llu ", (unsigned long long)min_version);
     for (int k = 0; k < d->count; k++) {
         server *s = d->shards[k];
-        if (!server_pull_ready(s, &(pull_msg){.worker = (uint32_t)w->id, .min_version = min_version})) {
+        pull_msg m = {.worker = (uint32_t)w->id, .min_version = min_version};
+        if (!server_pull_ready(s, &m)) {
             return -1;   /* would block forever: nobody else is pushing */
         }
-        memcpy(dst + s->lo, s->theta, s->n * sizeof(float));
+        memcpy(dst + s->lo, server_answer(s, &m), s->n * sizeof(float));
         w->versions[k] = s->version;
     }
     w->staleness = d->shards[0]->last_staleness[w->id];
@@ -527,6 +528,103 @@ static void test_every_rule_rejects_bad_keys(void **state)
     }
 }
 
+/* Every registered table keeps algorithm.h's promises; a table of another
+ * version, or with a required slot missing, does not. */
+static void test_rule_tables_are_checked(void **state)
+{
+    (void)state;
+    int count = 0;
+    for (const algorithm *const *a = algorithm_all(); *a; a++, count++) {
+        const char *why = algorithm_check(*a);
+        if (why) {
+            fail_msg("%s: %s", (*a)->name, why);
+        }
+    }
+    assert_true(count >= 11);
+    algorithm old = *algorithm_find("hogwild");
+    old.version = ALGORITHM_VERSION - 1;
+    assert_non_null(algorithm_check(&old));
+    algorithm partial = *algorithm_find("hogwild");
+    partial.server_pull_ready = NULL;
+    assert_non_null(algorithm_check(&partial));
+}
+
+/* A rule with per-worker server state kept at pull time, as delay-
+ * compensated ASGD keeps a copy of what each worker pulled: the skeleton
+ * tells it of every answered pull, the evaluator's too, with the values
+ * sent, and frees its state through server_free. */
+typedef struct pulled_state {
+    float **copies;           /* per worker: theta as it last pulled it */
+    int workers, evaluator_pulls, frees;
+} pulled_state;
+
+static pulled_state *s_last_freed;
+
+static void *s_pulled_init(server *s)
+{
+    pulled_state *st = calloc(1, sizeof *st);
+    st->workers = s->workers;
+    st->copies = calloc((size_t)s->workers, sizeof *st->copies);
+    for (int k = 0; k < s->workers; k++) {
+        st->copies[k] = calloc(s->n, sizeof(float));
+    }
+    return st;
+}
+
+static void s_pulled_free(server *s)
+{
+    pulled_state *st = s->state;
+    for (int k = 0; k < st->workers; k++) {
+        free(st->copies[k]);
+    }
+    free(st->copies);
+    s_last_freed->frees++;
+    free(st);
+}
+
+static void s_pulled_on_pull(server *s, const pull_msg *m)
+{
+    pulled_state *st = s->state;
+    if (m->worker == ALGORITHM_EVALUATOR) {
+        st->evaluator_pulls++;
+        return;
+    }
+    memcpy(st->copies[m->worker], s->theta, s->n * sizeof(float));
+}
+
+static void s_pulled_on_push(server *s, const push_msg *m)
+{
+    server_record_applied(s, m);
+    server_add(s, m->values, -1.0f);
+}
+
+static void test_on_pull_hook_and_server_free(void **state)
+{
+    (void)state;
+    const algorithm pulled = {
+        .version = ALGORITHM_VERSION, .name = "pulled", .summary = "test", .keys = "",
+        .configure = NULL, .worker_run = NULL, .server_init = s_pulled_init,
+        .server_free = s_pulled_free, .server_on_push = s_pulled_on_push,
+        .server_pull_ready = server_always_ready, .server_on_pull = s_pulled_on_pull,
+    };
+    rule_info info = {.server_threads = 1, .server_optim = s_sgd, .local_optim = s_sgd};
+    const float init[4] = {1, 2, 3, 4};
+    server *s = server_new(&pulled, NULL, &info, 1, 2, 2, init, 4);   /* elements 2 and 3 */
+    pulled_state *st = s->state, freed = {0};
+    s_last_freed = &freed;
+    static const float before[2] = {3, 4}, after[2] = {2, 3}, ones[2] = {1, 1};
+    const float *sent = server_answer(s, &(pull_msg){.worker = 1});
+    assert_memory_equal(sent, before, sizeof before);
+    server_push(s, &(push_msg){.worker = 0, .values = ones});
+    assert_memory_equal(st->copies[1], before, sizeof before);   /* as worker 1 pulled it */
+    server_answer(s, &(pull_msg){.worker = 0});
+    assert_memory_equal(st->copies[0], after, sizeof after);     /* after the push */
+    server_answer(s, &(pull_msg){.worker = ALGORITHM_EVALUATOR});
+    assert_int_equal(st->evaluator_pulls, 1);
+    server_destroy(&s);
+    assert_int_equal(freed.frees, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -544,6 +642,8 @@ int main(void)
         cmocka_unit_test(test_ssp_clock_bound),
         cmocka_unit_test(test_aeamsgd_looks_ahead_downhill),
         cmocka_unit_test(test_every_rule_rejects_bad_keys),
+        cmocka_unit_test(test_rule_tables_are_checked),
+        cmocka_unit_test(test_on_pull_hook_and_server_free),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

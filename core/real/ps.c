@@ -66,7 +66,8 @@ static long s_reply(ps *p, const zmq_msg_t *identity, uint32_t worker, uint16_t 
 static void s_reply_params(void *ctx, const pull_msg *m, void *handle)
 {
     ps *p = ctx;
-    s_reply(p, handle, m->worker, WIRE_F32, p->s->theta, p->s->n * sizeof(float));
+    const float *theta = server_answer(p->s, m);
+    s_reply(p, handle, m->worker, WIRE_F32, theta, p->s->n * sizeof(float));
 }
 
 /* A waiting pull keeps a copy of its peer's identity; answered or dropped,

@@ -35,7 +35,7 @@ static void s_reply(void *ctx, const pull_msg *m, void *handle)
     }
     sim_worker *sw = &s->workers[worker];
     server *srv = s->shards[k].srv;
-    memcpy(sw->pull_dst + srv->lo, srv->theta, srv->n * sizeof(float));
+    memcpy(sw->pull_dst + srv->lo, server_answer(srv, m), srv->n * sizeof(float));
     sw->w.versions[k] = srv->version;
     if (k == 0) {
         sw->w.staleness = srv->last_staleness[worker];
@@ -92,7 +92,8 @@ static void s_evaluate(sim *s)
 {
     for (int k = 0; k < s->nshards; k++) {
         server *srv = s->shards[k].srv;
-        memcpy(s->centre + srv->lo, srv->theta, srv->n * sizeof(float));
+        pull_msg pm = {.worker = ALGORITHM_EVALUATOR};
+        memcpy(s->centre + srv->lo, server_answer(srv, &pm), srv->n * sizeof(float));
     }
     server *first = s->shards[0].srv;
     double loss, acc;

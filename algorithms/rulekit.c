@@ -1,0 +1,34 @@
+/* rulekit.c: the keys several rules read, read one way. */
+#include "algorithms/rulekit.h"
+
+#include <stdlib.h>
+
+void *rule_params(size_t size, const char *rule, error *err)
+{
+    void *p = calloc(1, size);
+    if (!p) {
+        error_set(err, ERROR_RUNTIME, "%s: out of memory", rule);
+    }
+    return p;
+}
+
+int rule_window(config *c, long def, long *out, error *err)
+{
+    return config_get_int(c, "algorithm", "window", def, 1, 1 << 20, out, err);
+}
+
+int rule_alpha(config *c, const rule_context *ctx, float *out, error *err)
+{
+    double alpha;
+    if (config_get_double(c, "algorithm", "alpha", 0.9 / ctx->workers, 0, 1, CONFIG_CLOSED,
+                          &alpha, err) < 0) {
+        return -1;
+    }
+    *out = (float)alpha;
+    return 0;
+}
+
+int rule_backups(config *c, const rule_context *ctx, long *out, error *err)
+{
+    return config_get_int(c, "algorithm", "backups", 0, 0, ctx->workers - 1, out, err);
+}

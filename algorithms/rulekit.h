@@ -1,0 +1,23 @@
+/* rulekit.h: what several rules share when they read their keys: the
+ * parameter block, and the [algorithm] keys more than one rule reads, each
+ * with one meaning, range and default wherever it appears. */
+#ifndef ASGD_RULEKIT_H
+#define ASGD_RULEKIT_H
+
+#include <stddef.h>
+
+#include "algorithms/algorithm.h"
+
+/* A zeroed parameter block of size bytes for `rule` (freed with free()),
+ * or NULL with err set. */
+void *rule_params(size_t size, const char *rule, error *err);
+
+/* window: local steps between two communications, 1 to 2^20. */
+int rule_window(config *c, long def, long *out, error *err);
+/* alpha: the elastic force's rate, in [0, 1]; 0.9 / workers by default
+ * (beta = 0.9 in EASGD's paper), 0 leaves every worker on its own. */
+int rule_alpha(config *c, const rule_context *ctx, float *out, error *err);
+/* backups: workers a synchronous round does not wait for, 0 to N - 1. */
+int rule_backups(config *c, const rule_context *ctx, long *out, error *err);
+
+#endif
