@@ -18,19 +18,16 @@
 
 typedef struct average_params {
     long window;
-    int workers;
 } average_params;
 
 static void *s_configure(config *c, const rule_context *ctx, rule_info *info, error *err)
 {
+    (void)ctx;
     (void)info;
     average_params *p = rule_params(sizeof *p, "average", err);
     if (p && rule_window(c, 10, &p->window, err) < 0) {
         free(p);
         return NULL;
-    }
-    if (p) {
-        p->workers = ctx->workers;
     }
     return p;
 }
@@ -56,13 +53,12 @@ static int s_worker_run(worker *w)
 
 static void s_on_push(server *s, const push_msg *m)
 {
-    const average_params *p = s->params;
-    if (server_round_add(s, m) < p->workers) {
+    if (server_round_add(s, m) < s->workers) {
         return;
     }
     float *sum = server_round_sum(s);
     for (size_t i = 0; i < s->n; i++) {
-        sum[i] /= (float)p->workers;
+        sum[i] /= (float)s->workers;
     }
     server_assign(s, sum);
     server_round_end(s);

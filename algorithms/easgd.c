@@ -21,7 +21,6 @@
 typedef struct easgd_params {
     long window;
     float alpha;
-    int workers;
 } easgd_params;
 
 static void *s_configure(config *c, const rule_context *ctx, rule_info *info, error *err)
@@ -31,9 +30,6 @@ static void *s_configure(config *c, const rule_context *ctx, rule_info *info, er
     if (p && (rule_window(c, 10, &p->window, err) < 0 || rule_alpha(c, ctx, &p->alpha, err) < 0)) {
         free(p);
         return NULL;
-    }
-    if (p) {
-        p->workers = ctx->workers;
     }
     return p;
 }
@@ -69,8 +65,7 @@ static int s_worker_run(worker *w)
 
 static void s_on_push(server *s, const push_msg *m)
 {
-    const easgd_params *p = s->params;
-    if (server_round_add(s, m) < p->workers) {
+    if (server_round_add(s, m) < s->workers) {
         return;
     }
     server_add(s, server_round_sum(s), 1.0f);

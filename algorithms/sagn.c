@@ -17,7 +17,6 @@
 
 typedef struct sagn_params {
     long window, backups;
-    int workers;
 } sagn_params;
 
 static void *s_configure(config *c, const rule_context *ctx, rule_info *info, error *err)
@@ -28,9 +27,6 @@ static void *s_configure(config *c, const rule_context *ctx, rule_info *info, er
               rule_backups(c, ctx, &p->backups, err) < 0)) {
         free(p);
         return NULL;
-    }
-    if (p) {
-        p->workers = ctx->workers;
     }
     return p;
 }
@@ -68,7 +64,7 @@ static int s_worker_run(worker *w)
 static void s_on_push(server *s, const push_msg *m)
 {
     const sagn_params *p = s->params;
-    int needed = p->workers - (int)p->backups;
+    int needed = s->workers - (int)p->backups;
     if (server_round_add(s, m) < needed) {
         return;
     }

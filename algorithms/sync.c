@@ -26,7 +26,6 @@ static const char *const s_aggregates[] = {"mean", "sum", NULL};
 typedef struct sync_params {
     int backups;
     int aggregate;
-    int workers;
     float lr_scale[];         /* one per worker */
 } sync_params;
 
@@ -55,7 +54,6 @@ static void *s_configure(config *c, const rule_context *ctx, rule_info *info, er
     }
     p->backups = (int)backups;
     p->aggregate = aggregate;
-    p->workers = ctx->workers;
     for (int k = 0; k < ctx->workers; k++) {
         p->lr_scale[k] = n ? (float)(lrs[k] / ctx->optim->lr) : 1.0f;
     }
@@ -97,7 +95,7 @@ static int s_worker_run(worker *w)
 static void s_on_push(server *s, const push_msg *m)
 {
     const sync_params *p = s->params;
-    int needed = p->workers - p->backups;
+    int needed = s->workers - p->backups;
     if (server_round_add(s, m) < needed) {
         return;
     }

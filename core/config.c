@@ -13,16 +13,6 @@
 
 #include <ini.h>
 
-static char *s_strdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d) {
-        memcpy(d, s, n);
-    }
-    return d;
-}
-
 static entry *s_find(const config *c, const char *section, const char *key)
 {
     for (int i = 0; i < c->count; i++) {
@@ -47,9 +37,9 @@ static entry *s_add(config *c, const char *section, const char *key,
         c->cap = cap;
     }
     entry *e = &c->entries[c->count];
-    e->section = s_strdup(section);
-    e->key = s_strdup(key);
-    e->value = s_strdup(value);
+    e->section = strdup(section);
+    e->key = strdup(key);
+    e->value = strdup(value);
     if (!e->section || !e->key || !e->value) {
         free(e->section);
         free(e->key);
@@ -153,7 +143,7 @@ static config *s_new(const char *source)
 {
     config *c = calloc(1, sizeof *c);
     if (c) {
-        c->source = s_strdup(source);
+        c->source = strdup(source);
         if (!c->source) {
             free(c);
             return NULL;
@@ -255,7 +245,7 @@ int config_override(config *c, const char *arg, error *err)
 
     entry *e = s_find(c, section, key);
     if (e) {
-        char *v = s_strdup(value);
+        char *v = strdup(value);
         if (!v) {
             return error_set(err, ERROR_RUNTIME, "config: out of memory");
         }
@@ -287,7 +277,7 @@ entry *config_lookup(config *c, const char *section, const char *key, const char
 
 void config_set_text(entry *e, const char *text)
 {
-    char *v = s_strdup(text);
+    char *v = strdup(text);
     if (v) {
         free(e->value);
         e->value = v;

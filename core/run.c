@@ -33,7 +33,7 @@ void run_sleep(double seconds)
     nanosleep(&ts, NULL);
 }
 
-cJSON *run_read_json(const char *path)
+char *run_read_file(const char *path)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
@@ -45,10 +45,18 @@ cJSON *run_read_json(const char *path)
     char *text = n >= 0 ? malloc((size_t)n + 1) : NULL;
     size_t got = text ? fread(text, 1, (size_t)n, f) : 0;
     fclose(f);
+    if (text) {
+        text[got] = '\0';
+    }
+    return text;
+}
+
+cJSON *run_read_json(const char *path)
+{
+    char *text = run_read_file(path);
     if (!text) {
         return NULL;
     }
-    text[got] = '\0';
     cJSON *j = cJSON_Parse(text);
     free(text);
     return j;

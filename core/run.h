@@ -40,6 +40,9 @@ void run_eval_row(FILE *f, double time_s, double epoch, long updates, long sampl
 void run_step_row(FILE *f, double time_s, int worker, long step, double loss,
                   long staleness, long bytes);
 
+/* A whole file as text, NUL-terminated (caller frees), or NULL when it
+ * cannot be read. */
+char *run_read_file(const char *path);
 /* A whole JSON file parsed (cJSON_Delete it), or NULL when it is missing
  * or malformed. */
 struct cJSON *run_read_json(const char *path);

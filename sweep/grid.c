@@ -10,16 +10,6 @@
 #include "core/experiment.h"
 #include "core/run.h"
 
-static char *s_strdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d) {
-        memcpy(d, s, n);
-    }
-    return d;
-}
-
 static char *s_trim(char *s)
 {
     while (*s == ' ' || *s == '\t') {
@@ -52,7 +42,7 @@ static int s_grid_entry(void *ctx, const char *key, const char *value, int line)
     grid_key *k = &s->keys[s->nkeys++];
     snprintf(k->key, sizeof k->key, "%s", key);
     k->line = line;
-    char *copy = s_strdup(value);
+    char *copy = strdup(value);
     if (!copy) {
         return error_set(g->err, ERROR_RUNTIME, "out of memory");
     }
@@ -66,7 +56,7 @@ static int s_grid_entry(void *ctx, const char *key, const char *value, int line)
             return error_set(g->err, ERROR_USAGE, "%s:%d: [grid] %s: %s", s->path, line, key,
                              strchr(v, '/') ? "values may not contain '/'" : "too many values");
         }
-        k->values[k->count++] = s_strdup(v);
+        k->values[k->count++] = strdup(v);
     }
     free(copy);
     if (k->count == 0) {
@@ -198,7 +188,7 @@ static int s_expand(sweep *s, error *err)
             len += snprintf(run->id + len, sizeof run->id - (size_t)len, "%s=%s,",
                             s->keys[k].key, v);
             snprintf(arg, sizeof arg, "%s=%s", s->keys[k].key, v);
-            run->overrides[run->noverrides++] = s_strdup(arg);
+            run->overrides[run->noverrides++] = strdup(arg);
         }
         snprintf(run->id + len, sizeof run->id - (size_t)len, "seed=%ld", seed);
         const char *fixed[4] = {"experiment.seed", "experiment.name", "experiment.out",
@@ -210,7 +200,7 @@ static int s_expand(sweep *s, error *err)
         snprintf(values[3], sizeof values[3], "%s", run->id);
         for (int i = 0; i < 4; i++) {
             snprintf(arg, sizeof arg, "%s=%.4200s", fixed[i], values[i]);
-            run->overrides[run->noverrides++] = s_strdup(arg);
+            run->overrides[run->noverrides++] = strdup(arg);
         }
         snprintf(run->dir, sizeof run->dir, "%s/%s/%s", s->out, s->name, run->id);
         experiment e;

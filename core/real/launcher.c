@@ -319,25 +319,6 @@ static int s_cmp_rows(const void *a, const void *b)
     return x->t < y->t ? -1 : x->t > y->t;
 }
 
-/* A whole file as text (caller frees), or NULL. */
-static char *s_slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    rewind(f);
-    char *text = size >= 0 ? malloc((size_t)size + 1) : NULL;
-    size_t got = text ? fread(text, 1, (size_t)size, f) : 0;
-    fclose(f);
-    if (text) {
-        text[got] = '\0';
-    }
-    return text;
-}
-
 /* Appends the data rows of text (a steps-K.csv) to rows. */
 static int s_add_rows(char *text, step_row **rows, size_t *n, size_t *cap)
 {
@@ -367,7 +348,7 @@ static void s_merge_steps(job *j)
     for (int w = 0; texts && w < j->e->workers; w++) {
         char path[4800];
         snprintf(path, sizeof path, "%s/steps-%d.csv", j->r->dir, w);
-        texts[w] = s_slurp(path);
+        texts[w] = run_read_file(path);
         if (texts[w]) {
             remove(path);
             s_add_rows(texts[w], &rows, &n, &cap);
