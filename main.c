@@ -6,6 +6,7 @@
 
 #include "algorithms/algorithm.h"
 #include "core/error.h"
+#include "core/provenance.h"
 #include "core/experiment.h"
 #include "core/real/launcher.h"
 #include "plots/plot.h"
@@ -27,6 +28,7 @@ static const char s_usage[] =
     "  ps|worker|evaluator CONFIG [flags] [section.key=value ...]\n"
     "                                         one role of a distributed job, for runs\n"
     "                                         across hosts (see `asgd help ps`)\n"
+    "  --version                              asgd's version and the commit it was built from\n"
     "  help [algorithms [--names] | config [CONFIG] | ps]\n"
     "                                         this text; the update rules and their\n"
     "                                         keys (--names: one name a line); every\n"
@@ -149,11 +151,16 @@ static int s_sweep(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    provenance_set_command(argc, argv);
     if (argc < 2) {
         fputs(s_usage, stderr);
         return ERROR_USAGE;
     }
     const char *cmd = argv[1];
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+        printf("%s\n", provenance_version_line());
+        return 0;
+    }
     if (strcmp(cmd, "train") == 0) {
         return s_train(argc - 2, argv + 2);
     }

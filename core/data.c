@@ -90,6 +90,11 @@ done:
     return rc;
 }
 
+const char *data_source_name(int source)
+{
+    return s_sources[source];
+}
+
 int data_spec_configure(data_spec *s, config *c, error *err)
 {
     memset(s, 0, sizeof *s);

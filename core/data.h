@@ -36,6 +36,9 @@ typedef struct data_spec {
 
 #define DATA_FASHION_MNIST_PATH "/usr/share/datasets/fashion-mnist"
 
+/* "fashion-mnist", "mnist", "idx" or "synthetic". */
+const char *data_source_name(int source);
+
 /* Reads the [data] keys. */
 int data_spec_configure(data_spec *s, config *c, error *err);
 

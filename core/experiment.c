@@ -174,7 +174,7 @@ int experiment_configure(experiment *e, const char *path, int noverrides,
 static int s_check_model(experiment *e, error *err)
 {
     error why = {0};
-    if (model_check(&e->model, e->dim, e->classes, &why) < 0) {
+    if (model_check(&e->model, e->dim, e->classes, &e->nparams, &why) < 0) {
         return error_set(err, why.status, "%s: %s", config_source(e->c), why.msg);
     }
     return 0;
@@ -197,6 +197,22 @@ int experiment_check(experiment *e, error *err)
         return -1;
     }
     return s_check_model(e, err);
+}
+
+void experiment_summary(const experiment *e, run_summary *sum)
+{
+    summary_init(sum);
+    sum->algorithm = e->algorithm_name;
+    sum->label = e->label;
+    sum->model = model_type_name(e->model.type);
+    sum->mode = experiment_mode_name(e->mode);
+    sum->dataset = data_source_name(e->data.source);
+    sum->data_path = e->data.source == DATA_SYNTHETIC ? "" : e->data.path;
+    sum->workers = e->workers;
+    sum->servers = e->alg ? e->servers : 0;
+    sum->params = (long)e->nparams;
+    sum->seed = e->seed;
+    sum->epochs_target = e->epochs;
 }
 
 long experiment_total_steps(const experiment *e, long n_train)

@@ -17,6 +17,7 @@
 #include "core/model.h"
 #include "core/optim.h"
 #include "core/simtime.h"
+#include "core/summary.h"
 
 enum run_mode { MODE_REAL, MODE_SIM };
 enum cluster_transport { TRANSPORT_IPC, TRANSPORT_TCP };
@@ -62,9 +63,11 @@ typedef struct experiment {
     sim_spec sim;
     /* loaded by experiment_load */
     dataset train, test;
-    /* the training set's shape: experiment_load or experiment_check */
+    /* the training set's shape and the model's size: experiment_load or
+     * experiment_check */
     long n_train;
     int dim, classes;
+    size_t nparams;
 } experiment;
 
 const char *experiment_mode_name(int mode);
@@ -85,6 +88,9 @@ int experiment_load(experiment *e, error *err);
 /* Every check experiment_load makes on the data and the model's shape,
  * without keeping the data: for a launcher whose processes load it. */
 int experiment_check(experiment *e, error *err);
+/* A summary with the run's identity filled in (algorithm, label, model,
+ * mode, data set, cluster shape, seed, parameter count, epochs). */
+void experiment_summary(const experiment *e, run_summary *sum);
 /* Minibatches of every worker together: train.epochs passes over n_train
  * examples. */
 long experiment_total_steps(const experiment *e, long n_train);

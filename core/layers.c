@@ -183,7 +183,7 @@ model *model_new(const model_spec *s, backend *b, int inputs, int classes, error
     return m;
 }
 
-int model_check(const model_spec *s, int inputs, int classes, error *err)
+int model_check(const model_spec *s, int inputs, int classes, size_t *nparams, error *err)
 {
     model *m = calloc(1, sizeof *m);
     if (!m) {
@@ -193,6 +193,9 @@ int model_check(const model_spec *s, int inputs, int classes, error *err)
     m->inputs = inputs;
     m->classes = classes;
     int rc = s_build(m, err);
+    if (rc == 0 && nparams) {
+        *nparams = m->nparams;
+    }
     free(m);
     return rc;
 }

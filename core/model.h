@@ -90,8 +90,9 @@ const char *model_type_name(int type);
 model *model_new(const model_spec *s, backend *b, int inputs, int classes, error *err);
 void model_destroy(model **m);
 /* model_new's shape checks alone (no backend needed), for the data's
- * inputs and classes: run before any run folder or process exists. */
-int model_check(const model_spec *s, int inputs, int classes, error *err);
+ * inputs and classes: run before any run folder or process exists. Stores
+ * the parameter count in *nparams (may be NULL). */
+int model_check(const model_spec *s, int inputs, int classes, size_t *nparams, error *err);
 /* Elements per example of layer l's output. */
 size_t model_layer_size(const layer *l);
 

@@ -143,14 +143,8 @@ static long s_train(trainer *t, long total_steps, double wall_start)
 static int s_start_summary(trainer *t, error *err)
 {
     run_summary *sum = &t->sum;
-    summary_init(sum);
-    sum->algorithm = "sequential";
-    sum->model = model_type_name(t->e->model.type);
-    sum->mode = experiment_mode_name(t->e->mode);
-    sum->dataset = t->e->data.source == DATA_SYNTHETIC ? "synthetic" : t->e->data.path;
-    sum->workers = 1;
-    sum->params = (long)t->m->nparams;
-    sum->seed = t->e->seed;
+    experiment_summary(t->e, sum);
+    snprintf(sum->device, sizeof sum->device, "%s", backend_describe(t->b));
     return summary_write(t->r->dir, sum, err);
 }
 

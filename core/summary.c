@@ -6,14 +6,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cJSON.h>
 
+#include "core/provenance.h"
 #include "core/run.h"
 
 /* The shard's counters in ps-K.json, in this order. */
 #define SHARD_COUNTERS(X) \
-    X(version) X(samples) X(pushes) X(dropped) X(rejected) X(staleness_sum) \
+    X(version) X(samples) X(pushes) X(dropped) X(rejected) X(nonfinite) X(staleness_sum) \
     X(staleness_max) X(bytes_in) X(bytes_out)
 
 char *shard_stats_json(const shard_stats *st)
@@ -115,6 +117,8 @@ void summary_init(run_summary *s)
 {
     memset(s, 0, sizeof *s);
     s->final_test_acc = s->best_test_acc = s->final_test_loss = NAN;
+    s->started_at = run_wall();
+    snprintf(s->device, sizeof s->device, "cpu");
 }
 
 void summary_add_eval(run_summary *s, double loss, double acc)
@@ -133,14 +137,15 @@ void summary_add_shard(run_summary *s, const shard_stats *st)
     if ((long)st->staleness_max > s->staleness_max) {
         s->staleness_max = (long)st->staleness_max;
     }
-    s->dropped += (long)st->dropped;
     s->rejected += (long)st->rejected;
+    s->nonfinite += (long)st->nonfinite;
     for (int i = 0; i < SUMMARY_STALENESS_BINS; i++) {
         s->staleness_histogram[i] += (long)st->histogram[i];
     }
     if (st->shard == 0) {
         s->updates = (long)st->version;
         s->samples = (long)st->samples;
+        s->dropped = (long)st->dropped;
         if (s->train_time_s == 0 && st->first_pull_at > 0 &&
             st->last_push_at > st->first_pull_at) {
             s->train_time_s = st->last_push_at - st->first_pull_at;
@@ -155,35 +160,64 @@ void summary_finish(run_summary *s, long n_train)
     s->samples_per_s = s->train_time_s > 0 ? (double)s->samples / s->train_time_s : 0;
 }
 
+/* The run's identity and where it ran. */
+static void s_add_identity(cJSON *j, const run_summary *s)
+{
+    provenance p;
+    provenance_get(&p);
+    cJSON_AddStringToObject(j, "algorithm", s->algorithm);
+    cJSON_AddStringToObject(j, "label", s->label ? s->label : s->algorithm);
+    cJSON_AddStringToObject(j, "model", s->model);
+    cJSON_AddNumberToObject(j, "workers", s->workers);
+    cJSON_AddStringToObject(j, "mode", s->mode);
+    cJSON_AddStringToObject(j, "dataset", s->dataset);
+    cJSON_AddStringToObject(j, "data_path", s->data_path ? s->data_path : "");
+    cJSON_AddNumberToObject(j, "params", (double)s->params);
+    cJSON_AddNumberToObject(j, "seed", (double)s->seed);
+    cJSON_AddNumberToObject(j, "epochs_target", s->epochs_target);
+    cJSON_AddStringToObject(j, "device", s->device);
+    char started[64];
+    time_t t = (time_t)s->started_at;
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    cJSON_AddStringToObject(j, "started", started);
+    cJSON_AddStringToObject(j, "asgd_version", p.version);
+    cJSON_AddStringToObject(j, "git_commit", p.commit);
+    cJSON_AddBoolToObject(j, "git_dirty", p.dirty);
+    cJSON_AddStringToObject(j, "host", p.host);
+    cJSON_AddStringToObject(j, "cpu", p.cpu);
+    cJSON_AddNumberToObject(j, "cores", (double)p.cores);
+    cJSON_AddStringToObject(j, "command", p.command);
+}
+
 int summary_write(const char *dir, const run_summary *s, error *err)
 {
     cJSON *j = cJSON_CreateObject();
     if (!j) {
         return error_set(err, ERROR_RUNTIME, "summary: out of memory");
     }
-    cJSON_AddStringToObject(j, "algorithm", s->algorithm);
-    cJSON_AddStringToObject(j, "model", s->model);
-    cJSON_AddNumberToObject(j, "workers", s->workers);
-    cJSON_AddStringToObject(j, "mode", s->mode);
-    cJSON_AddStringToObject(j, "dataset", s->dataset);
-    cJSON_AddNumberToObject(j, "params", (double)s->params);
-    cJSON_AddNumberToObject(j, "seed", (double)s->seed);
+    s_add_identity(j, s);
     cJSON_AddNumberToObject(j, "final_test_acc", s->final_test_acc);
     cJSON_AddNumberToObject(j, "best_test_acc", s->best_test_acc);
     cJSON_AddNumberToObject(j, "final_test_loss", s->final_test_loss);
+    cJSON_AddBoolToObject(j, "diverged", s->diverged);
     cJSON_AddNumberToObject(j, "time_s", s->time_s);
+    cJSON_AddNumberToObject(j, "startup_s", s->startup_s);
     cJSON_AddNumberToObject(j, "train_time_s", s->train_time_s);
     cJSON_AddNumberToObject(j, "wall_time_s", s->wall_time_s);
     cJSON_AddNumberToObject(j, "epochs", s->epochs);
     cJSON_AddNumberToObject(j, "samples", (double)s->samples);
     cJSON_AddNumberToObject(j, "samples_per_s", s->samples_per_s);
     cJSON_AddNumberToObject(j, "updates", (double)s->updates);
+    cJSON_AddNumberToObject(j, "pushes", (double)s->pushes);
     cJSON_AddNumberToObject(j, "staleness_mean", s->staleness_mean);
     cJSON_AddNumberToObject(j, "staleness_max", (double)s->staleness_max);
     if (s->servers > 0) {
         cJSON_AddNumberToObject(j, "servers", s->servers);
         cJSON_AddNumberToObject(j, "dropped", (double)s->dropped);
         cJSON_AddNumberToObject(j, "rejected", (double)s->rejected);
+        cJSON_AddNumberToObject(j, "nonfinite", (double)s->nonfinite);
         cJSON_AddNumberToObject(j, "restarts", s->restarts);
     }
     if (strcmp(s->mode, "sim") == 0) {
@@ -196,6 +230,9 @@ int summary_write(const char *dir, const run_summary *s, error *err)
     cJSON *h = cJSON_AddArrayToObject(j, "staleness_histogram");
     for (int i = 0; h && i <= last; i++) {
         cJSON_AddItemToArray(h, cJSON_CreateNumber((double)s->staleness_histogram[i]));
+    }
+    if (!s->complete && s->error[0]) {
+        cJSON_AddStringToObject(j, "error", s->error);
     }
     cJSON_AddBoolToObject(j, "complete", s->complete);
     char *text = cJSON_Print(j);

@@ -27,6 +27,7 @@ typedef struct shard_stats {
     uint64_t pushes;          /* applied */
     uint64_t dropped;         /* received but not applied (late sync gradients) */
     uint64_t rejected;        /* malformed messages */
+    uint64_t nonfinite;       /* pushes refused for a NaN or infinite value */
     uint64_t staleness_sum, staleness_max;
     uint64_t histogram[SUMMARY_STALENESS_BINS];
     uint64_t bytes_in, bytes_out;
@@ -41,12 +42,22 @@ int shard_stats_write(const char *path, const shard_stats *st, error *err);
 int shard_stats_read(const char *path, shard_stats *st, error *err);
 
 typedef struct run_summary {
-    const char *algorithm, *model, *mode, *dataset;
+    /* what ran (experiment_summary fills these) */
+    const char *algorithm, *label, *model, *mode;
+    const char *dataset;        /* its name: fashion-mnist, mnist, idx, synthetic */
+    const char *data_path;      /* where its files were read from ("" for synthetic) */
     int workers;
+    int servers;                /* distributed runs: shards (0: the baseline) */
     long params;
     unsigned long seed;
+    double epochs_target;       /* train.epochs */
+    char device[160];           /* what computed the gradients: "cpu", "cuda:0 (NAME)" */
+    double started_at;          /* Unix time the run began (summary_init) */
+    /* what came of it */
     double final_test_acc, best_test_acc, final_test_loss;
-    double time_s;              /* run time: wall in real mode */
+    bool diverged;              /* the test loss became non-finite; the run stopped there */
+    double time_s;              /* from the first training step to the end of training */
+    double startup_s;           /* from the start to the first training step */
     double train_time_s;        /* the part spent training (samples_per_s) */
     double wall_time_s;         /* wall-clock time of the whole run */
     double epochs;
@@ -57,12 +68,13 @@ typedef struct run_summary {
     double staleness_sum;       /* over the same pushes */
     double staleness_mean;
     long staleness_max;
-    int servers;                /* distributed runs: shards */
-    long dropped;               /* pushes received but not applied */
+    long dropped;               /* pushes received but not applied (late sync gradients) */
     long rejected;              /* malformed messages the servers refused */
+    long nonfinite;             /* pushes refused for a NaN or infinite value */
     int restarts;               /* workers restarted by the launcher */
     long sim_events;            /* simulated runs: events processed */
     long staleness_histogram[SUMMARY_STALENESS_BINS];
+    char error[256];            /* why the run is not complete ("" when it is) */
     bool complete;
 } run_summary;
 
@@ -70,14 +82,17 @@ typedef struct run_summary {
 void summary_init(run_summary *s);
 /* One evaluation of the centre model: the last is final, the best kept. */
 void summary_add_eval(run_summary *s, double loss, double acc);
-/* One shard's counters; shard 0's version, samples and times stand for
- * the run's updates, samples and training phase. */
+/* One shard's counters. Every shard sees every push, so shard 0's
+ * version, samples, drops and times stand for the run's updates,
+ * samples, dropped pushes and training phase; staleness and malformed
+ * messages add up over the shards. */
 void summary_add_shard(run_summary *s, const shard_stats *st);
 /* The means and rates, once every shard and evaluation is in: staleness
  * mean, epochs over n_train examples, samples/s over train_time_s (taken
  * from shard 0's first pull and last push where the driver set none). */
 void summary_finish(run_summary *s, long n_train);
-/* DIR/summary.json, written then renamed, so a reader never sees half. */
+/* DIR/summary.json, with this process's provenance (provenance.h),
+ * written then renamed, so a reader never sees half. */
 int summary_write(const char *dir, const run_summary *s, error *err);
 
 #endif

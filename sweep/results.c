@@ -1,64 +1,147 @@
-/* results.c: a sweep's results.csv. */
+/* results.c: a sweep's results.csv, RFC 4180: a header, then a row per
+ * complete run with the grid's values, the seed, every field of the run's
+ * summary.json (the union over the runs, in the order they first appear;
+ * empty where a run has none; a list as its values separated by spaces),
+ * and the run's folder relative to results.csv. A field holding a comma, a
+ * quote or a line break is quoted, its quotes doubled. */
 #include "sweep/grid.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cJSON.h>
 
 #include "core/run.h"
 
-static const char *const s_fields[] = {"algorithm", "model", "workers", "mode",
-    "final_test_acc", "best_test_acc", "final_test_loss", "time_s", "samples_per_s", "updates",
-    "staleness_mean", "staleness_max", "complete", NULL};
+#define RESULTS_MAX_FIELDS 128
+
+typedef struct columns {
+    const char *names[RESULTS_MAX_FIELDS];   /* owned by the summaries */
+    int count;
+} columns;
+
+/* One CSV field, quoted when it must be. */
+static void s_field(FILE *f, const char *text, bool first)
+{
+    if (!first) {
+        fputc(',', f);
+    }
+    if (!strpbrk(text, ",\"\r\n")) {
+        fputs(text, f);
+        return;
+    }
+    fputc('"', f);
+    for (const char *p = text; *p; p++) {
+        if (*p == '"') {
+            fputc('"', f);
+        }
+        fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+/* A summary value as text: numbers with 9 significant digits, booleans as
+ * true / false, lists as their values separated by spaces. */
+static void s_text(const cJSON *v, char *out, size_t n)
+{
+    out[0] = '\0';
+    if (cJSON_IsString(v)) {
+        snprintf(out, n, "%s", v->valuestring);
+    } else if (cJSON_IsNumber(v)) {
+        snprintf(out, n, "%.9g", v->valuedouble);
+    } else if (cJSON_IsBool(v)) {
+        snprintf(out, n, "%s", cJSON_IsTrue(v) ? "true" : "false");
+    } else if (cJSON_IsArray(v)) {
+        size_t at = 0;
+        const cJSON *item;
+        cJSON_ArrayForEach(item, v) {
+            if (at + 32 < n) {
+                at += (size_t)snprintf(out + at, n - at, "%s%.9g", at ? " " : "",
+                                       cJSON_IsNumber(item) ? item->valuedouble : 0);
+            }
+        }
+    }
+}
+
+static void s_add_columns(columns *c, const cJSON *summary)
+{
+    const cJSON *v;
+    cJSON_ArrayForEach(v, summary) {
+        bool seen = false;
+        for (int i = 0; i < c->count && !seen; i++) {
+            seen = strcmp(c->names[i], v->string) == 0;
+        }
+        if (!seen && c->count < RESULTS_MAX_FIELDS) {
+            c->names[c->count++] = v->string;
+        }
+    }
+}
+
+static void s_row(FILE *f, const sweep *s, const sweep_run *run, const columns *c,
+                  const cJSON *summary)
+{
+    for (int k = 0; k < s->nkeys; k++) {
+        /* the value from the run's overrides, in grid order */
+        s_field(f, strchr(run->overrides[k], '=') + 1, k == 0);
+    }
+    s_field(f, strchr(run->overrides[s->nkeys], '=') + 1, s->nkeys == 0);   /* the seed */
+    for (int i = 0; i < c->count; i++) {
+        char text[4096];
+        s_text(cJSON_GetObjectItemCaseSensitive(summary, c->names[i]), text, sizeof text);
+        s_field(f, text, false);
+    }
+    s_field(f, run->id, false);
+    fputc('\n', f);
+}
 
 int sweep_results(const sweep *s, error *err)
 {
+    cJSON **summaries = calloc((size_t)s->nruns, sizeof *summaries);
+    if (!summaries) {
+        return error_set(err, ERROR_RUNTIME, "out of memory");
+    }
+    columns c = {0};
+    for (int r = 0; r < s->nruns; r++) {
+        char path[5600];
+        snprintf(path, sizeof path, "%s/summary.json", s->runs[r].dir);
+        summaries[r] = s->runs[r].complete ? run_read_json(path) : NULL;
+        if (summaries[r]) {
+            s_add_columns(&c, summaries[r]);
+        }
+    }
     char path[5600];
     snprintf(path, sizeof path, "%s/%s/results.csv", s->out, s->name);
     FILE *f = fopen(path, "w");
-    if (!f) {
-        return error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", path, strerror(errno));
-    }
-    for (int k = 0; k < s->nkeys; k++) {
-        fprintf(f, "%s,", s->keys[k].key);
-    }
-    fprintf(f, "seed");
-    for (int i = 0; s_fields[i]; i++) {
-        fprintf(f, ",%s", s_fields[i]);
-    }
-    fprintf(f, ",run_dir\n");
-    for (int r = 0; r < s->nruns; r++) {
-        const sweep_run *run = &s->runs[r];
-        if (!run->complete) {
-            continue;
-        }
-        char sp[5600];
-        snprintf(sp, sizeof sp, "%s/summary.json", run->dir);
-        cJSON *j = run_read_json(sp);
-        if (!j) {
-            continue;
-        }
+    int rc = 0;
+    if (f) {
         for (int k = 0; k < s->nkeys; k++) {
-            /* the value from the run's overrides, in grid order */
-            fprintf(f, "%s,", strchr(run->overrides[k], '=') + 1);
+            s_field(f, s->keys[k].key, k == 0);
         }
-        fprintf(f, "%s", strchr(run->overrides[s->nkeys], '=') + 1);
-        for (int i = 0; s_fields[i]; i++) {
-            cJSON *v = cJSON_GetObjectItemCaseSensitive(j, s_fields[i]);
-            if (cJSON_IsString(v)) {
-                fprintf(f, ",%s", v->valuestring);
-            } else if (cJSON_IsNumber(v)) {
-                fprintf(f, ",%.9g", v->valuedouble);
-            } else if (cJSON_IsBool(v)) {
-                fprintf(f, ",%s", cJSON_IsTrue(v) ? "true" : "false");
-            } else {
-                fprintf(f, ",");
+        s_field(f, "seed", s->nkeys == 0);
+        for (int i = 0; i < c.count; i++) {
+            s_field(f, c.names[i], false);
+        }
+        s_field(f, "run_dir", false);
+        fputc('\n', f);
+        for (int r = 0; r < s->nruns; r++) {
+            if (summaries[r]) {
+                s_row(f, s, &s->runs[r], &c, summaries[r]);
             }
         }
-        fprintf(f, ",%s\n", run->dir);
-        cJSON_Delete(j);
     }
-    return fclose(f) == 0 ? 0 : error_set(err, ERROR_RUNTIME, "%s: cannot write", path);
+    bool bad = !f;
+    if (f) {
+        bad = ferror(f) != 0;
+        bad = fclose(f) != 0 || bad;
+    }
+    if (bad) {
+        rc = error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", path, strerror(errno));
+    }
+    for (int r = 0; r < s->nruns; r++) {
+        cJSON_Delete(summaries[r]);
+    }
+    free(summaries);
+    return rc;
 }

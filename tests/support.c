@@ -83,7 +83,8 @@ static void s_slurp_file(const char *path, char *buf, size_t cap)
 
 /* Starts asgd in cwd (NULL: here), stdin from /dev/null, stdout and
  * stderr to files in dir. */
-static int s_spawn(const char *dir, const char *cwd, const char *const *args)
+static int s_spawn_program(const char *dir, const char *cwd, const char *exe,
+                           const char *const *args)
 {
     char out[512], err[512];
     snprintf(out, sizeof out, "%s/stdout", dir);
@@ -93,7 +94,7 @@ static int s_spawn(const char *dir, const char *cwd, const char *const *args)
         argc++;
     }
     const char **argv = calloc((size_t)argc + 2, sizeof *argv);
-    argv[0] = ASGD_BINARY;
+    argv[0] = exe;
     memcpy(argv + 1, args, (size_t)argc * sizeof *argv);
     fflush(NULL);
     pid_t pid = fork();
@@ -102,11 +103,53 @@ static int s_spawn(const char *dir, const char *cwd, const char *const *args)
             !freopen(out, "w", stdout) || !freopen(err, "w", stderr)) {
             _exit(127);
         }
-        execv(ASGD_BINARY, (char *const *)argv);
+        execvp(exe, (char *const *)argv);
         _exit(127);
     }
     free(argv);
     return pid;
+}
+
+static int s_spawn(const char *dir, const char *cwd, const char *const *args)
+{
+    return s_spawn_program(dir, cwd, ASGD_BINARY, args);
+}
+
+void support_run(support_result *r, const char *cwd, const char *exe, const char *const *args)
+{
+    char dir[256];
+    support_tempdir(dir, sizeof dir);
+    int pid = s_spawn_program(dir, cwd, exe, args);
+    r->status = support_wait(pid);
+    char path[300];
+    snprintf(path, sizeof path, "%s/stdout", dir);
+    s_slurp_file(path, r->out, sizeof r->out);
+    snprintf(path, sizeof path, "%s/stderr", dir);
+    s_slurp_file(path, r->err, sizeof r->err);
+    support_rmtree(dir);
+}
+
+int support_have(const char *program)
+{
+    const char *path = getenv("PATH");
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", path ? path : "/usr/bin:/bin");
+    for (char *save, *d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        char exe[4200];
+        snprintf(exe, sizeof exe, "%s/%s", d, program);
+        if (access(exe, X_OK) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+const char *support_python(void)
+{
+    if (access("/usr/bin/python3", X_OK) == 0) {
+        return "/usr/bin/python3";
+    }
+    return support_have("python3") ? "python3" : NULL;
 }
 
 void support_run_asgd(support_result *r, const char *cwd, const char *const *args)

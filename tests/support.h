@@ -24,6 +24,13 @@ typedef struct support_result {
 /* Runs asgd with the given arguments (NULL-terminated) in folder cwd and
  * waits for it. */
 void support_run_asgd(support_result *r, const char *cwd, const char *const *args);
+/* The same for any program, found on the PATH. */
+void support_run(support_result *r, const char *cwd, const char *exe, const char *const *args);
+/* Whether program is on the PATH. */
+int support_have(const char *program);
+/* Debian's python3 (/usr/bin/python3, which has python3-numpy) where it is
+ * installed, else any python3 on the PATH; NULL when there is none. */
+const char *support_python(void);
 
 /* A cmocka fixture: a fresh temporary folder (dir), a config path inside
  * it (config, not created), a run output folder (out, not created) and the

@@ -1,6 +1,7 @@
 /* backend.c: choosing and opening a backend by name. */
 #include "core/backend/backend.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 static const char *const s_devices[] = {"cpu", "cuda", "auto", NULL};
@@ -33,6 +34,18 @@ int backend_check(const backend_spec *s, error *err)
     return backend_cuda_devices(err) < 0 ? -1 : 0;
 #else
     return s_no_cuda(err);
+#endif
+}
+
+void backend_resolve(const backend_spec *s, char *out, size_t n)
+{
+    snprintf(out, n, "cpu");
+#ifdef ASGD_HAVE_CUDA
+    if (s->device != BACKEND_CPU) {
+        backend_cuda_name(out, n);   /* leaves "cpu" when no GPU is usable */
+    }
+#else
+    (void)s;
 #endif
 }
 

@@ -139,6 +139,9 @@ void backend_destroy(backend **b);
 int backend_check(const backend_spec *s, error *err);
 /* "cpu", or "cuda:N (device name)". */
 const char *backend_describe(const backend *b);
+/* What a spec's workers will compute on, without opening a backend: "cpu",
+ * or "cuda (G GPUs: NAME)" where a GPU is usable. */
+void backend_resolve(const backend_spec *s, char *out, size_t n);
 
 extern const backend_ops backend_cpu_ops;
 int backend_cpu_open(backend *b, error *err);
@@ -146,6 +149,8 @@ int backend_cpu_open(backend *b, error *err);
  * visible GPUs (-1 and ERROR_USAGE when there is none); open takes GPU
  * (ordinal mod that number); close releases its stream and handles. */
 int backend_cuda_devices(error *err);
+/* "cuda (G GPUs: NAME of the first)" into out; out unchanged without one. */
+void backend_cuda_name(char *out, size_t n);
 int backend_cuda_open(backend *b, int ordinal, error *err);
 void backend_cuda_close(backend *b);
 

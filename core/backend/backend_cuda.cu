@@ -196,6 +196,18 @@ extern "C" int backend_cuda_devices(error *err)
     return count;
 }
 
+extern "C" void backend_cuda_name(char *out, size_t n)
+{
+    int count = 0;
+    cudaDeviceProp prop;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0 ||
+        cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return;
+    }
+    snprintf(out, n, "cuda (%d GPU%s: %.96s)", count, count > 1 ? "s" : "", prop.name);
+}
+
 extern "C" int backend_cuda_open(backend *b, int ordinal, error *err)
 {
     int count = backend_cuda_devices(err);

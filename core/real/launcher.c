@@ -409,14 +409,8 @@ static int s_start_summary(job *j, error *err)
 {
     experiment *e = j->e;
     run_summary *sum = &j->sum;
-    summary_init(sum);
-    sum->algorithm = e->algorithm_name;
-    sum->model = model_type_name(e->model.type);
-    sum->mode = experiment_mode_name(e->mode);
-    sum->dataset = e->data.source == DATA_SYNTHETIC ? "synthetic" : e->data.path;
-    sum->workers = e->workers;
-    sum->servers = e->servers;
-    sum->seed = e->seed;
+    experiment_summary(e, sum);
+    backend_resolve(&e->backend, sum->device, sizeof sum->device);
     return summary_write(j->r->dir, sum, err);
 }
 

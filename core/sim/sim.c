@@ -301,21 +301,14 @@ int sim_train(experiment *e, run *r, error *err)
     double wall0 = run_now();
     sim s = {.e = e, .r = r, .err = err, .nworkers = e->workers, .nshards = e->servers,
              .n_train = e->train.n};
-    summary_init(&s.sum);
     backend *b = backend_new(&e->backend, err);
     int rc = -1;
     if (!b || !(s.m = model_new(&e->model, b, e->train.dim, e->train.classes, err)) ||
         s_setup(&s) < 0) {
         goto done;
     }
-    s.sum.algorithm = e->algorithm_name;
-    s.sum.model = model_type_name(e->model.type);
-    s.sum.mode = "sim";
-    s.sum.dataset = e->data.source == DATA_SYNTHETIC ? "synthetic" : e->data.path;
-    s.sum.workers = s.nworkers;
-    s.sum.servers = s.nshards;
-    s.sum.seed = e->seed;
-    s.sum.params = (long)s.m->nparams;
+    experiment_summary(e, &s.sum);
+    snprintf(s.sum.device, sizeof s.sum.device, "%s", backend_describe(b));
     if (summary_write(r->dir, &s.sum, err) < 0) {
         goto done;
     }
