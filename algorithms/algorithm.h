@@ -82,12 +82,18 @@ struct server;
  * (the wire format uses the same value, WIRE_EVALUATOR). */
 #define ALGORITHM_EVALUATOR 0xfffffffeu
 
+/* Whether a push made its round, as the round's leader (shard 0) decided:
+ * with rule_info.round_leader, the other shards take exactly the pushes
+ * shard 0 took, so that a round is the same set of workers everywhere. */
+enum push_verdict { PUSH_UNDECIDED, PUSH_IN_ROUND, PUSH_LATE };
+
 /* A push as the shard's handler sees it: values cover the shard's range. */
 typedef struct push_msg {
     uint32_t worker;
     uint64_t tag;             /* round or clock, as the rule uses it */
     uint64_t base_version;    /* the shard version the worker computed on */
     uint32_t samples;         /* examples behind this push */
+    int verdict;              /* enum push_verdict: the leader's, for shards but 0 */
     const float *values;
 } push_msg;
 
@@ -106,6 +112,12 @@ typedef struct rule_context {
  * first: one server thread, and [train]'s optimizer for both optimizers. */
 typedef struct rule_info {
     int server_threads;       /* > 1: pushes are applied concurrently, lock-free */
+    /* Rounds that may close without every worker (backup workers): shard 0
+     * decides each round's members and the other shards follow its verdict
+     * (a push goes to shard 0 first, then to the others with its verdict).
+     * Rules whose rounds go through server_round_add set it when they have
+     * backups. */
+    bool round_leader;
     optim_spec server_optim;  /* the shards' optimizer (server_step) */
     optim_spec local_optim;   /* the workers' optimizer (worker_local_step) */
 } rule_info;

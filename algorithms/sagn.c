@@ -21,12 +21,14 @@ typedef struct sagn_params {
 
 static void *s_configure(config *c, const rule_context *ctx, rule_info *info, error *err)
 {
-    (void)info;
     sagn_params *p = rule_params(sizeof *p, "sagn", err);
     if (p && (rule_window(c, 5, &p->window, err) < 0 ||
               rule_backups(c, ctx, &p->backups, err) < 0)) {
         free(p);
         return NULL;
+    }
+    if (p) {
+        info->round_leader = p->backups > 0;   /* rounds close without some workers */
     }
     return p;
 }

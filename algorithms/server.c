@@ -76,9 +76,10 @@ void server_destroy(server **ps)
     *ps = NULL;
 }
 
-void server_push(server *s, const push_msg *m)
+int server_push(server *s, const push_msg *m)
 {
     atomic_fetch_add(&s->samples, m->samples);
+    s->verdict = PUSH_UNDECIDED;
     s->alg->server_on_push(s, m);
     double now = s->clock(s->clock_ctx);
     if (s->threads > 1) {
@@ -90,6 +91,7 @@ void server_push(server *s, const push_msg *m)
     if (s->threads > 1) {
         pthread_mutex_unlock(&s->stats_lock);
     }
+    return s->verdict;
 }
 
 bool server_pull_ready(server *s, const pull_msg *m)
@@ -169,6 +171,7 @@ void server_record_applied(server *s, const push_msg *m)
         pthread_mutex_lock(&s->stats_lock);
     }
     s->stats.pushes++;
+    s->verdict = PUSH_IN_ROUND;
     s->stats.staleness_sum += staleness;
     if (staleness > s->stats.staleness_max) {
         s->stats.staleness_max = staleness;
@@ -186,6 +189,7 @@ void server_record_dropped(server *s)
         pthread_mutex_lock(&s->stats_lock);
     }
     s->stats.dropped++;
+    s->verdict = PUSH_LATE;
     if (s->threads > 1) {
         pthread_mutex_unlock(&s->stats_lock);
     }
@@ -193,7 +197,7 @@ void server_record_dropped(server *s)
 
 int server_round_add(server *s, const push_msg *m)
 {
-    if (m->tag != s->version) {
+    if (m->tag != s->version || m->verdict == PUSH_LATE) {
         server_record_dropped(s);
         return 0;
     }

@@ -50,6 +50,7 @@ typedef struct server {
     bool *done;               /* per worker: has finished */
     int done_count;
     bool evaluator_done;
+    int verdict;              /* of the push being applied (server_threads 1) */
     int threads;
     pthread_mutex_t stats_lock;
     double (*clock)(void *ctx);   /* the driver's time (default: wall clock) */
@@ -67,8 +68,10 @@ server *server_new(const algorithm *alg, const void *params, const rule_info *in
                    int shard, int shards, int workers, const float *init, uint64_t nparams);
 void server_destroy(server **s);
 
-/* Skeleton side. */
-void server_push(server *s, const push_msg *m);
+/* Skeleton side. server_push returns how the rule took the push:
+ * PUSH_IN_ROUND when it recorded it applied, PUSH_LATE when dropped (the
+ * verdict the round's leader sends on). */
+int server_push(server *s, const push_msg *m);
 /* Whether the rule would answer m now; notes the first worker pull. */
 bool server_pull_ready(server *s, const pull_msg *m);
 /* A pull answered now: tells the rule (server_on_pull) and returns what
@@ -94,7 +97,8 @@ void server_record_applied(server *s, const push_msg *m);
 void server_record_dropped(server *s);
 /* Synchronous rules: adds a push tagged with the current version to the
  * round's sum and records it, returning how many have arrived this round;
- * a push for another round is dropped and counted (returns 0). */
+ * a push for another round, or one the round's leader found late, is
+ * dropped and counted (returns 0). */
 int server_round_add(server *s, const push_msg *m);
 /* The round's sum (n values); server_round_end clears it for the next. */
 float *server_round_sum(server *s);

@@ -25,6 +25,7 @@ int worker_init(worker *w, const worker_spec *spec, int id, model *m, const data
     w->batch = spec->batch;
     w->budget = worker_budget(spec->total_steps, spec->workers);
     w->steps_every = spec->steps_every;
+    w->round_leader = spec->round_leader;
     rng masks = rng_derive(spec->seed, RNG_DROPOUT, (uint64_t)id);
     model_seed_dropout(m, rng_next(&masks));
     backend *b = m->b;

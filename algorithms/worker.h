@@ -30,7 +30,8 @@ typedef struct worker_link {
      * w->staleness from the replies. */
     int (*pull)(worker *w, float *dst, uint64_t min_version);
     /* Sends values (nparams) split by shard, with the tag and w->versions
-     * as base versions. */
+     * as base versions; with w->round_leader, to shard 0 first and then to
+     * the others with its verdict (algorithm.h, rule_info.round_leader). */
     int (*push)(worker *w, const float *values, uint64_t tag, uint32_t samples);
     /* Returns once no earlier push still reads the worker's buffers (they
      * are sent without copying); NULL when pushes copy. */
@@ -66,6 +67,7 @@ struct worker {
     double t0;                /* run start, realtime seconds */
     uint32_t samples_since_push;
     bool null_compute;        /* the simulator's null model: no real gradients */
+    bool round_leader;        /* the link sends pushes to shard 0 first (algorithm.h) */
     /* transport */
     const worker_link *link;
     void *link_state;
@@ -81,6 +83,7 @@ typedef struct worker_spec {
     long total_steps;          /* minibatches of every worker together */
     long steps_every;          /* a steps.csv row every k-th step */
     uint64_t seed;             /* experiment.seed: minibatch and dropout streams */
+    bool round_leader;         /* rule_info.round_leader: pushes go to shard 0 first */
 } worker_spec;
 
 /* Minibatches for one of `workers` workers so that all of them together

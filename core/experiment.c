@@ -226,7 +226,7 @@ worker_spec experiment_worker_spec(const experiment *e, long n_train)
         .alg = e->alg, .params = e->rule, .local = &e->rule_info.local_optim,
         .workers = e->workers, .shards = e->servers, .batch = (int)e->batch,
         .total_steps = experiment_total_steps(e, n_train), .steps_every = e->steps_every,
-        .seed = e->seed,
+        .seed = e->seed, .round_leader = e->rule_info.round_leader,
     };
 }
 

@@ -442,6 +442,58 @@ static void test_a_thousand_workers(void **state)
     assert_true(s_num(dir, "staleness_max") > 500);
 }
 
+/* A counter of shard k's ps-K.json. */
+static double s_shard_num(const char *dir, int k, const char *key)
+{
+    char name[32];
+    snprintf(name, sizeof name, "ps-%d.json", k);
+    char *text = s_file(dir, name);
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+    assert_true(cJSON_IsNumber(v));
+    double x = v->valuedouble;
+    cJSON_Delete(j);
+    return x;
+}
+
+/* Synchronous SGD with a backup worker over 1, 2 and 4 shards, with
+ * jittered links that reorder arrivals between shards: every round is the
+ * same workers on every shard (same versions, applied and dropped pushes),
+ * and dropped counts each late push once: it is exactly the pushes sent
+ * (one per step) less the K = 2 applied per round. */
+static void test_sync_rounds_agree_across_shards(void **state)
+{
+    support_fixture *f = *state;
+    for (int servers = 1; servers <= 4; servers *= 2) {
+        char shards[32], dir[4096];
+        snprintf(shards, sizeof shards, "cluster.servers=%d", servers);
+        const char *extra[] = {"train.algorithm=sync", "cluster.workers=3", "algorithm.backups=1",
+                               shards, "sim.compute=lognormal",
+                               "sim.compute_mean=0.002", "sim.compute_sd=0.001",
+                               "sim.latency=200e-6", "sim.jitter=300e-6", NULL};
+        s_sim(f, extra, dir, sizeof dir);
+        double updates = s_num(dir, "updates"), dropped = s_num(dir, "dropped");
+        char *steps = s_file(dir, "steps.csv");
+        int pushes = -1;   /* rows but the header: one push each */
+        for (const char *p = steps; *p; p++) {
+            pushes += *p == '\n';
+        }
+        free(steps);
+        assert_true(updates > 0);
+        assert_true(dropped > 0);
+        if (dropped != pushes - 2 * updates) {
+            fail_msg("%d shards: %g dropped, but %d pushes for %g rounds of 2", servers, dropped,
+                     pushes, updates);
+        }
+        for (int k = 0; k < servers; k++) {
+            assert_true(s_shard_num(dir, k, "version") == updates);
+            assert_true(s_shard_num(dir, k, "pushes") == 2 * updates);
+            assert_true(s_shard_num(dir, k, "dropped") == dropped);
+        }
+    }
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, support_fixture_setup, support_fixture_teardown)
@@ -457,6 +509,7 @@ int main(void)
         T(test_failure_and_recovery),
         T(test_shared_cores_and_startup),
         T(test_a_thousand_workers),
+        T(test_sync_rounds_agree_across_shards),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,7 +18,7 @@
  *    32   8  offset        first element of the payload in the full vector
  *    40   8  count         elements in the payload
  *    48   2  encoding      enum wire_encoding
- *    50   2  flags         enum wire_flags
+ *    50   2  flags         enum wire_flags (a push's verdict; reply flags)
  *    52   4  samples       push: examples behind this push
  *    56   8  total         reply: examples pushed to the shard so far
  *
@@ -46,6 +46,11 @@ enum wire_control {
 };
 enum wire_flags {
     WIRE_FLAG_WORKERS_DONE = 1,   /* reply: every worker has finished */
+    WIRE_FLAG_VERDICT = 2,        /* push to shard 0, the round's leader: reply
+                                     with whether it made the round (tag 1) or
+                                     was late (tag 2) */
+    WIRE_FLAG_IN_ROUND = 4,       /* push to another shard: the leader took it */
+    WIRE_FLAG_LATE = 8,           /* push to another shard: the leader dropped it */
 };
 
 typedef struct wire_header {

@@ -144,15 +144,45 @@ int peers_pull(peers *p, float *theta, uint64_t min_version, uint64_t *versions,
     return 0;
 }
 
-int peers_push(peers *p, const float *values, uint64_t tag, const uint64_t *versions,
-               uint32_t samples, error *err)
+static int s_push_one(peers *p, int k, const float *values, uint64_t tag,
+                      const uint64_t *versions, uint32_t samples, uint16_t flags, error *err)
 {
-    for (int k = 0; k < p->count; k++) {
-        wire_header h = {.type = WIRE_PUSH, .worker = p->self, .shard = (uint32_t)k,
-                         .tag = tag, .base_version = versions[k], .offset = p->lo[k],
-                         .count = p->hi[k] - p->lo[k], .encoding = WIRE_F32,
-                         .samples = samples};
-        if (s_send(p, k, &h, values + p->lo[k], (size_t)h.count * sizeof(float), err) < 0) {
+    wire_header h = {.type = WIRE_PUSH, .worker = p->self, .shard = (uint32_t)k,
+                     .tag = tag, .base_version = versions[k], .offset = p->lo[k],
+                     .count = p->hi[k] - p->lo[k], .encoding = WIRE_F32,
+                     .samples = samples, .flags = flags};
+    return s_send(p, k, &h, values + p->lo[k], (size_t)h.count * sizeof(float), err);
+}
+
+/* The round leader's verdict on the push just sent to shard 0. */
+static int s_verdict(peers *p, uint16_t *flags, error *err)
+{
+    net_msg m;
+    wire_header reply;
+    if (s_receive(p, 0, &m, &reply, err) < 0) {
+        return -1;
+    }
+    net_msg_close(&m);
+    if (reply.encoding != WIRE_NO_PAYLOAD || (reply.tag != PEERS_IN_ROUND &&
+                                              reply.tag != PEERS_LATE)) {
+        return error_set(err, ERROR_RUNTIME, "bad reply from ps 0: no verdict on a push");
+    }
+    *flags = reply.tag == PEERS_IN_ROUND ? WIRE_FLAG_IN_ROUND : WIRE_FLAG_LATE;
+    return 0;
+}
+
+int peers_push(peers *p, const float *values, uint64_t tag, const uint64_t *versions,
+               uint32_t samples, bool leader, error *err)
+{
+    uint16_t flags = 0;
+    if (leader && p->count > 1) {
+        if (s_push_one(p, 0, values, tag, versions, samples, WIRE_FLAG_VERDICT, err) < 0 ||
+            s_verdict(p, &flags, err) < 0) {
+            return -1;
+        }
+    }
+    for (int k = flags ? 1 : 0; k < p->count; k++) {
+        if (s_push_one(p, k, values, tag, versions, samples, flags, err) < 0) {
             return -1;
         }
     }

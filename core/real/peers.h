@@ -32,9 +32,15 @@ void peers_close(peers *p);
  * report. */
 int peers_pull(peers *p, float *theta, uint64_t min_version, uint64_t *versions,
                uint16_t *flags, uint64_t *staleness, uint64_t *total, error *err);
-/* Sends values split by shard without copying (see net_settle). */
+/* A verdict reply's tag: the push made shard 0's round, or came late. */
+enum { PEERS_IN_ROUND = 1, PEERS_LATE = 2 };
+
+/* Sends values split by shard without copying (see net_settle). With
+ * leader (rule_info.round_leader) and several shards, shard 0 gets the
+ * push first and answers whether it made the round; the others then get
+ * it with that verdict, so every shard's round has the same workers. */
 int peers_push(peers *p, const float *values, uint64_t tag, const uint64_t *versions,
-               uint32_t samples, error *err);
+               uint32_t samples, bool leader, error *err);
 /* Sends a control message to every shard and waits for each ack; with
  * flags, stores whether every shard reported all workers done. */
 int peers_control(peers *p, uint64_t control, bool *workers_done, error *err);

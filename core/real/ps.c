@@ -10,12 +10,15 @@
 #include <string.h>
 
 #include "core/model.h"
+#include "core/real/peers.h"
 #include "core/stop.h"
 #include "transport/net.h"
 
 #define PS_LOGGED_REJECTS 10
 
 _Static_assert(WIRE_EVALUATOR == ALGORITHM_EVALUATOR, "the evaluator has one id on the wire and in the rules");
+_Static_assert((int)PEERS_IN_ROUND == (int)PUSH_IN_ROUND && (int)PEERS_LATE == (int)PUSH_LATE,
+               "a verdict has one value on the wire and in the rules");
 
 /* Pushes handed to the apply threads (Hogwild with server_threads > 1). */
 typedef struct appliers {
@@ -36,13 +39,14 @@ typedef struct ps {
     bool expect_evaluator;
 } ps;
 
-static long s_reply(ps *p, const zmq_msg_t *identity, uint32_t worker, uint16_t encoding,
-                    const void *payload, size_t bytes)
+/* A reply; its tag is the worker's last staleness, or what tag says. */
+static long s_reply_tagged(ps *p, const zmq_msg_t *identity, uint32_t worker, uint16_t encoding,
+                           const void *payload, size_t bytes, const uint64_t *tag)
 {
     server *s = p->s;
     wire_header h = {
         .type = WIRE_REPLY, .worker = worker, .shard = (uint32_t)s->shard,
-        .tag = worker < (uint32_t)s->workers ? s->last_staleness[worker] : 0,
+        .tag = tag ? *tag : worker < (uint32_t)s->workers ? s->last_staleness[worker] : 0,
         .base_version = atomic_load(&s->version),
         .encoding = encoding, .total = atomic_load(&s->samples),
         .flags = server_workers_done(s) ? WIRE_FLAG_WORKERS_DONE : 0,
@@ -60,6 +64,12 @@ static long s_reply(ps *p, const zmq_msg_t *identity, uint32_t worker, uint16_t 
     }
     s->stats.bytes_out += (uint64_t)sent;
     return sent;
+}
+
+static long s_reply(ps *p, const zmq_msg_t *identity, uint32_t worker, uint16_t encoding,
+                    const void *payload, size_t bytes)
+{
+    return s_reply_tagged(p, identity, worker, encoding, payload, bytes, NULL);
 }
 
 /* server_reply_fn: the parameters to the peer whose identity is handle. */
@@ -166,7 +176,9 @@ static void s_drain(ps *p)
     }
 }
 
-static void s_push(ps *p, const wire_header *h, zmq_msg_t *body)
+static void s_reject(ps *p, const char *why, const wire_header *h, bool decoded);
+
+static void s_push(ps *p, const zmq_msg_t *identity, const wire_header *h, zmq_msg_t *body)
 {
     /* ZeroMQ may hand a frame back at any offset of its receive buffer;
      * floats must be read from an aligned copy. */
@@ -179,9 +191,19 @@ static void s_push(ps *p, const wire_header *h, zmq_msg_t *body)
         zmq_msg_move(body, &aligned);
     }
     push_msg pm = {.worker = h->worker, .tag = h->tag, .base_version = h->base_version,
-                   .samples = h->samples, .values = zmq_msg_data(body)};
+                   .samples = h->samples, .values = zmq_msg_data(body),
+                   .verdict = h->flags & WIRE_FLAG_IN_ROUND ? PUSH_IN_ROUND
+                              : h->flags & WIRE_FLAG_LATE ? PUSH_LATE : PUSH_UNDECIDED};
+    if (h->flags && p->apply.threads) {
+        s_reject(p, "rounds with a leader on a shard that applies in threads", h, true);
+        return;
+    }
     if (!p->apply.threads) {
-        server_push(p->s, &pm);
+        int verdict = server_push(p->s, &pm);
+        if (h->flags & WIRE_FLAG_VERDICT) {   /* the round's leader answers */
+            uint64_t tag = (uint64_t)verdict;
+            s_reply_tagged(p, identity, h->worker, WIRE_NO_PAYLOAD, NULL, 0, &tag);
+        }
         s_wake(p);
         return;
     }
@@ -248,7 +270,7 @@ static int s_handle(ps *p, net_msg *m)
         s_pull(p, identity, &(pull_msg){.worker = h.worker, .min_version = h.base_version}, &h);
         return 0;
     case WIRE_PUSH:
-        s_push(p, &h, &m->frames[2]);
+        s_push(p, identity, &h, &m->frames[2]);
         return 0;
     case WIRE_CONTROL:
         break;

@@ -45,7 +45,7 @@ static int s_link_pull(worker *w, float *dst, uint64_t min_version)
 static int s_link_push(worker *w, const float *values, uint64_t tag, uint32_t samples)
 {
     peers *p = w->link_state;
-    int rc = peers_push(p, values, tag, w->versions, samples, &s_link_err);
+    int rc = peers_push(p, values, tag, w->versions, samples, w->round_leader, &s_link_err);
     w->bytes = p->bytes;
     return rc;
 }

@@ -72,8 +72,14 @@ static void s_process(sim *s, int k)
             continue;
         }
         push_msg pm = {.worker = (uint32_t)m.worker, .tag = m.tag, .base_version = m.version,
-                       .samples = m.samples, .values = m.values};
-        server_push(sh->srv, &pm);
+                       .samples = m.samples, .verdict = m.verdict, .values = m.values};
+        int verdict = server_push(sh->srv, &pm);
+        if (m.ask) {   /* the round's leader answers with its verdict */
+            sim_schedule(s, (sim_event){.t = sim_arrival(s, m.worker, k, 0, WIRE_HEADER_SIZE),
+                                        .kind = EV_ARRIVE_VERDICT, .worker = m.worker,
+                                        .shard = k, .incarnation = m.incarnation,
+                                        .verdict = verdict});
+        }
         sim_worker *sw = &s->workers[m.worker];
         if (--sw->pending_pushes == 0 && sw->waiting == WAIT_SETTLE) {
             sim_worker_wake(sw);
@@ -136,6 +142,14 @@ static void s_handle(sim *s, const sim_event *e)
         sim_worker *sw = &s->workers[e->worker];
         if (sim_worker_alive(s, e->worker, e->incarnation) && --sw->pending_replies == 0 &&
             sw->waiting == WAIT_REPLIES) {
+            sim_worker_wake(sw);
+        }
+        break;
+    }
+    case EV_ARRIVE_VERDICT: {
+        sim_worker *sw = &s->workers[e->worker];
+        if (sim_worker_alive(s, e->worker, e->incarnation) && sw->waiting == WAIT_VERDICT) {
+            sw->verdict = e->verdict;
             sim_worker_wake(sw);
         }
         break;
@@ -273,10 +287,17 @@ static int s_summarise(sim *s, int rc, double wall0)
     run_summary *sum = &s->sum;
     s_evaluate(s);
     sum->time_s = sum->train_time_s = s->now;
+    /* each shard's counters, in ps-K.json as in real mode */
     for (int k = 0; k < s->nshards; k++) {
         shard_stats st;
+        char path[4800];
+        error ignored;
         server_snapshot(s->shards[k].srv, &st);
         summary_add_shard(sum, &st);
+        snprintf(path, sizeof path, "%s/ps-%d.json", s->r->dir, k);
+        if (shard_stats_write(path, &st, rc == 0 ? s->err : &ignored) < 0) {
+            rc = -1;
+        }
     }
     summary_finish(sum, s->n_train);
     sum->restarts = s->restarts;

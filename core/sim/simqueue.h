@@ -3,6 +3,7 @@
 #ifndef ASGD_SIMQUEUE_H
 #define ASGD_SIMQUEUE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,6 +15,9 @@ typedef struct sim_event {
     int incarnation;           /* of the worker, to drop a dead one's events */
     uint64_t tag, version;     /* message fields */
     uint32_t samples;
+    int verdict;               /* a push: the round leader's (enum push_verdict);
+                                  EV_ARRIVE_VERDICT: the verdict itself */
+    bool ask;                  /* a push to the round's leader: answer its verdict */
     const float *values;       /* a push's payload (the worker's buffer) */
     double back;               /* a failure: when the worker returns (< 0: never) */
 } sim_event;

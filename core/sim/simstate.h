@@ -29,9 +29,10 @@ enum ev_kind {
     EV_PROCESS,          /* a shard is free for its next message */
     EV_EVAL,             /* the evaluator's turn */
     EV_FAIL,             /* a worker fails */
+    EV_ARRIVE_VERDICT,   /* the round leader's verdict on a push reaches its worker */
 };
 
-enum wait_kind { WAIT_NONE, WAIT_TIME, WAIT_CORE, WAIT_REPLIES, WAIT_SETTLE };
+enum wait_kind { WAIT_NONE, WAIT_TIME, WAIT_CORE, WAIT_REPLIES, WAIT_SETTLE, WAIT_VERDICT };
 
 typedef struct sim sim;
 
@@ -48,6 +49,7 @@ typedef struct sim_worker {
     int rc;
     enum wait_kind waiting;
     int pending_replies, pending_pushes;
+    int verdict;             /* the round leader's, on the push being sent */
     float *pull_dst;
     rng compute_rng;
     double compute_start;    /* when its current minibatch could start */

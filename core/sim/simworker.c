@@ -74,6 +74,26 @@ static int s_link_pull(worker *w, float *dst, uint64_t min_version)
     return sw->failed ? -1 : 0;
 }
 
+/* A push of values to shard k, with the round leader's verdict, or asking
+ * for it. */
+static int s_push_to(sim_worker *sw, int k, const float *values, uint64_t tag, uint32_t samples,
+                     int verdict, bool ask)
+{
+    sim *s = sw->s;
+    worker *w = &sw->w;
+    server *srv = s->shards[k].srv;
+    double bytes = WIRE_HEADER_SIZE + (double)srv->n * sizeof(float);
+    sim_event e = {.t = sim_arrival(s, w->id, k, 1, bytes), .kind = EV_ARRIVE_PUSH,
+                   .worker = w->id, .shard = k, .incarnation = sw->incarnation, .tag = tag,
+                   .version = w->versions[k], .samples = samples, .verdict = verdict,
+                   .ask = ask, .values = values + srv->lo};
+    if (sim_schedule(s, e) < 0) {
+        return -1;
+    }
+    sw->pending_pushes++;
+    return 0;
+}
+
 static int s_link_push(worker *w, const float *values, uint64_t tag, uint32_t samples)
 {
     sim_worker *sw = w->link_state;
@@ -81,17 +101,23 @@ static int s_link_push(worker *w, const float *values, uint64_t tag, uint32_t sa
     if (sw->failed) {
         return -1;
     }
-    for (int k = 0; k < s->nshards; k++) {
-        server *srv = s->shards[k].srv;
-        double bytes = WIRE_HEADER_SIZE + (double)srv->n * sizeof(float);
-        sim_event e = {.t = sim_arrival(s, w->id, k, 1, bytes), .kind = EV_ARRIVE_PUSH,
-                       .worker = w->id, .shard = k, .incarnation = sw->incarnation, .tag = tag,
-                       .version = w->versions[k], .samples = samples,
-                       .values = values + srv->lo};
-        if (sim_schedule(s, e) < 0) {
+    int first = 0, verdict = PUSH_UNDECIDED;
+    if (w->round_leader && s->nshards > 1) {   /* shard 0 first, then its verdict */
+        if (s_push_to(sw, 0, values, tag, samples, PUSH_UNDECIDED, true) < 0) {
             return -1;
         }
-        sw->pending_pushes++;
+        sw->waiting = WAIT_VERDICT;
+        s_yield(sw);
+        if (sw->failed) {
+            return -1;
+        }
+        verdict = sw->verdict;
+        first = 1;
+    }
+    for (int k = first; k < s->nshards; k++) {
+        if (s_push_to(sw, k, values, tag, samples, verdict, false) < 0) {
+            return -1;
+        }
     }
     return 0;
 }
