@@ -118,6 +118,11 @@ typedef struct rule_info {
      * Rules whose rounds go through server_round_add set it when they have
      * backups. */
     bool round_leader;
+    /* Every worker takes part in every round (sync, sagn, easgd, average):
+     * they all get the same budget, the whole number of minibatches
+     * nearest their share of train.epochs, so that rounds line up; the
+     * other rules split train.epochs exactly, to the minibatch. */
+    bool lockstep;
     optim_spec server_optim;  /* the shards' optimizer (server_step) */
     optim_spec local_optim;   /* the workers' optimizer (worker_local_step) */
 } rule_info;

@@ -23,24 +23,24 @@ typedef struct average_params {
 static void *s_configure(config *c, const rule_context *ctx, rule_info *info, error *err)
 {
     (void)ctx;
-    (void)info;
     average_params *p = rule_params(sizeof *p, "average", err);
     if (p && rule_window(c, 10, &p->window, err) < 0) {
         free(p);
         return NULL;
     }
+    info->lockstep = true;
     return p;
 }
 
 static int s_worker_run(worker *w)
 {
     const average_params *p = w->params;
-    uint64_t rounds = (uint64_t)((w->budget + p->window - 1) / p->window);
+    uint64_t rounds = worker_rounds(w, p->window);
     if (worker_pull(w, 0) < 0) {
         return -1;
     }
     for (uint64_t round = worker_version(w); round < rounds; round = worker_version(w)) {
-        for (long i = 0; i < p->window; i++) {
+        for (long i = 0; i < p->window && !worker_done(w); i++) {
             worker_gradient(w);
             worker_local_step(w);
         }

@@ -25,24 +25,24 @@ typedef struct easgd_params {
 
 static void *s_configure(config *c, const rule_context *ctx, rule_info *info, error *err)
 {
-    (void)info;
     easgd_params *p = rule_params(sizeof *p, "easgd", err);
     if (p && (rule_window(c, 10, &p->window, err) < 0 || rule_alpha(c, ctx, &p->alpha, err) < 0)) {
         free(p);
         return NULL;
     }
+    info->lockstep = true;
     return p;
 }
 
 static int s_worker_run(worker *w)
 {
     const easgd_params *p = w->params;
-    uint64_t rounds = (uint64_t)((w->budget + p->window - 1) / p->window), round = 0;
+    uint64_t rounds = worker_rounds(w, p->window), round = 0;
     float *center = malloc(w->nparams * sizeof *center);
     float *elastic = malloc(w->nparams * sizeof *elastic);
     int rc = center && elastic ? worker_pull(w, 0) : -1;   /* start at the centre */
     while (rc == 0 && round < rounds) {
-        for (long i = 0; i < p->window; i++) {
+        for (long i = 0; i < p->window && !worker_done(w); i++) {
             worker_gradient(w);
             worker_local_step(w);
         }

@@ -29,6 +29,7 @@ static void *s_configure(config *c, const rule_context *ctx, rule_info *info, er
     }
     if (p) {
         info->round_leader = p->backups > 0;   /* rounds close without some workers */
+        info->lockstep = true;
     }
     return p;
 }
@@ -36,7 +37,7 @@ static void *s_configure(config *c, const rule_context *ctx, rule_info *info, er
 static int s_worker_run(worker *w)
 {
     const sagn_params *p = w->params;
-    uint64_t rounds = (uint64_t)((w->budget + p->window - 1) / p->window), round = 0;
+    uint64_t rounds = worker_rounds(w, p->window), round = 0;
     float *delta = malloc(w->nparams * sizeof *delta);
     int rc = delta ? 0 : -1;
     while (rc == 0) {

@@ -60,6 +60,7 @@ static void *s_configure(config *c, const rule_context *ctx, rule_info *info, er
     free(lrs);
     info->server_threads = 1;
     info->round_leader = backups > 0;   /* rounds close without some workers */
+    info->lockstep = true;
     return p;
 fail:
     free(lrs);

@@ -6,9 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-long worker_budget(long total_steps, int workers)
+long worker_budget(long total_steps, int workers, int id, bool lockstep)
 {
-    return (total_steps + workers - 1) / workers;
+    if (lockstep) {
+        long each = (total_steps + workers / 2) / workers;
+        return each > 0 ? each : 1;
+    }
+    return total_steps / workers + (id < total_steps % workers ? 1 : 0);
+}
+
+uint64_t worker_rounds(const worker *w, long window)
+{
+    return (uint64_t)((w->budget + window - 1) / window);
 }
 
 int worker_init(worker *w, const worker_spec *spec, int id, model *m, const dataset *train,
@@ -23,7 +32,7 @@ int worker_init(worker *w, const worker_spec *spec, int id, model *m, const data
     w->m = m;
     w->nparams = m->nparams;
     w->batch = spec->batch;
-    w->budget = worker_budget(spec->total_steps, spec->workers);
+    w->budget = worker_budget(spec->total_steps, spec->workers, id, spec->lockstep);
     w->steps_every = spec->steps_every;
     w->round_leader = spec->round_leader;
     rng masks = rng_derive(spec->seed, RNG_DROPOUT, (uint64_t)id);

@@ -84,11 +84,17 @@ typedef struct worker_spec {
     long steps_every;          /* a steps.csv row every k-th step */
     uint64_t seed;             /* experiment.seed: minibatch and dropout streams */
     bool round_leader;         /* rule_info.round_leader: pushes go to shard 0 first */
+    bool lockstep;             /* rule_info.lockstep: every worker the same budget */
 } worker_spec;
 
-/* Minibatches for one of `workers` workers so that all of them together
- * take total_steps. */
-long worker_budget(long total_steps, int workers);
+/* Worker id's minibatches, of total_steps for all `workers` together: the
+ * first total % workers take one more than the rest, so that they add up
+ * to total_steps exactly; with lockstep all take the same, total /
+ * workers rounded to the nearest (at least 1). */
+long worker_budget(long total_steps, int workers, int id, bool lockstep);
+/* Rounds of `window` local steps in w's budget, the last one shorter when
+ * the window does not divide it. */
+uint64_t worker_rounds(const worker *w, long window);
 
 /* Sets up worker id's model, sampler over its shard `mine` of `train`, and
  * local optimizer. The link is set by the caller. The model may be shared

@@ -227,6 +227,7 @@ worker_spec experiment_worker_spec(const experiment *e, long n_train)
         .workers = e->workers, .shards = e->servers, .batch = (int)e->batch,
         .total_steps = experiment_total_steps(e, n_train), .steps_every = e->steps_every,
         .seed = e->seed, .round_leader = e->rule_info.round_leader,
+        .lockstep = e->rule_info.lockstep,
     };
 }
 

@@ -405,8 +405,10 @@ static void test_shared_cores_and_startup(void **state)
     double times[2];
     const char *cores[2] = {"sim.cores=0", "sim.cores=1"};
     for (int i = 0; i < 2; i++) {
+        /* 320 minibatches: 80 each */
         const char *const extra[] = {"train.algorithm=hogwild", "cluster.workers=4", cores[i],
-                                     "sim.latency=0", "sim.bandwidth=1e15", NULL};
+                                     "sim.latency=0", "sim.bandwidth=1e15",
+                                     "data.train_size=10240", NULL};
         char dir[4096];
         s_sim(f, extra, dir, sizeof dir);
         times[i] = s_num(dir, "time_s");
@@ -440,6 +442,36 @@ static void test_a_thousand_workers(void **state)
     assert_true(s_num(dir, "workers") == 1024);
     assert_true(s_num(dir, "updates") == 1024);    /* one minibatch each */
     assert_true(s_num(dir, "staleness_max") > 500);
+}
+
+/* train.epochs means the same work for any worker count: the asynchronous
+ * rules split it to the minibatch (4,096 workers, 5 epochs: 5,120
+ * minibatches, some workers take 1 and some 2); the elastic and averaging
+ * rules' local loops stop at the budget; the synchronous ones take the
+ * whole rounds nearest it, every worker the same. */
+static void test_budgets_add_up_to_the_epochs(void **state)
+{
+    support_fixture *f = *state;
+    const char *many[] = {"train.algorithm=hogwild", "cluster.workers=4096",
+                          "data.train_size=65536", "train.epochs=5", "eval.every=0", NULL};
+    char dir[4096];
+    s_sim(f, many, dir, sizeof dir);
+    assert_true(s_num(dir, "samples") == 5.0 * 65536);
+    assert_true(s_num(dir, "epochs") == 5.0);
+    const char *local[][3] = {{"train.algorithm=easgd", "algorithm.window=10", NULL},
+                              {"train.algorithm=average", "algorithm.window=10", NULL},
+                              {"train.algorithm=agn", "algorithm.window=10", NULL}};
+    for (int i = 0; i < 3; i++) {
+        const char *one[] = {local[i][0], local[i][1], "cluster.workers=1", "train.epochs=1", NULL};
+        s_sim(f, one, dir, sizeof dir);
+        /* 10,000 examples: 157 minibatches of 64, not 16 windows of 10 */
+        assert_true(s_num(dir, "samples") == 157 * 64);
+    }
+    const char *sync[] = {"train.algorithm=sync", "cluster.workers=3", "train.epochs=2", NULL};
+    s_sim(f, sync, dir, sizeof dir);
+    /* 313 minibatches: 104 rounds of 3 workers, within half a round */
+    assert_true(s_num(dir, "updates") == 104);
+    assert_true(fabs(s_num(dir, "samples") / 64 - 313) <= 1.5);
 }
 
 /* A counter of shard k's ps-K.json. */
@@ -510,6 +542,7 @@ int main(void)
         T(test_shared_cores_and_startup),
         T(test_a_thousand_workers),
         T(test_sync_rounds_agree_across_shards),
+        T(test_budgets_add_up_to_the_epochs),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
