@@ -76,8 +76,31 @@ void server_destroy(server **ps)
     *ps = NULL;
 }
 
+/* Whether every value is finite: no NaN, no infinity (exponent bits all
+ * ones), checked on the bits so that the loop vectorizes. */
+static bool s_all_finite(const float *values, size_t n)
+{
+    typedef uint32_t __attribute__((may_alias)) bits32;
+    const bits32 *bits = (const bits32 *)values;
+    uint32_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        bad |= (bits[i] & 0x7f800000u) == 0x7f800000u;
+    }
+    return bad == 0;
+}
+
 int server_push(server *s, const push_msg *m)
 {
+    if (!s_all_finite(m->values, s->n)) {   /* one such push would destroy the model */
+        if (s->threads > 1) {
+            pthread_mutex_lock(&s->stats_lock);
+        }
+        s->stats.nonfinite++;
+        if (s->threads > 1) {
+            pthread_mutex_unlock(&s->stats_lock);
+        }
+        return PUSH_LATE;   /* and, for a round's leader, not in the round */
+    }
     atomic_fetch_add(&s->samples, m->samples);
     s->verdict = PUSH_UNDECIDED;
     s->alg->server_on_push(s, m);

@@ -68,9 +68,11 @@ server *server_new(const algorithm *alg, const void *params, const rule_info *in
                    int shard, int shards, int workers, const float *init, uint64_t nparams);
 void server_destroy(server **s);
 
-/* Skeleton side. server_push returns how the rule took the push:
- * PUSH_IN_ROUND when it recorded it applied, PUSH_LATE when dropped (the
- * verdict the round's leader sends on). */
+/* Skeleton side. server_push refuses a push holding a NaN or an infinite
+ * value (counted in stats.nonfinite: the rule never sees it); it returns
+ * how the rule took the push: PUSH_IN_ROUND when it recorded it applied,
+ * PUSH_LATE when dropped or refused (the verdict the round's leader sends
+ * on). */
 int server_push(server *s, const push_msg *m);
 /* Whether the rule would answer m now; notes the first worker pull. */
 bool server_pull_ready(server *s, const pull_msg *m);

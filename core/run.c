@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <ftw.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,10 +214,20 @@ void run_log(run *r, const char *fmt, ...)
     fflush(r->log);
 }
 
+void run_eval_text(char *buf, size_t n, double time_s, double epoch, long updates,
+                   long samples, double test_loss, double test_acc)
+{
+    /* NaN's sign is noise: "nan", never "-nan" */
+    snprintf(buf, n, "%.6f,%.6f,%ld,%ld,%.9g,%.6f\n", time_s, epoch, updates, samples,
+             isnan(test_loss) ? fabs(test_loss) : test_loss, test_acc);
+}
+
 void run_eval_row(FILE *f, double time_s, double epoch, long updates, long samples,
                   double test_loss, double test_acc)
 {
-    fprintf(f, RUN_EVAL_ROW_FORMAT, time_s, epoch, updates, samples, test_loss, test_acc);
+    char row[256];
+    run_eval_text(row, sizeof row, time_s, epoch, updates, samples, test_loss, test_acc);
+    fputs(row, f);
     fflush(f);
 }
 

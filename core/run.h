@@ -34,9 +34,11 @@ void run_log(run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)))
  * losses with 9 significant digits, enough to tell float32 values apart). */
 #define RUN_EVAL_HEADER "time_s,epoch,updates,samples,test_loss,test_acc"
 #define RUN_STEPS_HEADER "time_s,worker,step,loss,staleness,bytes"
-#define RUN_EVAL_ROW_FORMAT "%.6f,%.6f,%ld,%ld,%.9g,%.6f\n"
 void run_eval_row(FILE *f, double time_s, double epoch, long updates, long samples,
                   double test_loss, double test_acc);
+/* The same row as text, newline included (a NaN loss reads "nan"). */
+void run_eval_text(char *buf, size_t n, double time_s, double epoch, long updates,
+                   long samples, double test_loss, double test_acc);
 void run_step_row(FILE *f, double time_s, int worker, long step, double loss,
                   long staleness, long bytes);
 

@@ -94,8 +94,8 @@ static void s_close(trainer *t)
 }
 
 /* Evaluates the model after `step` steps at run time time_s; the time it
- * takes is not training time. */
-static void s_evaluate(trainer *t, long step, double time_s)
+ * takes is not training time. True when the test loss is not finite. */
+static bool s_evaluate(trainer *t, long step, double time_s)
 {
     experiment *e = t->e;
     double start = run_now();
@@ -103,7 +103,7 @@ static void s_evaluate(trainer *t, long step, double time_s)
     t->eval_time += run_now() - start;
     run_eval_row(t->r->eval, time_s, (double)step * e->batch / e->train.n, step,
                  step * e->batch, t->loss, t->acc);
-    summary_add_eval(&t->sum, t->loss, t->acc);
+    return summary_add_eval(&t->sum, t->loss, t->acc);
 }
 
 /* Trains for total_steps (or until stopped), evaluating at step 0, every
@@ -119,11 +119,12 @@ static long s_train(trainer *t, long total_steps, double wall_start)
     for (;;) {
         double now = run_now() - wall_start - t->eval_time;
         bool finished = step == total_steps;
+        bool diverged = false;
         if (finished || step == 0 || (e->eval_every > 0 && now - last_eval >= e->eval_every)) {
-            s_evaluate(t, step, now);
+            diverged = s_evaluate(t, step, now);
             last_eval = now;
         }
-        if (finished || stop_requested()) {
+        if (finished || diverged || stop_requested()) {
             t->sum.time_s = now;
             return step;
         }
@@ -180,6 +181,10 @@ int sequential_train(experiment *e, run *r, error *err)
         error_set(err, ERROR_RUNTIME, "interrupted after %ld of %ld steps; %s is "
                   "incomplete", step, total_steps, r->dir);
         goto done;
+    }
+    if (sum->diverged) {
+        run_log(r, "diverged: test loss %g after %ld steps", t.loss, step);
+        summary_say_diverged(sum, r->dir);
     }
     run_log(r, "finished: test accuracy %.4f (best %.4f), loss %.4f, %.0f samples/s",
             t.acc, sum->best_test_acc, t.loss, sum->samples_per_s);

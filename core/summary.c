@@ -121,13 +121,24 @@ void summary_init(run_summary *s)
     snprintf(s->device, sizeof s->device, "cpu");
 }
 
-void summary_add_eval(run_summary *s, double loss, double acc)
+bool summary_add_eval(run_summary *s, double loss, double acc)
 {
     s->final_test_loss = loss;
     s->final_test_acc = acc;
     if (isnan(s->best_test_acc) || acc > s->best_test_acc) {
         s->best_test_acc = acc;
     }
+    if (!isfinite(loss)) {
+        s->diverged = true;
+    }
+    return s->diverged;
+}
+
+void summary_say_diverged(const run_summary *s, const char *dir)
+{
+    fprintf(stderr, "asgd: %s diverged: the test loss became %s after %ld updates; the run "
+            "stopped there and is complete with \"diverged\": true (%s)\n", s->algorithm,
+            isnan(s->final_test_loss) ? "nan" : "infinite", s->updates, dir);
 }
 
 void summary_add_shard(run_summary *s, const shard_stats *st)

@@ -80,8 +80,12 @@ typedef struct run_summary {
 
 /* A summary with no evaluation yet (accuracies and loss NaN). */
 void summary_init(run_summary *s);
-/* One evaluation of the centre model: the last is final, the best kept. */
-void summary_add_eval(run_summary *s, double loss, double acc);
+/* One evaluation of the centre model: the last is final, the best kept. A
+ * non-finite loss marks the run diverged (the driver stops it there) and
+ * returns true. */
+bool summary_add_eval(run_summary *s, double loss, double acc);
+/* The one line that says a run diverged, on stderr. */
+void summary_say_diverged(const run_summary *s, const char *dir);
 /* One shard's counters. Every shard sees every push, so shard 0's
  * version, samples, drops and times stand for the run's updates,
  * samples, dropped pushes and training phase; staleness and malformed

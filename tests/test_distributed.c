@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <float.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -588,6 +589,58 @@ static void test_sigint_leaves_no_process_or_port(void **state)
     }
 }
 
+/* The run folder of a run that diverged: complete, "diverged": true, and
+ * its last evaluation's test loss not finite; its one line on stderr. */
+static void s_expect_diverged(support_fixture *f, const char *dir)
+{
+    char path[4200], line[512], last[512] = "";
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    cJSON *j = s_json_file(path);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")));
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "diverged")));
+    cJSON_Delete(j);
+    snprintf(path, sizeof path, "%s/eval.csv", dir);
+    FILE *in = fopen(path, "r");
+    while (in && fgets(line, sizeof line, in)) {
+        memcpy(last, line, sizeof last);
+    }
+    if (in) {
+        fclose(in);
+    }
+    double t, epoch, loss = 0, acc;
+    long updates, samples;
+    char loss_text[64];
+    assert_int_equal(sscanf(last, "%lf,%lf,%ld,%ld,%63[^,],%lf", &t, &epoch, &updates, &samples,
+                            loss_text, &acc), 6);
+    loss = strtod(loss_text, NULL);
+    assert_false(isfinite(loss));
+    assert_null(strstr(loss_text, "-nan"));   /* NaN has no sign worth printing */
+    assert_non_null(strstr(f->r.err, "diverged"));
+}
+
+/* A learning rate that destroys the model: in every mode the run stops at
+ * the evaluation that sees a non-finite test loss, exits 0, and is a
+ * complete run marked diverged. */
+static void test_a_diverging_run_is_a_result(void **state)
+{
+    support_fixture *f = *state;
+    const char *modes[][2] = {{"train.algorithm=sequential", "experiment.mode=real"},
+                              {"train.algorithm=hogwild", "experiment.mode=sim"},
+                              {"train.algorithm=hogwild", "experiment.mode=real"}};
+    for (int i = 0; i < 3; i++) {
+        const char *args[] = {"train", "/dev/null", f->out_arg, modes[i][0], modes[i][1],
+                              "data.dataset=synthetic", "model.type=mlp", "model.hidden=16",
+                              "train.lr=50", "train.epochs=20", "eval.every=0.05", NULL};
+        support_run_asgd(&f->r, f->dir, args);
+        if (f->r.status != 0) {
+            fail_msg("%s %s: %s", modes[i][0], modes[i][1], f->r.err);
+        }
+        char dir[4096];
+        s_run_dir(f, dir, sizeof dir);
+        s_expect_diverged(f, dir);
+    }
+}
+
 /* Sends frames (sizes[i] bytes of data[i]) as one message. */
 static void s_send_frames(void *sock, const void *const *data, const size_t *sizes, int n)
 {
@@ -695,6 +748,15 @@ static void test_server_survives_garbage(void **state)
     assert_int_equal(zmq_connect(sock, endpoint), 0);
 
     int sent = s_send_garbage(sock, n);
+    /* well-formed pushes holding a NaN and an infinity: refused, counted */
+    float *bad = calloc(n, sizeof *bad);
+    wire_header push = {.type = WIRE_PUSH, .worker = 0, .shard = 0, .offset = 0, .count = n,
+                        .encoding = WIRE_F32};
+    bad[n / 2] = NAN;
+    s_send(sock, &push, bad, n * sizeof(float));
+    bad[n / 2] = INFINITY;
+    s_send(sock, &push, bad, n * sizeof(float));
+    free(bad);
 
     /* still serving, parameters untouched */
     wire_header h = {.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD};
@@ -714,6 +776,7 @@ static void test_server_survives_garbage(void **state)
     cJSON *stats = cJSON_Parse(json);
     assert_non_null(stats);
     assert_true(s_num(stats, "rejected") == sent);
+    assert_true(s_num(stats, "nonfinite") == 2);
     assert_true(s_num(stats, "pushes") == 0);
     cJSON_Delete(stats);
 
@@ -737,6 +800,47 @@ static void test_server_survives_garbage(void **state)
 
 /* Roles started by hand, as on several hosts: one by TensorFlow flags, the
  * others by Kubeflow's TF_CONFIG; each ends by itself. */
+/* One push of huge but finite values into a live job (a stray client on
+ * the shard's port, or a worker gone wrong) makes the logits infinite: the
+ * run stops at the next evaluation, complete and marked diverged, exit 0. */
+static void test_a_destroying_push_is_reported(void **state)
+{
+    support_fixture *f = *state;
+    int port = s_free_port();
+    char port_arg[64];
+    snprintf(port_arg, sizeof port_arg, "cluster.port=%d", port);
+    const char *extra[] = {"cluster.transport=tcp", port_arg, NULL};
+    int launcher = s_start_long_job(f, extra);
+    /* the long job's MLP: W1 b1 W2 b2 (74,240 values), then W3 (256 x 10)
+     * and b3; the push is the largest float on W3, its sign by class */
+    size_t n = (32 + 1) * 256 + (256 + 1) * 256 + (256 + 1) * 10, w3 = 74240;
+    float *huge = calloc(n, sizeof *huge);
+    for (size_t i = w3; i < w3 + 2560; i++) {
+        huge[i] = (i - w3) % 2 ? FLT_MAX : -FLT_MAX;
+    }
+    void *ctx = zmq_ctx_new();
+    void *sock = zmq_socket(ctx, ZMQ_DEALER);
+    int linger = 0;
+    zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
+    char endpoint[64];
+    snprintf(endpoint, sizeof endpoint, "tcp://127.0.0.1:%d", port);
+    assert_int_equal(zmq_connect(sock, endpoint), 0);
+    wire_header push = {.type = WIRE_PUSH, .worker = 0, .shard = 0, .offset = 0, .count = n,
+                        .encoding = WIRE_F32};
+    s_send(sock, &push, huge, n * sizeof(float));
+    assert_int_equal(support_wait(launcher), 0);
+    zmq_close(sock);
+    zmq_ctx_term(ctx);
+    free(huge);
+    char path[600];
+    snprintf(path, sizeof path, "%s/stderr", f->dir);
+    char *err = support_read_file(path);
+    snprintf(f->r.err, sizeof f->r.err, "%s", err ? err : "");
+    free(err);
+    snprintf(path, sizeof path, "%s/job/r", f->out);
+    s_expect_diverged(f, path);
+}
+
 static void test_roles_started_by_hand(void **state)
 {
     support_fixture *f = *state;
@@ -822,6 +926,8 @@ int main(void)
         T(test_killed_worker_fails_the_job_under_never),
         T(test_sigint_leaves_no_process_or_port),
         T(test_server_survives_garbage),
+        T(test_a_diverging_run_is_a_result),
+        T(test_a_destroying_push_is_reported),
         T(test_roles_started_by_hand),
         T(test_bad_role_arguments),
     };

@@ -188,7 +188,7 @@ static void s_report(job *j, const char *line)
         run_log(j->r, "launcher: the evaluator reported \"%s\"", line);
         return;
     }
-    summary_add_eval(&j->sum, loss, acc);
+    summary_add_eval(&j->sum, loss, acc);   /* a non-finite loss: diverged */
     j->evaluations++;
     j->last_epoch = epoch;
     j->last_acc = acc;
@@ -288,6 +288,12 @@ static int s_supervise(job *j, error *err)
                              "process; %s is incomplete", stop_requested(), j->r->dir);
         }
         s_read_reports(j);
+        if (j->sum.diverged) {   /* stopped at that evaluation: a result, not a failure */
+            run_log(j->r, "the test loss became %g: diverged, stopping every process",
+                    j->sum.final_test_loss);
+            s_progress(j, tty, &last_print, true);
+            return 0;
+        }
         int i;
         while ((i = proc_reap(j->procs, j->count)) >= 0) {
             if (s_exited(j, &j->children[i], err) < 0) {
@@ -465,6 +471,9 @@ static int s_finish(job *j, int rc, error *err)
     sum->wall_time_s = run_wall() - j->t0;
     summary_finish(sum, j->e->n_train);
     sum->complete = rc == 0;
+    if (rc == 0 && sum->diverged) {
+        summary_say_diverged(sum, j->r->dir);
+    }
     run_log(j->r, "%s: test accuracy %.4f, %ld updates, staleness mean %.2f max %ld, "
             "%ld dropped, %ld rejected, %d restarts", rc == 0 ? "finished" : "failed",
             sum->final_test_acc, sum->updates, sum->staleness_mean, sum->staleness_max,

@@ -1,6 +1,7 @@
 /* roles.c: the worker and evaluator processes. */
 #include "core/real/roles.h"
 
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,10 +193,12 @@ int evaluator_main(const cluster_spec *cs, experiment *e, const char *run_dir, e
                          loss, acc);
             if (cs->report_fd >= 0) {
                 /* the same row to the launcher; it has gone if this fails */
-                dprintf(cs->report_fd, RUN_EVAL_ROW_FORMAT, t, (double)total / (double)n_train,
-                        (long)versions[0], (long)total, loss, acc);
+                char row[256];
+                run_eval_text(row, sizeof row, t, (double)total / (double)n_train,
+                              (long)versions[0], (long)total, loss, acc);
+                dprintf(cs->report_fd, "%s", row);
             }
-            if (final) {
+            if (final || !isfinite(loss)) {   /* the end, or diverged: no more to see */
                 rc = peers_control(&p, WIRE_CONTROL_DONE, NULL, err);
                 break;
             }

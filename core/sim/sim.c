@@ -106,7 +106,9 @@ static void s_evaluate(sim *s)
     model_evaluate_host(s->m, &loss, &acc, s->centre, &s->e->test, (int)s->e->eval_batch);
     run_eval_row(s->r->eval, s->now, (double)first->samples / (double)s->n_train,
                  (long)first->version, (long)first->samples, loss, acc);
-    summary_add_eval(&s->sum, loss, acc);
+    if (summary_add_eval(&s->sum, loss, acc)) {
+        s->diverged = true;   /* the run stops at this evaluation */
+    }
 }
 
 /* ---- the run ---- */
@@ -258,7 +260,7 @@ static int s_run(sim *s)
 {
     stop_install();
     sim_event ev;
-    while (!s->failed && s->done_workers < s->nworkers && !stop_requested() &&
+    while (!s->failed && !s->diverged && s->done_workers < s->nworkers && !stop_requested() &&
            simq_pop(&s->q, &ev)) {
         s->now = ev.t;
         s->events++;
@@ -266,8 +268,14 @@ static int s_run(sim *s)
     }
     int stopped = stop_requested();
     stop_uninstall();
+    for (int k = 0; k < s->nworkers; k++) {
+        sim_worker_stop(s, k);   /* those still running unwind their loops */
+    }
     if (s->failed) {
         return -1;
+    }
+    if (s->diverged) {
+        return 0;
     }
     if (stopped) {
         return error_set(s->err, ERROR_RUNTIME, "interrupted at %.3f simulated s; %s is "
@@ -285,7 +293,9 @@ static int s_run(sim *s)
 static int s_summarise(sim *s, int rc, double wall0)
 {
     run_summary *sum = &s->sum;
-    s_evaluate(s);
+    if (!sum->diverged) {
+        s_evaluate(s);   /* the final model */
+    }
     sum->time_s = sum->train_time_s = s->now;
     /* each shard's counters, in ps-K.json as in real mode */
     for (int k = 0; k < s->nshards; k++) {
@@ -308,6 +318,9 @@ static int s_summarise(sim *s, int rc, double wall0)
     run_log(s->r, "sim: %s at %.6f s: test accuracy %.4f, %ld updates, %llu events in %.2f s "
             "of wall time", rc == 0 ? "finished" : "stopped", s->now, sum->final_test_acc,
             sum->updates, (unsigned long long)s->events, sum->wall_time_s);
+    if (sum->diverged) {
+        summary_say_diverged(sum, s->r->dir);
+    }
     error ignored;
     return summary_write(s->r->dir, sum, rc == 0 ? s->err : &ignored) < 0 ? -1 : rc;
 }

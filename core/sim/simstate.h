@@ -85,6 +85,7 @@ struct sim {
     sim_event *core_queue;
     size_t core_head, core_count, core_cap;
     bool failed;
+    bool diverged;           /* the test loss became non-finite: the run stops */
     error *err;
     float *centre;
     run_summary sum;         /* evaluations go in as they happen */
@@ -109,6 +110,9 @@ int sim_worker_start(sim *s, int k);
 void sim_worker_fail(sim *s, int k, double back);
 /* Resumes a waiting worker until its next wait. */
 void sim_worker_wake(sim_worker *sw);
+/* Worker k, if still running, unwinds its loop now (every primitive
+ * fails): the run ends early. */
+void sim_worker_stop(sim *s, int k);
 /* Whether a message from this incarnation of a worker still matters. */
 bool sim_worker_alive(const sim *s, int worker, int incarnation);
 /* A minibatch has ended: its core goes to the next worker in line. */

@@ -266,7 +266,7 @@ int sim_worker_start(sim *s, int k)
 
 /* A worker fails: its loop unwinds (every primitive now returns -1); the
  * restart policy decides the rest, as the launcher does for processes. */
-void sim_worker_fail(sim *s, int k, double back)
+void sim_worker_stop(sim *s, int k)
 {
     sim_worker *sw = &s->workers[k];
     if (!sw->running) {
@@ -274,10 +274,19 @@ void sim_worker_fail(sim *s, int k, double back)
     }
     sw->failed = true;
     sw->pending_pushes = sw->pending_replies = 0;
-    run_log(s->r, "sim: worker %d failed at %.6f s", k, s->now);
     while (sw->running) {
         sim_worker_wake(sw);   /* runs to the end of its loop */
     }
+}
+
+void sim_worker_fail(sim *s, int k, double back)
+{
+    sim_worker *sw = &s->workers[k];
+    if (!sw->running) {
+        return;
+    }
+    run_log(s->r, "sim: worker %d failed at %.6f s", k, s->now);
+    sim_worker_stop(s, k);
     const experiment *e = s->e;
     bool restart = e->restart != RESTART_NEVER && s->restarts < e->backoff_limit;
     if (!restart) {
