@@ -126,7 +126,10 @@ static void s_prologue(FILE *gp, const options *o, const plot_runs *set, const f
     fprintf(gp, "stem = %s\ngroups = %d\narray titles[%d] = [", quoted, set->ngroups,
             set->ngroups);
     for (int g = 0; g < set->ngroups; g++) {
-        gnuplot_quote(quoted, sizeof quoted, set->groups[g]);
+        char title[300];
+        snprintf(title, sizeof title, "%s%s", set->groups[g],
+                 set->diverged[g] ? " (diverged)" : "");
+        gnuplot_quote(quoted, sizeof quoted, title);
         fprintf(gp, "%s%s", g ? ", " : "", quoted);
     }
     gnuplot_quote(quoted, sizeof quoted, o->title ? o->title : figure_kinds[o->figure.kind]);

@@ -152,6 +152,9 @@ int plot_runs_collect(plot_runs *set, const char *const *dirs, int ndirs, const 
             return error_set(err, ERROR_USAGE, "asgd plot: more than %d groups of %s",
                              PLOT_MAX_GROUPS, group_key);
         }
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(run->summary, "diverged"))) {
+            set->diverged[run->g] = true;
+        }
     }
     return 0;
 }

@@ -4,6 +4,7 @@
 #ifndef ASGD_PLOT_RUNS_H
 #define ASGD_PLOT_RUNS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "core/error.h"
@@ -25,6 +26,7 @@ typedef struct plot_runs {
     plot_run *runs;
     int count;
     char groups[PLOT_MAX_GROUPS][256];   /* in order of first appearance */
+    bool diverged[PLOT_MAX_GROUPS];      /* a run of the group diverged */
     int ngroups;
 } plot_runs;
 

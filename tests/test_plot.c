@@ -1,7 +1,9 @@
 /* test_plot.c: `asgd plot` through a real gnuplot: fixture run folders
  * (a small simulated sweep) become non-empty PDF, PNG and SVG figures of
  * every kind; the .gp script left beside a figure redraws it without asgd;
- * a missing gnuplot says how to install it. */
+ * a diverged run is marked; a missing gnuplot says how to install it.
+ * Where gnuplot is not installed the figures cannot be checked: those
+ * tests skip, saying so. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -69,9 +71,19 @@ static void s_expect_figure(const char *path)
     free(text);
 }
 
+/* Figures need a real gnuplot. */
+static void s_need_gnuplot(void)
+{
+    if (!support_have("gnuplot")) {
+        fprintf(stderr, "gnuplot is not installed: no figure can be drawn to check\n");
+        skip();
+    }
+}
+
 static void test_every_kind_in_every_format(void **state)
 {
     support_fixture *f = *state;
+    s_need_gnuplot();
     const char *kinds[] = {"convergence", "scaling", "staleness", "time-to-accuracy",
                            "throughput"};
     const char *exts[] = {"pdf", "png", "svg"};
@@ -103,6 +115,7 @@ static void test_every_kind_in_every_format(void **state)
 static void test_script_redraws_the_figure(void **state)
 {
     support_fixture *f = *state;
+    s_need_gnuplot();
     char out[700], gp[700], dat[700];
     snprintf(out, sizeof out, "%s/redraw.png", f->dir);
     const char *args[] = {"plot", s_runs, "-o", out, NULL};
@@ -128,6 +141,38 @@ static void test_script_redraws_the_figure(void **state)
     assert_int_equal(s_size(out), size);    /* the same figure, drawn without asgd */
 }
 
+/* A run that diverged is a result: plotted with the rest, and its group's
+ * legend says so. */
+static void test_diverged_runs_are_marked(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char out[700];
+    snprintf(out, sizeof out, "%s/diverging", f->out);
+    const char *lrs[2] = {"train.lr=0.05", "train.lr=80"};
+    const char *labels[2] = {"experiment.label=calm", "experiment.label=wild"};
+    for (int i = 0; i < 2; i++) {
+        char out_arg[800];
+        snprintf(out_arg, sizeof out_arg, "experiment.out=%s", out);
+        const char *args[] = {"train", "/dev/null", out_arg, "data.dataset=synthetic",
+                              "model.type=mlp", "model.hidden=16", "train.epochs=5",
+                              "eval.every=0.01", lrs[i], labels[i], NULL};
+        support_run_asgd(&f->r, f->dir, args);
+        assert_int_equal(f->r.status, 0);
+    }
+    char fig[800], gp[800];
+    snprintf(fig, sizeof fig, "%s/div.png", f->dir);
+    const char *args[] = {"plot", out, "-o", fig, NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "2 runs, 2 groups"));
+    snprintf(gp, sizeof gp, "%s/div.gp", f->dir);
+    char *script = support_read_file(gp);
+    assert_non_null(strstr(script, "\"wild (diverged)\""));
+    assert_null(strstr(script, "calm (diverged)"));
+    free(script);
+}
+
 static void test_errors(void **state)
 {
     support_fixture *f = *state;
@@ -141,6 +186,7 @@ static void test_errors(void **state)
     support_run_asgd(&f->r, f->dir, args);
     setenv("PATH", saved, 1);
     assert_int_equal(f->r.status, 1);
+    s_need_gnuplot();   /* the rest draws */
     assert_non_null(strstr(f->r.err, "apt-get install gnuplot-nox"));
     const char *bad_ext[] = {"plot", s_runs, "-o", "fig.jpg", NULL};
     support_run_asgd(&f->r, f->dir, bad_ext);
@@ -162,6 +208,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_kind_in_every_format),
         cmocka_unit_test(test_script_redraws_the_figure),
+        cmocka_unit_test(test_diverged_runs_are_marked),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, s_setup, s_teardown);
