@@ -357,7 +357,8 @@ int config_write(const config *c, const char *path, error *err)
             }
         }
     }
-    if (fclose(f) != 0) {
+    bool lost = ferror(f) != 0;
+    if (fclose(f) != 0 || lost) {
         return error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", path, strerror(errno));
     }
     return 0;

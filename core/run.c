@@ -6,6 +6,7 @@
 #include <ftw.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -182,6 +183,33 @@ int run_create(run *r, const config *c, const char *out_root, const char *name,
         return -1;
     }
     return 0;
+}
+
+int run_close_file(FILE **f, const char *dir, const char *name, error *err)
+{
+    if (!*f) {
+        return 0;
+    }
+    int why = fflush(*f) != 0 ? errno : 0;
+    bool lost = why != 0 || ferror(*f) != 0;   /* an earlier write failed too */
+    if (fclose(*f) != 0) {
+        lost = true;
+        why = why ? why : errno;
+    }
+    *f = NULL;
+    if (!lost) {
+        return 0;
+    }
+    return error_set(err, ERROR_RUNTIME, "%s/%s: data was lost: %s", dir, name,
+                     why ? strerror(why) : "a write failed (is the disk full?)");
+}
+
+int run_finish(run *r, error *err)
+{
+    int eval = run_close_file(&r->eval, r->dir, "eval.csv", err);
+    error second;
+    int steps = run_close_file(&r->steps, r->dir, "steps.csv", eval < 0 ? &second : err);
+    return eval < 0 || steps < 0 ? -1 : 0;
 }
 
 void run_close(run *r)

@@ -28,6 +28,13 @@ int run_configure(config *c, const char **out_root, const char **run_id, error *
 int run_create(run *r, const config *c, const char *out_root, const char *name,
                const char *run_id, error *err);
 void run_close(run *r);
+/* Closes a file of the run's, checking that every write reached it:
+ * 0, or -1 with err naming the file (in dir) that lost data, say on a full
+ * disk. *f is NULL afterwards. */
+int run_close_file(FILE **f, const char *dir, const char *name, error *err);
+/* The end of a run's metrics: eval.csv and steps.csv closed and checked
+ * (log.txt stays open until run_close). */
+int run_finish(run *r, error *err);
 
 void run_log(run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* One row of eval.csv / steps.csv (every process writes the same format;

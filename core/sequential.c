@@ -172,14 +172,15 @@ int sequential_train(experiment *e, run *r, error *err)
     sum->train_time_s = sum->time_s;
     summary_finish(sum, e->train.n);
     sum->wall_time_s = run_now() - wall_start;
-    sum->complete = !stopped;
     progress done_line = {.tty = isatty(STDERR_FILENO) != 0};
     s_progress(&done_line, sum->time_s, e, sum->epochs, sum->samples_per_s, t.acc, true);
-    if (stopped) {
-        run_log(r, "interrupted by signal %d after %ld steps", stopped, step);
-        summary_write(r->dir, sum, NULL);
-        error_set(err, ERROR_RUNTIME, "interrupted after %ld of %ld steps; %s is "
-                  "incomplete", step, total_steps, r->dir);
+    rc = stopped ? error_set(err, ERROR_RUNTIME, "interrupted after %ld of %ld steps; %s is "
+                             "incomplete", step, total_steps, r->dir) : 0;
+    rc = summary_end(sum, r, rc, err);
+    if (rc < 0) {
+        run_log(r, "failed after %ld steps: %s", step, err->msg);
+        error ignored;
+        summary_write(r->dir, sum, &ignored);
         goto done;
     }
     if (sum->diverged) {

@@ -202,6 +202,18 @@ static void s_add_identity(cJSON *j, const run_summary *s)
     cJSON_AddStringToObject(j, "command", p.command);
 }
 
+int summary_end(run_summary *s, run *r, int rc, error *err)
+{
+    error lost = {0};
+    if (run_finish(r, &lost) < 0 && rc == 0) {
+        *err = lost;
+        rc = -1;
+    }
+    s->complete = rc == 0;
+    snprintf(s->error, sizeof s->error, "%s", rc == 0 ? "" : err->msg);
+    return rc;
+}
+
 int summary_write(const char *dir, const run_summary *s, error *err)
 {
     cJSON *j = cJSON_CreateObject();

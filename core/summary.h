@@ -74,7 +74,7 @@ typedef struct run_summary {
     int restarts;               /* workers restarted by the launcher */
     long sim_events;            /* simulated runs: events processed */
     long staleness_histogram[SUMMARY_STALENESS_BINS];
-    char error[256];            /* why the run is not complete ("" when it is) */
+    char error[1024];           /* why the run is not complete ("" when it is) */
     bool complete;
 } run_summary;
 
@@ -95,6 +95,13 @@ void summary_add_shard(run_summary *s, const shard_stats *st);
  * mean, epochs over n_train examples, samples/s over train_time_s (taken
  * from shard 0's first pull and last push where the driver set none). */
 void summary_finish(run_summary *s, long n_train);
+struct run;
+/* The run's end: its metric files closed and checked (run_finish), and
+ * whether it is complete: rc == 0 and no file lost data. Returns rc, or -1
+ * (err naming the file) when data was lost; s->error says why an
+ * incomplete run is so. */
+int summary_end(run_summary *s, struct run *r, int rc, error *err);
+
 /* DIR/summary.json, with this process's provenance (provenance.h),
  * written then renamed, so a reader never sees half. */
 int summary_write(const char *dir, const run_summary *s, error *err);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -83,6 +84,8 @@ static void s_slurp_file(const char *path, char *buf, size_t cap)
 
 /* Starts asgd in cwd (NULL: here), stdin from /dev/null, stdout and
  * stderr to files in dir. */
+static long s_file_limit = -1;   /* RLIMIT_FSIZE for the next child, -1: none */
+
 static int s_spawn_program(const char *dir, const char *cwd, const char *exe,
                            const char *const *args)
 {
@@ -102,6 +105,12 @@ static int s_spawn_program(const char *dir, const char *cwd, const char *exe,
         if ((cwd && chdir(cwd) != 0) || !freopen("/dev/null", "r", stdin) ||
             !freopen(out, "w", stdout) || !freopen(err, "w", stderr)) {
             _exit(127);
+        }
+        if (s_file_limit >= 0) {
+            /* writes past the limit fail with EFBIG, as on a full disk */
+            struct rlimit lim = {(rlim_t)s_file_limit, (rlim_t)s_file_limit};
+            signal(SIGXFSZ, SIG_IGN);
+            setrlimit(RLIMIT_FSIZE, &lim);
         }
         execvp(exe, (char *const *)argv);
         _exit(127);
@@ -142,6 +151,14 @@ int support_have(const char *program)
         }
     }
     return 0;
+}
+
+void support_run_asgd_limited(support_result *r, const char *cwd, const char *const *args,
+                              long file_limit)
+{
+    s_file_limit = file_limit;
+    support_run_asgd(r, cwd, args);
+    s_file_limit = -1;
 }
 
 const char *support_python(void)
@@ -344,4 +361,24 @@ char *support_trajectory(const char *run_dir)
     free(summary);
     free(steps);
     return out;
+}
+
+void support_newest_subdir(const char *parent, char *out, size_t n)
+{
+    char best[256] = "";
+    DIR *d = opendir(parent);
+    struct dirent *ent;
+    while (d && (ent = readdir(d))) {
+        if (ent->d_name[0] != '.' && strcmp(ent->d_name, best) > 0) {
+            snprintf(best, sizeof best, "%s", ent->d_name);
+        }
+    }
+    if (d) {
+        closedir(d);
+    }
+    if (best[0]) {
+        snprintf(out, n, "%s/%s", parent, best);
+    } else {
+        out[0] = '\0';
+    }
 }

@@ -24,6 +24,10 @@ typedef struct support_result {
 /* Runs asgd with the given arguments (NULL-terminated) in folder cwd and
  * waits for it. */
 void support_run_asgd(support_result *r, const char *cwd, const char *const *args);
+/* support_run_asgd with every file the run writes limited to file_limit
+ * bytes (RLIMIT_FSIZE): writes beyond fail as on a full disk. */
+void support_run_asgd_limited(support_result *r, const char *cwd, const char *const *args,
+                              long file_limit);
 /* The same for any program, found on the PATH. */
 void support_run(support_result *r, const char *cwd, const char *exe, const char *const *args);
 /* Whether program is on the PATH. */
@@ -66,6 +70,10 @@ char *support_trajectory(const char *run_dir);
 /* Writes an IDX file of unsigned bytes, gzip-compressed when gz is set. */
 void support_write_idx(const char *path, int gz, const uint32_t *dims, int ndims,
                        const uint8_t *data);
+
+/* parent/NAME for the greatest NAME among parent's entries (run ids sort
+ * by time); "" when there is none. */
+void support_newest_subdir(const char *parent, char *out, size_t n);
 
 /* Lines in a text file (0 if missing). */
 int support_count_lines(const char *path);

@@ -345,7 +345,8 @@ static int s_add_rows(char *text, step_row **rows, size_t *n, size_t *cap)
     return 0;
 }
 
-/* steps-K.csv into steps.csv, in time order; the parts are removed. */
+/* steps-K.csv into steps.csv, in time order; the parts are removed once
+ * steps.csv holds them (a full disk keeps them where they are). */
 static void s_merge_steps(job *j)
 {
     step_row *rows = NULL;
@@ -356,7 +357,6 @@ static void s_merge_steps(job *j)
         snprintf(path, sizeof path, "%s/steps-%d.csv", j->r->dir, w);
         texts[w] = run_read_file(path);
         if (texts[w]) {
-            remove(path);
             s_add_rows(texts[w], &rows, &n, &cap);
         }
     }
@@ -366,7 +366,12 @@ static void s_merge_steps(job *j)
     for (size_t i = 0; i < n; i++) {
         fprintf(j->r->steps, "%s\n", rows[i].line);
     }
-    fflush(j->r->steps);
+    bool written = fflush(j->r->steps) == 0 && !ferror(j->r->steps);
+    for (int w = 0; texts && written && w < j->e->workers; w++) {
+        char path[4800];
+        snprintf(path, sizeof path, "%s/steps-%d.csv", j->r->dir, w);
+        remove(path);
+    }
     for (int w = 0; texts && w < j->e->workers; w++) {
         free(texts[w]);
     }
@@ -470,7 +475,7 @@ static int s_finish(job *j, int rc, error *err)
     sum->time_s = (j->workers_done_at > 0 ? j->workers_done_at : run_wall()) - j->t0;
     sum->wall_time_s = run_wall() - j->t0;
     summary_finish(sum, j->e->n_train);
-    sum->complete = rc == 0;
+    rc = summary_end(sum, j->r, rc, err);
     if (rc == 0 && sum->diverged) {
         summary_say_diverged(sum, j->r->dir);
     }

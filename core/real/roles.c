@@ -111,8 +111,11 @@ int worker_main(const cluster_spec *cs, experiment *e, const char *run_dir, erro
         stop_uninstall();
         peers_close(&p);
     }
-    if (w.steps_csv) {
-        fclose(w.steps_csv);
+    char name[32];
+    snprintf(name, sizeof name, "steps-%d.csv", cs->task);
+    error lost;
+    if (run_close_file(&w.steps_csv, run_dir, name, rc == 0 ? err : &lost) < 0) {
+        rc = -1;   /* its rows are the run's metrics */
     }
     worker_free(&w);
     model_destroy(&m);
@@ -212,8 +215,9 @@ int evaluator_main(const cluster_spec *cs, experiment *e, const char *run_dir, e
     } else if (!csv && !err->msg[0]) {
         error_set(err, ERROR_RUNTIME, "evaluator: out of memory");
     }
-    if (csv) {
-        fclose(csv);
+    error lost;
+    if (run_close_file(&csv, run_dir, "eval.csv", rc == 0 ? err : &lost) < 0) {
+        rc = -1;
     }
     free(versions);
     free(flags);

@@ -312,8 +312,7 @@ static int s_summarise(sim *s, int rc, double wall0)
     summary_finish(sum, s->n_train);
     sum->restarts = s->restarts;
     sum->sim_events = (long)s->events;
-    sum->complete = rc == 0;
-    fflush(s->r->steps);
+    rc = summary_end(sum, s->r, rc, s->err);
     sum->wall_time_s = run_now() - wall0;
     run_log(s->r, "sim: %s at %.6f s: test accuracy %.4f, %ld updates, %llu events in %.2f s "
             "of wall time", rc == 0 ? "finished" : "stopped", s->now, sum->final_test_acc,
