@@ -71,6 +71,7 @@ static int s_train(int argc, char **argv)
     if (experiment_configure(&e, argv[0], argc - 1, argv + 1, NULL, &err) < 0) {
         return s_fail(&err);
     }
+    fputs(e.warnings, stderr);
     run r;
     int rc = -1;
     /* a real distributed run's processes load the data themselves */
@@ -98,6 +99,7 @@ static int s_help_config(const char *path)
     if (experiment_configure(&e, path, 0, NULL, NULL, &err) < 0) {
         return s_fail(&err);
     }
+    fputs(e.warnings, stderr);
     int rc = config_write(e.c, "/dev/stdout", &err);
     experiment_destroy(&e);
     return rc < 0 ? s_fail(&err) : 0;

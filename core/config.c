@@ -316,14 +316,75 @@ int config_error(const config *c, const char *section, const char *key, error *e
     return config_bad(c, e, err, what);
 }
 
-int config_check_unused(const config *c, error *err)
+/* Edit distance of a and b (both short), for "did you mean". */
+static int s_distance(const char *a, const char *b)
+{
+    size_t n = strlen(b);
+    int row[64];
+    if (strlen(a) >= 63 || n >= 63) {
+        return 99;
+    }
+    for (size_t j = 0; j <= n; j++) {
+        row[j] = (int)j;
+    }
+    for (size_t i = 1; a[i - 1]; i++) {
+        int diagonal = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= n; j++) {
+            int above = row[j];
+            int best = diagonal + (a[i - 1] != b[j - 1]);
+            best = above + 1 < best ? above + 1 : best;
+            best = row[j - 1] + 1 < best ? row[j - 1] + 1 : best;
+            row[j] = best;
+            diagonal = above;
+        }
+    }
+    return row[n];
+}
+
+/* "unknown key", with the closest known key when there is a close one: in
+ * the same section within a few edits, or the same name in another. */
+static void s_unknown(const config *known, const entry *e, char *what, size_t n)
+{
+    const entry *best = NULL;
+    int best_d = 3;
+    for (int i = 0; known && i < known->count; i++) {
+        const entry *k = &known->entries[i];
+        int same = strcmp(k->section, e->section) == 0;
+        int d = same ? s_distance(e->key, k->key) : strcmp(e->key, k->key) == 0 ? 1 : 99;
+        int limit = strlen(e->key) <= 4 ? 1 : 2;
+        if (d <= limit && d < best_d) {
+            best = k;
+            best_d = d;
+        }
+    }
+    if (best) {
+        snprintf(what, n, "unknown key; did you mean [%s] %s?", best->section, best->key);
+    } else {
+        snprintf(what, n, "unknown key (nothing reads it; see `asgd help config`)");
+    }
+}
+
+int config_check_unused(const config *c, const config *known,
+                        void (*warn)(void *ctx, const char *msg), void *ctx, error *err)
 {
     for (int i = 0; i < c->count; i++) {
         const entry *e = &c->entries[i];
-        if (!e->used) {
-            return config_bad(c, e, err, "unknown key (nothing reads it; see "
-                         "`asgd help config`)");
+        if (e->used) {
+            continue;
         }
+        if (known && s_find(known, e->section, e->key)) {
+            if (warn) {
+                char where[512], msg[700];
+                s_where(c, e, where, sizeof where);
+                snprintf(msg, sizeof msg, "%s: not used by this configuration (ignored)", where);
+                warn(ctx, msg);
+            }
+            continue;
+        }
+        char what[256];
+        s_unknown(known, e, what, sizeof what);
+        return config_bad(c, e, err, what);
     }
     return 0;
 }

@@ -71,8 +71,15 @@ int config_each(config *c, const char *section,
 int config_error(const config *c, const char *section, const char *key, error *err,
                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
-/* -1 naming the first key (in file order) that no getter read. */
-int config_check_unused(const config *c, error *err);
+/* -1 naming the first key (in file order) that no getter read: an unknown
+ * key, with "did you mean" where `known` has a close one. `known` (may be
+ * NULL) is a config whose getters were run for every variant (every model,
+ * rule, optimizer...): a key it has that no getter of c read is one asgd
+ * knows but this configuration does not use, and is no error: warn(ctx,
+ * "WHERE: [section] key: not used by this configuration (ignored)") is
+ * called for it (warn may be NULL). */
+int config_check_unused(const config *c, const config *known,
+                        void (*warn)(void *ctx, const char *msg), void *ctx, error *err);
 /* Writes every key read, with its resolved value, grouped by section. */
 int config_write(const config *c, const char *path, error *err);
 /* The file the config came from ("(defaults)" when none). */

@@ -146,7 +146,57 @@ static int s_read_keys(experiment *e, const char *path, const experiment_shape *
         sim_spec_configure(&e->sim, c, e->workers, e->seed, err) < 0) {
         return -1;
     }
-    return config_check_unused(c, err);
+    return 0;
+}
+
+/* An experiment's parts that s_read_keys allocates (not its config). */
+static void s_free_parts(experiment *e)
+{
+    free(e->rule);
+    e->rule = NULL;
+    sim_spec_free(&e->sim);
+}
+
+/* Every key asgd reads in some configuration: a config on which every
+ * variant of every choice (rule, model, optimizer, data, partition, time
+ * model) has been read once. Built once per process. */
+static const config *s_known_keys(void)
+{
+    static config *known;
+    if (known) {
+        return known;
+    }
+    error ignored;
+    known = config_parse_string("", "(every key)", &ignored);
+    char variants[64][64];
+    int n = 0;
+    for (const algorithm *const *a = algorithm_all(); *a && n < 40; a++) {
+        snprintf(variants[n++], sizeof variants[0], "train.algorithm=%s", (*a)->name);
+    }
+    const char *more[] = {"model.type=softmax", "model.type=mlp", "model.type=cnn",
+        "train.algorithm=sequential", "train.optimizer=momentum", "train.optimizer=nesterov",
+        "train.optimizer=adagrad", "train.optimizer=adam", "train.optimizer=sgd",
+        "data.dataset=synthetic", "data.partition=label-skew", "sim.compute=constant",
+        "sim.compute=normal", "sim.compute=lognormal", "sim.compute=exponential",
+        "sim.compute=measured", "sim.compute=null", NULL};
+    for (int i = 0; more[i]; i++) {
+        snprintf(variants[n++], sizeof variants[0], "%s", more[i]);
+    }
+    for (int i = 0; known && i < n; i++) {
+        experiment probe = {.c = known};
+        config_override(known, variants[i], &ignored);
+        s_read_keys(&probe, NULL, NULL, &ignored);   /* a variant may stop early: others read on */
+        s_free_parts(&probe);
+    }
+    return known;
+}
+
+/* config_check_unused's warn: one line more in e->warnings. */
+static void s_warn(void *ctx, const char *msg)
+{
+    experiment *e = ctx;
+    size_t len = strlen(e->warnings);
+    snprintf(e->warnings + len, sizeof e->warnings - len, "asgd: %s\n", msg);
 }
 
 int experiment_configure(experiment *e, const char *path, int noverrides,
@@ -163,7 +213,8 @@ int experiment_configure(experiment *e, const char *path, int noverrides,
             return -1;
         }
     }
-    if (s_read_keys(e, path, shape, err) < 0) {
+    if (s_read_keys(e, path, shape, err) < 0 ||
+        config_check_unused(e->c, s_known_keys(), s_warn, e, err) < 0) {
         experiment_destroy(e);
         return -1;
     }
@@ -233,9 +284,7 @@ worker_spec experiment_worker_spec(const experiment *e, long n_train)
 
 void experiment_destroy(experiment *e)
 {
-    free(e->rule);
-    e->rule = NULL;
-    sim_spec_free(&e->sim);
+    s_free_parts(e);
     dataset_free(&e->train);
     dataset_free(&e->test);
     config_destroy(&e->c);

@@ -68,6 +68,9 @@ typedef struct experiment {
     long n_train;
     int dim, classes;
     size_t nparams;
+    /* keys asgd knows that this configuration does not use: one line each,
+     * for the caller to print */
+    char warnings[2048];
 } experiment;
 
 const char *experiment_mode_name(int mode);

@@ -123,7 +123,7 @@ static int s_read(sweep *s, error *err)
     if (config_each(s->c, "grid", s_grid_entry, &g) != 0) {
         return -1;
     }
-    return config_check_unused(s->c, err);
+    return config_check_unused(s->c, NULL, NULL, NULL, err);
 }
 
 /* "command line: KEY=VALUE: why" from a grid override, as the sweep file's line. */
@@ -159,9 +159,28 @@ bool sweep_complete(const char *dir)
     return done;
 }
 
+/* Prints the lines of warnings not printed before (they repeat run after
+ * run of a grid). */
+static void s_warn_once(char *printed, size_t n, const char *warnings)
+{
+    const char *line = warnings;
+    while (*line) {
+        size_t len = strcspn(line, "\n");
+        char one[1100];
+        snprintf(one, sizeof one, "%.*s\n", (int)len, line);
+        if (!strstr(printed, one)) {
+            fputs(one, stderr);
+            size_t used = strlen(printed);
+            snprintf(printed + used, n - used, "%s", one);
+        }
+        line += len + (line[len] == '\n');
+    }
+}
+
 /* The product of the grid times the seeds, each run checked. */
 static int s_expand(sweep *s, error *err)
 {
+    static char printed[8192];
     int total = s->nseeds;
     for (int k = 0; k < s->nkeys; k++) {
         total *= s->keys[k].count;
@@ -208,6 +227,7 @@ static int s_expand(sweep *s, error *err)
             s_blame(s, err);
             return -1;
         }
+        s_warn_once(printed, sizeof printed, e.warnings);
         run->weight = e.alg && e.mode == MODE_REAL ? e.workers + e.servers + 1 : 1;
         experiment_destroy(&e);
         run->complete = sweep_complete(run->dir);

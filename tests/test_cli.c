@@ -44,6 +44,30 @@ static void test_mistyped_key(void **state)
     s_expect_usage_error(f, needles);
 }
 
+/* One base config serves other models and rules: a key asgd knows that
+ * the chosen model or rule does not read is a warning, and the run goes
+ * on; a typo of a key stays an error, with the key it resembles. */
+static void test_switching_models_and_rules(void **state)
+{
+    support_fixture *f = *state;
+    support_write_file(f->config, "[data]\ndataset = synthetic\ntrain_size = 500\n"
+                       "test_size = 100\n[model]\ntype = mlp\nhidden = 16\n[train]\n"
+                       "algorithm = hogwild\nepochs = 0.5\n[algorithm]\nserver_threads = 1\n"
+                       "[experiment]\nmode = sim\n");
+    const char *args[] = {"train", f->config, f->out_arg, "model.type=softmax",
+                          "train.algorithm=sync", NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    if (f->r.status != 0) {
+        fail_msg("switching model and rule failed: %s", f->r.err);
+    }
+    assert_non_null(strstr(f->r.err, ":7: [model] hidden: not used by this configuration"));
+    assert_non_null(strstr(f->r.err, ":12: [algorithm] server_threads: not used"));
+    const char *typo[] = {"train", f->config, f->out_arg, "model.hiden=8", NULL};
+    support_run_asgd(&f->r, f->dir, typo);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "model.hiden=8: unknown key; did you mean [model] hidden?"));
+}
+
 static void test_bad_value_and_bad_override(void **state)
 {
     support_fixture *f = *state;
@@ -221,6 +245,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_mistyped_key, support_fixture_setup, support_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_switching_models_and_rules, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_bad_value_and_bad_override, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_usage_errors, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_missing_dataset, support_fixture_setup, support_fixture_teardown),

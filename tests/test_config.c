@@ -56,7 +56,7 @@ static void test_good_file_reads_every_type(void **state)
     /* an absent key takes its default */
     assert_int_equal(config_get_int(c, "train", "epochs", 7, 1, 100, &epochs, &err), 0);
     assert_int_equal(epochs, 7);
-    assert_int_equal(config_check_unused(c, &err), 0);
+    assert_int_equal(config_check_unused(c, NULL, NULL, NULL, &err), 0);
     config_destroy(&c);
     assert_null(c);
 }
@@ -71,7 +71,7 @@ static void test_mistyped_key_names_file_line_and_key(void **state)
     long batch;
     assert_int_equal(config_get_double(c, "train", "lr", 1, 0, 1, 0, &lr, &err), 0);
     assert_int_equal(config_get_int(c, "train", "batch", 64, 1, 100, &batch, &err), 0);
-    assert_int_equal(config_check_unused(c, &err), -1);
+    assert_int_equal(config_check_unused(c, NULL, NULL, NULL, &err), -1);
     assert_int_equal(err.status, ERROR_USAGE);
     assert_non_null(strstr(err.msg, "exp.ini:3:"));
     assert_non_null(strstr(err.msg, "[train] bacth"));
@@ -140,7 +140,7 @@ static void test_unread_override_is_reported(void **state)
     error err = {0};
     config *c = config_parse_string("", "e.ini", &err);
     assert_int_equal(config_override(c, "train.lrr=0.5", &err), 0);
-    assert_int_equal(config_check_unused(c, &err), -1);
+    assert_int_equal(config_check_unused(c, NULL, NULL, NULL, &err), -1);
     assert_non_null(strstr(err.msg, "command line: train.lrr=0.5: unknown key"));
     config_destroy(&c);
 }
@@ -182,9 +182,48 @@ static void test_resolved_config_round_trips(void **state)
     assert_true(lr == 0.125);     /* the override, not the file's value */
     assert_int_equal(config_get_int(c, "train", "batch", 1, 1, 100, &batch, &err), 0);
     assert_int_equal(batch, 48);  /* the default was written out */
-    assert_int_equal(config_check_unused(c, &err), 0);
+    assert_int_equal(config_check_unused(c, NULL, NULL, NULL, &err), 0);
     config_destroy(&c);
     support_rmtree(dir);
+}
+
+static void s_collect(void *ctx, const char *msg)
+{
+    char *out = ctx;
+    strcat(out, msg);
+    strcat(out, "\n");
+}
+
+/* Against the keys asgd knows: a key known elsewhere is a warning, not an
+ * error; a typo is an error with the closest known key, from the same
+ * section or, for the same name, another. */
+static void test_known_keys_warn_and_typos_suggest(void **state)
+{
+    (void)state;
+    error err = {0};
+    config *known = config_parse_string("[model]\ntype = mlp\nhidden = 8\n[algorithm]\n"
+                                        "window = 3\n", "(known)", &err);
+    config *c = config_parse_string("[model]\ntype = softmax\nhidden = 8\n", "a.ini", &err);
+    const char *type;
+    assert_int_equal(config_get_string(c, "model", "type", "mlp", &type, &err), 0);
+    char warnings[512] = "";
+    assert_int_equal(config_check_unused(c, known, s_collect, warnings, &err), 0);
+    assert_string_equal(warnings, "a.ini:3: [model] hidden: not used by this configuration "
+                                  "(ignored)\n");
+    config_destroy(&c);
+    const char *typos[][2] = {{"[model]\nhiden = 8\n", "did you mean [model] hidden?"},
+                              {"[train]\nwindow = 8\n", "did you mean [algorithm] window?"},
+                              {"[model]\nzzz = 8\n", "nothing reads it"}};
+    for (int i = 0; i < 3; i++) {
+        c = config_parse_string(typos[i][0], "b.ini", &err);
+        assert_int_equal(config_check_unused(c, known, s_collect, warnings, &err), -1);
+        assert_int_equal(err.status, ERROR_USAGE);
+        if (!strstr(err.msg, typos[i][1])) {
+            fail_msg("\"%s\" lacks \"%s\"", err.msg, typos[i][1]);
+        }
+        config_destroy(&c);
+    }
+    config_destroy(&known);
 }
 
 int main(void)
@@ -192,6 +231,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_good_file_reads_every_type),
         cmocka_unit_test(test_mistyped_key_names_file_line_and_key),
+        cmocka_unit_test(test_known_keys_warn_and_typos_suggest),
         cmocka_unit_test(test_bad_values_are_rejected_with_their_line),
         cmocka_unit_test(test_override_replaces_and_adds),
         cmocka_unit_test(test_unread_override_is_reported),

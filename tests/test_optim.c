@@ -133,7 +133,7 @@ static void test_configure_reads_only_its_keys(void **state)
     assert_int_equal(s.kind, OPTIM_NESTEROV);
     assert_true(s.lr == 0.2 && s.momentum == 0.5);
     /* beta1 means nothing to nesterov: reported as unused */
-    assert_int_equal(config_check_unused(c, &err), -1);
+    assert_int_equal(config_check_unused(c, NULL, NULL, NULL, &err), -1);
     assert_non_null(strstr(err.msg, "o.ini:5: [train] beta1"));
     config_destroy(&c);
     c = config_parse_string("[train]\noptimizer = adam\nlr = 0\n", "z.ini", &err);

@@ -32,7 +32,7 @@ static void *s_configure(const char *name, const char *text, int workers, rule_i
     if (!p) {
         fail_msg("%s", err.msg);
     }
-    assert_int_equal(config_check_unused(c, &err), 0);
+    assert_int_equal(config_check_unused(c, NULL, NULL, NULL, &err), 0);
     config_destroy(&c);
     return p;
 }
@@ -516,7 +516,7 @@ static void test_every_rule_rejects_bad_keys(void **state)
         rule_info info = {.server_threads = 1, .server_optim = s_sgd, .local_optim = s_sgd};
         rule_context ctx = {.workers = 4, .optim = &s_sgd};
         void *p = algorithm_find(cases[i][0])->configure(c, &ctx, &info, &err);
-        if (p && config_check_unused(c, &err) == 0) {
+        if (p && config_check_unused(c, NULL, NULL, NULL, &err) == 0) {
             fail_msg("%s accepted \"%s\"", cases[i][0], cases[i][1]);
         }
         free(p);

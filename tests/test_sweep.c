@@ -111,6 +111,32 @@ static void test_expansion_and_results(void **state)
     free(r);
 }
 
+/* A grid over rules from a base config with one rule's keys: each run
+ * ignores the keys its rule does not read (a warning, said once), and the
+ * sweep runs. */
+static void test_a_grid_over_rules_from_one_rules_config(void **state)
+{
+    support_fixture *f = *state;
+    char path[400], text[1024];
+    snprintf(path, sizeof path, "%s/base.ini", f->dir);
+    support_write_file(path, "[data]\ndataset = synthetic\ntrain_size = 1000\n[model]\n"
+                       "type = softmax\n[train]\nalgorithm = hogwild\nepochs = 1\n[algorithm]\n"
+                       "server_threads = 1\n[experiment]\nmode = sim\n");
+    snprintf(text, sizeof text, "[sweep]\nbase = base.ini\nname = rules\nseeds = 1,2\n"
+             "out = %s\n[grid]\ntrain.algorithm = sync, hogwild, agn\n", f->out);
+    snprintf(f->config, sizeof f->config, "%s/grid.ini", f->dir);
+    support_write_file(f->config, text);
+    const char *args[] = {"sweep", f->config, NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    if (f->r.status != 0) {
+        fail_msg("%s", f->r.err);
+    }
+    assert_non_null(strstr(f->r.out, "6 runs, 6 ran now"));
+    const char *warning = strstr(f->r.err, "[algorithm] server_threads: not used");
+    assert_non_null(warning);
+    assert_null(strstr(warning + 1, "[algorithm] server_threads: not used"));   /* once */
+}
+
 static void test_resume_runs_only_what_is_missing(void **state)
 {
     support_fixture *f = *state;
@@ -211,6 +237,7 @@ int main(void)
 #define T(name) cmocka_unit_test_setup_teardown(name, support_fixture_setup, support_fixture_teardown)
     const struct CMUnitTest tests[] = {
         T(test_expansion_and_results),
+        T(test_a_grid_over_rules_from_one_rules_config),
         T(test_resume_runs_only_what_is_missing),
         T(test_ctrl_c_then_resume),
         T(test_bad_sweep_files),

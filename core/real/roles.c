@@ -256,6 +256,7 @@ int role_main(int role, int argc, char **argv)
     if (experiment_configure(&e, cs.config_path, cs.noverrides, cs.overrides, &shape, &err) < 0) {
         goto done;
     }
+    fputs(e.warnings, stderr);
     if (!e.alg) {
         error_set(&err, ERROR_USAGE, "%s: [train] algorithm = sequential runs in one process; "
                   "`asgd %s` needs a distributed rule", cs.config_path, cluster_role_name(role));
