@@ -46,7 +46,7 @@ static const char s_role_usage[] =
     "  --task_index=K          which shard or worker this process is\n"
     "  --evaluator=0|1         whether the shards wait for an evaluator (default 1)\n"
     "  --run_dir=DIR           where metrics go (default OUT/NAME/RUN_ID or .../cluster)\n"
-    "  --t0=SECONDS            the run's start, Unix time (default: now)\n"
+
     "  --report_fd=N           evaluator: also report each evaluation on file\n"
     "                          descriptor N (asgd train's launcher reads it)\n"
     "\n"

@@ -40,7 +40,7 @@ typedef struct worker_link {
      * minibatch's compute time pass. NULL in real mode. */
     void (*compute)(worker *w);
     /* Seconds since the run started, for the step rows: virtual in the
-     * simulator; NULL: wall-clock time since w->t0. */
+     * simulator; NULL: wall-clock time since w->t0 (0: Unix time). */
     double (*now)(worker *w);
 } worker_link;
 
@@ -64,7 +64,7 @@ struct worker {
     /* metrics */
     FILE *steps_csv;          /* may be NULL */
     long steps_every;
-    double t0;                /* run start, realtime seconds */
+    double t0;                /* the clock's zero, Unix time (real mode) */
     uint32_t samples_since_push;
     bool null_compute;        /* the simulator's null model: no real gradients */
     bool round_leader;        /* the link sends pushes to shard 0 first (algorithm.h) */

@@ -147,7 +147,7 @@ static double s_measure_asgd(const char *address, size_t bytes, double seconds)
     }
     double rate = trips / (s_now() - start);
     /* the shard's only worker is done: it stops */
-    if (peers_control(&p, WIRE_CONTROL_DONE, NULL, &err) < 0) {
+    if (peers_control(&p, WIRE_CONTROL_DONE, NULL, NULL, &err) < 0) {
         fprintf(stderr, "bench: %s\n", err.msg);
         exit(1);
     }

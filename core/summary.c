@@ -86,15 +86,12 @@ static bool s_number(cJSON *o, const char *key, double *out)
     return true;
 }
 
-int shard_stats_read(const char *path, shard_stats *st, error *err)
+/* Every field of ps-K.json from its parsed JSON. */
+static int s_stats_from(cJSON *j, shard_stats *st)
 {
     memset(st, 0, sizeof *st);
-    cJSON *j = run_read_json(path);
-    if (!j) {
-        return error_set(err, ERROR_RUNTIME, "%s: missing or not JSON", path);
-    }
     double v;
-    bool ok = s_number(j, "shard", &v) && (st->shard = (int)v, true) &&
+    bool ok = j && s_number(j, "shard", &v) && (st->shard = (int)v, true) &&
               s_number(j, "lo", &v) && (st->lo = (uint64_t)v, true) &&
               s_number(j, "hi", &v) && (st->hi = (uint64_t)v, true) &&
               s_number(j, "first_pull_at", &st->first_pull_at) &&
@@ -102,15 +99,31 @@ int shard_stats_read(const char *path, shard_stats *st, error *err)
 #define GET(name) ok = ok && s_number(j, #name, &v) && (st->name = (uint64_t)v, true);
     SHARD_COUNTERS(GET)
 #undef GET
-    cJSON *h = cJSON_GetObjectItemCaseSensitive(j, "staleness_histogram");
+    cJSON *h = j ? cJSON_GetObjectItemCaseSensitive(j, "staleness_histogram") : NULL;
     ok = ok && cJSON_IsArray(h) && cJSON_GetArraySize(h) <= SUMMARY_STALENESS_BINS;
     for (int i = 0; ok && i < cJSON_GetArraySize(h); i++) {
         cJSON *bin = cJSON_GetArrayItem(h, i);
         ok = cJSON_IsNumber(bin) && bin->valuedouble >= 0;
         st->histogram[i] = ok ? (uint64_t)bin->valuedouble : 0;
     }
+    return ok ? 0 : -1;
+}
+
+int shard_stats_read(const char *path, shard_stats *st, error *err)
+{
+    cJSON *j = run_read_json(path);
+    int rc = s_stats_from(j, st);
     cJSON_Delete(j);
-    return ok ? 0 : error_set(err, ERROR_RUNTIME, "%s: a counter is missing or malformed", path);
+    return rc == 0 ? 0 : error_set(err, ERROR_RUNTIME, "%s: missing, or a counter is missing "
+                                   "or malformed", path);
+}
+
+int shard_stats_parse(const char *text, size_t len, shard_stats *st, error *err)
+{
+    cJSON *j = cJSON_ParseWithLength(text, len);
+    int rc = s_stats_from(j, st);
+    cJSON_Delete(j);
+    return rc == 0 ? 0 : error_set(err, ERROR_RUNTIME, "shard counters: malformed");
 }
 
 void summary_init(run_summary *s)

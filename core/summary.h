@@ -11,6 +11,7 @@
 #define ASGD_SUMMARY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/error.h"
@@ -40,6 +41,8 @@ typedef struct shard_stats {
 char *shard_stats_json(const shard_stats *st);
 int shard_stats_write(const char *path, const shard_stats *st, error *err);
 int shard_stats_read(const char *path, shard_stats *st, error *err);
+/* The same from the JSON text itself (a STATS reply), len bytes. */
+int shard_stats_parse(const char *text, size_t len, shard_stats *st, error *err);
 
 typedef struct run_summary {
     /* what ran (experiment_summary fills these) */

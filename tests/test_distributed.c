@@ -115,6 +115,27 @@ static void s_expect_no_ipc_left(const char *dir)
     free(log);
 }
 
+/* Time runs from the first training step, not from the launch: processes'
+ * start-up is startup_s; the first step's row comes early in time_s; the
+ * evaluation after the initial one is eval.every (0.2 s) or more after
+ * the first step, never before. */
+static void s_expect_time_from_first_step(const char *dir, double time_s, double startup_s)
+{
+    assert_true(startup_s > 0);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/steps.csv", dir);
+    char *steps = support_read_file(path);
+    double first = strtod(strchr(steps, '\n') + 1, NULL);
+    free(steps);
+    assert_true(first >= 0 && first < time_s / 2);
+    snprintf(path, sizeof path, "%s/eval.csv", dir);
+    char *eval = support_read_file(path);
+    const char *row1 = strchr(eval, '\n') + 1, *row2 = strchr(row1, '\n') + 1;
+    assert_true(strtod(row1, NULL) == 0);
+    assert_true(strtod(row2, NULL) >= 0.2 - 1e-6);
+    free(eval);
+}
+
 static void s_train_and_check(support_fixture *f, const char *algorithm, const char *transport,
                               const char *extra)
 {
@@ -154,6 +175,7 @@ static void s_train_and_check(support_fixture *f, const char *algorithm, const c
     assert_int_equal(support_count_lines(path), 1 + steps);
     snprintf(path, sizeof path, "%s/steps-0.csv", dir);
     assert_int_equal(support_count_lines(path), 0);
+    s_expect_time_from_first_step(dir, s_num(j, "time_s"), s_num(j, "startup_s"));
     cJSON_Delete(j);
     s_expect_no_ipc_left(dir);
 }

@@ -177,8 +177,6 @@ int cluster_parse(cluster_spec *s, int role, int argc, char **argv, error *err)
             s->evaluator = evaluator != 0;
         } else if (strcmp(name, "--run_dir") == 0) {
             s->run_dir = value;
-        } else if (strcmp(name, "--t0") == 0) {
-            s->t0 = strtod(value, NULL);
         } else if (strcmp(name, "--report_fd") == 0) {
             if (s_parse_index(value, "--report_fd", &s->report_fd, err) < 0) {
                 return -1;

@@ -3,8 +3,8 @@
  *
  *   asgd ROLE CONFIG [--ps_hosts=H:P,...] [--worker_hosts=H:P,...]
  *                    [--job_name=ps|worker|evaluator] [--task_index=K]
- *                    [--evaluator=0|1] [--run_dir=DIR] [--t0=SECONDS]
- *                    [--report_fd=N] [section.key=value ...]
+ *                    [--evaluator=0|1] [--run_dir=DIR] [--report_fd=N]
+ *                    [section.key=value ...]
  *
  * When TF_CONFIG is set it is used instead of the host flags:
  *   {"cluster": {"ps": [...], "worker": [...], "chief": [...]},
@@ -32,7 +32,6 @@ typedef struct cluster_spec {
     int workers;               /* 0: not given (take [cluster] workers) */
     bool evaluator;            /* servers wait for an evaluator's DONE */
     const char *run_dir;       /* NULL: the config's out/name/run_id */
-    double t0;                 /* run start, realtime seconds; 0: now */
     int report_fd;             /* the evaluator's reports to its launcher; -1: none */
     const char *config_path;
     int noverrides;

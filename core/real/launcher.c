@@ -32,7 +32,7 @@ typedef struct job {
     char exe[4096];
     char ipc_dir[64];
     char *ps_hosts, *worker_hosts;
-    char t0_arg[64], run_arg[4700], report_arg[32];
+    char run_arg[4700], report_arg[32];
     child *children;
     proc **procs;             /* each child's proc, for proc_reap and proc_stop */
     int count;
@@ -44,7 +44,9 @@ typedef struct job {
     double last_epoch, last_acc;
     int restarts;
     bool workers_started;
-    double t0, workers_done_at;
+    double started;           /* Unix time the launcher began */
+    double first_step;        /* Unix time of the first training step (0: none) */
+    double workers_done_at;
     run_summary sum;
 } job;
 
@@ -118,7 +120,7 @@ static void s_spawn(job *j, child *c, int report_write)
     snprintf(config, sizeof config, "%s/config.ini", j->r->dir);
     bool evaluator = c->role == ROLE_EVALUATOR;
     char *argv[] = {j->exe, (char *)cluster_role_name(c->role), config, ps_arg, worker_arg,
-                    role_task, j->run_arg, j->t0_arg, "--evaluator=1",
+                    role_task, j->run_arg, "--evaluator=1",
                     evaluator ? j->report_arg : NULL, NULL};
     c->p.pid = proc_spawn(j->exe, argv, j->log_fd, evaluator ? report_write : -1);
     c->restart_at = 0;
@@ -159,17 +161,15 @@ static void s_progress(const job *j, bool tty, double *last_print, bool final)
     } else {
         fprintf(stderr, "-");
     }
-    fprintf(stderr, " | %.0f s   %s", now - j->t0, final ? "\n" : "");
+    fprintf(stderr, " | %.0f s   %s", now - j->started, final ? "\n" : "");
     fflush(stderr);
 }
 
 /* Workers start once the evaluator has reported the initial model, so
- * that eval.csv begins at update 0; their clock (--t0) starts then. */
+ * that eval.csv begins at update 0. */
 static void s_start_workers(job *j)
 {
     j->workers_started = true;
-    j->t0 = run_wall();
-    snprintf(j->t0_arg, sizeof j->t0_arg, "--t0=%.6f", j->t0);
     for (int i = 0; i < j->count; i++) {
         if (j->children[i].role == ROLE_WORKER) {
             s_spawn(j, &j->children[i], -1);
@@ -271,7 +271,7 @@ static int s_tick(job *j)
     }
     if (workers_done && j->workers_done_at == 0) {
         j->workers_done_at = now;
-        run_log(j->r, "every worker finished after %.2f s", now - j->t0);
+        run_log(j->r, "every worker finished %.2f s after the start", now - j->started);
     }
     return all_done;
 }
@@ -345,8 +345,9 @@ static int s_add_rows(char *text, step_row **rows, size_t *n, size_t *cap)
     return 0;
 }
 
-/* steps-K.csv into steps.csv, in time order; the parts are removed once
- * steps.csv holds them (a full disk keeps them where they are). */
+/* steps-K.csv (Unix times) into steps.csv, in time order, with time from
+ * the first step; the parts are removed once steps.csv holds them (a full
+ * disk keeps them where they are). */
 static void s_merge_steps(job *j)
 {
     step_row *rows = NULL;
@@ -364,7 +365,8 @@ static void s_merge_steps(job *j)
         qsort(rows, n, sizeof *rows, s_cmp_rows);
     }
     for (size_t i = 0; i < n; i++) {
-        fprintf(j->r->steps, "%s\n", rows[i].line);
+        const char *rest = strchr(rows[i].line, ',');
+        fprintf(j->r->steps, "%.6f%s\n", fmax(0, rows[i].t - j->first_step), rest ? rest : "");
     }
     bool written = fflush(j->r->steps) == 0 && !ferror(j->r->steps);
     for (int w = 0; texts && written && w < j->e->workers; w++) {
@@ -379,7 +381,8 @@ static void s_merge_steps(job *j)
     free(rows);
 }
 
-/* Every shard's counters (its ps-K.json) into the summary. */
+/* Every shard's counters (its ps-K.json) into the summary; the first
+ * training step is the first worker pull any shard saw. */
 static void s_add_shards(job *j)
 {
     for (int k = 0; k < j->e->servers; k++) {
@@ -389,6 +392,9 @@ static void s_add_shards(job *j)
         error why;
         if (shard_stats_read(path, &st, &why) == 0) {
             summary_add_shard(&j->sum, &st);
+            if (st.first_pull_at > 0 && (j->first_step == 0 || st.first_pull_at < j->first_step)) {
+                j->first_step = st.first_pull_at;
+            }
         } else {
             run_log(j->r, "launcher: %s", why.msg);
         }
@@ -440,7 +446,6 @@ static int s_run(job *j, error *err)
     j->report_fd = pipe_fds[0];
     fcntl(j->report_fd, F_SETFL, O_NONBLOCK);
     snprintf(j->report_arg, sizeof j->report_arg, "--report_fd=%d", pipe_fds[1]);
-    snprintf(j->t0_arg, sizeof j->t0_arg, "--t0=0");   /* the evaluator's clock: its first pull */
     snprintf(j->run_arg, sizeof j->run_arg, "--run_dir=%s", j->r->dir);
     int i = 0;
     for (int k = 0; k < e->servers; k++) {
@@ -453,7 +458,7 @@ static int s_run(job *j, error *err)
     for (i = 0; i < j->count; i++) {
         j->procs[i] = &j->children[i].p;
     }
-    j->t0 = run_wall();
+    j->started = run_wall();
     stop_install();
     for (i = 0; i < e->servers + 1; i++) {
         s_spawn(j, &j->children[i], pipe_fds[1]);
@@ -469,11 +474,14 @@ static int s_run(job *j, error *err)
 static int s_finish(job *j, int rc, error *err)
 {
     run_summary *sum = &j->sum;
-    s_merge_steps(j);
     s_add_shards(j);
+    s_merge_steps(j);
     sum->restarts = j->restarts;
-    sum->time_s = (j->workers_done_at > 0 ? j->workers_done_at : run_wall()) - j->t0;
-    sum->wall_time_s = run_wall() - j->t0;
+    double end = j->workers_done_at > 0 ? j->workers_done_at : run_wall();
+    double first = j->first_step > 0 ? j->first_step : end;
+    sum->time_s = end - first;
+    sum->startup_s = first - j->started;
+    sum->wall_time_s = run_wall() - j->started;
     summary_finish(sum, j->e->n_train);
     rc = summary_end(sum, j->r, rc, err);
     if (rc == 0 && sum->diverged) {

@@ -189,7 +189,8 @@ int peers_push(peers *p, const float *values, uint64_t tag, const uint64_t *vers
     return 0;
 }
 
-int peers_control(peers *p, uint64_t control, bool *workers_done, error *err)
+int peers_control(peers *p, uint64_t control, bool *workers_done, shard_stats *stats,
+                  error *err)
 {
     bool all = true;
     for (int k = 0; k < p->count; k++) {
@@ -201,7 +202,17 @@ int peers_control(peers *p, uint64_t control, bool *workers_done, error *err)
             return -1;
         }
         all = all && (reply.flags & WIRE_FLAG_WORKERS_DONE);
+        int parsed = 0;
+        if (stats && control == WIRE_CONTROL_STATS) {
+            parsed = reply.encoding == WIRE_JSON
+                         ? shard_stats_parse(zmq_msg_data(&m.frames[1]),
+                                             zmq_msg_size(&m.frames[1]), &stats[k], err)
+                         : error_set(err, ERROR_RUNTIME, "ps %d sent no counters", k);
+        }
         net_msg_close(&m);
+        if (parsed < 0) {
+            return -1;
+        }
     }
     if (workers_done) {
         *workers_done = all;

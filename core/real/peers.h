@@ -9,6 +9,7 @@
 
 #include "core/real/cluster.h"
 #include "core/error.h"
+#include "core/summary.h"
 #include "transport/net.h"
 
 typedef struct peers {
@@ -41,8 +42,11 @@ enum { PEERS_IN_ROUND = 1, PEERS_LATE = 2 };
  * it with that verdict, so every shard's round has the same workers. */
 int peers_push(peers *p, const float *values, uint64_t tag, const uint64_t *versions,
                uint32_t samples, bool leader, error *err);
-/* Sends a control message to every shard and waits for each ack; with
- * flags, stores whether every shard reported all workers done. */
-int peers_control(peers *p, uint64_t control, bool *workers_done, error *err);
+/* Sends a control message to every shard and waits for each ack; stores
+ * whether every shard reported all workers done (workers_done may be
+ * NULL) and, for WIRE_CONTROL_STATS, each shard's counters (stats: one per
+ * shard, or NULL). */
+int peers_control(peers *p, uint64_t control, bool *workers_done, shard_stats *stats,
+                  error *err);
 
 #endif

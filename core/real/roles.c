@@ -92,7 +92,7 @@ int worker_main(const cluster_spec *cs, experiment *e, const char *run_dir, erro
     char path[4200];
     snprintf(path, sizeof path, "%s/steps-%d.csv", run_dir, cs->task);
     w.steps_csv = s_append_csv(path, RUN_STEPS_HEADER, err);
-    w.t0 = cs->t0 > 0 ? cs->t0 : run_wall();
+    w.t0 = 0;   /* rows in Unix time: the launcher (or asgd merge) takes them from the first step */
     peers p;
     int rc = -1;
     if (w.steps_csv && peers_open(&p, cs, w.nparams, (uint32_t)cs->task, e->timeout, err) == 0) {
@@ -106,7 +106,7 @@ int worker_main(const cluster_spec *cs, experiment *e, const char *run_dir, erro
                 error_set(err, ERROR_RUNTIME, "worker %d: the rule's loop failed", cs->task);
             }
         } else {
-            rc = peers_control(&p, WIRE_CONTROL_DONE, NULL, err);
+            rc = peers_control(&p, WIRE_CONTROL_DONE, NULL, NULL, err);
         }
         stop_uninstall();
         peers_close(&p);
@@ -123,30 +123,114 @@ int worker_main(const cluster_spec *cs, experiment *e, const char *run_dir, erro
     return rc;
 }
 
-/* Waits until the next evaluation is due or every worker is done;
- * returns 1 when the workers are done, 0 when due, -1 on failure. */
-static int s_wait(peers *p, double next, error *err)
+/* The evaluator's state. Its clock starts at the first training step, the
+ * first pull of a worker at any shard (their counters say when): the
+ * initial evaluation is at time 0, the others every eval.every seconds
+ * after that step. */
+typedef struct evaluator {
+    const cluster_spec *cs;
+    experiment *e;
+    backend *b;
+    model *m;
+    float *theta;
+    uint64_t *versions;
+    uint16_t *flags;
+    shard_stats *stats;
+    FILE *csv;
+    peers p;
+    long n_train;
+    double t0;                /* the first step, Unix time; 0 until a shard has seen it */
+    int evaluations;
+} evaluator;
+
+/* Asks the shards' counters: learns t0, and whether every worker is done. */
+static int s_poll(evaluator *v, bool *done, error *err)
 {
-    double check = run_wall() + 0.5;
+    if (peers_control(&v->p, WIRE_CONTROL_STATS, done, v->stats, err) < 0) {
+        return -1;
+    }
+    for (int k = 0; k < v->cs->servers; k++) {
+        double first = v->stats[k].first_pull_at;
+        if (first > 0 && (v->t0 == 0 || first < v->t0)) {
+            v->t0 = first;
+        }
+    }
+    return 0;
+}
+
+/* Waits until the next evaluation is due (0) or every worker is done (1);
+ * -1 on failure. Until training has begun it asks the shards often, to
+ * learn when it did. */
+static int s_wait(evaluator *v, error *err)
+{
+    double every = v->e->eval_every, check = 0;
     for (;;) {
         if (stop_requested()) {
             return error_set(err, ERROR_RUNTIME, "interrupted");
         }
         double now = run_wall();
-        if (next > 0 && now >= next) {
+        if (v->t0 > 0 && every > 0 && now >= v->t0 + every * v->evaluations) {
             return 0;
         }
         if (now >= check) {
             bool done;
-            if (peers_control(p, WIRE_CONTROL_STATS, &done, err) < 0) {
+            if (s_poll(v, &done, err) < 0) {
                 return -1;
             }
             if (done) {
                 return 1;
             }
-            check = now + 0.5;
+            check = now + (v->t0 > 0 ? 0.5 : 0.05);
         }
-        run_sleep(0.05);
+        run_sleep(0.02);
+    }
+}
+
+/* Pulls the centre, evaluates it, and writes its row (and reports it to a
+ * launcher); *last when it is the final one (every worker done) or the
+ * loss is not finite (diverged: nothing more to see). */
+static int s_evaluate(evaluator *v, bool *last, error *err)
+{
+    const cluster_spec *cs = v->cs;
+    uint64_t total;
+    if (peers_pull(&v->p, v->theta, 0, v->versions, v->flags, NULL, &total, err) < 0) {
+        return -1;
+    }
+    bool final = true;
+    for (int k = 0; k < cs->servers; k++) {
+        final = final && (v->flags[k] & WIRE_FLAG_WORKERS_DONE);
+    }
+    double t = v->t0 > 0 ? run_wall() - v->t0 : 0, loss, acc;
+    double epoch = (double)total / (double)v->n_train;
+    model_evaluate_host(v->m, &loss, &acc, v->theta, &v->e->test, (int)v->e->eval_batch);
+    run_eval_row(v->csv, t, epoch, (long)v->versions[0], (long)total, loss, acc);
+    if (ferror(v->csv)) {
+        return error_set(err, ERROR_RUNTIME, "eval.csv: cannot write (is the disk full?)");
+    }
+    if (cs->report_fd >= 0) {   /* the same row to the launcher; it has gone if this fails */
+        char row[256];
+        run_eval_text(row, sizeof row, t, epoch, (long)v->versions[0], (long)total, loss, acc);
+        dprintf(cs->report_fd, "%s", row);
+    }
+    v->evaluations++;
+    *last = final || !isfinite(loss);
+    return 0;
+}
+
+/* Evaluates at the start, on schedule, and once every worker is done. */
+static int s_evaluate_all(evaluator *v, error *err)
+{
+    for (;;) {
+        bool last = false;
+        if (s_evaluate(v, &last, err) < 0) {
+            return -1;
+        }
+        if (last) {
+            return peers_control(&v->p, WIRE_CONTROL_DONE, NULL, NULL, err);
+        }
+        if (s_wait(v, err) < 0) {
+            return -1;
+        }
     }
 }
 
@@ -155,77 +239,43 @@ int evaluator_main(const cluster_spec *cs, experiment *e, const char *run_dir, e
     if (experiment_load(e, err) < 0) {
         return -1;
     }
-    long n_train = e->train.n;
-    int dim = e->train.dim, classes = e->train.classes;
+    evaluator v = {.cs = cs, .e = e, .n_train = e->train.n};
     dataset_free(&e->train);   /* only its size is needed */
     e->backend.ordinal = e->workers;   /* the GPU after the workers', mod the visible */
-    backend *b = backend_new(&e->backend, err);
-    model *m = b ? model_new(&e->model, b, dim, classes, err) : NULL;
-    float *theta = m ? b->ops->host_alloc(b, m->nparams * sizeof *theta) : NULL;
-    uint64_t *versions = calloc((size_t)cs->servers, sizeof *versions);
-    uint16_t *flags = calloc((size_t)cs->servers, sizeof *flags);
+    v.b = backend_new(&e->backend, err);
+    v.m = v.b ? model_new(&e->model, v.b, e->dim, e->classes, err) : NULL;
+    v.theta = v.m ? v.b->ops->host_alloc(v.b, v.m->nparams * sizeof *v.theta) : NULL;
+    v.versions = calloc((size_t)cs->servers, sizeof *v.versions);
+    v.flags = calloc((size_t)cs->servers, sizeof *v.flags);
+    v.stats = calloc((size_t)cs->servers, sizeof *v.stats);
     char path[4200];
     snprintf(path, sizeof path, "%s/eval.csv", run_dir);
-    FILE *csv = theta && versions && flags
-                    ? s_append_csv(path, RUN_EVAL_HEADER, err)
-                    : NULL;
-    peers p;
+    v.csv = v.theta && v.versions && v.flags && v.stats
+                ? s_append_csv(path, RUN_EVAL_HEADER, err) : NULL;
     int rc = -1;
     if (cs->report_fd >= 0) {
         signal(SIGPIPE, SIG_IGN);   /* a launcher that has gone is no reason to die */
     }
-    if (csv && peers_open(&p, cs, m->nparams, WIRE_EVALUATOR, e->timeout, err) == 0) {
-        double t0 = cs->t0;   /* 0: time starts at the first evaluation */
+    if (v.csv && peers_open(&v.p, cs, v.m->nparams, WIRE_EVALUATOR, e->timeout, err) == 0) {
         stop_install();
-        for (;;) {
-            uint64_t total;
-            if (peers_pull(&p, theta, 0, versions, flags, NULL, &total, err) < 0) {
-                break;
-            }
-            bool final = true;
-            for (int k = 0; k < cs->servers; k++) {
-                final = final && (flags[k] & WIRE_FLAG_WORKERS_DONE);
-            }
-            double now = run_wall();
-            if (t0 <= 0) {
-                t0 = now;
-            }
-            double t = now - t0, loss, acc;
-            model_evaluate_host(m, &loss, &acc, theta, &e->test, (int)e->eval_batch);
-            run_eval_row(csv, t, (double)total / (double)n_train, (long)versions[0], (long)total,
-                         loss, acc);
-            if (cs->report_fd >= 0) {
-                /* the same row to the launcher; it has gone if this fails */
-                char row[256];
-                run_eval_text(row, sizeof row, t, (double)total / (double)n_train,
-                              (long)versions[0], (long)total, loss, acc);
-                dprintf(cs->report_fd, "%s", row);
-            }
-            if (final || !isfinite(loss)) {   /* the end, or diverged: no more to see */
-                rc = peers_control(&p, WIRE_CONTROL_DONE, NULL, err);
-                break;
-            }
-            double next = e->eval_every > 0 ? run_wall() + e->eval_every : 0;
-            if (s_wait(&p, next, err) < 0) {
-                break;
-            }
-        }
+        rc = s_evaluate_all(&v, err);
         stop_uninstall();
-        peers_close(&p);
-    } else if (!csv && !err->msg[0]) {
+        peers_close(&v.p);
+    } else if (!v.csv && !err->msg[0]) {
         error_set(err, ERROR_RUNTIME, "evaluator: out of memory");
     }
     error lost;
-    if (run_close_file(&csv, run_dir, "eval.csv", rc == 0 ? err : &lost) < 0) {
+    if (run_close_file(&v.csv, run_dir, "eval.csv", rc == 0 ? err : &lost) < 0) {
         rc = -1;
     }
-    free(versions);
-    free(flags);
-    if (theta) {
-        b->ops->host_release(b, theta);
+    free(v.versions);
+    free(v.flags);
+    free(v.stats);
+    if (v.theta) {
+        v.b->ops->host_release(v.b, v.theta);
     }
-    model_destroy(&m);
-    backend_destroy(&b);
+    model_destroy(&v.m);
+    backend_destroy(&v.b);
     return rc;
 }
 

@@ -104,7 +104,7 @@ static void s_evaluate(sim *s)
     server *first = s->shards[0].srv;
     double loss, acc;
     model_evaluate_host(s->m, &loss, &acc, s->centre, &s->e->test, (int)s->e->eval_batch);
-    run_eval_row(s->r->eval, s->now, (double)first->samples / (double)s->n_train,
+    run_eval_row(s->r->eval, s->now - s->first_step, (double)first->samples / (double)s->n_train,
                  (long)first->version, (long)first->samples, loss, acc);
     if (summary_add_eval(&s->sum, loss, acc)) {
         s->diverged = true;   /* the run stops at this evaluation */
@@ -117,6 +117,13 @@ static void s_handle(sim *s, const sim_event *e)
 {
     switch (e->kind) {
     case EV_START:
+        if (!s->started) {   /* the first training step: time starts, evaluations follow */
+            s->started = true;
+            s->first_step = s->now;
+            if (s->e->eval_every > 0) {
+                sim_schedule(s, (sim_event){.t = s->now + s->e->eval_every, .kind = EV_EVAL});
+            }
+        }
         sim_worker_start(s, e->worker);
         break;
     case EV_RESUME: {
@@ -161,7 +168,7 @@ static void s_handle(sim *s, const sim_event *e)
         break;
     case EV_EVAL:
         s_evaluate(s);
-        if (s->e->eval_every > 0) {
+        if (s->e->eval_every > 0 && s->started) {   /* the next, counted from the first step */
             sim_schedule(s, (sim_event){.t = s->now + s->e->eval_every, .kind = EV_EVAL});
         }
         break;
@@ -296,7 +303,8 @@ static int s_summarise(sim *s, int rc, double wall0)
     if (!sum->diverged) {
         s_evaluate(s);   /* the final model */
     }
-    sum->time_s = sum->train_time_s = s->now;
+    sum->time_s = sum->train_time_s = s->now - s->first_step;
+    sum->startup_s = s->first_step;
     /* each shard's counters, in ps-K.json as in real mode */
     for (int k = 0; k < s->nshards; k++) {
         shard_stats st;

@@ -86,6 +86,8 @@ struct sim {
     size_t core_head, core_count, core_cap;
     bool failed;
     bool diverged;           /* the test loss became non-finite: the run stops */
+    bool started;            /* a worker has begun */
+    double first_step;       /* when: time 0 of every row and of time_s */
     error *err;
     float *centre;
     run_summary sum;         /* evaluations go in as they happen */

@@ -184,9 +184,11 @@ void sim_core_release(sim *s)
     s->cores_busy--;
 }
 
+/* Virtual time from the first training step. */
 static double s_link_now(worker *w)
 {
-    return ((sim_worker *)w->link_state)->s->now;
+    sim *s = ((sim_worker *)w->link_state)->s;
+    return s->now - s->first_step;
 }
 
 static const worker_link s_sim_link = {
