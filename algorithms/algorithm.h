@@ -40,8 +40,8 @@
  *   server_assign), which count the version, and records the push as
  *   applied (server_record_applied) or dropped (server_record_dropped).
  *   With info.server_threads > 1 several pushes of one shard run it at
- *   once, from several threads, and it must be safe so (Hogwild's lock-free
- *   add is; anything that touches s->state is not, and must keep
+ *   once, from several threads, and it must be safe so (Hogwild's
+ *   server_add is; anything that touches s->state is not, and must keep
  *   server_threads at 1). Otherwise calls never overlap.
  *
  * server_pull_ready (required)
@@ -111,7 +111,7 @@ typedef struct rule_context {
 /* What configure() tells the skeleton. The skeleton fills it with defaults
  * first: one server thread, and [train]'s optimizer for both optimizers. */
 typedef struct rule_info {
-    int server_threads;       /* > 1: pushes are applied concurrently, lock-free */
+    int server_threads;       /* > 1: pushes are applied concurrently (server_add only) */
     /* Rounds that may close without every worker (backup workers): shard 0
      * decides each round's members and the other shards follow its verdict
      * (a push goes to shard 0 first, then to the others with its verdict).

@@ -1,12 +1,13 @@
-/* hogwild.c: Hogwild, asynchronous SGD without locks.
+/* hogwild.c: Hogwild, asynchronous SGD without waiting.
  *
  *   worker:  pull (no wait); g = grad L(theta); push g
  *   server:  theta~ <- theta~ - lr g at once
  *
  * With server_threads > 1 each shard applies pushes from several threads at
- * once, without locks on the parameters: updates may interleave element by
- * element, which is the point of Hogwild. Reference: Niu, Recht, Re,
- * Wright, "Hogwild!: A lock-free approach to parallelizing stochastic
+ * once: pushes interleave, and pulls read parameters mid-update, which is
+ * the point of Hogwild; each element's update is atomic, as the paper
+ * assumes (server_add's stripes), so none is lost. Reference: Niu, Recht,
+ * Re, Wright, "Hogwild!: A lock-free approach to parallelizing stochastic
  * gradient descent" (NIPS 2011). */
 #include <stdlib.h>
 
@@ -63,7 +64,7 @@ static void s_on_push(server *s, const push_msg *m)
 const algorithm algorithm_hogwild = {
     .version = ALGORITHM_VERSION,
     .name = "hogwild",
-    .summary = "asynchronous SGD: every gradient applied at once, lock-free",
+    .summary = "asynchronous SGD: every gradient applied at once, from several threads if asked",
     .keys = "server_threads (1)",
     .configure = s_configure,
     .worker_run = s_worker_run,

@@ -39,7 +39,15 @@ server *server_new(const algorithm *alg, const void *params, const rule_info *in
     s->last_staleness = calloc((size_t)workers, sizeof *s->last_staleness);
     s->done = calloc((size_t)workers, sizeof *s->done);
     pthread_mutex_init(&s->stats_lock, NULL);
-    if (!s->theta || !s->opt || !s->last_staleness || !s->done) {
+    if (s->threads > 1) {
+        s->nstripes = s->n / SERVER_STRIPE + 1;
+        s->stripes = malloc(s->nstripes * sizeof *s->stripes);
+        for (size_t i = 0; s->stripes && i < s->nstripes; i++) {
+            pthread_mutex_init(&s->stripes[i], NULL);
+        }
+    }
+    if (!s->theta || !s->opt || !s->last_staleness || !s->done ||
+        (s->threads > 1 && !s->stripes)) {
         server_destroy(&s);
         return NULL;
     }
@@ -72,6 +80,10 @@ void server_destroy(server **ps)
     free(s->done);
     free(s->waiting);
     pthread_mutex_destroy(&s->stats_lock);
+    for (size_t i = 0; s->stripes && i < s->nstripes; i++) {
+        pthread_mutex_destroy(&s->stripes[i]);
+    }
+    free(s->stripes);
     free(s);
     *ps = NULL;
 }
@@ -269,8 +281,22 @@ void server_step(server *s, const float *grad)
 void server_add(server *s, const float *delta, float scale)
 {
     float *theta = s->theta;
-    for (size_t i = 0; i < s->n; i++) {
-        theta[i] += scale * delta[i];
+    if (s->threads == 1) {
+        for (size_t i = 0; i < s->n; i++) {
+            theta[i] += scale * delta[i];
+        }
+    }
+    /* several apply threads: stripe by stripe, each under its own lock, so
+     * that concurrent pushes interleave stripe by stripe and never lose an
+     * element's update */
+    for (size_t lo = 0; s->threads > 1 && lo < s->n; lo += SERVER_STRIPE) {
+        size_t hi = lo + SERVER_STRIPE < s->n ? lo + SERVER_STRIPE : s->n;
+        pthread_mutex_t *lock = &s->stripes[lo / SERVER_STRIPE];
+        pthread_mutex_lock(lock);
+        for (size_t i = lo; i < hi; i++) {
+            theta[i] += scale * delta[i];
+        }
+        pthread_mutex_unlock(lock);
     }
     atomic_fetch_add(&s->version, 1);
 }

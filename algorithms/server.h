@@ -10,8 +10,11 @@
  * records right.
  *
  * With info.server_threads > 1 (Hogwild), pushes are applied by several
- * threads at once without locks on the parameters, as in Niu et al.; the
- * version and the statistics stay exact. */
+ * threads at once, each element's update atomic as Niu et al. assume:
+ * server_add goes stripe by stripe (SERVER_STRIPE elements) under each
+ * stripe's lock, so concurrent pushes interleave stripe by stripe and no
+ * update is lost; pulls read without locks. The version and the
+ * statistics stay exact. Only server_add may be used then. */
 #ifndef ASGD_SERVER_H
 #define ASGD_SERVER_H
 
@@ -24,6 +27,8 @@
 #include "algorithms/algorithm.h"
 #include "core/optim.h"
 #include "core/summary.h"
+
+#define SERVER_STRIPE 4096   /* elements under one lock when pushes apply at once */
 
 /* A waiting pull and the driver's handle for its reply. */
 typedef struct server_waiting {
@@ -53,6 +58,8 @@ typedef struct server {
     int verdict;              /* of the push being applied (server_threads 1) */
     int threads;
     pthread_mutex_t stats_lock;
+    pthread_mutex_t *stripes; /* server_threads > 1: one lock per stripe of theta */
+    size_t nstripes;
     double (*clock)(void *ctx);   /* the driver's time (default: wall clock) */
     void *clock_ctx;
     server_waiting *waiting;  /* pulls not yet ready, in arrival order */

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,7 +205,12 @@ static int s_worker_init(worker *w, const experiment *e, model *m)
     return rc;
 }
 
-enum centre { CENTRE_SGD, CENTRE_UNCHANGED, CENTRE_ANY };
+enum centre { CENTRE_SGD, CENTRE_UNCHANGED, CENTRE_BY_HAND, CENTRE_ANY };
+
+/* A rule's expected centre, replayed by hand on a fresh worker `ref` (the
+ * same minibatches) from centre (the initial model), for CENTRE_BY_HAND. */
+typedef void (*by_hand_fn)(worker *ref, float *centre);
+static by_hand_fn s_by_hand;
 
 /* Runs `rule` (with [algorithm] text `keys`) as one worker over two shards
  * on a small synthetic set, checks the primitive calls, and checks the
@@ -256,14 +262,24 @@ static void s_one_worker_run(const char *rule, const char *keys, const char *exp
         }
     }
     const float *expect = want == CENTRE_SGD ? ref.theta : init;
+    float *replayed = NULL;
+    if (want == CENTRE_BY_HAND) {
+        worker fresh;
+        assert_int_equal(s_worker_init(&fresh, &e, m), 0);
+        replayed = malloc(m->nparams * sizeof *replayed);
+        memcpy(replayed, init, m->nparams * sizeof *init);
+        s_by_hand(&fresh, replayed);
+        worker_free(&fresh);
+        expect = replayed;
+    }
     for (int k = 0; k < 2; k++) {
         if (want != CENTRE_ANY) {
-            assert_int_equal(shards[k]->stats.staleness_max, 0);
             assert_memory_equal(shards[k]->theta, expect + shards[k]->lo,
                                 shards[k]->n * sizeof(float));
         }
         server_destroy(&shards[k]);
     }
+    free(replayed);
     if (want == CENTRE_UNCHANGED) {
         /* the worker itself did run plain SGD */
         assert_memory_equal(w.theta, ref.theta, m->nparams * sizeof(float));
@@ -318,6 +334,86 @@ static void test_elastic_rules_with_alpha_zero_keep_the_centre(void **state)
                      CENTRE_UNCHANGED);
     s_one_worker_run("aeasgd", "window = 1\nalpha = 0\n",
                      "p0 p0 s0 p0 s0 p0 s0 p0 s0 p0 s0 ", CENTRE_UNCHANGED);
+}
+
+/* The windowed rules by hand, one worker, lr 0.1, a budget of 5 steps. AGN
+ * (and SAGN with one worker): each window of 2 steps (then the last one
+ * step) from the pulled centre, the mean of its steps added to the centre;
+ * DynSGD: their sum (tau is 0). */
+static void s_windows_by_hand(worker *ref, float *centre, long window, bool mean)
+{
+    size_t n = ref->nparams;
+    float *delta = malloc(n * sizeof *delta);
+    while (!worker_done(ref)) {
+        memcpy(ref->theta, centre, n * sizeof *centre);   /* pull */
+        memset(delta, 0, n * sizeof *delta);
+        long steps = 0;
+        for (; steps < window && !worker_done(ref); steps++) {
+            worker_gradient(ref);
+            for (size_t i = 0; i < n; i++) {
+                float step = 0.1f * ref->grad[i];
+                ref->theta[i] -= step;
+                delta[i] -= step;
+            }
+        }
+        for (size_t i = 0; i < n; i++) {
+            centre[i] += 1.0f * (mean ? delta[i] / (float)steps : delta[i]);
+        }
+    }
+    free(delta);
+}
+
+static void s_agn_by_hand(worker *ref, float *centre)
+{
+    s_windows_by_hand(ref, centre, 2, true);
+}
+
+static void s_dynsgd_by_hand(worker *ref, float *centre)
+{
+    s_windows_by_hand(ref, centre, 2, false);
+}
+
+/* DOWNPOUR, window 2 and fetch 3, SGD on both sides: pull at steps 0 and
+ * 3; local steps on the worker; the centre takes the sum of the window's
+ * gradients at steps 1 and 3, and the last one at the end. */
+static void s_downpour_by_hand(worker *ref, float *centre)
+{
+    size_t n = ref->nparams;
+    float *sum = calloc(n, sizeof *sum);
+    optim_spec sgd = {.kind = OPTIM_SGD, .lr = 0.1};
+    optim *local = optim_new(&sgd, n), *server = optim_new(&sgd, n);
+    for (long step = 0; !worker_done(ref); step++) {
+        if (step % 3 == 0) {
+            memcpy(ref->theta, centre, n * sizeof *centre);
+        }
+        worker_gradient(ref);
+        optim_step(local, ref->theta, ref->grad);
+        for (size_t i = 0; i < n; i++) {
+            sum[i] += ref->grad[i];
+        }
+        if ((step + 1) % 2 == 0 || worker_done(ref)) {
+            optim_step(server, centre, sum);
+            memset(sum, 0, n * sizeof *sum);
+        }
+    }
+    optim_destroy(&local);
+    optim_destroy(&server);
+    free(sum);
+}
+
+/* Windows > 1 move the centre as the rules say, to the bit. */
+static void test_windows_by_hand(void **state)
+{
+    (void)state;
+    s_by_hand = s_agn_by_hand;
+    s_one_worker_run("agn", "window = 2\n", "p0 s0 p0 s0 p0 s0 ", CENTRE_BY_HAND);
+    s_one_worker_run("sagn", "window = 2\n", "p0 s0 p1 s1 p2 s2 p3 ", CENTRE_BY_HAND);
+    s_by_hand = s_dynsgd_by_hand;
+    s_one_worker_run("dynsgd", "window = 2\n", "p0 s0 p0 s0 p0 s0 ", CENTRE_BY_HAND);
+    s_by_hand = s_downpour_by_hand;
+    s_one_worker_run("downpour", "window = 2\nfetch = 3\nserver_optimizer = sgd\n"
+                     "server_lr = 0.1\nlocal_optimizer = sgd\n", "p0 s0 p0 s0 s0 ",
+                     CENTRE_BY_HAND);
 }
 
 /* Window counts: DOWNPOUR pulls every `fetch` steps and pushes every
@@ -528,6 +624,61 @@ static void test_every_rule_rejects_bad_keys(void **state)
     }
 }
 
+/* Two threads pushing into one shard at once, as server_threads = 2
+ * applies pushes (each 8,192 ones, lr 0.5). */
+typedef struct racer {
+    server *s;
+    const float *ones;
+    uint32_t worker;
+    int pushes;
+} racer;
+
+static void *s_race(void *arg)
+{
+    racer *r = arg;
+    for (int i = 0; i < r->pushes; i++) {
+        server_push(r->s, &(push_msg){.worker = r->worker, .samples = 1, .values = r->ones});
+    }
+    return NULL;
+}
+
+/* Hogwild's apply with two threads at once: the version and every counter
+ * stay exact, and so does every element: each element's update is atomic,
+ * as Niu et al. assume (plain += from two threads lost about 2% of them
+ * here). */
+static void test_hogwild_apply_threads_race(void **state)
+{
+    (void)state;
+    rule_info info;
+    void *p = s_configure("hogwild", "[algorithm]\nserver_threads = 2\n", 2, &info);
+    enum { N = 3 * SERVER_STRIPE + 100, PUSHES = 4000 };
+    float *init = calloc(N, sizeof *init), *ones = malloc(N * sizeof *ones);
+    for (int i = 0; i < N; i++) {
+        ones[i] = 1;
+    }
+    server *s = server_new(algorithm_find("hogwild"), p, &info, 0, 1, 2, init, N);
+    racer r[2] = {{s, ones, 0, PUSHES}, {s, ones, 1, PUSHES}};
+    pthread_t t[2];
+    for (int k = 0; k < 2; k++) {
+        pthread_create(&t[k], NULL, s_race, &r[k]);
+    }
+    for (int k = 0; k < 2; k++) {
+        pthread_join(t[k], NULL);
+    }
+    assert_int_equal(s->version, 2 * PUSHES);
+    assert_int_equal(s->samples, 2 * PUSHES);
+    assert_int_equal(s->stats.pushes, 2 * PUSHES);
+    double lost = 0;
+    for (int i = 0; i < N; i++) {
+        lost += 2.0 * PUSHES - (double)s->theta[i] / -0.5f;   /* each applied add is -0.5 */
+    }
+    assert_true(lost == 0);
+    server_destroy(&s);
+    free(p);
+    free(init);
+    free(ones);
+}
+
 /* Every registered table keeps algorithm.h's promises; a table of another
  * version, or with a required slot missing, does not. */
 static void test_rule_tables_are_checked(void **state)
@@ -638,10 +789,12 @@ int main(void)
         cmocka_unit_test(test_agn_dynsgd_sagn_ssp_average_loops),
         cmocka_unit_test(test_elastic_rules_with_alpha_zero_keep_the_centre),
         cmocka_unit_test(test_windows_and_fetches),
+        cmocka_unit_test(test_windows_by_hand),
         cmocka_unit_test(test_server_steps_by_hand),
         cmocka_unit_test(test_ssp_clock_bound),
         cmocka_unit_test(test_aeamsgd_looks_ahead_downhill),
         cmocka_unit_test(test_every_rule_rejects_bad_keys),
+        cmocka_unit_test(test_hogwild_apply_threads_race),
         cmocka_unit_test(test_rule_tables_are_checked),
         cmocka_unit_test(test_on_pull_hook_and_server_free),
     };
