@@ -7,6 +7,7 @@
 #include "algorithms/algorithm.h"
 #include "core/error.h"
 #include "core/provenance.h"
+#include "core/reeval.h"
 #include "core/experiment.h"
 #include "core/real/launcher.h"
 #include "plots/plot.h"
@@ -22,6 +23,7 @@ static const char s_usage[] =
     "commands:\n"
     "  train CONFIG [section.key=value ...]   run an experiment; prints its run folder\n"
     "  sweep SWEEP [-j N]                     a grid of runs from a sweep file; resumable\n"
+    "  eval RUN_DIR                           a run's saved model (model.npy) on its test set\n"
     "  plot DIR... -o FIG.pdf|png|svg [--kind convergence|scaling|staleness|time-to-accuracy|\n"
     "       throughput] [--group KEY] [--x X] [--y Y] [--logx] [--logy] [--title T]\n"
     "       [--target ACC]                    figures from run folders, through gnuplot\n"
@@ -168,6 +170,14 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "sweep") == 0) {
         return s_sweep(argc - 2, argv + 2);
+    }
+    if (strcmp(cmd, "eval") == 0) {
+        error err = {0};
+        if (argc != 3) {
+            fprintf(stderr, "usage: asgd eval RUN_DIR\n");
+            return ERROR_USAGE;
+        }
+        return reeval_main(argv[2], &err) < 0 ? s_fail(&err) : 0;
     }
     if (strcmp(cmd, "plot") == 0) {
         error err = {0};

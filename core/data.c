@@ -369,6 +369,8 @@ int dataset_synthetic(dataset *train, dataset *test, long n_train, long n_test,
 
 void dataset_normalize(dataset *train, dataset *test, int how)
 {
+    train->mean = test->mean = 0;
+    train->std = test->std = 1;
     if (how != NORMALIZE_STANDARD) {
         return;
     }
@@ -381,6 +383,8 @@ void dataset_normalize(dataset *train, dataset *test, int how)
     double mean = sum / (double)n;
     double var = sq / (double)n - mean * mean;
     double std = var > 1e-12 ? sqrt(var) : 1.0;
+    train->mean = test->mean = mean;
+    train->std = test->std = std;
     dataset *sets[2] = {train, test};
     for (int s = 0; s < 2; s++) {
         size_t m = (size_t)sets[s]->n * (size_t)sets[s]->dim;

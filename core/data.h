@@ -18,6 +18,7 @@ typedef struct dataset {
     int classes;      /* labels lie in [0, classes) */
     float *x;         /* n x dim */
     int32_t *y;       /* n */
+    double mean, std; /* the normalisation applied: x = (raw - mean) / std */
 } dataset;
 
 enum data_source { DATA_FASHION_MNIST, DATA_MNIST, DATA_IDX, DATA_SYNTHETIC };
@@ -68,7 +69,8 @@ int dataset_synthetic(dataset *train, dataset *test, long n_train, long n_test,
 
 /* standard: (x - mean) / std with the training set's scalar mean and std,
  * applied to both sets; scale and none leave values as they are (IDX
- * bytes are already scaled to [0, 1]). */
+ * bytes are already scaled to [0, 1]). Both sets record what was applied
+ * (mean 0 and std 1 for none). */
 void dataset_normalize(dataset *train, dataset *test, int how);
 
 void dataset_free(dataset *d);

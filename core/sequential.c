@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/export.h"
 #include "core/partition.h"
 #include "core/stop.h"
 #include "core/summary.h"
@@ -140,6 +141,20 @@ static long s_train(trainer *t, long total_steps, double wall_start)
     }
 }
 
+/* The trained model into the run folder (model.npy, model.json). */
+static int s_save(trainer *t, error *err)
+{
+    size_t bytes = t->m->nparams * sizeof(float);
+    float *host = malloc(bytes);
+    if (!host) {
+        return error_set(err, ERROR_RUNTIME, "sequential: out of memory");
+    }
+    t->b->ops->to_host(t->b, host, t->params, bytes);
+    int rc = export_model(t->m, host, &t->e->test, t->r->dir, err);
+    free(host);
+    return rc;
+}
+
 /* The summary's identity, written at once (complete = false). */
 static int s_start_summary(trainer *t, error *err)
 {
@@ -175,7 +190,7 @@ int sequential_train(experiment *e, run *r, error *err)
     progress done_line = {.tty = isatty(STDERR_FILENO) != 0};
     s_progress(&done_line, sum->time_s, e, sum->epochs, sum->samples_per_s, t.acc, true);
     rc = stopped ? error_set(err, ERROR_RUNTIME, "interrupted after %ld of %ld steps; %s is "
-                             "incomplete", step, total_steps, r->dir) : 0;
+                             "incomplete", step, total_steps, r->dir) : s_save(&t, err);
     rc = summary_end(sum, r, rc, err);
     if (rc < 0) {
         run_log(r, "failed after %ld steps: %s", step, err->msg);

@@ -1,7 +1,8 @@
-/* test_run.c: the run folder as the researcher finds it: what the summary
- * records of where and how a run was made, and what happens when its files
- * cannot be written (a file-size limit, a full tmpfs): the run fails,
- * names the file that lost data, and is never reported complete. */
+/* test_run.c: the run folder as the researcher finds it: the trained model
+ * kept (model.npy and model.json, read back by asgd eval and by NumPy
+ * alone), and what happens when its files cannot be written (a file-size
+ * limit, a full tmpfs): the run fails, names the file that lost data, and
+ * is never reported complete. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,15 +10,19 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cJSON.h>
 
 #include "support.h"
+
+#define DATA_FASHION "/usr/share/datasets/fashion-mnist"
 
 /* The three ways a run runs: the baseline, simulated, real processes. */
 static const char *const s_modes[3][2] = {
@@ -119,12 +124,121 @@ static void test_a_full_disk_fails_the_run(void **state)
     assert_int_equal(umount(disk), 0);
 }
 
+/* summary.json's number KEY in dir. */
+static double s_summary_num(const char *dir, const char *key)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    char *text = support_read_file(path);
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+    double x = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    cJSON_Delete(j);
+    free(text);
+    return x;
+}
+
+/* Every run keeps its trained model: asgd eval evaluates model.npy to the
+ * recorded accuracy, and NumPy alone, from model.npy and model.json,
+ * computes the same accuracy on the test set (in float64: a near tie may
+ * flip an example or two). */
+static void test_the_trained_model_is_kept(void **state)
+{
+    support_fixture *f = *state;
+    struct stat st;
+    if (stat(DATA_FASHION, &st) != 0) {
+        fprintf(stderr, "Fashion-MNIST is not installed: skipped\n");
+        skip();
+    }
+    for (int i = 0; i < 3; i++) {
+        support_rmtree(f->out);
+        const char *args[] = {"train", "/dev/null", f->out_arg, s_modes[i][0], s_modes[i][1],
+                              "model.type=mlp", "model.hidden=32", "data.train_size=3000",
+                              "train.epochs=1", "cluster.workers=2", NULL};
+        support_run_asgd(&f->r, f->dir, args);
+        if (f->r.status != 0) {
+            fail_msg("%s %s: %s", s_modes[i][0], s_modes[i][1], f->r.err);
+        }
+        char dir[4096];
+        s_newest(f->out, dir, sizeof dir);
+        double recorded = s_summary_num(dir, "final_test_acc");
+        const char *eval[] = {"eval", dir, NULL};
+        support_run_asgd(&f->r, f->dir, eval);
+        assert_int_equal(f->r.status, 0);
+        double again;
+        assert_int_equal(sscanf(strstr(f->r.out, "test_acc "), "test_acc %lf", &again), 1);
+        assert_true(fabs(again - recorded) < 1e-9);
+        const char *python = support_python();
+        if (!python || access("/usr/lib/python3/dist-packages/numpy", F_OK) != 0) {
+            continue;   /* the NumPy half needs Debian's python3-numpy */
+        }
+        char script[600];
+        snprintf(script, sizeof script, "%s/tests/eval_npy.py", ASGD_SOURCE_DIR);
+        const char *py[] = {script, dir, DATA_FASHION, NULL};
+        support_run(&f->r, f->dir, python, py);
+        if (f->r.status != 0) {
+            fail_msg("eval_npy.py: %s", f->r.err);
+        }
+        double numpy = strtod(f->r.out, NULL);
+        if (fabs(numpy - recorded) > 0.0005) {
+            fail_msg("%s %s: NumPy says %g, the run %g", s_modes[i][0], s_modes[i][1], numpy,
+                     recorded);
+        }
+    }
+}
+
+/* A summary says what made it: asgd's version and commit, the host, its
+ * CPU and cores, the device, the command line and the start; and asgd
+ * --version says the same version and commit. */
+static void test_provenance(void **state)
+{
+    support_fixture *f = *state;
+    const char *args[] = {"train", "/dev/null", f->out_arg, "data.dataset=synthetic",
+                          "model.type=softmax", "train.epochs=0.2", NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    char dir[4096], path[4200];
+    s_newest(f->out, dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    char *text = support_read_file(path);
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    const char *strings[] = {"asgd_version", "git_commit", "host", "cpu", "device", "command",
+                             "started", "dataset", NULL};
+    for (int i = 0; strings[i]; i++) {
+        cJSON *v = cJSON_GetObjectItemCaseSensitive(j, strings[i]);
+        if (!cJSON_IsString(v) || !v->valuestring[0]) {
+            fail_msg("summary.json has no %s", strings[i]);
+        }
+    }
+    const char *commit = cJSON_GetObjectItemCaseSensitive(j, "git_commit")->valuestring;
+    assert_true(strlen(commit) == 40 || strcmp(commit, "unknown") == 0);
+    assert_true(cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(j, "git_dirty")));
+    assert_true(cJSON_GetObjectItemCaseSensitive(j, "cores")->valuedouble >= 1);
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(j, "device")->valuestring, "cpu");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(j, "dataset")->valuestring, "synthetic");
+    assert_non_null(strstr(cJSON_GetObjectItemCaseSensitive(j, "command")->valuestring,
+                           "train /dev/null"));
+    const char *started = cJSON_GetObjectItemCaseSensitive(j, "started")->valuestring;
+    assert_int_equal(strlen(started), 20);   /* 2026-11-23T12:34:56Z */
+    assert_int_equal(started[10], 'T');
+    const char *version[] = {"--version", NULL};
+    support_run_asgd(&f->r, f->dir, version);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, commit));
+    assert_non_null(strstr(f->r.out,
+                           cJSON_GetObjectItemCaseSensitive(j, "asgd_version")->valuestring));
+    cJSON_Delete(j);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, support_fixture_setup, support_fixture_teardown)
     const struct CMUnitTest tests[] = {
         T(test_a_file_size_limit_fails_the_run),
         T(test_a_full_disk_fails_the_run),
+        T(test_the_trained_model_is_kept),
+        T(test_provenance),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -46,6 +46,7 @@ typedef struct job {
     bool workers_started;
     double started;           /* Unix time the launcher began */
     double first_step;        /* Unix time of the first training step (0: none) */
+    double diverged_at;       /* when the evaluator reported a non-finite loss */
     double workers_done_at;
     run_summary sum;
 } job;
@@ -256,6 +257,24 @@ static int s_exited(job *j, child *c, error *err)
                      policy, j->r->dir);
 }
 
+/* After a non-finite test loss the run stops there: once the evaluator,
+ * which saw it, has saved the model and left (or 10 s have passed), the
+ * rest are stopped. */
+static bool s_diverged(job *j)
+{
+    if (!j->sum.diverged) {
+        return false;
+    }
+    double now = run_wall();
+    if (j->diverged_at == 0) {
+        j->diverged_at = now;
+        run_log(j->r, "the test loss became %g: diverged; stopping every process",
+                j->sum.final_test_loss);
+    }
+    child *evaluator = &j->children[j->e->servers];
+    return evaluator->finished || evaluator->p.pid == 0 || now - j->diverged_at > 10;
+}
+
 /* Restarts that are due; 1 when every child has finished. */
 static int s_tick(job *j)
 {
@@ -288,15 +307,15 @@ static int s_supervise(job *j, error *err)
                              "process; %s is incomplete", stop_requested(), j->r->dir);
         }
         s_read_reports(j);
-        if (j->sum.diverged) {   /* stopped at that evaluation: a result, not a failure */
-            run_log(j->r, "the test loss became %g: diverged, stopping every process",
-                    j->sum.final_test_loss);
+        if (s_diverged(j)) {   /* stopped at that evaluation: a result, not a failure */
             s_progress(j, tty, &last_print, true);
             return 0;
         }
         int i;
         while ((i = proc_reap(j->procs, j->count)) >= 0) {
-            if (s_exited(j, &j->children[i], err) < 0) {
+            error why;
+            if (s_exited(j, &j->children[i], &why) < 0 && !j->sum.diverged) {
+                *err = why;   /* once diverged, the run is over whoever leaves */
                 return -1;
             }
         }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/export.h"
 #include "core/real/peers.h"
 #include "core/real/ps.h"
 #include "core/run.h"
@@ -130,6 +131,7 @@ int worker_main(const cluster_spec *cs, experiment *e, const char *run_dir, erro
 typedef struct evaluator {
     const cluster_spec *cs;
     experiment *e;
+    const char *run_dir;
     backend *b;
     model *m;
     float *theta;
@@ -225,7 +227,10 @@ static int s_evaluate_all(evaluator *v, error *err)
         if (s_evaluate(v, &last, err) < 0) {
             return -1;
         }
-        if (last) {
+        if (last) {   /* the model as evaluated last is the run's */
+            if (export_model(v->m, v->theta, &v->e->test, v->run_dir, err) < 0) {
+                return -1;
+            }
             return peers_control(&v->p, WIRE_CONTROL_DONE, NULL, NULL, err);
         }
         if (s_wait(v, err) < 0) {
@@ -239,7 +244,7 @@ int evaluator_main(const cluster_spec *cs, experiment *e, const char *run_dir, e
     if (experiment_load(e, err) < 0) {
         return -1;
     }
-    evaluator v = {.cs = cs, .e = e, .n_train = e->train.n};
+    evaluator v = {.cs = cs, .e = e, .run_dir = run_dir, .n_train = e->train.n};
     dataset_free(&e->train);   /* only its size is needed */
     e->backend.ordinal = e->workers;   /* the GPU after the workers', mod the visible */
     v.b = backend_new(&e->backend, err);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/export.h"
 #include "core/model.h"
 #include "core/partition.h"
 #include "core/sim/simstate.h"
@@ -302,6 +303,9 @@ static int s_summarise(sim *s, int rc, double wall0)
     run_summary *sum = &s->sum;
     if (!sum->diverged) {
         s_evaluate(s);   /* the final model */
+    }
+    if (rc == 0) {   /* the centre as evaluated last */
+        rc = export_model(s->m, s->centre, &s->e->test, s->r->dir, s->err);
     }
     sum->time_s = sum->train_time_s = s->now - s->first_step;
     sum->startup_s = s->first_step;
