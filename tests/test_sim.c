@@ -16,6 +16,8 @@
 
 #include <cJSON.h>
 
+#include "core/experiment.h"
+#include "core/export.h"
 #include "core/sim/simqueue.h"
 #include "core/simtime.h"
 #include "support.h"
@@ -482,6 +484,80 @@ static void test_budgets_add_up_to_the_epochs(void **state)
     assert_true(fabs(s_num(dir, "samples") / 64 - 313) <= 1.5);
 }
 
+/* Synchronous EASGD with two workers and alpha 0.3 (not 0: a wrong sign
+ * of the elastic force must show), replayed by hand: every window each
+ * worker takes its local SGD steps, then x_k -= E_k with E_k = alpha
+ * (x_k - c), and the centre takes c += E_0 + E_1. The simulated run's
+ * saved centre (model.npy) is the same to the bit. */
+static void test_easgd_two_workers_by_hand(void **state)
+{
+    support_fixture *f = *state;
+    support_write_file(f->config, "[data]\ndataset = synthetic\ntrain_size = 400\n"
+                       "test_size = 50\ndim = 6\nclasses = 3\n[model]\ntype = mlp\nhidden = 5\n"
+                       "[train]\nalgorithm = easgd\nepochs = 1\nbatch = 16\nlr = 0.1\n"
+                       "[algorithm]\nwindow = 3\nalpha = 0.3\n[cluster]\nworkers = 2\n"
+                       "[experiment]\nmode = sim\n[eval]\nevery = 0\n");
+    const char *args[] = {"train", f->config, f->out_arg, NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    char dir[4096];
+    size_t len = strcspn(f->r.out, "\n");
+    memcpy(dir, f->r.out, len);
+    dir[len] = '\0';
+
+    experiment e;
+    error err = {0};
+    assert_int_equal(experiment_configure(&e, f->config, 0, NULL, NULL, &err), 0);
+    assert_int_equal(experiment_load(&e, &err), 0);
+    backend *b = backend_new(&e.backend, &err);
+    model *m = model_new(&e.model, b, e.dim, e.classes, &err);
+    size_t n = m->nparams;
+    float *c = malloc(n * sizeof *c), *saved = malloc(n * sizeof *saved);
+    model_init_params(m, c, e.seed);
+    worker w[2];
+    worker_spec spec = experiment_worker_spec(&e, e.n_train);
+    for (int k = 0; k < 2; k++) {
+        shard mine;
+        assert_int_equal(partition_take(&mine, 2, k, &e.train, e.partition, e.partition_alpha,
+                                        e.seed, &err), 0);
+        assert_int_equal(worker_init(&w[k], &spec, k, m, &e.train, &mine, &err), 0);
+        partition_free(&mine, 1);
+        memcpy(w[k].theta, c, n * sizeof *c);
+    }
+    /* 25 minibatches: 13 for each worker, in rounds of 3 (the last of 1) */
+    uint64_t rounds = worker_rounds(&w[0], 3);
+    assert_int_equal(rounds, 5);
+    for (uint64_t r = 0; r < rounds; r++) {
+        float *elastic[2];
+        for (int k = 0; k < 2; k++) {
+            for (int step = 0; step < 3 && !worker_done(&w[k]); step++) {
+                worker_gradient(&w[k]);
+                worker_local_step(&w[k]);
+            }
+            elastic[k] = malloc(n * sizeof(float));
+            worker_elastic(w[k].theta, elastic[k], c, 0.3f, n);
+        }
+        for (size_t i = 0; i < n; i++) {
+            float sum = 0;
+            sum += elastic[0][i];
+            sum += elastic[1][i];
+            c[i] += 1.0f * sum;
+        }
+        free(elastic[0]);
+        free(elastic[1]);
+    }
+    assert_int_equal(export_read(dir, saved, n, &err), 0);
+    assert_memory_equal(saved, c, n * sizeof *c);
+    for (int k = 0; k < 2; k++) {
+        worker_free(&w[k]);
+    }
+    free(c);
+    free(saved);
+    model_destroy(&m);
+    backend_destroy(&b);
+    experiment_destroy(&e);
+}
+
 /* A counter of shard k's ps-K.json. */
 static double s_shard_num(const char *dir, int k, const char *key)
 {
@@ -551,6 +627,7 @@ int main(void)
         T(test_a_thousand_workers),
         T(test_sync_rounds_agree_across_shards),
         T(test_budgets_add_up_to_the_epochs),
+        T(test_easgd_two_workers_by_hand),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
