@@ -116,7 +116,9 @@ typedef struct rule_info {
      * decides each round's members and the other shards follow its verdict
      * (a push goes to shard 0 first, then to the others with its verdict).
      * Rules whose rounds go through server_round_add set it when they have
-     * backups. */
+     * backups. A worker that dies between its push to shard 0 and the
+     * others leaves their round one push short: the job then stops with
+     * [cluster] timeout, rather than train on rounds that differ. */
     bool round_leader;
     /* Every worker takes part in every round (sync, sagn, easgd, average):
      * they all get the same budget, the whole number of minibatches

@@ -50,7 +50,7 @@ static int s_worker_run(worker *w)
         }
         memset(delta, 0, w->nparams * sizeof *delta);
         long steps = worker_local_window(w, delta, p->window);
-        if (steps == 0) {   /* a restarted worker may have no budget left */
+        if (steps == 0) {   /* its budget is spent: nothing to push */
             break;
         }
         for (size_t i = 0; i < w->nparams; i++) {

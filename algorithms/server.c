@@ -114,7 +114,9 @@ int server_push(server *s, const push_msg *m)
         return PUSH_LATE;   /* and, for a round's leader, not in the round */
     }
     atomic_fetch_add(&s->samples, m->samples);
-    s->verdict = PUSH_UNDECIDED;
+    if (s->threads == 1) {
+        s->verdict = PUSH_UNDECIDED;
+    }
     s->alg->server_on_push(s, m);
     double now = s->clock(s->clock_ctx);
     if (s->threads > 1) {
@@ -126,7 +128,7 @@ int server_push(server *s, const push_msg *m)
     if (s->threads > 1) {
         pthread_mutex_unlock(&s->stats_lock);
     }
-    return s->verdict;
+    return s->threads == 1 ? s->verdict : PUSH_UNDECIDED;
 }
 
 bool server_pull_ready(server *s, const pull_msg *m)
@@ -206,7 +208,9 @@ void server_record_applied(server *s, const push_msg *m)
         pthread_mutex_lock(&s->stats_lock);
     }
     s->stats.pushes++;
-    s->verdict = PUSH_IN_ROUND;
+    if (s->threads == 1) {   /* verdicts belong to rounds, which apply in one thread */
+        s->verdict = PUSH_IN_ROUND;
+    }
     s->stats.staleness_sum += staleness;
     if (staleness > s->stats.staleness_max) {
         s->stats.staleness_max = staleness;
@@ -224,7 +228,9 @@ void server_record_dropped(server *s)
         pthread_mutex_lock(&s->stats_lock);
     }
     s->stats.dropped++;
-    s->verdict = PUSH_LATE;
+    if (s->threads == 1) {
+        s->verdict = PUSH_LATE;
+    }
     if (s->threads > 1) {
         pthread_mutex_unlock(&s->stats_lock);
     }
@@ -305,6 +311,21 @@ void server_assign(server *s, const float *values)
 {
     memcpy(s->theta, values, s->n * sizeof *s->theta);
     atomic_fetch_add(&s->version, 1);
+}
+
+uint64_t server_last_staleness(server *s, uint32_t worker)
+{
+    if (worker >= (uint32_t)s->workers) {
+        return 0;
+    }
+    if (s->threads > 1) {
+        pthread_mutex_lock(&s->stats_lock);
+    }
+    uint64_t staleness = s->last_staleness[worker];
+    if (s->threads > 1) {
+        pthread_mutex_unlock(&s->stats_lock);
+    }
+    return staleness;
 }
 
 void server_snapshot(server *s, shard_stats *out)

@@ -97,6 +97,9 @@ void server_drop_waiting(server *s, void (*release)(void *ctx, void *handle), vo
 /* Marks worker (or ALGORITHM_EVALUATOR) finished; true when every worker is. */
 bool server_mark_done(server *s, uint32_t worker);
 bool server_workers_done(const server *s);
+/* The staleness of the worker's last applied push (0 for the evaluator),
+ * read safely while apply threads run. */
+uint64_t server_last_staleness(server *s, uint32_t worker);
 /* The shard's counters now, version and samples included. */
 void server_snapshot(server *s, shard_stats *out);
 

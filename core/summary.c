@@ -149,9 +149,16 @@ bool summary_add_eval(run_summary *s, double loss, double acc)
 
 void summary_say_diverged(const run_summary *s, const char *dir)
 {
-    fprintf(stderr, "asgd: %s diverged: the test loss became %s after %ld updates; the run "
-            "stopped there and is complete with \"diverged\": true (%s)\n", s->algorithm,
-            isnan(s->final_test_loss) ? "nan" : "infinite", s->updates, dir);
+    char why[96];
+    if (isfinite(s->final_test_loss)) {
+        snprintf(why, sizeof why, "workers pushed NaN or infinite values (%ld refused)",
+                 s->nonfinite);
+    } else {
+        snprintf(why, sizeof why, "the test loss became %s",
+                 isnan(s->final_test_loss) ? "nan" : "infinite");
+    }
+    fprintf(stderr, "asgd: %s diverged: %s after %ld updates; the run stopped there and is "
+            "complete with \"diverged\": true (%s)\n", s->algorithm, why, s->updates, dir);
 }
 
 void summary_add_shard(run_summary *s, const shard_stats *st)
@@ -162,7 +169,9 @@ void summary_add_shard(run_summary *s, const shard_stats *st)
         s->staleness_max = (long)st->staleness_max;
     }
     s->rejected += (long)st->rejected;
-    s->nonfinite += (long)st->nonfinite;
+    if ((long)st->nonfinite > s->nonfinite) {   /* a push refused by several shards, once */
+        s->nonfinite = (long)st->nonfinite;
+    }
     for (int i = 0; i < SUMMARY_STALENESS_BINS; i++) {
         s->staleness_histogram[i] += (long)st->histogram[i];
     }

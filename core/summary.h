@@ -73,7 +73,8 @@ typedef struct run_summary {
     long staleness_max;
     long dropped;               /* pushes received but not applied (late sync gradients) */
     long rejected;              /* malformed messages the servers refused */
-    long nonfinite;             /* pushes refused for a NaN or infinite value */
+    long nonfinite;             /* pushes refused for a NaN or infinite value (the most
+                                   any shard refused: one push reaches every shard) */
     int restarts;               /* workers restarted by the launcher */
     long sim_events;            /* simulated runs: events processed */
     long staleness_histogram[SUMMARY_STALENESS_BINS];

@@ -181,16 +181,20 @@ static void s_warn_once(char *printed, size_t n, const char *warnings)
 static int s_expand(sweep *s, error *err)
 {
     static char printed[8192];
-    int total = s->nseeds;
-    for (int k = 0; k < s->nkeys; k++) {
+    long total = s->nseeds;
+    for (int k = 0; k < s->nkeys && total <= SWEEP_MAX_RUNS; k++) {
         total *= s->keys[k].count;
+    }
+    if (total > SWEEP_MAX_RUNS) {
+        return error_set(err, ERROR_USAGE, "%s: a grid of more than %d runs", s->path,
+                         SWEEP_MAX_RUNS);
     }
     s->runs = calloc((size_t)total, sizeof *s->runs);
     if (!s->runs) {
         return error_set(err, ERROR_RUNTIME, "out of memory");
     }
-    s->nruns = total;
-    for (int r = 0; r < total; r++) {
+    s->nruns = (int)total;
+    for (int r = 0; r < s->nruns; r++) {
         sweep_run *run = &s->runs[r];
         int rest = r, len = 0;
         char arg[4400];
@@ -206,6 +210,11 @@ static int s_expand(sweep *s, error *err)
             const char *v = s->keys[k].values[pick[k]];
             len += snprintf(run->id + len, sizeof run->id - (size_t)len, "%s=%s,",
                             s->keys[k].key, v);
+            if (len >= (int)sizeof run->id - 32) {
+                return error_set(err, ERROR_USAGE, "%s:%d: [grid] %s: the run folder's name "
+                                 "grows past %zu characters", s->path, s->keys[k].line,
+                                 s->keys[k].key, sizeof run->id - 32);
+            }
             snprintf(arg, sizeof arg, "%s=%s", s->keys[k].key, v);
             run->overrides[run->noverrides++] = strdup(arg);
         }

@@ -19,6 +19,7 @@
 
 #define SWEEP_MAX_KEYS 16
 #define SWEEP_MAX_VALUES 64
+#define SWEEP_MAX_RUNS 100000
 
 typedef struct grid_key {
     char key[128];

@@ -56,7 +56,14 @@ static void s_start(runner *rn, sweep_run *run)
     if (run_remove_dir(run->dir, &why) < 0) {
         dprintf(rn->log_fd, "sweep: %s\n", why.msg);
     }
-    run->p.pid = proc_spawn(rn->exe, (char *const *)argv, rn->log_fd, -1);
+    pid_t pid = proc_spawn(rn->exe, (char *const *)argv, rn->log_fd, -1);
+    if (pid < 0) {   /* counted as a failed run */
+        run->p.pid = 0;
+        rn->failed++;
+        dprintf(rn->log_fd, "sweep: run %s: cannot start (fork failed)\n", run->id);
+        return;
+    }
+    run->p.pid = pid;
     rn->weight += run->weight;
     rn->running++;
 }

@@ -650,11 +650,16 @@ static void test_a_diverging_run_is_a_result(void **state)
     support_fixture *f = *state;
     const char *modes[][2] = {{"train.algorithm=sequential", "experiment.mode=real"},
                               {"train.algorithm=hogwild", "experiment.mode=sim"},
-                              {"train.algorithm=hogwild", "experiment.mode=real"}};
-    for (int i = 0; i < 3; i++) {
+                              {"train.algorithm=hogwild", "experiment.mode=real"},
+                              /* a lockstep round would wait for ever for a worker whose
+                               * NaN push was refused */
+                              {"train.algorithm=sync", "experiment.mode=sim"},
+                              {"train.algorithm=sync", "experiment.mode=real"}};
+    for (int i = 0; i < 5; i++) {
         const char *args[] = {"train", "/dev/null", f->out_arg, modes[i][0], modes[i][1],
                               "data.dataset=synthetic", "model.type=mlp", "model.hidden=16",
-                              "train.lr=50", "train.epochs=20", "eval.every=0.05", NULL};
+                              "train.lr=50", "train.epochs=20", "eval.every=0.05",
+                              "cluster.workers=2", NULL};
         support_run_asgd(&f->r, f->dir, args);
         if (f->r.status != 0) {
             fail_msg("%s %s: %s", modes[i][0], modes[i][1], f->r.err);

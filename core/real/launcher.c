@@ -47,6 +47,7 @@ typedef struct job {
     double started;           /* Unix time the launcher began */
     double first_step;        /* Unix time of the first training step (0: none) */
     double diverged_at;       /* when the evaluator reported a non-finite loss */
+    child *spawn_failed;      /* a child fork could not start */
     double workers_done_at;
     run_summary sum;
 } job;
@@ -123,9 +124,17 @@ static void s_spawn(job *j, child *c, int report_write)
     char *argv[] = {j->exe, (char *)cluster_role_name(c->role), config, ps_arg, worker_arg,
                     role_task, j->run_arg, "--evaluator=1",
                     evaluator ? j->report_arg : NULL, NULL};
-    c->p.pid = proc_spawn(j->exe, argv, j->log_fd, evaluator ? report_write : -1);
+    pid_t pid = proc_spawn(j->exe, argv, j->log_fd, evaluator ? report_write : -1);
     c->restart_at = 0;
-    run_log(j->r, "started %s %d (pid %d)", cluster_role_name(c->role), c->task, (int)c->p.pid);
+    if (pid < 0) {   /* no process to supervise: the job fails at the next look */
+        c->p.pid = 0;
+        j->spawn_failed = c;
+        run_log(j->r, "cannot start %s %d: %s", cluster_role_name(c->role), c->task,
+                strerror(errno));
+        return;
+    }
+    c->p.pid = pid;
+    run_log(j->r, "started %s %d (pid %d)", cluster_role_name(c->role), c->task, (int)pid);
 }
 
 static bool s_should_restart(const job *j, int status)
@@ -179,11 +188,16 @@ static void s_start_workers(job *j)
 }
 
 /* One evaluation as the evaluator reported it (the row it wrote to
- * eval.csv): into the summary and the progress line. */
+ * eval.csv), into the summary and the progress line; or "diverged" when
+ * the shards refused a push of NaN or infinity. */
 static void s_report(job *j, const char *line)
 {
     double t, epoch, loss, acc;
     long updates, samples;
+    if (strcmp(line, "diverged") == 0) {   /* workers pushed NaN or infinity */
+        j->sum.diverged = true;
+        return;
+    }
     if (sscanf(line, "%lf,%lf,%ld,%ld,%lf,%lf", &t, &epoch, &updates, &samples, &loss,
                &acc) != 6) {
         run_log(j->r, "launcher: the evaluator reported \"%s\"", line);
@@ -306,6 +320,11 @@ static int s_supervise(job *j, error *err)
             return error_set(err, ERROR_RUNTIME, "interrupted by signal %d; stopped every "
                              "process; %s is incomplete", stop_requested(), j->r->dir);
         }
+        if (j->spawn_failed) {
+            return error_set(err, ERROR_RUNTIME, "cannot start %s %d (fork failed); the job "
+                             "failed and every process was stopped",
+                             cluster_role_name(j->spawn_failed->role), j->spawn_failed->task);
+        }
         s_read_reports(j);
         if (s_diverged(j)) {   /* stopped at that evaluation: a result, not a failure */
             s_progress(j, tty, &last_print, true);
@@ -344,9 +363,14 @@ static int s_cmp_rows(const void *a, const void *b)
     return x->t < y->t ? -1 : x->t > y->t;
 }
 
-/* Appends the data rows of text (a steps-K.csv) to rows. */
+/* Appends the data rows of text (a steps-K.csv) to rows; a last line
+ * without its newline (a worker killed mid-write) is left out. */
 static int s_add_rows(char *text, step_row **rows, size_t *n, size_t *cap)
 {
+    char *end = strrchr(text, '\n');
+    if (end) {
+        end[1] = '\0';
+    }
     char *save, *line = strtok_r(text, "\n", &save);   /* the header */
     for (line = strtok_r(NULL, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         if (*n == *cap) {
@@ -372,12 +396,19 @@ static void s_merge_steps(job *j)
     step_row *rows = NULL;
     size_t n = 0, cap = 0;
     char **texts = calloc((size_t)j->e->workers, sizeof *texts);
+    bool whole = texts != NULL;   /* every part read in full */
     for (int w = 0; texts && w < j->e->workers; w++) {
         char path[4800];
         snprintf(path, sizeof path, "%s/steps-%d.csv", j->r->dir, w);
         texts[w] = run_read_file(path);
-        if (texts[w]) {
-            s_add_rows(texts[w], &rows, &n, &cap);
+        if (texts[w] && s_add_rows(texts[w], &rows, &n, &cap) < 0) {
+            whole = false;
+        }
+    }
+    double t0 = j->first_step;
+    if (t0 == 0) {   /* no shard counters (a shard was killed): the earliest row */
+        for (size_t i = 0; i < n; i++) {
+            t0 = i == 0 || rows[i].t < t0 ? rows[i].t : t0;
         }
     }
     if (n > 0) {
@@ -385,9 +416,9 @@ static void s_merge_steps(job *j)
     }
     for (size_t i = 0; i < n; i++) {
         const char *rest = strchr(rows[i].line, ',');
-        fprintf(j->r->steps, "%.6f%s\n", fmax(0, rows[i].t - j->first_step), rest ? rest : "");
+        fprintf(j->r->steps, "%.6f%s\n", fmax(0, rows[i].t - t0), rest ? rest : "");
     }
-    bool written = fflush(j->r->steps) == 0 && !ferror(j->r->steps);
+    bool written = whole && fflush(j->r->steps) == 0 && !ferror(j->r->steps);
     for (int w = 0; texts && written && w < j->e->workers; w++) {
         char path[4800];
         snprintf(path, sizeof path, "%s/steps-%d.csv", j->r->dir, w);
@@ -496,8 +527,11 @@ static int s_finish(job *j, int rc, error *err)
     s_add_shards(j);
     s_merge_steps(j);
     sum->restarts = j->restarts;
-    double end = j->workers_done_at > 0 ? j->workers_done_at : run_wall();
-    double first = j->first_step > 0 ? j->first_step : end;
+    /* training ended when the workers did, or at the evaluation that saw it
+     * diverge, or now (a failure) */
+    double end = j->workers_done_at > 0 ? j->workers_done_at
+                 : j->diverged_at > 0 ? j->diverged_at : run_wall();
+    double first = j->first_step > 0 ? j->first_step : fmin(end, j->started);
     sum->time_s = end - first;
     sum->startup_s = first - j->started;
     sum->wall_time_s = run_wall() - j->started;

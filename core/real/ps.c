@@ -46,7 +46,7 @@ static long s_reply_tagged(ps *p, const zmq_msg_t *identity, uint32_t worker, ui
     server *s = p->s;
     wire_header h = {
         .type = WIRE_REPLY, .worker = worker, .shard = (uint32_t)s->shard,
-        .tag = tag ? *tag : worker < (uint32_t)s->workers ? s->last_staleness[worker] : 0,
+        .tag = tag ? *tag : server_last_staleness(s, worker),
         .base_version = atomic_load(&s->version),
         .encoding = encoding, .total = atomic_load(&s->samples),
         .flags = server_workers_done(s) ? WIRE_FLAG_WORKERS_DONE : 0,
@@ -133,20 +133,26 @@ static void *s_apply_thread(void *arg)
     return NULL;
 }
 
+static void s_stop_appliers(ps *p);
+
 static int s_start_appliers(ps *p, void *ctx, error *err)
 {
     appliers *a = &p->apply;
-    a->count = p->s->threads;
     a->ctx = ctx;
     a->s = p->s;
     snprintf(a->endpoint, sizeof a->endpoint, "inproc://apply-%d", p->s->shard);
     a->push = zmq_socket(ctx, ZMQ_PUSH);
-    a->threads = calloc((size_t)a->count, sizeof *a->threads);
-    if (!a->push || !a->threads || zmq_bind(a->push, a->endpoint) != 0) {
-        return error_set(err, ERROR_RUNTIME, "ps %d: cannot start apply threads", p->s->shard);
+    a->threads = calloc((size_t)p->s->threads, sizeof *a->threads);
+    bool ready = a->push && a->threads && zmq_bind(a->push, a->endpoint) == 0;
+    for (a->count = 0; ready && a->count < p->s->threads; a->count++) {
+        if (pthread_create(&a->threads[a->count], NULL, s_apply_thread, a) != 0) {
+            ready = false;
+            break;
+        }
     }
-    for (int i = 0; i < a->count; i++) {
-        pthread_create(&a->threads[i], NULL, s_apply_thread, a);
+    if (!ready) {
+        s_stop_appliers(p);   /* those that did start */
+        return error_set(err, ERROR_RUNTIME, "ps %d: cannot start apply threads", p->s->shard);
     }
     return 0;
 }
@@ -154,18 +160,19 @@ static int s_start_appliers(ps *p, void *ctx, error *err)
 static void s_stop_appliers(ps *p)
 {
     appliers *a = &p->apply;
-    if (!a->threads) {
-        return;
-    }
     for (int i = 0; i < a->count; i++) {
         zmq_send(a->push, "", 0, 0);
     }
     for (int i = 0; i < a->count; i++) {
         pthread_join(a->threads[i], NULL);
     }
-    zmq_close(a->push);
+    if (a->push) {
+        zmq_close(a->push);
+    }
     free(a->threads);
     a->threads = NULL;
+    a->push = NULL;
+    a->count = 0;
 }
 
 /* Waits until the apply threads have applied every push handed to them. */
@@ -208,8 +215,11 @@ static void s_push(ps *p, const zmq_msg_t *identity, const wire_header *h, zmq_m
         return;
     }
     atomic_fetch_add(&p->apply.in_flight, 1);
-    zmq_send(p->apply.push, &pm, sizeof pm, ZMQ_SNDMORE);
-    zmq_msg_send(body, p->apply.push, 0);   /* hands the payload over, no copy */
+    if (zmq_send(p->apply.push, &pm, sizeof pm, ZMQ_SNDMORE) < 0 ||
+        zmq_msg_send(body, p->apply.push, 0) < 0) {   /* hands the payload over, no copy */
+        atomic_fetch_sub(&p->apply.in_flight, 1);
+        s_reject(p, "cannot hand the push to an apply thread", h, true);
+    }
 }
 
 static void s_reject(ps *p, const char *why, const wire_header *h, bool decoded)

@@ -93,7 +93,7 @@ int worker_main(const cluster_spec *cs, experiment *e, const char *run_dir, erro
     char path[4200];
     snprintf(path, sizeof path, "%s/steps-%d.csv", run_dir, cs->task);
     w.steps_csv = s_append_csv(path, RUN_STEPS_HEADER, err);
-    w.t0 = 0;   /* rows in Unix time: the launcher (or asgd merge) takes them from the first step */
+    w.t0 = 0;   /* rows in Unix time: the launcher takes them from the first step */
     peers p;
     int rc = -1;
     if (w.steps_csv && peers_open(&p, cs, w.nparams, (uint32_t)cs->task, e->timeout, err) == 0) {
@@ -145,7 +145,8 @@ typedef struct evaluator {
     int evaluations;
 } evaluator;
 
-/* Asks the shards' counters: learns t0, and whether every worker is done. */
+/* Asks the shards' counters: learns t0, whether every worker is done, and
+ * (in v->stats) whether a shard refused a push. */
 static int s_poll(evaluator *v, bool *done, error *err)
 {
     if (peers_control(&v->p, WIRE_CONTROL_STATS, done, v->stats, err) < 0) {
@@ -189,14 +190,21 @@ static int s_wait(evaluator *v, error *err)
 }
 
 /* Pulls the centre, evaluates it, and writes its row (and reports it to a
- * launcher); *last when it is the final one (every worker done) or the
- * loss is not finite (diverged: nothing more to see). */
+ * launcher); *last when it is the final one (every worker done) or the run
+ * diverged: the loss is not finite, or a shard refused a push holding NaN
+ * or infinity (a worker diverged; a lockstep round would wait for it
+ * forever). Nothing more to see either way. */
 static int s_evaluate(evaluator *v, bool *last, error *err)
 {
     const cluster_spec *cs = v->cs;
     uint64_t total;
-    if (peers_pull(&v->p, v->theta, 0, v->versions, v->flags, NULL, &total, err) < 0) {
+    bool done, refused = false;
+    if (s_poll(v, &done, err) < 0 ||
+        peers_pull(&v->p, v->theta, 0, v->versions, v->flags, NULL, &total, err) < 0) {
         return -1;
+    }
+    for (int k = 0; k < cs->servers; k++) {
+        refused = refused || v->stats[k].nonfinite > 0;
     }
     bool final = true;
     for (int k = 0; k < cs->servers; k++) {
@@ -212,10 +220,13 @@ static int s_evaluate(evaluator *v, bool *last, error *err)
     if (cs->report_fd >= 0) {   /* the same row to the launcher; it has gone if this fails */
         char row[256];
         run_eval_text(row, sizeof row, t, epoch, (long)v->versions[0], (long)total, loss, acc);
-        dprintf(cs->report_fd, "%s", row);
+        dprintf(cs->report_fd, "%s%s", row, refused ? "diverged\n" : "");
+    }
+    if (refused) {
+        fprintf(stderr, "evaluator: a worker pushed NaN or infinite values: the run diverged\n");
     }
     v->evaluations++;
-    *last = final || !isfinite(loss);
+    *last = final || !isfinite(loss) || refused;
     return 0;
 }
 

@@ -46,6 +46,20 @@ static void s_reply(void *ctx, const pull_msg *m, void *handle)
                               .worker = worker, .shard = k, .incarnation = incarnation});
 }
 
+/* The first training step, the first worker pull any shard sees: time
+ * starts, and the evaluations follow it every eval.every. */
+static void s_first_step(sim *s)
+{
+    if (s->started) {
+        return;
+    }
+    s->started = true;
+    s->first_step = s->now;
+    if (s->e->eval_every > 0) {
+        sim_schedule(s, (sim_event){.t = s->now + s->e->eval_every, .kind = EV_EVAL});
+    }
+}
+
 /* Processes queued messages until the shard is busy or idle. */
 static void s_process(sim *s, int k)
 {
@@ -63,6 +77,7 @@ static void s_process(sim *s, int k)
         sim_replier rp = {.s = s, .shard = k};
         void *handle = (void *)(intptr_t)m.incarnation;
         if (m.kind == EV_ARRIVE_PULL) {
+            s_first_step(s);   /* as in real mode: a shard's first worker pull */
             pull_msg pm = {.worker = (uint32_t)m.worker, .min_version = m.version};
             if (server_pull_ready(sh->srv, &pm)) {
                 s_reply(&rp, &pm, handle);
@@ -107,7 +122,12 @@ static void s_evaluate(sim *s)
     model_evaluate_host(s->m, &loss, &acc, s->centre, &s->e->test, (int)s->e->eval_batch);
     run_eval_row(s->r->eval, s->now - s->first_step, (double)first->samples / (double)s->n_train,
                  (long)first->version, (long)first->samples, loss, acc);
-    if (summary_add_eval(&s->sum, loss, acc)) {
+    bool refused = false;   /* a worker pushed NaN or infinity: it diverged */
+    for (int k = 0; k < s->nshards; k++) {
+        refused = refused || s->shards[k].srv->stats.nonfinite > 0;
+    }
+    if (summary_add_eval(&s->sum, loss, acc) || refused) {
+        s->sum.diverged = true;
         s->diverged = true;   /* the run stops at this evaluation */
     }
 }
@@ -118,14 +138,9 @@ static void s_handle(sim *s, const sim_event *e)
 {
     switch (e->kind) {
     case EV_START:
-        if (!s->started) {   /* the first training step: time starts, evaluations follow */
-            s->started = true;
-            s->first_step = s->now;
-            if (s->e->eval_every > 0) {
-                sim_schedule(s, (sim_event){.t = s->now + s->e->eval_every, .kind = EV_EVAL});
-            }
+        if (sim_worker_start(s, e->worker) < 0) {
+            s->failed = true;
         }
-        sim_worker_start(s, e->worker);
         break;
     case EV_RESUME: {
         sim_worker *sw = &s->workers[e->worker];
@@ -138,7 +153,7 @@ static void s_handle(sim *s, const sim_event *e)
     case EV_ARRIVE_PULL:
     case EV_ARRIVE_PUSH: {
         sim_shard *sh = &s->shards[e->shard];
-        if (sim_queue_add(&sh->queue, &sh->count, &sh->cap, sh->head, *e) < 0) {
+        if (sim_queue_add(&sh->queue, &sh->count, &sh->cap, &sh->head, *e) < 0) {
             s->failed = true;
             error_set(s->err, ERROR_RUNTIME, "sim: out of memory");
             break;
@@ -272,7 +287,11 @@ static int s_run(sim *s)
            simq_pop(&s->q, &ev)) {
         s->now = ev.t;
         s->events++;
+        s->queued_work -= ev.kind != EV_EVAL;
         s_handle(s, &ev);
+        if (ev.kind == EV_EVAL && s->queued_work == 0 && s->started) {
+            break;   /* only evaluations are left: nothing will ever move again */
+        }
     }
     int stopped = stop_requested();
     stop_uninstall();
@@ -290,6 +309,11 @@ static int s_run(sim *s)
                          "incomplete", s->now, s->r->dir);
     }
     if (s->done_workers < s->nworkers) {
+        s_evaluate(s);   /* a worker that diverged leaves its round waiting forever */
+        s->evaluated_at_end = true;
+        if (s->diverged) {
+            return 0;
+        }
         return error_set(s->err, ERROR_RUNTIME, "sim: deadlock at %.3f s: %d of %d workers "
                          "wait for messages that will never come", s->now,
                          s->nworkers - s->done_workers, s->nworkers);
@@ -301,13 +325,13 @@ static int s_run(sim *s)
 static int s_summarise(sim *s, int rc, double wall0)
 {
     run_summary *sum = &s->sum;
-    if (!sum->diverged) {
+    if (!sum->diverged && !s->evaluated_at_end) {
         s_evaluate(s);   /* the final model */
     }
     if (rc == 0) {   /* the centre as evaluated last */
         rc = export_model(s->m, s->centre, &s->e->test, s->r->dir, s->err);
     }
-    sum->time_s = sum->train_time_s = s->now - s->first_step;
+    sum->time_s = s->now - s->first_step;   /* train_time_s: shard 0's first pull to last push */
     sum->startup_s = s->first_step;
     /* each shard's counters, in ps-K.json as in real mode */
     for (int k = 0; k < s->nshards; k++) {

@@ -3,11 +3,13 @@
 #include "core/sim/simstate.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/simtime.h"
 
 int sim_schedule(sim *s, sim_event e)
 {
+    s->queued_work += e.kind != EV_EVAL;
     if (simq_push(&s->q, e) < 0) {
         s->failed = true;
         error_set(s->err, ERROR_RUNTIME, "sim: out of memory for events");
@@ -28,9 +30,13 @@ double sim_arrival(sim *s, int worker, int shard, int to_shard, double bytes)
     return t;
 }
 
-int sim_queue_add(sim_event **buf, size_t *count, size_t *cap, size_t head, sim_event e)
+int sim_queue_add(sim_event **buf, size_t *count, size_t *cap, size_t *head, sim_event e)
 {
-    if (head + *count == *cap) {
+    if (*head + *count == *cap && *head > 0) {   /* slide to the front before growing */
+        memmove(*buf, *buf + *head, *count * sizeof **buf);
+        *head = 0;
+    }
+    if (*head + *count == *cap) {
         size_t ncap = *cap ? 2 * *cap : 64;
         sim_event *b = realloc(*buf, ncap * sizeof *b);
         if (!b) {
@@ -39,6 +45,6 @@ int sim_queue_add(sim_event **buf, size_t *count, size_t *cap, size_t head, sim_
         *buf = b;
         *cap = ncap;
     }
-    (*buf)[head + (*count)++] = e;
+    (*buf)[*head + (*count)++] = e;
     return 0;
 }

@@ -86,7 +86,9 @@ struct sim {
     size_t core_head, core_count, core_cap;
     bool failed;
     bool diverged;           /* the test loss became non-finite: the run stops */
-    bool started;            /* a worker has begun */
+    bool started;            /* a worker has pulled: training has begun */
+    long queued_work;        /* queued events that are not evaluations */
+    bool evaluated_at_end;   /* the final evaluation is in eval.csv */
     double first_step;       /* when: time 0 of every row and of time_s */
     error *err;
     float *centre;
@@ -101,8 +103,9 @@ int sim_schedule(sim *s, sim_event e);
  * shard arrives (to_shard: that direction), never before the link's
  * previous message: links keep their order. */
 double sim_arrival(sim *s, int worker, int shard, int to_shard, double bytes);
-/* Appends e to a FIFO kept in an array from head. */
-int sim_queue_add(sim_event **buf, size_t *count, size_t *cap, size_t head, sim_event e);
+/* Appends e to a FIFO kept in an array from *head (moved to 0 when the
+ * array is full, before it grows). */
+int sim_queue_add(sim_event **buf, size_t *count, size_t *cap, size_t *head, sim_event e);
 
 /* simworker.c */
 /* (Re)starts worker k's coroutine and runs it to its first wait. */

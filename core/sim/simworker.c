@@ -153,7 +153,7 @@ static void s_link_compute(worker *w)
     long cores = s->e->sim.cores;
     if (cores > 0 && s->cores_busy == cores) {
         sim_event wait = {.worker = w->id, .incarnation = sw->incarnation};
-        if (sim_queue_add(&s->core_queue, &s->core_count, &s->core_cap, s->core_head, wait) < 0) {
+        if (sim_queue_add(&s->core_queue, &s->core_count, &s->core_cap, &s->core_head, wait) < 0) {
             s->failed = true;
             error_set(s->err, ERROR_RUNTIME, "sim: out of memory");
             return;
