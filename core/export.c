@@ -36,32 +36,13 @@ static size_t s_npy_header(char *out, size_t cap, size_t n)
     return total;
 }
 
-/* path.tmp written whole, then renamed to path. */
-static int s_write_whole(const char *path, const void *a, size_t alen, const void *b, size_t blen,
-                         error *err)
-{
-    char tmp[4800];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    bool ok = f && fwrite(a, 1, alen, f) == alen && (blen == 0 || fwrite(b, 1, blen, f) == blen);
-    if (f) {
-        ok = fclose(f) == 0 && ok;
-    }
-    if (!ok || rename(tmp, path) != 0) {
-        int saved = errno;
-        remove(tmp);
-        return error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", path, strerror(saved));
-    }
-    return 0;
-}
-
 static int s_write_npy(const char *dir, const float *params, size_t n, error *err)
 {
     char header[NPY_ALIGN * 2], path[4700];
     size_t hlen = s_npy_header(header, sizeof header, n);
     snprintf(path, sizeof path, "%s/model.npy", dir);
     /* float32 as stored: asgd runs on little-endian hosts (x86-64, aarch64) */
-    return s_write_whole(path, header, hlen, params, n * sizeof(float), err);
+    return run_write_atomic(path, header, hlen, params, n * sizeof(float), err);
 }
 
 static cJSON *s_array3(int a, int b, int c)
@@ -158,7 +139,7 @@ int export_model(const model *m, const float *params, const dataset *d, const ch
     }
     char path[4700];
     snprintf(path, sizeof path, "%s/model.json", dir);
-    int rc = s_write_whole(path, text, strlen(text), "\n", 1, err);
+    int rc = run_write_atomic(path, text, strlen(text), "\n", 1, err);
     cJSON_free(text);
     return rc;
 }

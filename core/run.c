@@ -53,6 +53,27 @@ char *run_read_file(const char *path)
     return text;
 }
 
+int run_write_atomic(const char *path, const void *a, size_t alen, const void *b, size_t blen,
+                     error *err)
+{
+    char tmp[4800];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
+        return error_set(err, ERROR_RUNTIME, "%s: path too long", path);
+    }
+    FILE *f = fopen(tmp, "wb");
+    bool ok = f && fwrite(a, 1, alen, f) == alen && (blen == 0 || fwrite(b, 1, blen, f) == blen);
+    if (f) {
+        ok = fflush(f) == 0 && fsync(fileno(f)) == 0 && ok;
+        ok = fclose(f) == 0 && ok;
+    }
+    if (!ok || rename(tmp, path) != 0) {
+        int saved = errno;
+        remove(tmp);
+        return error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", path, strerror(saved));
+    }
+    return 0;
+}
+
 cJSON *run_read_json(const char *path)
 {
     char *text = run_read_file(path);

@@ -1,7 +1,6 @@
 /* summary.c: shard counters to and from ps-K.json, and summary.json. */
 #include "core/summary.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,33 +44,13 @@ char *shard_stats_json(const shard_stats *st)
     return text;
 }
 
-/* Writes text to path through a temporary file and a rename, every step
- * checked: the file is whole or absent. */
-static int s_write_whole(const char *path, const char *text, error *err)
-{
-    char tmp[4800];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    bool ok = f != NULL;
-    if (f) {
-        ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-        ok = fclose(f) == 0 && ok;
-    }
-    if (!ok || rename(tmp, path) != 0) {
-        int saved = errno;
-        remove(tmp);
-        return error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", path, strerror(saved));
-    }
-    return 0;
-}
-
 int shard_stats_write(const char *path, const shard_stats *st, error *err)
 {
     char *text = shard_stats_json(st);
     if (!text) {
         return error_set(err, ERROR_RUNTIME, "%s: out of memory", path);
     }
-    int rc = s_write_whole(path, text, err);
+    int rc = run_write_atomic(path, text, strlen(text), "\n", 1, err);
     cJSON_free(text);
     return rc;
 }
@@ -287,7 +266,7 @@ int summary_write(const char *dir, const run_summary *s, error *err)
     }
     char path[4800];
     snprintf(path, sizeof path, "%s/summary.json", dir);
-    int rc = s_write_whole(path, text, err);
+    int rc = run_write_atomic(path, text, strlen(text), "\n", 1, err);
     cJSON_free(text);
     return rc;
 }
