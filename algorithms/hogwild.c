@@ -27,8 +27,8 @@ static void *s_configure(config *c, const rule_context *ctx, rule_info *info, er
         return NULL;
     }
     if (ctx->optim->kind != OPTIM_SGD) {
-        error_set(err, ERROR_USAGE, "%s: [train] optimizer: hogwild applies plain SGD at "
-                  "the server; set optimizer = sgd", config_source(c));
+        config_fail(c, "train", "optimizer", err, "hogwild applies plain SGD at the server; "
+                    "set optimizer = sgd");
         return NULL;
     }
     hogwild_params *p = rule_params(sizeof *p, "hogwild", err);

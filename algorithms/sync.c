@@ -48,8 +48,8 @@ static void *s_configure(config *c, const rule_context *ctx, rule_info *info, er
         goto fail;
     }
     if (n != 0 && n != ctx->workers) {
-        error_set(err, ERROR_USAGE, "%s: [algorithm] worker_lr: %d learning rates for %d "
-                  "workers (give one per worker, or none)", config_source(c), n, ctx->workers);
+        config_fail(c, "algorithm", "worker_lr", err, "%d learning rates for %d workers (give "
+                    "one per worker, or none)", n, ctx->workers);
         goto fail;
     }
     p->backups = (int)backups;

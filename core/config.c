@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <ini.h>
 
@@ -77,37 +78,79 @@ int config_bad(const config *c, const entry *e, error *err, const char *what)
 }
 
 /* libinih calls its reader once per line, so counting here gives the line
- * of each handler call (inih 55 does not pass line numbers itself). */
+ * of each handler call (inih 55 does not pass line numbers itself). The
+ * reader takes whole lines and refuses what inih would misread: a line
+ * longer than its buffer (inih would take the rest as a line of its own),
+ * a NUL byte (inih would stop reading the line there) or another control
+ * character (a binary file). */
 typedef struct line_reader {
     FILE *file;
     const char *text;
     config *c;
+    char *buf;                /* getline's */
+    size_t cap;
 } line_reader;
+
+/* What is wrong with a line of len bytes for inih's buffer of num, or NULL. */
+static const char *s_line_problem(const char *line, size_t len, int num, char *why, size_t n)
+{
+    if (len > (size_t)num - 1) {
+        snprintf(why, n, "line longer than %d characters", num - 2);
+        return why;
+    }
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)line[i];
+        if ((ch < 0x20 && ch != '\t' && ch != '\r' && ch != '\n') || ch == 0x7f) {
+            snprintf(why, n, "byte 0x%02x at column %zu: not a text file", ch, i + 1);
+            return why;
+        }
+    }
+    return NULL;
+}
+
+static char *s_fail_line(line_reader *r, const char *why)
+{
+    r->c->parse_failed = true;
+    error_set(r->c->parse_err, ERROR_USAGE, "%s:%d: %s", r->c->source, r->c->line, why);
+    return NULL;
+}
 
 static char *s_read_line(char *str, int num, void *stream)
 {
     line_reader *r = stream;
-    char *got;
+    const char *line;
+    size_t len;
+    if (r->c->parse_failed) {
+        return NULL;
+    }
     if (r->file) {
-        got = fgets(str, num, r->file);
+        ssize_t got = getline(&r->buf, &r->cap, r->file);
+        if (got < 0) {
+            if (ferror(r->file)) {
+                r->c->line++;
+                return s_fail_line(r, strerror(errno));
+            }
+            return NULL;
+        }
+        line = r->buf;
+        len = (size_t)got;
     } else {
         if (*r->text == '\0') {
             return NULL;
         }
         const char *nl = strchr(r->text, '\n');
-        size_t len = nl ? (size_t)(nl - r->text) + 1 : strlen(r->text);
-        if (len > (size_t)num - 1) {
-            len = (size_t)num - 1;
-        }
-        memcpy(str, r->text, len);
-        str[len] = '\0';
+        line = r->text;
+        len = nl ? (size_t)(nl - r->text) + 1 : strlen(r->text);
         r->text += len;
-        got = str;
     }
-    if (got) {
-        r->c->line++;
+    r->c->line++;
+    char why[96];
+    if (s_line_problem(line, len, num, why, sizeof why)) {
+        return s_fail_line(r, why);
     }
-    return got;
+    memcpy(str, line, len);
+    str[len] = '\0';
+    return str;
 }
 
 static int s_on_entry(void *user, const char *section, const char *key,
@@ -190,8 +233,16 @@ config *config_load(const char *path, error *err)
         config_destroy(&c);
         return NULL;
     }
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        error_set(err, ERROR_USAGE, "%s: is a directory, not a config file", path);
+        fclose(f);
+        config_destroy(&c);
+        return NULL;
+    }
     line_reader r = {.file = f, .c = c};
     c = s_parse(c, &r, err);
+    free(r.buf);
     fclose(f);
     return c;
 }
@@ -428,4 +479,16 @@ int config_write(const config *c, const char *path, error *err)
 const char *config_source(const config *c)
 {
     return c->source;
+}
+
+int config_fail(config *c, const char *section, const char *key, error *err, const char *fmt,
+                ...)
+{
+    char what[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    entry *e = config_lookup(c, section, key, "", err);
+    return e ? config_bad(c, e, err, what) : -1;
 }

@@ -84,5 +84,11 @@ int config_check_unused(const config *c, const config *known,
 int config_write(const config *c, const char *path, error *err);
 /* The file the config came from ("(defaults)" when none). */
 const char *config_source(const config *c);
+/* -1 with err naming where section.key came from (file and line, the
+ * command line, or its default) followed by the printf-style message:
+ * for values that the getters accept but that do not fit the rest of the
+ * configuration. */
+int config_fail(config *c, const char *section, const char *key, error *err, const char *fmt,
+                ...) __attribute__((format(printf, 5, 6)));
 
 #endif

@@ -16,6 +16,33 @@
 static const char *const s_sources[] = {"fashion-mnist", "mnist", "idx", "synthetic", NULL};
 static const char *const s_normalizations[] = {"standard", "scale", "none", NULL};
 
+/* The classes the first n labels make: the largest label + 1, when every
+ * class below it has an example. A label far above the rest (255 in a file
+ * of digits) leaves a gap and is refused as corrupt rather than silently
+ * making 256 classes. */
+static int s_classes(const idx_file *lb, size_t n, const char *labels, int *classes,
+                     error *err)
+{
+    size_t count[256] = {0}, first[256] = {0};
+    for (size_t i = 0; i < n; i++) {
+        if (count[lb->data[i]]++ == 0) {
+            first[lb->data[i]] = i;
+        }
+    }
+    int top = 255;
+    while (top > 0 && count[top] == 0) {
+        top--;
+    }
+    for (int k = 0; k < top; k++) {
+        if (count[k] == 0) {
+            return error_set(err, ERROR_USAGE, "%s: corrupt labels: label %d (example %zu) but "
+                             "no example of class %d", labels, top, first[top], k);
+        }
+    }
+    *classes = top + 1;
+    return 0;
+}
+
 /* The shape of the examples an image file and its (loaded) label file
  * make, keeping the first `limit` (> 0): examples, features and classes. */
 static int s_pair_shape(const idx_file *im, const idx_file *lb, const char *images,
@@ -39,13 +66,7 @@ static int s_pair_shape(const idx_file *im, const idx_file *lb, const char *imag
         n = (size_t)limit;
     }
     shape->n = (int)n;
-    shape->classes = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (lb->data[i] + 1 > shape->classes) {
-            shape->classes = lb->data[i] + 1;
-        }
-    }
-    return 0;
+    return s_classes(lb, n, labels, &shape->classes, err);
 }
 
 int dataset_from_idx(dataset *d, const char *images, const char *labels,
@@ -122,14 +143,12 @@ int data_spec_configure(data_spec *s, config *c, error *err)
             return -1;
         }
         if (s->train_size < 1 || s->test_size < 1) {
-            return error_set(err, ERROR_USAGE, "%s: [data] train_size and "
-                             "test_size must be at least 1 for synthetic data",
-                             config_source(c));
+            return config_fail(c, "data", s->train_size < 1 ? "train_size" : "test_size", err,
+                               "must be at least 1 for synthetic data");
         }
     } else if (s->path[0] == '\0') {
-        return error_set(err, ERROR_USAGE, "%s: [data] path: dataset = %s needs "
-                         "the folder holding its IDX files", config_source(c),
-                         s_sources[s->source]);
+        return config_fail(c, "data", "path", err, "dataset = %s needs the folder holding its "
+                           "IDX files", s_sources[s->source]);
     }
     return 0;
 }
@@ -195,13 +214,10 @@ int data_shape(const data_spec *s, long *n_train, int *dim, int *classes, error 
     if (idx_read(&lb, paths[1], err) < 0) {
         return -1;
     }
-    int k = 0;
-    for (long i = 0; i < *n_train && (size_t)i < lb.count; i++) {
-        k = lb.data[i] + 1 > k ? lb.data[i] + 1 : k;
-    }
+    size_t n = (size_t)*n_train < lb.count ? (size_t)*n_train : lb.count;
+    int rc = s_classes(&lb, n, paths[1], classes, err);
     idx_free(&lb);
-    *classes = k;
-    return 0;
+    return rc;
 }
 
 /* The training and test sets agree with each other and with the source;

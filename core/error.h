@@ -16,7 +16,10 @@ typedef struct error {
 } error;
 
 /* Fills err (if not NULL) with a printf-style message; returns -1 so that
- * callers can write `return error_set(err, ...)`. */
+ * callers can write `return error_set(err, ...)`. The message is made
+ * printable whatever the input it quotes: control characters and bytes
+ * that are not valid UTF-8 become \xNN, so a binary file named in an
+ * error reaches the terminal as text. */
 int error_set(error *err, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

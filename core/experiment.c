@@ -87,8 +87,8 @@ static int s_read_rule(experiment *e, const experiment_shape *shape, error *err)
             strncat(names, ", ", sizeof names - strlen(names) - 1);
             strncat(names, (*a)->name, sizeof names - strlen(names) - 1);
         }
-        return error_set(err, ERROR_USAGE, "%s: [train] algorithm: \"%s\" is not one of %s "
-                         "(see `asgd help algorithms`)", config_source(c), e->algorithm_name, names);
+        return config_fail(c, "train", "algorithm", err, "\"%s\" is not one of %s (see `asgd "
+                           "help algorithms`)", e->algorithm_name, names);
     }
     rule_context ctx = {.workers = e->workers, .optim = &e->optim};
     e->rule_info = (rule_info){.server_threads = 1, .server_optim = e->optim,
@@ -112,8 +112,8 @@ static int s_read_keys(experiment *e, const char *path, const experiment_shape *
     }
     e->seed = (unsigned long)seed;
     if (e->name[0] == '\0' || strchr(e->name, '/')) {
-        return error_set(err, ERROR_USAGE, "%s: [experiment] name: \"%s\" must be "
-                         "a plain folder name", config_source(c), e->name);
+        return config_fail(c, "experiment", "name", err, "\"%s\" must be a plain folder name",
+                           e->name);
     }
     if (data_spec_configure(&e->data, c, err) < 0 ||
         config_get_enum(c, "data", "partition", "iid", s_partitions, &e->partition, err) < 0) {

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <zlib.h>
 
@@ -57,6 +58,36 @@ static int s_skip_exact(gzFile f, size_t count)
     return 0;
 }
 
+/* Deflate cannot compress better than about 1032 to 1. */
+#define IDX_MAX_GZIP_RATIO 1032
+
+/* Whether the file can hold the count data bytes its header promises:
+ * exactly, when it is not compressed; within deflate's best ratio when it
+ * is. Checked before anything is allocated, so that a short file that
+ * promises gigabytes costs nothing. */
+static int s_check_size(gzFile f, const char *path, size_t header, size_t count, error *err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+        return 0;   /* a pipe or device: the read finds out */
+    }
+    size_t size = (size_t)st.st_size;
+    size_t data = size > header ? size - header : 0;
+    if (gzdirect(f) && data < count) {
+        return error_set(err, ERROR_USAGE, "%s: corrupt IDX file: truncated (the header promises "
+                         "%zu data bytes, the file holds %zu)", path, count, data);
+    }
+    if (gzdirect(f) && data > count) {
+        return error_set(err, ERROR_USAGE, "%s: corrupt IDX file: data beyond the %zu bytes its "
+                         "header promises (the file holds %zu)", path, count, data);
+    }
+    if (!gzdirect(f) && count / IDX_MAX_GZIP_RATIO > size) {
+        return error_set(err, ERROR_USAGE, "%s: corrupt IDX file: the header promises %zu data "
+                         "bytes, more than %zu compressed bytes can hold", path, count, size);
+    }
+    return 0;
+}
+
 static int s_idx_read(idx_file *out, const char *path, enum idx_mode mode, error *err)
 {
     memset(out, 0, sizeof *out);
@@ -100,6 +131,9 @@ static int s_idx_read(idx_file *out, const char *path, enum idx_mode mode, error
         count *= out->dims[i];
     }
     out->count = count;
+    if (s_check_size(f, path, 4 + 4 * (size_t)out->ndims, count, err) < 0) {
+        goto done;
+    }
     if (mode == IDX_HEADER) {
         rc = 0;
         goto done;

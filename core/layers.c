@@ -58,9 +58,8 @@ int model_spec_configure(model_spec *s, config *c, error *err)
             return -1;
         }
         if (s->hidden_count == 0) {
-            return error_set(err, ERROR_USAGE, "%s: [model] hidden: an mlp needs at "
-                             "least one hidden layer (use type = softmax for none)",
-                             config_source(c));
+            return config_fail(c, "model", "hidden", err, "an mlp needs at least one hidden "
+                               "layer (use type = softmax for none)");
         }
     }
     if (s->type == MODEL_CNN && s_configure_cnn(s, c, err) < 0) {

@@ -93,8 +93,8 @@ int run_configure(config *c, const char **out_root, const char **run_id, error *
     }
     if ((*run_id)[0] && (strchr(*run_id, '/') || strcmp(*run_id, ".") == 0 ||
                          strcmp(*run_id, "..") == 0)) {
-        return error_set(err, ERROR_USAGE, "%s: [experiment] run_id: \"%s\" must "
-                         "be a plain folder name", config_source(c), *run_id);
+        return config_fail(c, "experiment", "run_id", err, "\"%s\" must be a plain folder name",
+                           *run_id);
     }
     return 0;
 }

@@ -160,6 +160,54 @@ static void test_duplicate_key_and_garbage_line(void **state)
     assert_int_equal(err.status, ERROR_USAGE);
 }
 
+static void s_expect_error(const char *msg, const char *needle)
+{
+    if (!strstr(msg, needle)) {
+        fail_msg("error \"%s\" lacks \"%s\"", msg, needle);
+    }
+}
+
+/* What libinih would misread is refused with the right line: a directory,
+ * a line longer than inih's buffer (its tail would be parsed as the next
+ * line), a NUL byte (inih would drop the rest of the line and, here, the
+ * section header after it) and control characters; a value of binary junk
+ * reaches the error message escaped, never raw. */
+static void test_files_inih_would_misread(void **state)
+{
+    support_fixture *f = *state;
+    error err = {0};
+    assert_null(config_load(f->dir, &err));
+    s_expect_error(err.msg, "is a directory");
+    assert_int_equal(err.status, ERROR_USAGE);
+
+    char path[400], text[2000];
+    snprintf(path, sizeof path, "%s/long.ini", f->dir);
+    int n = snprintf(text, sizeof text, "[a]\nk = 1 ; ");
+    memset(text + n, 'x', 600);
+    snprintf(text + n + 600, sizeof text - (size_t)n - 600, "\n[b]\nj = 2\n");
+    support_write_file(path, text);
+    assert_null(config_load(path, &err));
+    snprintf(text, sizeof text, "%s:2: line longer than", path);
+    s_expect_error(err.msg, text);
+
+    snprintf(path, sizeof path, "%s/nul.ini", f->dir);
+    FILE *o = fopen(path, "wb");
+    fwrite("[a]\nk = 1\0junk\n[b]\nj = 2\n", 1, 25, o);
+    fclose(o);
+    assert_null(config_load(path, &err));
+    snprintf(text, sizeof text, "%s:2: byte 0x00 at column 6: not a text file", path);
+    s_expect_error(err.msg, text);
+    assert_null(config_parse_string("[a]\nk = \x1b[31m\n", "esc.ini", &err));
+    s_expect_error(err.msg, "esc.ini:2: byte 0x1b at column 5");
+
+    config *c = config_parse_string("[a]\ncolor = \xff\xfe\xc3\xa9\n", "bin.ini", &err);
+    assert_non_null(c);
+    int color;
+    assert_int_equal(config_get_enum(c, "a", "color", "red", s_colors, &color, &err), -1);
+    s_expect_error(err.msg, "bin.ini:2: [a] color: \"\\xff\\xfe\xc3\xa9\" is not one of");
+    config_destroy(&c);
+}
+
 static void test_resolved_config_round_trips(void **state)
 {
     (void)state;
@@ -237,6 +285,8 @@ int main(void)
         cmocka_unit_test(test_unread_override_is_reported),
         cmocka_unit_test(test_duplicate_key_and_garbage_line),
         cmocka_unit_test(test_resolved_config_round_trips),
+        cmocka_unit_test_setup_teardown(test_files_inih_would_misread, support_fixture_setup,
+                                        support_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -142,6 +142,29 @@ static void test_idx_rejects_bad_magic_type_and_sizes(void **state)
     assert_non_null(strstr(err.msg, "cannot open"));
 }
 
+/* An 18-byte file whose header promises 2^16 x 512 x 512 bytes (16 GiB)
+ * is refused from its size alone, before anything is allocated or read:
+ * even reading only its header fails, and a gzip file cannot promise
+ * more than deflate's best ratio. */
+static void test_idx_checks_sizes_before_allocating(void **state)
+{
+    support_fixture *f = *state;
+    const uint8_t huge[] = {0, 0, 8, 3, 0, 1, 0, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0};
+    char path[300];
+    for (int gz = 0; gz < 2; gz++) {
+        snprintf(path, sizeof path, "%s/huge%d", f->dir, gz);
+        s_write_raw(path, gz, huge, sizeof huge);
+        idx_file idx;
+        error err = {0};
+        assert_int_equal(idx_read_header(&idx, path, &err), -1);
+        const char *needle = gz ? "compressed bytes can hold" : "the file holds 2)";
+        if (!strstr(err.msg, "promises 17179869184 data bytes") || !strstr(err.msg, needle)) {
+            fail_msg("error \"%s\" lacks \"%s\"", err.msg, needle);
+        }
+        s_expect_corrupt(path, "promises 17179869184");
+    }
+}
+
 static void test_dataset_from_idx_pairs_and_checks(void **state)
 {
     support_fixture *f = *state;
@@ -171,6 +194,14 @@ static void test_dataset_from_idx_pairs_and_checks(void **state)
     assert_non_null(strstr(err.msg, "5 labels for 6 images"));
     assert_int_equal(dataset_from_idx(&d, lb, lb, 0, &err), -1);
     assert_non_null(strstr(err.msg, "expected images"));
+    /* one label of 255 among 0 to 3: refused, not 256 classes */
+    labels[1] = 255;
+    support_write_idx(lb, 1, ldims, 1, labels);
+    assert_int_equal(dataset_from_idx(&d, im, lb, 0, &err), -1);
+    assert_int_equal(err.status, ERROR_USAGE);
+    if (!strstr(err.msg, "label 255 (example 1) but no example of class 4")) {
+        fail_msg("error \"%s\"", err.msg);
+    }
 }
 
 static void test_fashion_mnist_loads_with_its_shape(void **state)
@@ -257,6 +288,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_idx_reads_gz_and_plain_alike, support_fixture_setup, support_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_idx_checks_sizes_before_allocating, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_idx_rejects_truncated_files, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_idx_rejects_bad_magic_type_and_sizes, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_dataset_from_idx_pairs_and_checks, support_fixture_setup, support_fixture_teardown),

@@ -934,6 +934,33 @@ static void test_bad_role_arguments(void **state)
     unsetenv("TF_CONFIG");
     assert_int_equal(f->r.status, 2);
     assert_non_null(strstr(f->r.err, "TF_CONFIG"));
+
+    /* TF_CONFIGs that once crashed a role (a negative index overflowed the
+     * sampler's and the shard's arrays) or were half read: each is one
+     * line naming what is wrong, exit 2 */
+    const char *bad[][3] = {
+        {"worker", "{\"cluster\": {\"ps\": [\"127.0.0.1:1\"], \"worker\": [\"a\", \"b\"]}, "
+                   "\"task\": {\"type\": \"worker\", \"index\": -1}}", "non-negative integer"},
+        {"ps", "{\"cluster\": {\"ps\": [\"127.0.0.1:1\"]}, \"task\": {\"type\": \"ps\", "
+               "\"index\": -1}}", "non-negative integer"},
+        {"worker", "{\"cluster\": {\"ps\": [\"127.0.0.1:1\"], \"worker\": [\"a\", \"b\"]}, "
+                   "\"task\": {\"type\": \"worker\", \"index\": 0.5}}", "got 0.5"},
+        {"ps", "{\"cluster\": {\"ps\": [\"127.0.0.1:1\"]}, \"task\": {\"type\": \"ps\", "
+               "\"index\": 0}} trailing", "not valid JSON (at byte"},
+        {"worker", "{\"cluster\": {\"ps\": [\"127.0.0.1:1\"], \"worker\": \"a:1\"}, "
+                   "\"task\": {\"type\": \"worker\", \"index\": 0}}", "cluster.worker must be a list"},
+        {"worker", "{\"cluster\": {\"ps\": [\"127.0.0.1:1\"], \"worker\": [\"a\"]}, "
+                   "\"task\": {\"type\": \"worker\", \"index\": 1}}", "only 1 workers"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv("TF_CONFIG", bad[i][1], 1);
+        const char *args[] = {bad[i][0], f->config, NULL};
+        support_run_asgd(&f->r, f->dir, args);
+        unsetenv("TF_CONFIG");
+        if (f->r.status != 2 || !strstr(f->r.err, bad[i][2])) {
+            fail_msg("TF_CONFIG case %zu: status %d: %s", i, f->r.status, f->r.err);
+        }
+    }
 }
 
 int main(void)

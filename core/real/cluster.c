@@ -1,6 +1,7 @@
 /* cluster.c: role flags and TF_CONFIG. */
 #include "core/real/cluster.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,9 +72,11 @@ static int s_parse_index(const char *text, const char *what, int *out, error *er
 
 static int s_tf_config(cluster_spec *s, int role, const char *text, error *err)
 {
-    cJSON *j = cJSON_Parse(text);
+    const char *end = NULL;
+    cJSON *j = cJSON_ParseWithOpts(text, &end, true);   /* nothing may follow the JSON */
     if (!j) {
-        return error_set(err, ERROR_USAGE, "TF_CONFIG: not valid JSON");
+        return error_set(err, ERROR_USAGE, "TF_CONFIG: not valid JSON (at byte %td)",
+                         end ? end - text : (ptrdiff_t)0);
     }
     int rc = -1;
     cJSON *cluster = cJSON_GetObjectItemCaseSensitive(j, "cluster");
@@ -99,7 +102,17 @@ static int s_tf_config(cluster_spec *s, int role, const char *text, error *err)
                   type->valuestring, s_roles[role]);
         goto done;
     }
-    s->task = index->valueint;
+    double v = index->valuedouble;
+    if (!(v >= 0 && v <= 1 << 20 && v == (double)(int)v)) {
+        error_set(err, ERROR_USAGE, "TF_CONFIG: task.index must be a non-negative integer, "
+                  "got %g", v);
+        goto done;
+    }
+    if (workers && !cJSON_IsArray(workers)) {
+        error_set(err, ERROR_USAGE, "TF_CONFIG: cluster.worker must be a list of hosts");
+        goto done;
+    }
+    s->task = (int)v;
     s->servers = 0;
     cJSON *item;
     cJSON_ArrayForEach(item, ps) {

@@ -350,7 +350,7 @@ int ps_serve(server *s, void *zmq_ctx, const ps_options *o, error *err)
 
 int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *err)
 {
-    if (cs->task >= cs->servers) {
+    if (cs->task < 0 || cs->task >= cs->servers) {
         return error_set(err, ERROR_USAGE, "ps: --task_index %d but only %d servers",
                          cs->task, cs->servers);
     }

@@ -65,7 +65,7 @@ static const worker_link s_zmq_link = {
 
 int worker_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *err)
 {
-    if (cs->task >= e->workers) {
+    if (cs->task < 0 || cs->task >= e->workers) {
         return error_set(err, ERROR_USAGE, "worker: --task_index %d but only %d workers",
                          cs->task, e->workers);
     }

@@ -363,9 +363,8 @@ static int s_summarise(sim *s, int rc, double wall0)
 int sim_train(experiment *e, run *r, error *err)
 {
     if (!e->alg) {
-        return error_set(err, ERROR_USAGE, "%s: [experiment] mode = sim needs a distributed "
-                         "rule; the sequential baseline is sync with one worker",
-                         config_source(e->c));
+        return config_fail(e->c, "experiment", "mode", err, "sim needs a distributed rule; "
+                           "the sequential baseline is sync with one worker");
     }
     double wall0 = run_now();
     sim s = {.e = e, .r = r, .err = err, .nworkers = e->workers, .nshards = e->servers,
