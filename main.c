@@ -16,6 +16,7 @@
 #include "core/sequential.h"
 #include "core/sim/sim.h"
 #include "sweep/sweep.h"
+#include "transport/auth.h"
 
 static const char s_usage[] =
     "usage: asgd COMMAND [ARGS]\n"
@@ -30,6 +31,8 @@ static const char s_usage[] =
     "  ps|worker|evaluator CONFIG [flags] [section.key=value ...]\n"
     "                                         one role of a distributed job, for runs\n"
     "                                         across hosts (see `asgd help ps`)\n"
+    "  keys DIR [--workers N]                 CURVE key pairs for cluster.auth = curve: server,\n"
+    "                                         evaluator, worker-0 .. worker-N-1 (N: 8)\n"
     "  --version                              asgd's version and the commit it was built from\n"
     "  help [algorithms [--names] | config [CONFIG] | ps]\n"
     "                                         this text; the update rules and their\n"
@@ -48,9 +51,10 @@ static const char s_role_usage[] =
     "  --task_index=K          which shard or worker this process is\n"
     "  --evaluator=0|1         whether the shards wait for an evaluator (default 1)\n"
     "  --run_dir=DIR           where metrics go (default OUT/NAME/RUN_ID or .../cluster)\n"
-
     "  --report_fd=N           evaluator: also report each evaluation on file\n"
     "                          descriptor N (asgd train's launcher reads it)\n"
+    "  --keys=DIR              the CURVE keys (asgd keys DIR) when [cluster] auth = curve;\n"
+    "                          replaces [cluster] keys\n"
     "\n"
     "TF_CONFIG, when set, replaces the host flags: {\"cluster\": {\"ps\": [...],\n"
     "\"worker\": [...], \"chief\": [...]}, \"task\": {\"type\": \"worker\", \"index\": 1}}.\n"
@@ -123,7 +127,41 @@ static void s_help_algorithms(bool names_only)
     }
     printf("\nDistributed rules also read [cluster]: workers (4), servers (1), transport "
            "(ipc|tcp),\nhost (127.0.0.1), port (0: any free), restart (never|on-failure|"
-           "exit-code),\nbackoff_limit (3), timeout (60 s).\n");
+           "exit-code),\nbackoff_limit (3), timeout (60 s), auth (none|curve), keys (a folder "
+           "from asgd keys).\n");
+}
+
+/* `asgd keys DIR [--workers N]`. */
+static int s_keys(int argc, char **argv)
+{
+    long workers = 8;
+    const char *dir = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--workers") == 0 && i + 1 < argc) {
+            char *end;
+            workers = strtol(argv[++i], &end, 10);
+            if (*end || workers < 1 || workers > 4096) {
+                fprintf(stderr, "asgd keys: --workers needs a number from 1 to 4096\n");
+                return ERROR_USAGE;
+            }
+        } else if (!dir && argv[i][0] != '-') {
+            dir = argv[i];
+        } else {
+            fprintf(stderr, "usage: asgd keys DIR [--workers N]\n");
+            return ERROR_USAGE;
+        }
+    }
+    if (!dir) {
+        fprintf(stderr, "usage: asgd keys DIR [--workers N]\n");
+        return ERROR_USAGE;
+    }
+    error err = {0};
+    if (auth_make_keys(dir, (int)workers, &err) < 0) {
+        return s_fail(&err);
+    }
+    printf("%s: server, evaluator and worker-0 .. worker-%ld (NAME.key public, "
+           "NAME.key_secret private)\n", dir, workers - 1);
+    return 0;
 }
 
 static int s_sweep(int argc, char **argv)
@@ -178,6 +216,9 @@ int main(int argc, char **argv)
             return ERROR_USAGE;
         }
         return reeval_main(argv[2], &err) < 0 ? s_fail(&err) : 0;
+    }
+    if (strcmp(cmd, "keys") == 0) {
+        return s_keys(argc - 2, argv + 2);
     }
     if (strcmp(cmd, "plot") == 0) {
         error err = {0};

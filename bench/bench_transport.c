@@ -120,7 +120,7 @@ static double s_measure_asgd(const char *address, size_t bytes, double seconds)
     cluster_spec cs = {.servers = 1};
     snprintf(cs.ps[0], sizeof cs.ps[0], "%s", address);
     peers p;
-    if (peers_open(&p, &cs, n, 0, 30, &err) < 0) {
+    if (peers_open(&p, &cs, n, 0, 30, NULL, &err) < 0) {
         fprintf(stderr, "bench: %s\n", err.msg);
         exit(1);
     }

@@ -13,6 +13,7 @@ static const char *const s_modes[] = {"real", "sim", NULL};
 static const char *const s_partitions[] = {"iid", "label-skew", NULL};
 static const char *const s_transports[] = {"ipc", "tcp", NULL};
 static const char *const s_restarts[] = {"never", "on-failure", "exit-code", NULL};
+static const char *const s_auths[] = {"none", "curve", NULL};
 
 const char *experiment_mode_name(int mode)
 {
@@ -59,7 +60,9 @@ static int s_read_cluster(experiment *e, const experiment_shape *shape, error *e
         config_get_int(c, "cluster", "port", 0, 0, 65535, &e->port, err) < 0 ||
         config_get_enum(c, "cluster", "restart", "never", s_restarts, &e->restart, err) < 0 ||
         config_get_int(c, "cluster", "backoff_limit", 3, 0, 1000, &e->backoff_limit, err) < 0 ||
-        config_get_double(c, "cluster", "timeout", 60, 0, 1e6, CONFIG_OPEN_LO, &e->timeout, err) < 0) {
+        config_get_double(c, "cluster", "timeout", 60, 0, 1e6, CONFIG_OPEN_LO, &e->timeout, err) < 0 ||
+        config_get_enum(c, "cluster", "auth", "none", s_auths, &e->auth, err) < 0 ||
+        config_get_string(c, "cluster", "keys", "", &e->keys, err) < 0) {
         return -1;
     }
     e->workers = shape && shape->workers > 0 ? shape->workers : (int)workers;

@@ -23,6 +23,8 @@ enum run_mode { MODE_REAL, MODE_SIM };
 enum cluster_transport { TRANSPORT_IPC, TRANSPORT_TCP };
 /* Kubeflow's restart policies, applied to workers. */
 enum restart_policy { RESTART_NEVER, RESTART_ON_FAILURE, RESTART_EXIT_CODE };
+/* How peers prove who they are: not at all, or with CurveZMQ keys. */
+enum cluster_auth { AUTH_NONE, AUTH_CURVE };
 
 typedef struct experiment {
     config *c;
@@ -57,6 +59,8 @@ typedef struct experiment {
     int restart;             /* enum restart_policy */
     long backoff_limit;      /* restarts allowed in the whole job */
     double timeout;          /* seconds a peer may stay silent */
+    int auth;                /* enum cluster_auth */
+    const char *keys;        /* the CURVE keys' folder ("": the launcher makes them) */
     /* [backend] */
     backend_spec backend;
     /* [sim] */

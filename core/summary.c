@@ -14,7 +14,8 @@
 
 /* The shard's counters in ps-K.json, in this order. */
 #define SHARD_COUNTERS(X) \
-    X(version) X(samples) X(pushes) X(dropped) X(rejected) X(nonfinite) X(staleness_sum) \
+    X(version) X(samples) X(pushes) X(dropped) X(rejected) X(nonfinite) X(foreign) \
+    X(unauthenticated) X(staleness_sum) \
     X(staleness_max) X(bytes_in) X(bytes_out)
 
 char *shard_stats_json(const shard_stats *st)
@@ -148,6 +149,8 @@ void summary_add_shard(run_summary *s, const shard_stats *st)
         s->staleness_max = (long)st->staleness_max;
     }
     s->rejected += (long)st->rejected;
+    s->foreign += (long)st->foreign;
+    s->unauthenticated += (long)st->unauthenticated;
     if ((long)st->nonfinite > s->nonfinite) {   /* a push refused by several shards, once */
         s->nonfinite = (long)st->nonfinite;
     }
@@ -241,6 +244,8 @@ int summary_write(const char *dir, const run_summary *s, error *err)
         cJSON_AddNumberToObject(j, "servers", s->servers);
         cJSON_AddNumberToObject(j, "dropped", (double)s->dropped);
         cJSON_AddNumberToObject(j, "rejected", (double)s->rejected);
+        cJSON_AddNumberToObject(j, "foreign", (double)s->foreign);
+        cJSON_AddNumberToObject(j, "unauthenticated", (double)s->unauthenticated);
         cJSON_AddNumberToObject(j, "nonfinite", (double)s->nonfinite);
         cJSON_AddNumberToObject(j, "restarts", s->restarts);
     }

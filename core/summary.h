@@ -29,6 +29,8 @@ typedef struct shard_stats {
     uint64_t dropped;         /* received but not applied (late sync gradients) */
     uint64_t rejected;        /* malformed messages */
     uint64_t nonfinite;       /* pushes refused for a NaN or infinite value */
+    uint64_t foreign;         /* messages refused: their peer does not speak for that worker */
+    uint64_t unauthenticated; /* CURVE handshakes refused (unknown keys) */
     uint64_t staleness_sum, staleness_max;
     uint64_t histogram[SUMMARY_STALENESS_BINS];
     uint64_t bytes_in, bytes_out;
@@ -73,6 +75,9 @@ typedef struct run_summary {
     long staleness_max;
     long dropped;               /* pushes received but not applied (late sync gradients) */
     long rejected;              /* malformed messages the servers refused */
+    long foreign;               /* messages refused for coming from a peer that does not
+                                   speak for their worker, over every shard */
+    long unauthenticated;       /* CURVE handshakes refused, over every shard */
     long nonfinite;             /* pushes refused for a NaN or infinite value (the most
                                    any shard refused: one push reaches every shard) */
     int restarts;               /* workers restarted by the launcher */

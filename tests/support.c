@@ -1,6 +1,12 @@
 /* support.c: test helpers; see support.h. */
 #include "support.h"
 
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
 #include <dirent.h>
 #include <signal.h>
 #include <time.h>
@@ -381,4 +387,27 @@ void support_newest_subdir(const char *parent, char *out, size_t n)
     } else {
         out[0] = '\0';
     }
+}
+
+cJSON *support_json_file(const char *path)
+{
+    char *text = support_read_file(path);
+    if (!text) {
+        fail_msg("cannot read %s", path);
+    }
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    if (!j) {
+        fail_msg("%s: not JSON", path);
+    }
+    return j;
+}
+
+double support_json_number(const cJSON *j, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+    if (!cJSON_IsNumber(v)) {
+        fail_msg("no number %s", key);
+    }
+    return v->valuedouble;
 }

@@ -75,6 +75,12 @@ void support_write_idx(const char *path, int gz, const uint32_t *dims, int ndims
  * by time); "" when there is none. */
 void support_newest_subdir(const char *parent, char *out, size_t n);
 
+/* A JSON file parsed (cJSON_Delete it); fails the test when it cannot be
+ * read or parsed. */
+struct cJSON *support_json_file(const char *path);
+/* The number j[key]; fails the test when there is none. */
+double support_json_number(const struct cJSON *j, const char *key);
+
 /* Lines in a text file (0 if missing). */
 int support_count_lines(const char *path);
 

@@ -176,6 +176,15 @@ static void test_rejects_bad_pulls_and_controls(void **state)
     assert_int_equal(s_decode(&ctl, 1, 0, &why), -1);
     ctl.tag = WIRE_CONTROL_DONE;                                  /* a tool is not a worker */
     assert_int_equal(s_decode(&ctl, 1, 0, &why), -1);
+    ctl.tag = WIRE_CONTROL_SHUTDOWN;                              /* nor may it stop a shard */
+    assert_int_equal(s_decode(&ctl, 1, 0, &why), -1);
+    ctl.worker = 0;                                               /* nor may a worker */
+    assert_int_equal(s_decode(&ctl, 1, 0, &why), -1);
+    ctl.worker = WIRE_EVALUATOR;                                  /* the evaluator may */
+    assert_int_equal(s_decode(&ctl, 1, 0, &why), 0);
+    bad = pull;
+    bad.worker = WIRE_ANY;                                        /* a tool may not pull */
+    assert_int_equal(s_decode(&bad, 1, 0, &why), -1);
 }
 
 static void test_reply_checks(void **state)

@@ -22,14 +22,30 @@ static int s_options(void *s, int type)
     return 0;
 }
 
-static void *s_socket(void *ctx, int type, const char *endpoint, bool bind, error *err)
+/* CURVE: a server with its secret key under the ZAP domain "asgd", or a
+ * client of the server's public key with its own pair. */
+static int s_curve(void *s, const net_auth *a, bool server)
+{
+    if (server) {
+        int one = 1;
+        return zmq_setsockopt(s, ZMQ_CURVE_SERVER, &one, sizeof one) != 0 ||
+               zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, a->secret_key, AUTH_Z85_LEN) != 0 ||
+               zmq_setsockopt(s, ZMQ_ZAP_DOMAIN, "asgd", 4) != 0 ? -1 : 0;
+    }
+    return zmq_setsockopt(s, ZMQ_CURVE_SERVERKEY, a->server_public, AUTH_Z85_LEN) != 0 ||
+           zmq_setsockopt(s, ZMQ_CURVE_PUBLICKEY, a->public_key, AUTH_Z85_LEN) != 0 ||
+           zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, a->secret_key, AUTH_Z85_LEN) != 0 ? -1 : 0;
+}
+
+static void *s_socket(void *ctx, int type, const char *endpoint, const net_auth *auth,
+                      bool bind, error *err)
 {
     void *s = zmq_socket(ctx, type);
     if (!s) {
         error_set(err, ERROR_RUNTIME, "zmq_socket: %s", zmq_strerror(zmq_errno()));
         return NULL;
     }
-    if (s_options(s, type) != 0) {
+    if (s_options(s, type) != 0 || (auth && s_curve(s, auth, bind) != 0)) {
         error_set(err, ERROR_RUNTIME, "zmq_setsockopt: %s", zmq_strerror(zmq_errno()));
         zmq_close(s);
         return NULL;
@@ -44,14 +60,14 @@ static void *s_socket(void *ctx, int type, const char *endpoint, bool bind, erro
     return s;
 }
 
-void *net_router(void *ctx, const char *endpoint, error *err)
+void *net_router(void *ctx, const char *endpoint, const net_auth *auth, error *err)
 {
-    return s_socket(ctx, ZMQ_ROUTER, endpoint, true, err);
+    return s_socket(ctx, ZMQ_ROUTER, endpoint, auth, true, err);
 }
 
-void *net_dealer(void *ctx, const char *endpoint, error *err)
+void *net_dealer(void *ctx, const char *endpoint, const net_auth *auth, error *err)
 {
-    return s_socket(ctx, ZMQ_DEALER, endpoint, false, err);
+    return s_socket(ctx, ZMQ_DEALER, endpoint, auth, false, err);
 }
 
 void net_pending_init(net_pending *p)
@@ -132,6 +148,7 @@ int net_recv(void *socket, net_msg *m, long timeout_ms)
     m->count = 0;
     m->dropped = 0;
     m->bytes = 0;
+    m->user[0] = '\0';
     zmq_pollitem_t item = {.socket = socket, .events = ZMQ_POLLIN};
     int rc = zmq_poll(&item, 1, timeout_ms);
     if (rc <= 0) {
@@ -149,6 +166,10 @@ int net_recv(void *socket, net_msg *m, long timeout_ms)
         }
         m->bytes += zmq_msg_size(&f);
         bool more = zmq_msg_more(&f);
+        const char *user = m->user[0] ? NULL : zmq_msg_gets(&f, "User-Id");
+        if (user) {
+            snprintf(m->user, sizeof m->user, "%s", user);
+        }
         if (m->count < NET_MAX_FRAMES) {
             zmq_msg_init(&m->frames[m->count]);
             zmq_msg_move(&m->frames[m->count++], &f);
@@ -196,5 +217,16 @@ void net_endpoint(char *buf, size_t n, const char *address, bool for_bind)
     struct in_addr a4;
     struct in6_addr a6;
     bool literal = inet_pton(AF_INET, host, &a4) == 1 || inet_pton(AF_INET6, host, &a6) == 1;
-    snprintf(buf, n, "tcp://%s%s", literal ? host : "*", colon);
+    snprintf(buf, n, "tcp://%s%s",
+             strcmp(host, "localhost") == 0 ? "127.0.0.1" : literal ? host : "*", colon);
+}
+
+bool net_local_only(const char *endpoint)
+{
+    if (strncmp(endpoint, "ipc://", 6) == 0 || strncmp(endpoint, "inproc://", 9) == 0) {
+        return true;
+    }
+    const char *host = strncmp(endpoint, "tcp://", 6) == 0 ? endpoint + 6 : endpoint;
+    return strncmp(host, "127.", 4) == 0 || strncmp(host, "localhost:", 10) == 0 ||
+           strncmp(host, "[::1]:", 6) == 0;
 }

@@ -24,6 +24,7 @@
 #include <zmq.h>
 
 #include "core/error.h"
+#include "transport/auth.h"
 #include "transport/wire.h"
 
 #define NET_HWM 64
@@ -46,10 +47,14 @@ typedef struct net_msg {
     int count;                /* frames held */
     int dropped;              /* frames beyond NET_MAX_FRAMES, discarded */
     size_t bytes;             /* over all frames */
+    char user[AUTH_NAME_MAX]; /* with CURVE: the sender's name (its User-Id); else "" */
 } net_msg;
 
-void *net_router(void *ctx, const char *endpoint, error *err);
-void *net_dealer(void *ctx, const char *endpoint, error *err);
+/* With auth (NULL: none), a router is a CURVE server whose handshakes the
+ * context's ZAP handler answers (auth_zap_start first), and a dealer a
+ * CURVE client of the server's key. */
+void *net_router(void *ctx, const char *endpoint, const net_auth *auth, error *err);
+void *net_dealer(void *ctx, const char *endpoint, const net_auth *auth, error *err);
 
 /* Sends an optional identity frame, the header and an optional payload.
  * With `pending`, the payload is sent without copying and counted there
@@ -68,8 +73,12 @@ void net_msg_close(net_msg *m);
 void net_settle(net_pending *p);
 
 /* The ZeroMQ endpoint of "HOST:PORT": tcp://HOST:PORT to connect; to bind,
- * the same when HOST is an IP address, else every interface (tcp, star,
- * PORT). Full ipc:// and tcp:// endpoints pass as they are. */
+ * the same when HOST is an IP address, 127.0.0.1 for localhost, else every
+ * interface (tcp, star, PORT). Full ipc:// and tcp:// endpoints pass as
+ * they are. */
 void net_endpoint(char *buf, size_t n, const char *address, bool for_bind);
+/* Whether an endpoint can be reached from this host alone: ipc, inproc,
+ * or tcp on a loopback address. */
+bool net_local_only(const char *endpoint);
 
 #endif

@@ -156,7 +156,7 @@ int wire_decode(wire_header *h, const uint8_t *buf, size_t len, int frames,
     bool is_worker = h->worker < lim->workers;
     switch (h->type) {
     case WIRE_PULL:
-        if (!is_worker && h->worker != WIRE_EVALUATOR && h->worker != WIRE_ANY) {
+        if (!is_worker && h->worker != WIRE_EVALUATOR) {
             *why = "unknown worker";
             return -1;
         }
@@ -176,12 +176,13 @@ int wire_decode(wire_header *h, const uint8_t *buf, size_t len, int frames,
             *why = "unknown control message";
             return -1;
         }
-        if (h->tag == WIRE_CONTROL_DONE && !is_worker && h->worker != WIRE_EVALUATOR) {
-            *why = "unknown worker";
+        if (!is_worker && h->worker != WIRE_EVALUATOR &&
+            (h->worker != WIRE_ANY || h->tag != WIRE_CONTROL_STATS)) {
+            *why = "unknown worker (a tool may only ask for the counters)";
             return -1;
         }
-        if (!is_worker && h->worker != WIRE_EVALUATOR && h->worker != WIRE_ANY) {
-            *why = "unknown worker";
+        if (h->tag == WIRE_CONTROL_SHUTDOWN && h->worker != WIRE_EVALUATOR) {
+            *why = "only the evaluator may stop a shard";
             return -1;
         }
         return s_no_payload(h, frames, why);

@@ -35,7 +35,7 @@
 #define WIRE_PROTOCOL 1
 #define WIRE_HEADER_SIZE 64
 #define WIRE_EVALUATOR 0xfffffffeu /* worker field of the evaluator */
-#define WIRE_ANY 0xffffffffu       /* worker field of a tool (stats, tests) */
+#define WIRE_ANY 0xffffffffu       /* worker field of a tool: it may only ask for counters */
 
 enum wire_type { WIRE_PULL = 1, WIRE_PUSH, WIRE_REPLY, WIRE_CONTROL };
 enum wire_encoding { WIRE_F32 = 0, WIRE_NO_PAYLOAD = 1, WIRE_JSON = 2 };

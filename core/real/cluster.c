@@ -8,6 +8,8 @@
 
 #include <cJSON.h>
 
+#include "transport/net.h"
+
 static const char *const s_roles[] = {"ps", "worker", "evaluator"};
 
 const char *cluster_role_name(int role)
@@ -190,6 +192,8 @@ int cluster_parse(cluster_spec *s, int role, int argc, char **argv, error *err)
             s->evaluator = evaluator != 0;
         } else if (strcmp(name, "--run_dir") == 0) {
             s->run_dir = value;
+        } else if (strcmp(name, "--keys") == 0) {
+            s->keys = value;
         } else if (strcmp(name, "--report_fd") == 0) {
             if (s_parse_index(value, "--report_fd", &s->report_fd, err) < 0) {
                 return -1;
@@ -214,4 +218,33 @@ void cluster_free(cluster_spec *s)
 {
     free(s->overrides);
     s->overrides = NULL;
+}
+
+int cluster_auth(const cluster_spec *s, bool curve, const char *config_keys, const char *self,
+                 net_auth *a, error *err)
+{
+    const char *dir = s->keys ? s->keys : config_keys;
+    if (!curve) {
+        if (s->keys) {
+            return error_set(err, ERROR_USAGE, "--keys=%s but [cluster] auth = none: set "
+                             "cluster.auth=curve to use them", s->keys);
+        }
+        return 0;
+    }
+    if (!dir || !dir[0]) {
+        return error_set(err, ERROR_USAGE, "[cluster] auth = curve needs the keys' folder: "
+                         "--keys=DIR or [cluster] keys (make one with `asgd keys DIR`)");
+    }
+    return auth_load(a, dir, self, err) < 0 ? -1 : 1;
+}
+
+void cluster_warn_open(const char *who, const char *endpoint)
+{
+    static bool warned;
+    if (!warned && !net_local_only(endpoint)) {
+        warned = true;
+        fprintf(stderr, "%s: warning: %s can be reached from other hosts and [cluster] auth = "
+                "none: anyone there can push, pull or stop this job; set cluster.auth=curve "
+                "(see `asgd keys`)\n", who, endpoint);
+    }
 }

@@ -4,7 +4,7 @@
  *   asgd ROLE CONFIG [--ps_hosts=H:P,...] [--worker_hosts=H:P,...]
  *                    [--job_name=ps|worker|evaluator] [--task_index=K]
  *                    [--evaluator=0|1] [--run_dir=DIR] [--report_fd=N]
- *                    [section.key=value ...]
+ *                    [--keys=DIR] [section.key=value ...]
  *
  * When TF_CONFIG is set it is used instead of the host flags:
  *   {"cluster": {"ps": [...], "worker": [...], "chief": [...]},
@@ -18,6 +18,7 @@
 #include <stdbool.h>
 
 #include "core/error.h"
+#include "transport/auth.h"
 
 #define CLUSTER_MAX_SERVERS 256
 #define CLUSTER_ADDRESS_MAX 512
@@ -32,6 +33,7 @@ typedef struct cluster_spec {
     int workers;               /* 0: not given (take [cluster] workers) */
     bool evaluator;            /* servers wait for an evaluator's DONE */
     const char *run_dir;       /* NULL: the config's out/name/run_id */
+    const char *keys;          /* CURVE keys' folder (NULL: [cluster] keys) */
     int report_fd;             /* the evaluator's reports to its launcher; -1: none */
     const char *config_path;
     int noverrides;
@@ -42,5 +44,15 @@ const char *cluster_role_name(int role);
 /* role is the subcommand's; argv follows it (CONFIG first). */
 int cluster_parse(cluster_spec *s, int role, int argc, char **argv, error *err);
 void cluster_free(cluster_spec *s);
+
+/* The keys role `self` ("server", "evaluator", "worker-K") needs when
+ * curve is set, from --keys or else config_keys ([cluster] keys): 1 with
+ * *a loaded (auth_free it), 0 when there is no authentication, -1 on a
+ * missing or bad key or --keys without cluster.auth = curve. */
+int cluster_auth(const cluster_spec *s, bool curve, const char *config_keys, const char *self,
+                 net_auth *a, error *err);
+/* Says on stderr, once per process, that endpoint can be reached from
+ * other hosts while nothing authenticates its peers. */
+void cluster_warn_open(const char *who, const char *endpoint);
 
 #endif

@@ -14,9 +14,11 @@
 #include <unistd.h>
 
 #include "core/proc.h"
+#include "core/real/collect.h"
 #include "core/real/cluster.h"
 #include "core/stop.h"
 #include "core/summary.h"
+#include "transport/auth.h"
 
 typedef struct child {
     proc p;
@@ -30,9 +32,9 @@ typedef struct job {
     experiment *e;
     run *r;
     char exe[4096];
-    char ipc_dir[64];
+    char private_dir[64];     /* mode 0700: ipc sockets and generated keys ("": none) */
     char *ps_hosts, *worker_hosts;
-    char run_arg[4700], report_arg[32];
+    char run_arg[4700], report_arg[32], keys_arg[4200];
     child *children;
     proc **procs;             /* each child's proc, for proc_reap and proc_stop */
     int count;
@@ -48,6 +50,9 @@ typedef struct job {
     double first_step;        /* Unix time of the first training step (0: none) */
     double diverged_at;       /* when the evaluator reported a non-finite loss */
     child *spawn_failed;      /* a child fork could not start */
+    child *left_early;        /* a shard or the evaluator that exited 0 before every
+                                 worker had finished */
+    double left_early_at;
     double workers_done_at;
     run_summary sum;
 } job;
@@ -70,6 +75,32 @@ static int s_free_port(const char *host)
     return ntohs(a.sin_port);
 }
 
+/* The job's private folder when it needs one: for ipc sockets, and for
+ * the CURVE keys it makes itself (cluster.auth = curve without keys). */
+static int s_private_dir(job *j, error *err)
+{
+    experiment *e = j->e;
+    bool make_keys = e->auth == AUTH_CURVE && !e->keys[0];
+    if (e->transport != TRANSPORT_IPC && !make_keys) {
+        return 0;
+    }
+    snprintf(j->private_dir, sizeof j->private_dir, "/tmp/asgd-XXXXXX");
+    if (!mkdtemp(j->private_dir)) {
+        j->private_dir[0] = '\0';
+        return error_set(err, ERROR_RUNTIME, "cannot create a private folder in /tmp: %s",
+                         strerror(errno));
+    }
+    if (e->auth == AUTH_CURVE) {
+        char keys[128];
+        snprintf(keys, sizeof keys, "%s/keys", j->private_dir);
+        if (make_keys && auth_make_keys(keys, e->workers, err) < 0) {
+            return -1;
+        }
+        snprintf(j->keys_arg, sizeof j->keys_arg, "--keys=%s", make_keys ? keys : e->keys);
+    }
+    return 0;
+}
+
 static int s_endpoints(job *j, error *err)
 {
     experiment *e = j->e;
@@ -79,18 +110,13 @@ static int s_endpoints(job *j, error *err)
     if (!j->ps_hosts || !j->worker_hosts) {
         return error_set(err, ERROR_RUNTIME, "out of memory");
     }
-    if (e->transport == TRANSPORT_IPC) {
-        snprintf(j->ipc_dir, sizeof j->ipc_dir, "/tmp/asgd-XXXXXX");
-        if (!mkdtemp(j->ipc_dir)) {
-            j->ipc_dir[0] = '\0';
-            return error_set(err, ERROR_RUNTIME, "cannot create a folder for ipc sockets: %s",
-                             strerror(errno));
-        }
+    if (s_private_dir(j, err) < 0) {
+        return -1;
     }
     for (int k = 0; k < e->servers; k++) {
         char one[128];
         if (e->transport == TRANSPORT_IPC) {
-            snprintf(one, sizeof one, "ipc://%s/ps-%d", j->ipc_dir, k);
+            snprintf(one, sizeof one, "ipc://%s/ps-%d", j->private_dir, k);
         } else {
             int port = e->port > 0 ? (int)e->port + k : s_free_port(e->host);
             if (port < 0 || port > 65535) {
@@ -121,9 +147,15 @@ static void s_spawn(job *j, child *c, int report_write)
     snprintf(worker_arg, sizeof worker_arg, "--worker_hosts=%s", j->worker_hosts);
     snprintf(config, sizeof config, "%s/config.ini", j->r->dir);
     bool evaluator = c->role == ROLE_EVALUATOR;
-    char *argv[] = {j->exe, (char *)cluster_role_name(c->role), config, ps_arg, worker_arg,
-                    role_task, j->run_arg, "--evaluator=1",
-                    evaluator ? j->report_arg : NULL, NULL};
+    char *argv[12] = {j->exe, (char *)cluster_role_name(c->role), config, ps_arg, worker_arg,
+                      role_task, j->run_arg, "--evaluator=1"};
+    int argc = 8;
+    if (j->keys_arg[0]) {
+        argv[argc++] = j->keys_arg;
+    }
+    if (evaluator) {
+        argv[argc++] = j->report_arg;
+    }
     pid_t pid = proc_spawn(j->exe, argv, j->log_fd, evaluator ? report_write : -1);
     c->restart_at = 0;
     if (pid < 0) {   /* no process to supervise: the job fails at the next look */
@@ -242,8 +274,33 @@ static void s_read_reports(job *j)
     }
 }
 
+/* Whether every worker has finished (exited 0). */
+static bool s_workers_finished(const job *j)
+{
+    for (int i = 0; i < j->count; i++) {
+        if (j->children[i].role == ROLE_WORKER && !j->children[i].finished) {
+            return false;
+        }
+    }
+    return j->workers_started;
+}
+
+/* The job's failure when a shard or the evaluator left before the workers
+ * were done: whatever befell them after is its consequence. */
+static int s_left_early(const job *j, error *err)
+{
+    const child *c = j->left_early;
+    return error_set(err, ERROR_RUNTIME, "%s %d exited before every worker was done (did a "
+                     "peer that is not a worker stop it?); the job failed and every process "
+                     "was stopped; see %s/log.txt", cluster_role_name(c->role), c->task,
+                     j->r->dir);
+}
+
 /* A child has exited: done, restarted by the policy, or the job fails
- * (-1 with err set). */
+ * (-1 with err set). A shard or the evaluator that ends while workers
+ * still run is suspect but not yet a failure: workers that had said DONE
+ * may simply not have been reaped yet. It fails the job once a worker
+ * fails after it, or stays [cluster] timeout (s_supervise). */
 static int s_exited(job *j, child *c, error *err)
 {
     char why[64];
@@ -251,9 +308,16 @@ static int s_exited(job *j, child *c, error *err)
     if (proc_succeeded(c->p.status)) {
         c->finished = true;
         run_log(j->r, "%s %d finished", cluster_role_name(c->role), c->task);
+        if (c->role != ROLE_WORKER && !j->left_early && !s_workers_finished(j)) {
+            j->left_early = c;
+            j->left_early_at = run_wall();
+        }
         return 0;
     }
     run_log(j->r, "%s %d %s", cluster_role_name(c->role), c->task, why);
+    if (j->left_early) {
+        return s_left_early(j, err);
+    }
     if (c->role == ROLE_WORKER && s_should_restart(j, c->p.status)) {
         double delay = fmin(0.1 * pow(2, j->restarts), 5.0);
         j->restarts++;
@@ -343,6 +407,10 @@ static int s_supervise(job *j, error *err)
             s_progress(j, tty, &last_print, true);
             return 0;
         }
+        if (j->left_early && !s_workers_finished(j) &&
+            run_wall() - j->left_early_at > j->e->timeout) {
+            return s_left_early(j, err);
+        }
         if (j->workers_done_at > 0 && run_wall() - j->workers_done_at > j->e->timeout) {
             return error_set(err, ERROR_RUNTIME, "the servers or the evaluator did not finish "
                              "within %g s of the workers ([cluster] timeout)", j->e->timeout);
@@ -352,123 +420,13 @@ static int s_supervise(job *j, error *err)
     }
 }
 
-typedef struct step_row {
-    double t;
-    char *line;
-} step_row;
-
-static int s_cmp_rows(const void *a, const void *b)
+/* The private folder and all in it: sockets and keys. */
+static void s_remove_private_dir(job *j)
 {
-    const step_row *x = a, *y = b;
-    return x->t < y->t ? -1 : x->t > y->t;
-}
-
-/* Appends the data rows of text (a steps-K.csv) to rows; a last line
- * without its newline (a worker killed mid-write) is left out. */
-static int s_add_rows(char *text, step_row **rows, size_t *n, size_t *cap)
-{
-    char *end = strrchr(text, '\n');
-    if (end) {
-        end[1] = '\0';
+    error ignored;
+    if (j->private_dir[0]) {
+        run_remove_dir(j->private_dir, &ignored);
     }
-    char *save, *line = strtok_r(text, "\n", &save);   /* the header */
-    for (line = strtok_r(NULL, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        if (*n == *cap) {
-            size_t grown_cap = *cap ? 2 * *cap : 4096;
-            step_row *grown = realloc(*rows, grown_cap * sizeof **rows);
-            if (!grown) {
-                return -1;
-            }
-            *rows = grown;
-            *cap = grown_cap;
-        }
-        (*rows)[*n].t = strtod(line, NULL);
-        (*rows)[(*n)++].line = line;
-    }
-    return 0;
-}
-
-/* steps-K.csv (Unix times) into steps.csv, in time order, with time from
- * the first step; the parts are removed once steps.csv holds them (a full
- * disk keeps them where they are). */
-static void s_merge_steps(job *j)
-{
-    step_row *rows = NULL;
-    size_t n = 0, cap = 0;
-    char **texts = calloc((size_t)j->e->workers, sizeof *texts);
-    bool whole = texts != NULL;   /* every part read in full */
-    for (int w = 0; texts && w < j->e->workers; w++) {
-        char path[4800];
-        snprintf(path, sizeof path, "%s/steps-%d.csv", j->r->dir, w);
-        texts[w] = run_read_file(path);
-        if (texts[w] && s_add_rows(texts[w], &rows, &n, &cap) < 0) {
-            whole = false;
-        }
-    }
-    double t0 = j->first_step;
-    if (t0 == 0) {   /* no shard counters (a shard was killed): the earliest row */
-        for (size_t i = 0; i < n; i++) {
-            t0 = i == 0 || rows[i].t < t0 ? rows[i].t : t0;
-        }
-    }
-    if (n > 0) {
-        qsort(rows, n, sizeof *rows, s_cmp_rows);
-    }
-    for (size_t i = 0; i < n; i++) {
-        const char *rest = strchr(rows[i].line, ',');
-        fprintf(j->r->steps, "%.6f%s\n", fmax(0, rows[i].t - t0), rest ? rest : "");
-    }
-    bool written = whole && fflush(j->r->steps) == 0 && !ferror(j->r->steps);
-    for (int w = 0; texts && written && w < j->e->workers; w++) {
-        char path[4800];
-        snprintf(path, sizeof path, "%s/steps-%d.csv", j->r->dir, w);
-        remove(path);
-    }
-    for (int w = 0; texts && w < j->e->workers; w++) {
-        free(texts[w]);
-    }
-    free(texts);
-    free(rows);
-}
-
-/* Every shard's counters (its ps-K.json) into the summary; the first
- * training step is the first worker pull any shard saw. */
-static void s_add_shards(job *j)
-{
-    for (int k = 0; k < j->e->servers; k++) {
-        char path[4800];
-        snprintf(path, sizeof path, "%s/ps-%d.json", j->r->dir, k);
-        shard_stats st;
-        error why;
-        if (shard_stats_read(path, &st, &why) == 0) {
-            summary_add_shard(&j->sum, &st);
-            if (st.first_pull_at > 0 && (j->first_step == 0 || st.first_pull_at < j->first_step)) {
-                j->first_step = st.first_pull_at;
-            }
-        } else {
-            run_log(j->r, "launcher: %s", why.msg);
-        }
-    }
-}
-
-static void s_remove_ipc(job *j)
-{
-    if (!j->ipc_dir[0]) {
-        return;
-    }
-    DIR *d = opendir(j->ipc_dir);
-    struct dirent *ent;
-    while (d && (ent = readdir(d))) {
-        if (ent->d_name[0] != '.') {
-            char path[512];
-            snprintf(path, sizeof path, "%s/%s", j->ipc_dir, ent->d_name);
-            unlink(path);
-        }
-    }
-    if (d) {
-        closedir(d);
-    }
-    rmdir(j->ipc_dir);
 }
 
 /* The summary's identity, written at once (complete = false). */
@@ -524,8 +482,8 @@ static int s_run(job *j, error *err)
 static int s_finish(job *j, int rc, error *err)
 {
     run_summary *sum = &j->sum;
-    s_add_shards(j);
-    s_merge_steps(j);
+    j->first_step = collect_shards(j->r, j->e->servers, sum);
+    collect_steps(j->r, j->e->workers, j->first_step);
     sum->restarts = j->restarts;
     /* training ended when the workers did, or at the evaluation that saw it
      * diverge, or now (a failure) */
@@ -581,7 +539,7 @@ int launcher_train(experiment *e, run *r, error *err)
                                                       ? "on-failure" : "exit-code");
     rc = s_finish(&j, s_run(&j, err), err);
 done:
-    s_remove_ipc(&j);
+    s_remove_private_dir(&j);
     if (j.log_fd >= 0) {
         close(j.log_fd);
     }

@@ -9,7 +9,7 @@
 #include "core/stop.h"
 
 int peers_open(peers *p, const cluster_spec *cs, uint64_t nparams, uint32_t self,
-               double timeout, error *err)
+               double timeout, const net_auth *auth, error *err)
 {
     memset(p, 0, sizeof *p);
     net_pending_init(&p->pending);
@@ -28,7 +28,7 @@ int peers_open(peers *p, const cluster_spec *cs, uint64_t nparams, uint32_t self
         char endpoint[CLUSTER_ADDRESS_MAX + 16];
         net_endpoint(endpoint, sizeof endpoint, cs->ps[k], false);
         partition_range(nparams, p->count, k, &p->lo[k], &p->hi[k]);
-        p->sockets[k] = net_dealer(p->ctx, endpoint, err);
+        p->sockets[k] = net_dealer(p->ctx, endpoint, auth, err);
         if (!p->sockets[k]) {
             peers_close(p);
             return -1;
@@ -82,6 +82,10 @@ static int s_receive(peers *p, int k, net_msg *m, wire_header *h, error *err)
         if (got < 0) {
             return error_set(err, ERROR_RUNTIME, "receive from ps %d: %s", k,
                              zmq_strerror(zmq_errno()));
+        }
+        if (got == 1 && m->count == 1 && zmq_msg_size(&m->frames[0]) == 0) {
+            net_msg_close(m);   /* the shard checking that this peer is still here */
+            continue;
         }
         if (got == 1) {
             break;

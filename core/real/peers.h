@@ -23,8 +23,10 @@ typedef struct peers {
     net_pending pending;      /* zero-copy payloads not yet released */
 } peers;
 
+/* One dealer per shard of cs; with auth (NULL: none) each is a CURVE
+ * client. */
 int peers_open(peers *p, const cluster_spec *cs, uint64_t nparams, uint32_t self,
-               double timeout, error *err);
+               double timeout, const net_auth *auth, error *err);
 void peers_close(peers *p);
 
 /* Sends a pull for min_version to every shard and copies each reply's

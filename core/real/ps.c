@@ -13,6 +13,7 @@
 #include "core/real/peers.h"
 #include "core/stop.h"
 #include "transport/net.h"
+#include "transport/senders.h"
 
 #define PS_LOGGED_REJECTS 10
 
@@ -37,6 +38,8 @@ typedef struct ps {
     wire_limits limits;
     appliers apply;
     bool expect_evaluator;
+    senders senders;          /* which peer speaks for which worker */
+    auth_zap *zap;            /* with CURVE: the handshakes' judge */
 } ps;
 
 /* A reply; its tag is the worker's last staleness, or what tag says. */
@@ -236,6 +239,24 @@ static void s_reject(ps *p, const char *why, const wire_header *h, bool decoded)
     }
 }
 
+/* A message for a worker index (or the evaluator) from a peer that does
+ * not speak for it: counted, the first few logged, dropped. */
+static void s_foreign(ps *p, const wire_header *h, const char *user)
+{
+    server *s = p->s;
+    s->stats.foreign++;
+    if (s->stats.foreign <= PS_LOGGED_REJECTS) {
+        char who[32];
+        if (h->worker == WIRE_EVALUATOR) {
+            snprintf(who, sizeof who, "the evaluator");
+        } else {
+            snprintf(who, sizeof who, "worker %u", h->worker);
+        }
+        fprintf(stderr, "ps %d: refused a message (type %u) for %s from a peer that does not "
+                "speak for it%s%s\n", s->shard, h->type, who, user[0] ? ": " : "", user);
+    }
+}
+
 static void s_pull(ps *p, const zmq_msg_t *identity, const pull_msg *m, const wire_header *h)
 {
     if (server_pull_ready(p->s, m)) {
@@ -275,6 +296,10 @@ static int s_handle(ps *p, net_msg *m)
         s_reject(p, why, &h, false);
         return 0;
     }
+    if (!senders_accept(&p->senders, p->router, identity, m->user, &h)) {
+        s_foreign(p, &h, m->user);
+        return 0;
+    }
     switch (h.type) {
     case WIRE_PULL:
         s_pull(p, identity, &(pull_msg){.worker = h.worker, .min_version = h.base_version}, &h);
@@ -288,6 +313,7 @@ static int s_handle(ps *p, net_msg *m)
         return 0;
     }
     if (h.tag == WIRE_CONTROL_STATS) {
+        s->stats.unauthenticated = (uint64_t)auth_zap_refused(p->zap);
         shard_stats st;
         server_snapshot(s, &st);
         char *json = shard_stats_json(&st);
@@ -312,8 +338,17 @@ int ps_serve(server *s, void *zmq_ctx, const ps_options *o, error *err)
     ps p = {.s = s, .expect_evaluator = o->expect_evaluator};
     p.limits = (wire_limits){.shard = (uint32_t)s->shard, .lo = s->lo, .hi = s->hi,
                              .workers = (uint32_t)s->workers};
-    p.router = net_router(zmq_ctx, o->endpoint, err);
+    if (senders_init(&p.senders, (uint32_t)s->workers, o->auth != NULL) < 0) {
+        return error_set(err, ERROR_RUNTIME, "ps %d: out of memory", s->shard);
+    }
+    if (o->auth && !(p.zap = auth_zap_start(zmq_ctx, o->auth, err))) {
+        senders_free(&p.senders);
+        return -1;
+    }
+    p.router = net_router(zmq_ctx, o->endpoint, o->auth, err);
     if (!p.router) {
+        auth_zap_stop(&p.zap);
+        senders_free(&p.senders);
         return -1;
     }
     int rc = 0;
@@ -345,6 +380,9 @@ int ps_serve(server *s, void *zmq_ctx, const ps_options *o, error *err)
     int linger = stop_requested() ? 0 : 2000;
     zmq_setsockopt(p.router, ZMQ_LINGER, &linger, sizeof linger);
     zmq_close(p.router);
+    s->stats.unauthenticated = (uint64_t)auth_zap_refused(p.zap);
+    auth_zap_stop(&p.zap);
+    senders_free(&p.senders);
     return rc;
 }
 
@@ -379,13 +417,27 @@ int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *e
     if (!s) {
         return error_set(err, ERROR_RUNTIME, "ps %d: out of memory", cs->task);
     }
-    char endpoint[CLUSTER_ADDRESS_MAX + 16];
+    char endpoint[CLUSTER_ADDRESS_MAX + 16], who[32];
     net_endpoint(endpoint, sizeof endpoint, cs->ps[cs->task], true);
+    snprintf(who, sizeof who, "ps %d", cs->task);
+    net_auth auth;
+    int curve = cluster_auth(cs, e->auth == AUTH_CURVE, e->keys, "server", &auth, err);
+    if (curve < 0) {
+        server_destroy(&s);
+        return -1;
+    }
+    if (!curve) {
+        cluster_warn_open(who, endpoint);
+    }
     void *ctx = zmq_ctx_new();
-    ps_options o = {.endpoint = endpoint, .expect_evaluator = cs->evaluator};
+    ps_options o = {.endpoint = endpoint, .expect_evaluator = cs->evaluator,
+                    .auth = curve ? &auth : NULL};
     stop_install();
     int rc = ps_serve(s, ctx, &o, err);
     stop_uninstall();
+    if (curve) {
+        auth_free(&auth);
+    }
     char path[4200];
     snprintf(path, sizeof path, "%s/ps-%d.json", run_dir, cs->task);
     shard_stats st;

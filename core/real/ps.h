@@ -5,8 +5,13 @@
  * touches parameters; a bad one is counted in stats.rejected, logged (the
  * first few) and dropped, and the shard keeps serving. Pulls that are not
  * ready (server_pull_ready) wait in a queue that is re-checked after every
- * push. The shard stops when every worker and the expected evaluator have
- * said DONE, on a SHUTDOWN control, or on SIGINT / SIGTERM. */
+ * push. A message must speak for its sender (senders.h): one for a worker
+ * index, or the evaluator, from any other peer is counted in
+ * stats.foreign and dropped. With auth, the shard is a CURVE server and
+ * admits only the keys of its folder (auth.h); refused handshakes are
+ * counted in stats.unauthenticated. The shard stops when every worker and
+ * the expected evaluator have said DONE, on the evaluator's SHUTDOWN, or
+ * on SIGINT / SIGTERM. */
 #ifndef ASGD_PS_H
 #define ASGD_PS_H
 
@@ -16,10 +21,12 @@
 #include "core/error.h"
 #include "core/experiment.h"
 #include "algorithms/server.h"
+#include "transport/auth.h"
 
 typedef struct ps_options {
     const char *endpoint;      /* to bind */
     bool expect_evaluator;
+    const net_auth *auth;      /* NULL: no authentication */
 } ps_options;
 
 /* Serves s until it should stop; 0 on a normal end. */

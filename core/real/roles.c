@@ -32,6 +32,20 @@ static FILE *s_append_csv(const char *path, const char *header, error *err)
     return f;
 }
 
+/* The keys of role self when [cluster] auth = curve (1), none (0), or -1;
+ * without them, a warning for each shard another host could reach. */
+static int s_auth(const cluster_spec *cs, const experiment *e, const char *self, net_auth *a,
+                  error *err)
+{
+    int curve = cluster_auth(cs, e->auth == AUTH_CURVE, e->keys, self, a, err);
+    for (int k = 0; curve == 0 && k < cs->servers; k++) {
+        char endpoint[CLUSTER_ADDRESS_MAX + 16];
+        net_endpoint(endpoint, sizeof endpoint, cs->ps[k], false);
+        cluster_warn_open(self, endpoint);
+    }
+    return curve;
+}
+
 /* The ZeroMQ worker link: the primitives over peers. */
 static error s_link_err;
 
@@ -96,7 +110,12 @@ int worker_main(const cluster_spec *cs, experiment *e, const char *run_dir, erro
     w.t0 = 0;   /* rows in Unix time: the launcher takes them from the first step */
     peers p;
     int rc = -1;
-    if (w.steps_csv && peers_open(&p, cs, w.nparams, (uint32_t)cs->task, e->timeout, err) == 0) {
+    net_auth auth;
+    char self[32];
+    snprintf(self, sizeof self, "worker-%d", cs->task);
+    int curve = w.steps_csv ? s_auth(cs, e, self, &auth, err) : -1;
+    if (curve >= 0 && peers_open(&p, cs, w.nparams, (uint32_t)cs->task, e->timeout,
+                                 curve ? &auth : NULL, err) == 0) {
         w.link = &s_zmq_link;
         w.link_state = &p;
         stop_install();
@@ -111,6 +130,9 @@ int worker_main(const cluster_spec *cs, experiment *e, const char *run_dir, erro
         }
         stop_uninstall();
         peers_close(&p);
+    }
+    if (curve > 0) {
+        auth_free(&auth);
     }
     char name[32];
     snprintf(name, sizeof name, "steps-%d.csv", cs->task);
@@ -272,13 +294,19 @@ int evaluator_main(const cluster_spec *cs, experiment *e, const char *run_dir, e
     if (cs->report_fd >= 0) {
         signal(SIGPIPE, SIG_IGN);   /* a launcher that has gone is no reason to die */
     }
-    if (v.csv && peers_open(&v.p, cs, v.m->nparams, WIRE_EVALUATOR, e->timeout, err) == 0) {
+    net_auth auth;
+    int curve = v.csv ? s_auth(cs, e, "evaluator", &auth, err) : -1;
+    if (curve >= 0 && peers_open(&v.p, cs, v.m->nparams, WIRE_EVALUATOR, e->timeout,
+                                 curve ? &auth : NULL, err) == 0) {
         stop_install();
         rc = s_evaluate_all(&v, err);
         stop_uninstall();
         peers_close(&v.p);
     } else if (!v.csv && !err->msg[0]) {
         error_set(err, ERROR_RUNTIME, "evaluator: out of memory");
+    }
+    if (curve > 0) {
+        auth_free(&auth);
     }
     error lost;
     if (run_close_file(&v.csv, run_dir, "eval.csv", rc == 0 ? err : &lost) < 0) {

@@ -1,0 +1,104 @@
+/* collect.c: a job's per-process metrics gathered into its run folder. */
+#include "core/real/collect.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct step_row {
+    double t;
+    char *line;
+} step_row;
+
+static int s_cmp_rows(const void *a, const void *b)
+{
+    const step_row *x = a, *y = b;
+    return x->t < y->t ? -1 : x->t > y->t;
+}
+
+/* Appends the data rows of text (a steps-K.csv) to rows; a last line
+ * without its newline (a worker killed mid-write) is left out. */
+static int s_add_rows(char *text, step_row **rows, size_t *n, size_t *cap)
+{
+    char *end = strrchr(text, '\n');
+    if (end) {
+        end[1] = '\0';
+    }
+    char *save, *line = strtok_r(text, "\n", &save);   /* the header */
+    for (line = strtok_r(NULL, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (*n == *cap) {
+            size_t grown_cap = *cap ? 2 * *cap : 4096;
+            step_row *grown = realloc(*rows, grown_cap * sizeof **rows);
+            if (!grown) {
+                return -1;
+            }
+            *rows = grown;
+            *cap = grown_cap;
+        }
+        (*rows)[*n].t = strtod(line, NULL);
+        (*rows)[(*n)++].line = line;
+    }
+    return 0;
+}
+
+void collect_steps(run *r, int workers, double t0)
+{
+    step_row *rows = NULL;
+    size_t n = 0, cap = 0;
+    char **texts = calloc((size_t)workers, sizeof *texts);
+    bool whole = texts != NULL;   /* every part read in full */
+    for (int w = 0; texts && w < workers; w++) {
+        char path[4800];
+        snprintf(path, sizeof path, "%s/steps-%d.csv", r->dir, w);
+        texts[w] = run_read_file(path);
+        if (texts[w] && s_add_rows(texts[w], &rows, &n, &cap) < 0) {
+            whole = false;
+        }
+    }
+    if (t0 == 0) {   /* no shard counters (a shard was killed): the earliest row */
+        for (size_t i = 0; i < n; i++) {
+            t0 = i == 0 || rows[i].t < t0 ? rows[i].t : t0;
+        }
+    }
+    if (n > 0) {
+        qsort(rows, n, sizeof *rows, s_cmp_rows);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *rest = strchr(rows[i].line, ',');
+        fprintf(r->steps, "%.6f%s\n", fmax(0, rows[i].t - t0), rest ? rest : "");
+    }
+    bool written = whole && fflush(r->steps) == 0 && !ferror(r->steps);
+    for (int w = 0; texts && written && w < workers; w++) {
+        char path[4800];
+        snprintf(path, sizeof path, "%s/steps-%d.csv", r->dir, w);
+        remove(path);
+    }
+    for (int w = 0; texts && w < workers; w++) {
+        free(texts[w]);
+    }
+    free(texts);
+    free(rows);
+}
+
+double collect_shards(run *r, int servers, run_summary *sum)
+{
+    double first_step = 0;
+    for (int k = 0; k < servers; k++) {
+        char path[4800];
+        snprintf(path, sizeof path, "%s/ps-%d.json", r->dir, k);
+        shard_stats st;
+        error why;
+        if (shard_stats_read(path, &st, &why) == 0) {
+            summary_add_shard(sum, &st);
+            if (st.first_pull_at > 0 && (first_step == 0 || st.first_pull_at < first_step)) {
+                first_step = st.first_pull_at;
+            }
+        } else {
+            run_log(r, "launcher: %s", why.msg);
+        }
+    }
+    return first_step;
+}
+

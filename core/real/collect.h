@@ -1,0 +1,23 @@
+/* collect.h: what a distributed job's processes leave in its run folder,
+ * gathered once they have stopped: every shard's counters (ps-K.json)
+ * into the summary, every worker's steps (steps-K.csv, in Unix time) into
+ * the run's steps.csv. */
+#ifndef ASGD_COLLECT_H
+#define ASGD_COLLECT_H
+
+#include "core/run.h"
+#include "core/summary.h"
+
+/* Adds ps-0.json .. ps-(servers-1).json to sum (one that cannot be read is
+ * logged and left out); returns the first training step, the earliest
+ * worker pull any shard saw (Unix time; 0 when none did). */
+double collect_shards(run *r, int servers, run_summary *sum);
+
+/* steps-K.csv of every worker into r's steps.csv, in time order, time
+ * counted from t0 (0: from the earliest row, when no shard said when
+ * training began); the parts are removed once steps.csv holds them all (a
+ * full disk keeps them where they are). A last line without its newline
+ * (a worker killed mid-write) is left out. */
+void collect_steps(run *r, int workers, double t0);
+
+#endif

@@ -1,0 +1,540 @@
+/* test_security.c: a shard on an open network, tried as an attacker would
+ * over real sockets: malformed frames, messages for a worker from a peer
+ * that does not speak for it (forged pushes, DONE and SHUTDOWN), CURVE
+ * keys the shard does not know, and a job that must complete through all
+ * of it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <float.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cJSON.h>
+#include <zmq.h>
+
+#include "core/experiment.h"
+#include "core/model.h"
+#include "transport/auth.h"
+#include "transport/wire.h"
+#include "support.h"
+#include "wire_client.h"
+
+/* A shard of a 2-worker softmax (6 features, 3 classes: 21 parameters). */
+static const char s_small[] =
+    "[data]\ndataset = synthetic\ndim = 6\nclasses = 3\n"
+    "[model]\ntype = softmax\n[train]\nalgorithm = hogwild\n[cluster]\nworkers = 2\n";
+
+/* The initial parameters every shard of f->config starts from (n of them;
+ * caller frees). */
+static float *s_initial(support_fixture *f, size_t *n)
+{
+    experiment e;
+    error err = {0};
+    assert_int_equal(experiment_configure(&e, f->config, 0, NULL, NULL, &err), 0);
+    backend *b = backend_new(&e.backend, &err);
+    model *m = model_new(&e.model, b, 6, 3, &err);
+    *n = m->nparams;
+    float *init = malloc(*n * sizeof *init);
+    model_init_params(m, init, e.seed);
+    model_destroy(&m);
+    backend_destroy(&b);
+    experiment_destroy(&e);
+    return init;
+}
+
+/* `asgd ps` for f->config on port, with extra flags (NULL-terminated). */
+static int s_start_ps(support_fixture *f, int port, int evaluator, const char *const *extra)
+{
+    static char hosts[64], run_dir[400];
+    snprintf(hosts, sizeof hosts, "--ps_hosts=127.0.0.1:%d", port);
+    snprintf(run_dir, sizeof run_dir, "--run_dir=%s", f->dir);
+    const char *args[16] = {"ps", f->config, hosts, "--worker_hosts=a,b", "--task_index=0",
+                            evaluator ? "--evaluator=1" : "--evaluator=0", run_dir};
+    int n = 7;
+    for (int i = 0; extra && extra[i]; i++) {
+        args[n++] = extra[i];
+    }
+    args[n] = NULL;
+    return support_spawn_asgd(f->dir, args);
+}
+
+/* A reply that must come (within 10 s); its payload's bytes. */
+static size_t s_receive(void *sock, wire_header *h, void *buf, size_t cap, uint64_t hi)
+{
+    long got = wire_client_receive(sock, h, buf, cap, hi, 10000);
+    assert_true(got >= 0);
+    return (size_t)got;
+}
+
+/* Sends h (no payload) and returns whether any reply came within ms. */
+static bool s_answered(void *sock, const wire_header *h, size_t n, long ms)
+{
+    wire_client_send(sock, h, NULL, 0);
+    float buf[64];
+    wire_header reply;
+    return wire_client_receive(sock, &reply, buf, sizeof buf, n, ms) >= 0;
+}
+
+/* The shard's counters, asked as a tool (WIRE_ANY) over sock. */
+static cJSON *s_stats(void *sock, size_t n)
+{
+    wire_header h = {.type = WIRE_CONTROL, .worker = WIRE_ANY, .tag = WIRE_CONTROL_STATS,
+                     .encoding = WIRE_NO_PAYLOAD};
+    wire_client_send(sock, &h, NULL, 0);
+    char json[4096] = {0};
+    wire_header reply;
+    s_receive(sock, &reply, json, sizeof json - 1, n);
+    cJSON *j = cJSON_Parse(json);
+    assert_non_null(j);
+    return j;
+}
+
+/* Pulls as worker over sock and checks the shard still holds init at
+ * version 0. */
+static void s_expect_untouched(void *sock, uint32_t worker, const float *init, size_t n)
+{
+    wire_header h = {.type = WIRE_PULL, .worker = worker, .encoding = WIRE_NO_PAYLOAD};
+    wire_client_send(sock, &h, NULL, 0);
+    float got[64];
+    wire_header reply;
+    assert_int_equal(s_receive(sock, &reply, got, sizeof got, n), n * sizeof(float));
+    assert_int_equal(reply.base_version, 0);
+    assert_memory_equal(got, init, n * sizeof *got);
+}
+
+
+/* Sends a shard of n parameters every kind of malformed message; returns
+ * how many. */
+static int s_send_garbage(void *sock, size_t n)
+{
+    uint8_t noise[64];
+    for (int i = 0; i < 64; i++) {
+        noise[i] = (uint8_t)(i * 151 + 7);
+    }
+    float payload[64] = {1e30f, -1e30f};
+    wire_header good = {.type = WIRE_PUSH, .worker = 0, .shard = 0, .offset = 0,
+                        .count = n, .encoding = WIRE_F32};
+    int sent = 0;
+    wire_client_frames(sock, (const void *const[]){"hello"}, (const size_t[]){5}, 1), sent++;
+    wire_client_frames(sock, (const void *const[]){noise}, (const size_t[]){64}, 1), sent++;
+    wire_client_frames(sock, (const void *const[]){""}, (const size_t[]){0}, 1), sent++;
+    wire_header h = good;
+    h.offset = 1;                                         /* outside the shard */
+    wire_client_send(sock, &h, payload, n * sizeof(float)), sent++;
+    wire_client_send(sock, &good, payload, n * sizeof(float) - 4), sent++;   /* short payload */
+    h = good;
+    h.worker = 7;                                         /* no such worker */
+    wire_client_send(sock, &h, payload, n * sizeof(float)), sent++;
+    h = good;
+    h.shard = 3;
+    wire_client_send(sock, &h, payload, n * sizeof(float)), sent++;
+    uint8_t head[WIRE_HEADER_SIZE];
+    wire_encode(head, &good);
+    head[4] = 99;                                         /* protocol version */
+    wire_client_frames(sock, (const void *const[]){head, payload}, (const size_t[]){64, n * 4}, 2), sent++;
+    wire_encode(head, &good);                             /* four frames */
+    wire_client_frames(sock, (const void *const[]){head, payload, payload},
+                  (const size_t[]){64, n * 4, 8}, 3), sent++;
+    h = (wire_header){.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD};
+    wire_client_send(sock, &h, payload, 8), sent++;                 /* a pull with a payload */
+    return sent;
+}
+
+static void test_server_survives_garbage(void **state)
+{
+    support_fixture *f = *state;
+    support_write_file(f->config, s_small);
+    int port = wire_client_free_port();
+    int ps = s_start_ps(f, port, 0, NULL);
+    size_t n;
+    float *init = s_initial(f, &n);
+    void *ctx = zmq_ctx_new();
+    void *sock = wire_client_open(ctx, port, NULL);
+
+    int sent = s_send_garbage(sock, n);
+    /* well-formed pushes holding a NaN and an infinity: refused, counted */
+    float *bad = calloc(n, sizeof *bad);
+    wire_header push = {.type = WIRE_PUSH, .worker = 0, .shard = 0, .offset = 0, .count = n,
+                        .encoding = WIRE_F32};
+    bad[n / 2] = NAN;
+    wire_client_send(sock, &push, bad, n * sizeof(float));
+    bad[n / 2] = INFINITY;
+    wire_client_send(sock, &push, bad, n * sizeof(float));
+    free(bad);
+
+    s_expect_untouched(sock, 0, init, n);   /* still serving */
+    cJSON *stats = s_stats(sock, n);
+    assert_true(support_json_number(stats, "rejected") == sent);
+    assert_true(support_json_number(stats, "nonfinite") == 2);
+    assert_true(support_json_number(stats, "pushes") == 0);
+    cJSON_Delete(stats);
+
+    kill(ps, SIGTERM);   /* a tool may not stop a shard: its operator may */
+    assert_int_equal(support_wait(ps), 0);
+    zmq_close(sock);
+    zmq_ctx_term(ctx);
+    char path[600];
+    snprintf(path, sizeof path, "%s/ps-0.json", f->dir);
+    cJSON *final = support_json_file(path);
+    assert_true(support_json_number(final, "rejected") == sent);
+    cJSON_Delete(final);
+    free(init);
+}
+
+/* Without CURVE, worker 0 and the evaluator belong to the peers that first
+ * spoke for them: another peer's push, DONE, SHUTDOWN or pull for them gets
+ * no answer and changes nothing, and is counted as foreign. Once worker
+ * 0's peer has gone, a new one (a restarted worker) takes its place. */
+static void test_messages_speak_only_for_their_sender(void **state)
+{
+    support_fixture *f = *state;
+    support_write_file(f->config, s_small);
+    int port = wire_client_free_port();
+    int ps = s_start_ps(f, port, 1, NULL);
+    size_t n;
+    float *init = s_initial(f, &n);
+    void *ctx = zmq_ctx_new();
+    void *worker = wire_client_open(ctx, port, NULL);
+    void *evaluator = wire_client_open(ctx, port, NULL);
+    void *forger = wire_client_open(ctx, port, NULL);
+    s_expect_untouched(worker, 0, init, n);
+    s_expect_untouched(evaluator, WIRE_EVALUATOR, init, n);
+
+    float *huge = malloc(n * sizeof *huge);
+    for (size_t i = 0; i < n; i++) {
+        huge[i] = i % 2 ? 1e30f : -1e30f;
+    }
+    wire_header push = {.type = WIRE_PUSH, .worker = 0, .count = n, .encoding = WIRE_F32,
+                        .samples = 4000000};
+    wire_client_send(forger, &push, huge, n * sizeof(float));
+    free(huge);
+    const wire_header forged[] = {
+        {.type = WIRE_CONTROL, .worker = 0, .tag = WIRE_CONTROL_DONE, .encoding = WIRE_NO_PAYLOAD},
+        {.type = WIRE_CONTROL, .worker = WIRE_EVALUATOR, .tag = WIRE_CONTROL_DONE,
+         .encoding = WIRE_NO_PAYLOAD},
+        {.type = WIRE_CONTROL, .worker = WIRE_EVALUATOR, .tag = WIRE_CONTROL_SHUTDOWN,
+         .encoding = WIRE_NO_PAYLOAD},
+        {.type = WIRE_PULL, .worker = WIRE_EVALUATOR, .encoding = WIRE_NO_PAYLOAD},
+    };
+    for (int i = 0; i < 4; i++) {
+        assert_false(s_answered(forger, &forged[i], n, 300));
+    }
+    s_expect_untouched(worker, 0, init, n);
+    cJSON *stats = s_stats(forger, n);   /* counters: anyone may ask */
+    assert_true(support_json_number(stats, "foreign") == 5);
+    assert_true(support_json_number(stats, "pushes") == 0);
+    assert_true(support_json_number(stats, "samples") == 0);
+    cJSON_Delete(stats);
+    assert_true(support_alive(ps));
+
+    /* worker 0's peer goes; its successor is answered once the shard sees
+     * it gone (asked again until then, as a worker resends) */
+    zmq_close(worker);
+    worker = wire_client_open(ctx, port, NULL);
+    wire_header pull = {.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD};
+    bool answered = false;
+    for (int i = 0; i < 50 && !answered; i++) {
+        answered = s_answered(worker, &pull, n, 200);
+    }
+    assert_true(answered);
+
+    /* the shard ends when the workers and the evaluator say DONE */
+    void *second = wire_client_open(ctx, port, NULL);
+    wire_header done = {.type = WIRE_CONTROL, .worker = 0, .tag = WIRE_CONTROL_DONE,
+                        .encoding = WIRE_NO_PAYLOAD};
+    assert_true(s_answered(worker, &done, n, 5000));
+    done.worker = 1;
+    assert_true(s_answered(second, &done, n, 5000));
+    done.worker = WIRE_EVALUATOR;
+    assert_true(s_answered(evaluator, &done, n, 5000));
+    assert_int_equal(support_wait(ps), 0);
+    zmq_close(worker);
+    zmq_close(second);
+    zmq_close(evaluator);
+    zmq_close(forger);
+    zmq_ctx_term(ctx);
+    free(init);
+}
+
+/* With cluster.auth = curve a shard admits only its folder's keys: a
+ * stranger's key, or no CURVE at all, gets no connection, so nothing it
+ * sends is answered or applied; an admitted key speaks only for its own
+ * role (worker-1's key cannot push as worker 0). */
+static void test_unknown_curve_keys_get_nothing(void **state)
+{
+    support_fixture *f = *state;
+    support_write_file(f->config, s_small);
+    char keys[400], keys_arg[420], stranger[400];
+    snprintf(keys, sizeof keys, "%s/keys", f->dir);
+    snprintf(keys_arg, sizeof keys_arg, "--keys=%s", keys);
+    snprintf(stranger, sizeof stranger, "%s/stranger", f->dir);
+    const char *make[] = {"keys", keys, "--workers", "2", NULL};
+    support_run_asgd(&f->r, f->dir, make);
+    assert_int_equal(f->r.status, 0);
+    const char *make2[] = {"keys", stranger, "--workers", "1", NULL};
+    support_run_asgd(&f->r, f->dir, make2);
+    assert_int_equal(f->r.status, 0);
+    char secret[500];
+    snprintf(secret, sizeof secret, "%s/worker-0.key_secret", keys);
+    struct stat st;
+    assert_int_equal(stat(secret, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+
+    int port = wire_client_free_port();
+    const char *extra[] = {"cluster.auth=curve", keys_arg, NULL};
+    int ps = s_start_ps(f, port, 1, extra);
+    size_t n;
+    float *init = s_initial(f, &n);
+    net_auth w0, w1, bad;
+    error err = {0};
+    assert_int_equal(auth_load(&w0, keys, "worker-0", &err), 0);
+    assert_int_equal(auth_load(&w1, keys, "worker-1", &err), 0);
+    assert_int_equal(auth_load(&bad, stranger, "worker-0", &err), 0);
+    memcpy(bad.server_public, w0.server_public, sizeof bad.server_public);   /* knows the shard */
+    void *ctx = zmq_ctx_new();
+    void *good = wire_client_open(ctx, port, &w0);
+    void *other = wire_client_open(ctx, port, &w1);
+    void *strange = wire_client_open(ctx, port, &bad);
+    void *plain = wire_client_open(ctx, port, NULL);
+    s_expect_untouched(good, 0, init, n);
+
+    float *huge = malloc(n * sizeof *huge);
+    for (size_t i = 0; i < n; i++) {
+        huge[i] = 1e30f;
+    }
+    wire_header push = {.type = WIRE_PUSH, .worker = 0, .count = n, .encoding = WIRE_F32,
+                        .samples = 1};
+    const wire_header tries[] = {
+        {.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD},
+        {.type = WIRE_CONTROL, .worker = WIRE_ANY, .tag = WIRE_CONTROL_STATS,
+         .encoding = WIRE_NO_PAYLOAD},
+        {.type = WIRE_CONTROL, .worker = WIRE_EVALUATOR, .tag = WIRE_CONTROL_SHUTDOWN,
+         .encoding = WIRE_NO_PAYLOAD},
+    };
+    void *outsiders[] = {strange, plain};
+    for (int o = 0; o < 2; o++) {
+        wire_client_send(outsiders[o], &push, huge, n * sizeof(float));
+        for (int i = 0; i < 3; i++) {
+            assert_false(s_answered(outsiders[o], &tries[i], n, 300));
+        }
+    }
+    wire_client_send(other, &push, huge, n * sizeof(float));   /* worker-1 as worker 0 */
+    assert_false(s_answered(other, &tries[2], n, 300));         /* nor the evaluator */
+    free(huge);
+    s_expect_untouched(good, 0, init, n);
+    cJSON *stats = s_stats(good, n);
+    assert_true(support_json_number(stats, "pushes") == 0);
+    assert_true(support_json_number(stats, "foreign") == 2);
+    assert_true(support_json_number(stats, "unauthenticated") >= 1);
+    cJSON_Delete(stats);
+    assert_true(support_alive(ps));
+    kill(ps, SIGTERM);
+    assert_int_equal(support_wait(ps), 0);
+    zmq_close(good);
+    zmq_close(other);
+    zmq_close(strange);
+    zmq_close(plain);
+    zmq_ctx_term(ctx);
+    auth_free(&w0);
+    auth_free(&w1);
+    auth_free(&bad);
+    free(init);
+}
+
+/* A job over tcp whose workers have been stepping for a while. */
+static const char s_job[] =
+    "[experiment]\nname = job\nrun_id = r\n"
+    "[data]\ndataset = synthetic\ntrain_size = 10000\ndim = 32\n"
+    "[model]\ntype = mlp\nhidden = 64\n"
+    "[train]\nalgorithm = hogwild\nepochs = 8\nbatch = 32\nlr = 0.05\n"
+    "[eval]\nevery = 0.5\n"
+    "[cluster]\nworkers = 2\ntransport = tcp\n";
+
+static int s_start_job(support_fixture *f, int port)
+{
+    support_write_file(f->config, s_job);
+    char port_arg[64];
+    snprintf(port_arg, sizeof port_arg, "cluster.port=%d", port);
+    const char *args[] = {"train", f->config, f->out_arg, port_arg, NULL};
+    int pid = support_spawn_asgd(f->dir, args);
+    char steps[512];
+    snprintf(steps, sizeof steps, "%s/job/r/steps-0.csv", f->out);
+    if (!support_wait_lines(steps, 20, 30)) {
+        kill(pid, SIGKILL);
+        fail_msg("the job did not start");
+    }
+    return pid;
+}
+
+/* A stray client on a live job's shard port pushes huge values as worker
+ * 0, says DONE for both workers and the evaluator, and SHUTDOWN as the
+ * evaluator: none of it is taken, and the job completes as if it had not
+ * been there (it once stopped the shard, and the job failed a minute later
+ * blaming the evaluator). */
+static void test_forged_messages_do_not_stop_a_live_job(void **state)
+{
+    support_fixture *f = *state;
+    int port = wire_client_free_port();
+    int launcher = s_start_job(f, port);
+    size_t n = (32 + 1) * 64 + (64 + 1) * 10;
+    float *huge = malloc(n * sizeof *huge);
+    for (size_t i = 0; i < n; i++) {
+        huge[i] = i % 2 ? FLT_MAX : -FLT_MAX;
+    }
+    void *ctx = zmq_ctx_new();
+    void *forger = wire_client_open(ctx, port, NULL);
+    wire_header push = {.type = WIRE_PUSH, .worker = 0, .count = n, .encoding = WIRE_F32,
+                        .samples = 4000000};
+    assert_true(wire_client_send(forger, &push, huge, n * sizeof(float)));
+    const uint32_t who[] = {0, 1, WIRE_EVALUATOR};
+    for (int i = 0; i < 3; i++) {
+        wire_header done = {.type = WIRE_CONTROL, .worker = who[i], .tag = WIRE_CONTROL_DONE,
+                            .encoding = WIRE_NO_PAYLOAD};
+        assert_true(wire_client_send(forger, &done, NULL, 0));
+    }
+    wire_header stop = {.type = WIRE_CONTROL, .worker = WIRE_EVALUATOR,
+                        .tag = WIRE_CONTROL_SHUTDOWN, .encoding = WIRE_NO_PAYLOAD};
+    assert_true(wire_client_send(forger, &stop, NULL, 0));
+    free(huge);
+    int status = support_wait(launcher);
+    zmq_close(forger);
+    zmq_ctx_term(ctx);
+    char path[600];
+    snprintf(path, sizeof path, "%s/stderr", f->dir);
+    char *err = support_read_file(path);
+    if (status != 0) {
+        fail_msg("the job failed (%d): %s", status, err);
+    }
+    free(err);
+    snprintf(path, sizeof path, "%s/job/r/summary.json", f->out);
+    cJSON *j = support_json_file(path);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")));
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(j, "diverged")));
+    assert_true(support_json_number(j, "foreign") == 5);
+    assert_true(support_json_number(j, "epochs") < 8.01);   /* the forged 4,000,000 samples */
+    assert_true(support_json_number(j, "final_test_acc") > 0.5);
+    cJSON_Delete(j);
+}
+
+/* cluster.auth = curve end to end: the launcher makes its own keys, and
+ * roles started by hand take a folder made by `asgd keys`; both jobs
+ * complete. A shard reachable from other hosts without auth says so. */
+static void test_jobs_with_curve_keys(void **state)
+{
+    support_fixture *f = *state;
+    support_write_file(f->config, "[experiment]\nname = job\nrun_id = launched\n"
+                       "[data]\ndataset = synthetic\n[model]\ntype = softmax\n"
+                       "[train]\nalgorithm = hogwild\nepochs = 2\n"
+                       "[cluster]\nworkers = 2\ntransport = tcp\nauth = curve\n");
+    const char *train[] = {"train", f->config, f->out_arg, NULL};
+    support_run_asgd(&f->r, f->dir, train);
+    if (f->r.status != 0) {
+        fail_msg("launched job: %s", f->r.err);
+    }
+    assert_null(strstr(f->r.err, "warning"));
+
+    char keys[400], keys_arg[420], hosts[64], run_dir[400];
+    snprintf(keys, sizeof keys, "%s/keys", f->dir);
+    snprintf(keys_arg, sizeof keys_arg, "--keys=%s", keys);
+    const char *make[] = {"keys", keys, "--workers", "2", NULL};
+    support_run_asgd(&f->r, f->dir, make);
+    assert_int_equal(f->r.status, 0);
+    int port = wire_client_free_port();
+    snprintf(hosts, sizeof hosts, "--ps_hosts=127.0.0.1:%d", port);
+    snprintf(run_dir, sizeof run_dir, "--run_dir=%s/by-hand", f->dir);
+    const char *roles[4][10] = {
+        {"ps", f->config, hosts, "--worker_hosts=a,b", "--task_index=0", keys_arg, run_dir},
+        {"evaluator", f->config, hosts, "--worker_hosts=a,b", keys_arg, run_dir},
+        {"worker", f->config, hosts, "--worker_hosts=a,b", "--task_index=0", keys_arg, run_dir},
+        {"worker", f->config, hosts, "--worker_hosts=a,b", "--task_index=1", keys_arg, run_dir},
+    };
+    int pids[4];
+    for (int i = 0; i < 4; i++) {
+        pids[i] = support_spawn_asgd(f->dir, roles[i]);
+    }
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(support_wait(pids[i]), 0);
+    }
+    char path[600];
+    snprintf(path, sizeof path, "%s/by-hand/ps-0.json", f->dir);
+    cJSON *j = support_json_file(path);
+    assert_true(support_json_number(j, "pushes") == ceil(2.0 * 10000 / 64));
+    assert_true(support_json_number(j, "foreign") == 0);
+    cJSON_Delete(j);
+
+    /* --keys without auth = curve is a mistake, not a silent plain run */
+    const char *mixed[] = {"ps", f->config, hosts, keys_arg, "cluster.auth=none", NULL};
+    support_run_asgd(&f->r, f->dir, mixed);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "auth = none"));
+
+    /* bound to every interface without auth: a warning */
+    snprintf(hosts, sizeof hosts, "--ps_hosts=0.0.0.0:%d", port);
+    const char *open_ps[] = {"ps", f->config, hosts, "--worker_hosts=a,b", "--evaluator=0",
+                             "cluster.auth=none", run_dir, NULL};
+    int ps = support_spawn_asgd(f->dir, open_ps);
+    snprintf(path, sizeof path, "%s/stderr", f->dir);
+    bool warned = false;
+    for (int i = 0; i < 100 && !warned; i++) {
+        char *err = support_read_file(path);
+        warned = err && strstr(err, "can be reached from other hosts");
+        free(err);
+        nanosleep(&(struct timespec){.tv_nsec = 50000000}, NULL);
+    }
+    kill(ps, SIGTERM);
+    support_wait(ps);
+    assert_true(warned);
+}
+
+/* A shard that leaves while workers still need it (here stopped by a
+ * signal, which it takes as an orderly end, exit 0) fails the job, and the
+ * failure names the shard, not the workers left waiting for it. */
+static void test_a_shard_leaving_early_fails_the_job(void **state)
+{
+    support_fixture *f = *state;
+    int port = wire_client_free_port();
+    support_write_file(f->config, s_job);
+    char port_arg[64];
+    snprintf(port_arg, sizeof port_arg, "cluster.port=%d", port);
+    const char *args[] = {"train", f->config, f->out_arg, port_arg, "cluster.timeout=3", NULL};
+    int launcher = support_spawn_asgd(f->dir, args);
+    char steps[512];
+    snprintf(steps, sizeof steps, "%s/job/r/steps-0.csv", f->out);
+    assert_true(support_wait_lines(steps, 20, 30));
+    int shard;
+    assert_int_equal(support_children(launcher, "ps", &shard, 1), 1);
+    kill(shard, SIGTERM);
+    assert_int_equal(support_wait(launcher), 1);
+    char path[600];
+    snprintf(path, sizeof path, "%s/stderr", f->dir);
+    char *err = support_read_file(path);
+    if (!err || !strstr(err, "ps 0 exited before every worker was done")) {
+        fail_msg("stderr: %s", err);
+    }
+    free(err);
+}
+
+int main(void)
+{
+#define T(name) cmocka_unit_test_setup_teardown(name, support_fixture_setup, support_fixture_teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_server_survives_garbage),
+        T(test_messages_speak_only_for_their_sender),
+        T(test_unknown_curve_keys_get_nothing),
+        T(test_forged_messages_do_not_stop_a_live_job),
+        T(test_jobs_with_curve_keys),
+        T(test_a_shard_leaving_early_fails_the_job),
+    };
+#undef T
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

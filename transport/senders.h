@@ -1,0 +1,45 @@
+/* senders.h: a message speaks only for its sender.
+ *
+ * A shard binds each worker index, and the evaluator, to one peer. With
+ * CURVE the keys fix the binding: worker K is the client admitted as
+ * "worker-K" and the evaluator the one admitted as "evaluator" (the User-Id
+ * of each message). Without CURVE it is the ZeroMQ routing identity of the
+ * first peer that speaks for the index. Another peer may take the index
+ * over only once that one has gone, as a restarted worker does; the shard
+ * learns it by probing the bound peer with an empty message (which clients
+ * ignore) that the router cannot route once the peer has disconnected.
+ *
+ * Everything else is refused: a pull, push, DONE or SHUTDOWN for an index
+ * from any other peer. Tools (WIRE_ANY) may only ask for the counters, and
+ * only the evaluator may send SHUTDOWN (wire_decode checks both). */
+#ifndef ASGD_SENDERS_H
+#define ASGD_SENDERS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <zmq.h>
+
+#include "transport/wire.h"
+
+typedef struct sender_slot {
+    unsigned char id[256];    /* the bound routing identity */
+    size_t len;               /* 0: free */
+} sender_slot;
+
+typedef struct senders {
+    uint32_t workers;
+    bool curve;               /* bound by keys, not by routing identity */
+    sender_slot *slots;       /* one per worker, then the evaluator's */
+} senders;
+
+int senders_init(senders *s, uint32_t workers, bool curve);
+void senders_free(senders *s);
+
+/* Whether the message h, received on router from the peer whose routing
+ * identity is `identity` and whose CURVE name is user ("" without CURVE),
+ * speaks for its sender; binds a free index to the peer. */
+bool senders_accept(senders *s, void *router, zmq_msg_t *identity, const char *user,
+                    const wire_header *h);
+
+#endif
