@@ -8,9 +8,13 @@
  *         the code workers run) against `ps_serve` in another process
  *         applying each push with the hogwild rule.
  * Both move the vector twice per round trip. Prints a Markdown table of
- * medians: round trips/s, GB/s (both directions), and asgd / raw.
+ * medians: round trips/s, GB/s (both directions), and asgd / raw. A
+ * second table compares asgd over tcp without authentication and with
+ * cluster.auth = curve (every message encrypted and authenticated), for a
+ * small (32 KB) vector as well.
  *   bench_transport [SECONDS_PER_MEASUREMENT] [REPS] */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +28,9 @@
 #include "core/real/peers.h"
 #include "core/real/ps.h"
 #include "algorithms/server.h"
+#include "core/run.h"
 #include "core/stop.h"
+#include "transport/auth.h"
 
 static double s_now(void)
 {
@@ -93,13 +99,22 @@ static double s_measure_raw(const char *endpoint, size_t bytes, double seconds)
     return rate;
 }
 
-static double s_measure_asgd(const char *address, size_t bytes, double seconds)
+/* The keys' folder for CURVE runs ("" until made). */
+static char s_keys[64];
+
+static double s_measure_asgd(const char *address, size_t bytes, double seconds, bool curve)
 {
+    net_auth server_keys, worker_keys;
+    error err = {0};
+    if (curve && (auth_load(&server_keys, s_keys, "server", &err) < 0 ||
+                  auth_load(&worker_keys, s_keys, "worker-0", &err) < 0)) {
+        fprintf(stderr, "bench: %s\n", err.msg);
+        exit(1);
+    }
     uint64_t n = bytes / sizeof(float);
     float *init = calloc(n, sizeof *init);
     const algorithm *alg = algorithm_find("hogwild");
     optim_spec sgd = {.kind = OPTIM_SGD, .lr = 0.01};
-    error err = {0};
     config *c = config_parse_string("", "bench", &err);
     rule_context rc = {.workers = 1, .optim = &sgd};
     rule_info info = {.server_threads = 1, .server_optim = sgd, .local_optim = sgd};
@@ -111,7 +126,8 @@ static double s_measure_asgd(const char *address, size_t bytes, double seconds)
         char endpoint[600];
         net_endpoint(endpoint, sizeof endpoint, address, true);
         void *ctx = zmq_ctx_new();
-        ps_options o = {.endpoint = endpoint, .expect_evaluator = false};
+        ps_options o = {.endpoint = endpoint, .expect_evaluator = false,
+                        .auth = curve ? &server_keys : NULL};
         stop_install();
         int rc = ps_serve(s, ctx, &o, &err);
         zmq_ctx_term(ctx);   /* lets the last ack leave */
@@ -120,7 +136,7 @@ static double s_measure_asgd(const char *address, size_t bytes, double seconds)
     cluster_spec cs = {.servers = 1};
     snprintf(cs.ps[0], sizeof cs.ps[0], "%s", address);
     peers p;
-    if (peers_open(&p, &cs, n, 0, 30, NULL, &err) < 0) {
+    if (peers_open(&p, &cs, n, 0, 30, curve ? &worker_keys : NULL, &err) < 0) {
         fprintf(stderr, "bench: %s\n", err.msg);
         exit(1);
     }
@@ -157,6 +173,10 @@ static double s_measure_asgd(const char *address, size_t bytes, double seconds)
     free(grad);
     free(init);
     free(params);
+    if (curve) {
+        auth_free(&server_keys);
+        auth_free(&worker_keys);
+    }
     return rate;
 }
 
@@ -200,7 +220,7 @@ int main(int argc, char **argv)
                     snprintf(ps_addr, sizeof ps_addr, "ipc://%s/ps-%d", dir, r);
                 }
                 raw[r] = s_measure_raw(raw_ep, sizes[s], seconds);
-                ps[r] = s_measure_asgd(ps_addr, sizes[s], seconds);
+                ps[r] = s_measure_asgd(ps_addr, sizes[s], seconds, false);
             }
             double mr = s_median(raw, reps), mp = s_median(ps, reps);
             double gb = 2.0 * (double)sizes[s] / 1e9;
@@ -209,7 +229,29 @@ int main(int argc, char **argv)
             fflush(stdout);
         }
     }
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    return system(cmd) == 0 ? 0 : 1;
+    error err = {0};
+    snprintf(s_keys, sizeof s_keys, "%s/keys", dir);
+    if (auth_make_keys(s_keys, 1, &err) < 0) {
+        fprintf(stderr, "bench: %s\n", err.msg);
+        return 1;
+    }
+    printf("\n| vector | auth = none push+pull/s | none GB/s | auth = curve push+pull/s | "
+           "curve GB/s | curve / none |\n| --- | --- | --- | --- | --- | --- |\n");
+    const size_t curve_sizes[3] = {32 << 10, 1 << 20, 8 << 20};
+    for (int s = 0; s < 3; s++) {
+        double none[32], curve[32];
+        for (int r = 0; r < reps; r++) {
+            char addr[64];
+            snprintf(addr, sizeof addr, "127.0.0.1:%d", 47391 + 2 * r);
+            none[r] = s_measure_asgd(addr, curve_sizes[s], seconds, false);
+            snprintf(addr, sizeof addr, "127.0.0.1:%d", 47392 + 2 * r);
+            curve[r] = s_measure_asgd(addr, curve_sizes[s], seconds, true);
+        }
+        double mn = s_median(none, reps), mc = s_median(curve, reps);
+        double gb = 2.0 * (double)curve_sizes[s] / 1e9;
+        printf("| %zu KB | %.0f | %.2f | %.0f | %.2f | %.2f |\n", curve_sizes[s] >> 10, mn,
+               mn * gb, mc, mc * gb, mc / mn);
+        fflush(stdout);
+    }
+    return run_remove_dir(dir, &err) < 0 ? 1 : 0;
 }
