@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cJSON.h>
+
 #include "algorithms/algorithm.h"
 #include "core/error.h"
 #include "core/provenance.h"
@@ -23,6 +25,8 @@ static const char s_usage[] =
     "\n"
     "commands:\n"
     "  train CONFIG [section.key=value ...]   run an experiment; prints its run folder\n"
+    "  train --resume RUN_DIR                 go on with an interrupted distributed run from\n"
+    "                                         its shards' checkpoints, to the same budget\n"
     "  sweep SWEEP [-j N]                     a grid of runs from a sweep file; resumable\n"
     "  eval RUN_DIR                           a run's saved model (model.npy) on its test set\n"
     "  plot DIR... -o FIG.pdf|png|svg [--kind convergence|scaling|staleness|time-to-accuracy|\n"
@@ -55,6 +59,10 @@ static const char s_role_usage[] =
     "                          descriptor N (asgd train's launcher reads it)\n"
     "  --keys=DIR              the CURVE keys (asgd keys DIR) when [cluster] auth = curve;\n"
     "                          replaces [cluster] keys\n"
+    "  --restore               ps: start from RUN_DIR/checkpoints/ps-K.ckpt if there is one\n"
+    "                          (after a failure: the time it was down counts)\n"
+    "  --resume                ps: the same, going on with an interrupted run (the time\n"
+    "                          between does not count)\n"
     "\n"
     "TF_CONFIG, when set, replaces the host flags: {\"cluster\": {\"ps\": [...],\n"
     "\"worker\": [...], \"chief\": [...]}, \"task\": {\"type\": \"worker\", \"index\": 1}}.\n"
@@ -66,6 +74,30 @@ static int s_fail(const error *err)
     return err->status ? err->status : ERROR_RUNTIME;
 }
 
+/* `asgd train --resume RUN_DIR`: the run's own config, and its folder
+ * reopened; only an interrupted real distributed run can go on. */
+static int s_resume(const char *dir, experiment *e, run *r, error *err)
+{
+    char path[4700];
+    snprintf(path, sizeof path, "%s/config.ini", dir);
+    if (experiment_configure(e, path, 0, NULL, NULL, err) < 0) {
+        return -1;
+    }
+    if (!e->alg || e->mode != MODE_REAL) {
+        return error_set(err, ERROR_USAGE, "%s: only a distributed run in real mode keeps "
+                         "checkpoints to resume from", dir);
+    }
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    cJSON *sum = run_read_json(path);
+    bool complete = sum && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sum, "complete"));
+    cJSON_Delete(sum);
+    if (complete) {
+        return error_set(err, ERROR_USAGE, "%s: the run is complete; nothing to resume", dir);
+    }
+    return backend_check(&e->backend, err) < 0 || experiment_check(e, err) < 0 ||
+           run_reopen(r, dir, err) < 0 ? -1 : 0;
+}
+
 static int s_train(int argc, char **argv)
 {
     if (argc < 1) {
@@ -73,20 +105,38 @@ static int s_train(int argc, char **argv)
         return ERROR_USAGE;
     }
     error err = {0};
-    experiment e;
+    experiment e = {0};
+    run r;
+    int rc = -1;
+    if (strcmp(argv[0], "--resume") == 0) {
+        if (argc != 2) {
+            fprintf(stderr, "usage: asgd train --resume RUN_DIR (the run's own config, no "
+                    "overrides)\n");
+            return ERROR_USAGE;
+        }
+        if (s_resume(argv[1], &e, &r, &err) == 0) {
+            fputs(e.warnings, stderr);
+            rc = launcher_train(&e, &r, true, &err);
+            run_close(&r);
+        }
+        experiment_destroy(&e);
+        if (rc < 0) {
+            return s_fail(&err);
+        }
+        printf("%s\n", r.dir);
+        return 0;
+    }
     if (experiment_configure(&e, argv[0], argc - 1, argv + 1, NULL, &err) < 0) {
         return s_fail(&err);
     }
     fputs(e.warnings, stderr);
-    run r;
-    int rc = -1;
     /* a real distributed run's processes load the data themselves */
     bool processes = e.alg && e.mode == MODE_REAL;
     if (backend_check(&e.backend, &err) == 0 &&
         (processes ? experiment_check(&e, &err) : experiment_load(&e, &err)) == 0 &&
         run_create(&r, e.c, e.out_root, e.name, e.run_id, &err) == 0) {
         rc = e.mode == MODE_SIM ? sim_train(&e, &r, &err)
-             : e.alg ? launcher_train(&e, &r, &err) : sequential_train(&e, &r, &err);
+             : e.alg ? launcher_train(&e, &r, false, &err) : sequential_train(&e, &r, &err);
         run_close(&r);
     }
     experiment_destroy(&e);

@@ -34,6 +34,11 @@
  * server_free (optional)
  *   Releases s->state when free() alone would not (it holds pointers).
  *
+ * server_state_bytes (optional)
+ *   The size of s->state when it is flat memory (no pointers): a shard's
+ *   checkpoint then saves it byte for byte and a restored shard gets it
+ *   back. Without it, a restored shard's state is server_init's fresh one.
+ *
  * server_on_push (required)
  *   One push of a worker, values covering the shard's range. Updates theta
  *   only through server.h's helpers (server_step, server_add,
@@ -65,6 +70,7 @@
 #define ASGD_ALGORITHM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/config.h"
@@ -72,8 +78,9 @@
 #include "core/optim.h"
 
 /* The layout of this table: a rule that states another version is refused
- * (algorithm_check). 2 added server_free and server_on_pull. */
-#define ALGORITHM_VERSION 2
+ * (algorithm_check). 2 added server_free and server_on_pull; 3 added
+ * server_state_bytes. */
+#define ALGORITHM_VERSION 3
 
 struct worker;
 struct server;
@@ -138,6 +145,7 @@ typedef struct algorithm {
     int (*worker_run)(struct worker *w);
     void *(*server_init)(struct server *s);
     void (*server_free)(struct server *s);
+    size_t (*server_state_bytes)(const struct server *s);
     void (*server_on_push)(struct server *s, const push_msg *m);
     bool (*server_pull_ready)(struct server *s, const pull_msg *m);
     void (*server_on_pull)(struct server *s, const pull_msg *m);

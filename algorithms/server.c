@@ -38,6 +38,7 @@ server *server_new(const algorithm *alg, const void *params, const rule_info *in
     s->opt = optim_new(&info->server_optim, s->n);
     s->last_staleness = calloc((size_t)workers, sizeof *s->last_staleness);
     s->done = calloc((size_t)workers, sizeof *s->done);
+    s->worker_samples = calloc((size_t)workers, sizeof *s->worker_samples);
     pthread_mutex_init(&s->stats_lock, NULL);
     if (s->threads > 1) {
         s->nstripes = s->n / SERVER_STRIPE + 1;
@@ -46,7 +47,7 @@ server *server_new(const algorithm *alg, const void *params, const rule_info *in
             pthread_mutex_init(&s->stripes[i], NULL);
         }
     }
-    if (!s->theta || !s->opt || !s->last_staleness || !s->done ||
+    if (!s->theta || !s->opt || !s->last_staleness || !s->done || !s->worker_samples ||
         (s->threads > 1 && !s->stripes)) {
         server_destroy(&s);
         return NULL;
@@ -78,6 +79,7 @@ void server_destroy(server **ps)
     optim_destroy(&s->opt);
     free(s->last_staleness);
     free(s->done);
+    free(s->worker_samples);
     free(s->waiting);
     pthread_mutex_destroy(&s->stats_lock);
     for (size_t i = 0; s->stripes && i < s->nstripes; i++) {
@@ -114,6 +116,7 @@ int server_push(server *s, const push_msg *m)
         return PUSH_LATE;   /* and, for a round's leader, not in the round */
     }
     atomic_fetch_add(&s->samples, m->samples);
+    atomic_fetch_add(&s->worker_samples[m->worker], m->samples);
     if (s->threads == 1) {
         s->verdict = PUSH_UNDECIDED;
     }
@@ -174,6 +177,16 @@ void server_wake(server *s, server_reply_fn reply, void *ctx)
         }
     }
     s->nwaiting = kept;
+}
+
+server_waiting *server_find_waiting(server *s, uint32_t worker)
+{
+    for (int i = 0; i < s->nwaiting; i++) {
+        if (s->waiting[i].pull.worker == worker) {
+            return &s->waiting[i];
+        }
+    }
+    return NULL;
 }
 
 void server_drop_waiting(server *s, void (*release)(void *ctx, void *handle), void *ctx)

@@ -50,6 +50,7 @@ typedef struct server {
     optim *opt;               /* server-side optimizer over theta */
     _Atomic uint64_t version;
     _Atomic uint64_t samples; /* examples behind all pushes received */
+    _Atomic uint64_t *worker_samples;   /* the same, per worker */
     shard_stats stats;        /* counters; version and samples are above */
     uint64_t *last_staleness; /* per worker: staleness of its last applied push */
     bool *done;               /* per worker: has finished */
@@ -92,6 +93,8 @@ int server_wait(server *s, const pull_msg *m, void *handle);
 /* Answers, in arrival order, every queued pull that has become ready:
  * after each push and each DONE. */
 void server_wake(server *s, server_reply_fn reply, void *ctx);
+/* The first queued pull of worker (or ALGORITHM_EVALUATOR), or NULL. */
+server_waiting *server_find_waiting(server *s, uint32_t worker);
 /* Empties the queue, handing each handle to release (may be NULL). */
 void server_drop_waiting(server *s, void (*release)(void *ctx, void *handle), void *ctx);
 /* Marks worker (or ALGORITHM_EVALUATOR) finished; true when every worker is. */

@@ -52,6 +52,12 @@ static void *s_server_init(server *s)
     return calloc((size_t)s->workers, sizeof(uint64_t));
 }
 
+/* The clocks are flat: a checkpoint keeps them. */
+static size_t s_state_bytes(const server *s)
+{
+    return (size_t)s->workers * sizeof(uint64_t);
+}
+
 static void s_on_push(server *s, const push_msg *m)
 {
     uint64_t *clocks = s->state;
@@ -85,6 +91,7 @@ const algorithm algorithm_ssp = {
     .configure = s_configure,
     .worker_run = s_worker_run,
     .server_init = s_server_init,
+    .server_state_bytes = s_state_bytes,
     .server_on_push = s_on_push,
     .server_pull_ready = s_pull_ready,
 };

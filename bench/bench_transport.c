@@ -127,16 +127,18 @@ static double s_measure_asgd(const char *address, size_t bytes, double seconds, 
         net_endpoint(endpoint, sizeof endpoint, address, true);
         void *ctx = zmq_ctx_new();
         ps_options o = {.endpoint = endpoint, .expect_evaluator = false,
-                        .auth = curve ? &server_keys : NULL};
+                        .auth = curve ? &server_keys : NULL, .checkpoint = ""};
+        shard_client client = {0};
         stop_install();
-        int rc = ps_serve(s, ctx, &o, &err);
+        int rc = ps_serve(s, ctx, &o, &client, 1, &err);
         zmq_ctx_term(ctx);   /* lets the last ack leave */
         _exit(rc == 0 ? 0 : 1);
     }
     cluster_spec cs = {.servers = 1};
     snprintf(cs.ps[0], sizeof cs.ps[0], "%s", address);
     peers p;
-    if (peers_open(&p, &cs, n, 0, 30, curve ? &worker_keys : NULL, &err) < 0) {
+    peers_options po = {.timeout = 30, .resend = 30, .auth = curve ? &worker_keys : NULL};
+    if (peers_open(&p, &cs, n, 0, &po, &err) < 0) {
         fprintf(stderr, "bench: %s\n", err.msg);
         exit(1);
     }

@@ -61,8 +61,11 @@ static int s_read_cluster(experiment *e, const experiment_shape *shape, error *e
         config_get_enum(c, "cluster", "restart", "never", s_restarts, &e->restart, err) < 0 ||
         config_get_int(c, "cluster", "backoff_limit", 3, 0, 1000, &e->backoff_limit, err) < 0 ||
         config_get_double(c, "cluster", "timeout", 60, 0, 1e6, CONFIG_OPEN_LO, &e->timeout, err) < 0 ||
+        config_get_double(c, "cluster", "resend", 1, 0, 1e6, CONFIG_OPEN_LO, &e->resend, err) < 0 ||
         config_get_enum(c, "cluster", "auth", "none", s_auths, &e->auth, err) < 0 ||
-        config_get_string(c, "cluster", "keys", "", &e->keys, err) < 0) {
+        config_get_string(c, "cluster", "keys", "", &e->keys, err) < 0 ||
+        config_get_double(c, "checkpoint", "every", 0, 0, 1e9, CONFIG_CLOSED,
+                          &e->checkpoint_every, err) < 0) {
         return -1;
     }
     e->workers = shape && shape->workers > 0 ? shape->workers : (int)workers;

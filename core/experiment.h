@@ -59,8 +59,11 @@ typedef struct experiment {
     int restart;             /* enum restart_policy */
     long backoff_limit;      /* restarts allowed in the whole job */
     double timeout;          /* seconds a peer may stay silent */
+    double resend;           /* seconds without an answer before a request goes again */
     int auth;                /* enum cluster_auth */
     const char *keys;        /* the CURVE keys' folder ("": the launcher makes them) */
+    /* [checkpoint] */
+    double checkpoint_every; /* seconds between a shard's checkpoints; 0: only when stopped */
     /* [backend] */
     backend_spec backend;
     /* [sim] */

@@ -206,6 +206,23 @@ int run_create(run *r, const config *c, const char *out_root, const char *name,
     return 0;
 }
 
+int run_reopen(run *r, const char *dir, error *err)
+{
+    memset(r, 0, sizeof *r);
+    if (strlen(dir) >= sizeof r->dir) {
+        return error_set(err, ERROR_USAGE, "%s: path too long", dir);
+    }
+    snprintf(r->dir, sizeof r->dir, "%s", dir);
+    r->log = s_open(r, "log.txt", NULL, err);
+    r->eval = r->log ? s_open(r, "eval.csv", NULL, err) : NULL;
+    r->steps = r->eval ? s_open(r, "steps.csv", NULL, err) : NULL;
+    if (!r->steps) {
+        run_close(r);
+        return -1;
+    }
+    return 0;
+}
+
 int run_close_file(FILE **f, const char *dir, const char *name, error *err)
 {
     if (!*f) {

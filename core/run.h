@@ -27,6 +27,9 @@ int run_configure(config *c, const char **out_root, const char **run_id, error *
  * writes config.ini and opens the metric files. */
 int run_create(run *r, const config *c, const char *out_root, const char *name,
                const char *run_id, error *err);
+/* Opens an existing run folder to go on with it (asgd train --resume):
+ * its metric files for appending, nothing rewritten. */
+int run_reopen(run *r, const char *dir, error *err);
 void run_close(run *r);
 /* Closes a file of the run's, checking that every write reached it:
  * 0, or -1 with err naming the file (in dir) that lost data, say on a full

@@ -15,7 +15,8 @@
 /* The shard's counters in ps-K.json, in this order. */
 #define SHARD_COUNTERS(X) \
     X(version) X(samples) X(pushes) X(dropped) X(rejected) X(nonfinite) X(foreign) \
-    X(unauthenticated) X(staleness_sum) \
+    X(unauthenticated) X(duplicates) X(restarts) X(lost_updates) X(checkpoints) \
+    X(checkpoint_us) X(staleness_sum) \
     X(staleness_max) X(bytes_in) X(bytes_out)
 
 char *shard_stats_json(const shard_stats *st)
@@ -32,6 +33,8 @@ char *shard_stats_json(const shard_stats *st)
 #undef ADD
     cJSON_AddNumberToObject(j, "first_pull_at", st->first_pull_at);
     cJSON_AddNumberToObject(j, "last_push_at", st->last_push_at);
+    cJSON_AddNumberToObject(j, "resumed_at", st->resumed_at);
+    cJSON_AddNumberToObject(j, "trained_s", st->trained_s);
     cJSON *h = cJSON_AddArrayToObject(j, "staleness_histogram");
     int last = SUMMARY_STALENESS_BINS - 1;
     while (last > 0 && st->histogram[last] == 0) {
@@ -75,7 +78,9 @@ static int s_stats_from(cJSON *j, shard_stats *st)
               s_number(j, "lo", &v) && (st->lo = (uint64_t)v, true) &&
               s_number(j, "hi", &v) && (st->hi = (uint64_t)v, true) &&
               s_number(j, "first_pull_at", &st->first_pull_at) &&
-              s_number(j, "last_push_at", &st->last_push_at);
+              s_number(j, "last_push_at", &st->last_push_at) &&
+              s_number(j, "resumed_at", &st->resumed_at) &&
+              s_number(j, "trained_s", &st->trained_s);
 #define GET(name) ok = ok && s_number(j, #name, &v) && (st->name = (uint64_t)v, true);
     SHARD_COUNTERS(GET)
 #undef GET
@@ -150,6 +155,13 @@ void summary_add_shard(run_summary *s, const shard_stats *st)
     }
     s->rejected += (long)st->rejected;
     s->foreign += (long)st->foreign;
+    s->shard_restarts += (long)st->restarts;
+    s->duplicates += (long)st->duplicates;
+    s->checkpoints += (long)st->checkpoints;
+    s->checkpoint_s += (double)st->checkpoint_us * 1e-6;
+    if ((long)st->lost_updates > s->lost_updates) {
+        s->lost_updates = (long)st->lost_updates;
+    }
     s->unauthenticated += (long)st->unauthenticated;
     if ((long)st->nonfinite > s->nonfinite) {   /* a push refused by several shards, once */
         s->nonfinite = (long)st->nonfinite;
@@ -248,6 +260,12 @@ int summary_write(const char *dir, const run_summary *s, error *err)
         cJSON_AddNumberToObject(j, "unauthenticated", (double)s->unauthenticated);
         cJSON_AddNumberToObject(j, "nonfinite", (double)s->nonfinite);
         cJSON_AddNumberToObject(j, "restarts", s->restarts);
+        cJSON_AddNumberToObject(j, "resumes", s->resumes);
+        cJSON_AddNumberToObject(j, "shard_restarts", (double)s->shard_restarts);
+        cJSON_AddNumberToObject(j, "lost_updates", (double)s->lost_updates);
+        cJSON_AddNumberToObject(j, "duplicates", (double)s->duplicates);
+        cJSON_AddNumberToObject(j, "checkpoints", (double)s->checkpoints);
+        cJSON_AddNumberToObject(j, "checkpoint_s", s->checkpoint_s);
     }
     if (strcmp(s->mode, "sim") == 0) {
         cJSON_AddNumberToObject(j, "sim_events", (double)s->sim_events);

@@ -31,11 +31,20 @@ typedef struct shard_stats {
     uint64_t nonfinite;       /* pushes refused for a NaN or infinite value */
     uint64_t foreign;         /* messages refused: their peer does not speak for that worker */
     uint64_t unauthenticated; /* CURVE handshakes refused (unknown keys) */
+    uint64_t duplicates;      /* pushes sent again, taken once */
+    uint64_t restarts;        /* times the shard was restored from a checkpoint */
+    uint64_t lost_updates;    /* updates undone by those restorations */
+    uint64_t checkpoints;     /* checkpoints written */
+    uint64_t checkpoint_us;   /* time spent writing them */
     uint64_t staleness_sum, staleness_max;
     uint64_t histogram[SUMMARY_STALENESS_BINS];
     uint64_t bytes_in, bytes_out;
     double first_pull_at;     /* the first worker pull (0: none) */
     double last_push_at;      /* the last push received */
+    double resumed_at;        /* the first worker pull since the shard was last restored
+                                 from a checkpoint (0: never restored) */
+    double trained_s;         /* resumed: the training time before the interruption;
+                                 first_pull_at is that long before resumed_at */
 } shard_stats;
 
 /* The counters as one line of JSON (caller frees), and ps-K.json itself:
@@ -80,7 +89,13 @@ typedef struct run_summary {
     long unauthenticated;       /* CURVE handshakes refused, over every shard */
     long nonfinite;             /* pushes refused for a NaN or infinite value (the most
                                    any shard refused: one push reaches every shard) */
-    int restarts;               /* workers restarted by the launcher */
+    int restarts;               /* processes restarted by the launcher */
+    int resumes;                /* times asgd train --resume went on with the run */
+    long shard_restarts;        /* shard restorations from checkpoints, over every shard */
+    long lost_updates;          /* updates those restorations undid (the most of any shard) */
+    long duplicates;            /* pushes sent again and taken once, over every shard */
+    long checkpoints;           /* checkpoints written, over every shard */
+    double checkpoint_s;        /* time spent writing them, over every shard */
     long sim_events;            /* simulated runs: events processed */
     long staleness_histogram[SUMMARY_STALENESS_BINS];
     char error[1024];           /* why the run is not complete ("" when it is) */

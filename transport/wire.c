@@ -51,6 +51,9 @@ void wire_encode(uint8_t out[WIRE_HEADER_SIZE], const wire_header *h)
     s_put16(out + 50, h->flags);
     s_put32(out + 52, h->samples);
     s_put64(out + 56, h->total);
+    s_put64(out + 64, h->seq);
+    s_put32(out + 72, h->generation);
+    s_put32(out + 76, 0);
 }
 
 /* Fields common to every message: framing, magic, protocol, type. */
@@ -84,6 +87,12 @@ static int s_decode_common(wire_header *h, const uint8_t *buf, size_t len,
     h->flags = s_get16(buf + 50);
     h->samples = s_get32(buf + 52);
     h->total = s_get64(buf + 56);
+    h->seq = s_get64(buf + 64);
+    h->generation = s_get32(buf + 72);
+    if (s_get32(buf + 76) != 0) {
+        *why = "reserved bytes set";
+        return -1;
+    }
     if (h->type < WIRE_PULL || h->type > WIRE_CONTROL) {
         *why = "unknown message type";
         return -1;
@@ -160,7 +169,7 @@ int wire_decode(wire_header *h, const uint8_t *buf, size_t len, int frames,
             *why = "unknown worker";
             return -1;
         }
-        if (h->samples != 0 || h->tag != 0) {
+        if (h->samples != 0) {
             *why = "push-only fields set on a pull";
             return -1;
         }

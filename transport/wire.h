@@ -12,7 +12,9 @@
  *     8   4  worker        sender's worker index (WIRE_EVALUATOR, WIRE_ANY)
  *    12   4  shard         the shard the message is for / from
  *    16   8  tag           push: round or clock; control: enum wire_control;
- *                          reply: staleness of the worker's last push
+ *                          pull: the shard's version in the sender's last
+ *                          reply from it; reply: staleness of the worker's
+ *                          last push
  *    24   8  base_version  push: version computed on; pull: minimum version
  *                          wanted; reply: the shard's version
  *    32   8  offset        first element of the payload in the full vector
@@ -20,10 +22,22 @@
  *    48   2  encoding      enum wire_encoding
  *    50   2  flags         enum wire_flags (a push's verdict; reply flags)
  *    52   4  samples       push: examples behind this push
- *    56   8  total         reply: examples pushed to the shard so far
+ *    56   8  total         reply: examples pushed so far, to the evaluator
+ *                          by every worker, to a worker by that worker
+ *    64   8  seq           request: its number from this sender to this
+ *                          shard (1, 2, ...; a resent request keeps its
+ *                          number); reply: the number of the request it
+ *                          answers
+ *    72   4  generation    request: the shard's generation the sender last
+ *                          heard (0: none yet); reply: the shard's own (1
+ *                          for a fresh shard, one more each time it is
+ *                          restored from a checkpoint)
+ *    76   4  reserved      0
  *
  * wire_decode() validates every field against the receiving shard before
- * anything touches parameters; a message that fails is rejected whole. */
+ * anything touches parameters; a message that fails is rejected whole.
+ * A shard's empty single-frame message is a liveness probe (senders.h),
+ * which clients skip. */
 #ifndef ASGD_WIRE_H
 #define ASGD_WIRE_H
 
@@ -32,8 +46,8 @@
 #include <stdint.h>
 
 #define WIRE_MAGIC 0x44475341u     /* "ASGD" read as little-endian bytes */
-#define WIRE_PROTOCOL 1
-#define WIRE_HEADER_SIZE 64
+#define WIRE_PROTOCOL 2
+#define WIRE_HEADER_SIZE 80
 #define WIRE_EVALUATOR 0xfffffffeu /* worker field of the evaluator */
 #define WIRE_ANY 0xffffffffu       /* worker field of a tool: it may only ask for counters */
 
@@ -51,6 +65,9 @@ enum wire_flags {
                                      was late (tag 2) */
     WIRE_FLAG_IN_ROUND = 4,       /* push to another shard: the leader took it */
     WIRE_FLAG_LATE = 8,           /* push to another shard: the leader dropped it */
+    WIRE_FLAG_RESTARTED = 16,     /* reply: the shard was restored from a checkpoint
+                                     since the sender last heard from it; its
+                                     parameters and version went back */
 };
 
 typedef struct wire_header {
@@ -65,6 +82,8 @@ typedef struct wire_header {
     uint16_t flags;
     uint32_t samples;
     uint64_t total;
+    uint64_t seq;
+    uint32_t generation;
 } wire_header;
 
 /* What the receiver accepts: its shard index and element range, and how

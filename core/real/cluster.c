@@ -154,6 +154,10 @@ int cluster_parse(cluster_spec *s, int role, int argc, char **argv, error *err)
             s->overrides[s->noverrides++] = argv[i];
             continue;
         }
+        if (strcmp(a, "--restore") == 0 || strcmp(a, "--resume") == 0) {
+            s->restore = strcmp(a, "--restore") == 0 ? RESTORE_RESTART : RESTORE_RESUME;
+            continue;
+        }
         const char *eq = strchr(a, '=');
         char name[64];
         const char *value;

@@ -4,7 +4,7 @@
  *   asgd ROLE CONFIG [--ps_hosts=H:P,...] [--worker_hosts=H:P,...]
  *                    [--job_name=ps|worker|evaluator] [--task_index=K]
  *                    [--evaluator=0|1] [--run_dir=DIR] [--report_fd=N]
- *                    [--keys=DIR] [section.key=value ...]
+ *                    [--keys=DIR] [--restore | --resume] [section.key=value ...]
  *
  * When TF_CONFIG is set it is used instead of the host flags:
  *   {"cluster": {"ps": [...], "worker": [...], "chief": [...]},
@@ -24,6 +24,10 @@
 #define CLUSTER_ADDRESS_MAX 512
 
 enum role { ROLE_PS, ROLE_WORKER, ROLE_EVALUATOR };
+/* How a shard starts: fresh; from its checkpoint, if any, after a failure
+ * (--restore: the time it was down counts); or from its checkpoint to go
+ * on with an interrupted run (--resume: the time between does not). */
+enum cluster_restore { RESTORE_NONE, RESTORE_RESTART, RESTORE_RESUME };
 
 typedef struct cluster_spec {
     int role;                  /* enum role */
@@ -34,6 +38,7 @@ typedef struct cluster_spec {
     bool evaluator;            /* servers wait for an evaluator's DONE */
     const char *run_dir;       /* NULL: the config's out/name/run_id */
     const char *keys;          /* CURVE keys' folder (NULL: [cluster] keys) */
+    int restore;               /* enum cluster_restore: a shard takes up its checkpoint */
     int report_fd;             /* the evaluator's reports to its launcher; -1: none */
     const char *config_path;
     int noverrides;

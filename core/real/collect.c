@@ -82,9 +82,10 @@ void collect_steps(run *r, int workers, double t0)
     free(rows);
 }
 
-double collect_shards(run *r, int servers, run_summary *sum)
+double collect_shards(run *r, int servers, run_summary *sum, double *resumed_at)
 {
     double first_step = 0;
+    *resumed_at = 0;
     for (int k = 0; k < servers; k++) {
         char path[4800];
         snprintf(path, sizeof path, "%s/ps-%d.json", r->dir, k);
@@ -94,6 +95,9 @@ double collect_shards(run *r, int servers, run_summary *sum)
             summary_add_shard(sum, &st);
             if (st.first_pull_at > 0 && (first_step == 0 || st.first_pull_at < first_step)) {
                 first_step = st.first_pull_at;
+            }
+            if (st.resumed_at > 0 && (*resumed_at == 0 || st.resumed_at < *resumed_at)) {
+                *resumed_at = st.resumed_at;
             }
         } else {
             run_log(r, "launcher: %s", why.msg);

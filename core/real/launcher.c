@@ -2,7 +2,6 @@
 #include "core/real/launcher.h"
 
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -12,6 +11,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <cJSON.h>
 
 #include "core/proc.h"
 #include "core/real/collect.h"
@@ -26,6 +27,7 @@ typedef struct child {
     int task;
     bool finished;            /* exited 0 */
     double restart_at;        /* > 0: respawn due then */
+    int starts;               /* times started */
 } child;
 
 typedef struct job {
@@ -45,6 +47,7 @@ typedef struct job {
     int evaluations;
     double last_epoch, last_acc;
     int restarts;
+    bool resume;              /* asgd train --resume: shards restore their checkpoints */
     bool workers_started;
     double started;           /* Unix time the launcher began */
     double first_step;        /* Unix time of the first training step (0: none) */
@@ -153,6 +156,9 @@ static void s_spawn(job *j, child *c, int report_write)
     if (j->keys_arg[0]) {
         argv[argc++] = j->keys_arg;
     }
+    if (c->role == ROLE_PS && (j->resume || c->starts > 0)) {   /* from its checkpoint */
+        argv[argc++] = c->starts > 0 ? "--restore" : "--resume";
+    }
     if (evaluator) {
         argv[argc++] = j->report_arg;
     }
@@ -166,6 +172,7 @@ static void s_spawn(job *j, child *c, int report_write)
         return;
     }
     c->p.pid = pid;
+    c->starts++;
     run_log(j->r, "started %s %d (pid %d)", cluster_role_name(c->role), c->task, (int)pid);
 }
 
@@ -318,16 +325,23 @@ static int s_exited(job *j, child *c, error *err)
     if (j->left_early) {
         return s_left_early(j, err);
     }
-    if (c->role == ROLE_WORKER && s_should_restart(j, c->p.status)) {
+    /* a shard comes back only from a checkpoint: a fresh one would lose the run */
+    bool restartable = c->role == ROLE_WORKER ||
+                       (c->role == ROLE_PS && j->e->checkpoint_every > 0);
+    if (restartable && s_should_restart(j, c->p.status)) {
         double delay = fmin(0.1 * pow(2, j->restarts), 5.0);
         j->restarts++;
         c->restart_at = run_wall() + delay;
-        run_log(j->r, "restarting worker %d in %.1f s (restart %d of at most %ld, "
-                "[cluster] restart = %s)", c->task, delay, j->restarts, j->e->backoff_limit,
+        run_log(j->r, "restarting %s %d in %.1f s (restart %d of at most %ld, "
+                "[cluster] restart = %s)", cluster_role_name(c->role), c->task, delay,
+                j->restarts, j->e->backoff_limit,
                 j->e->restart == RESTART_ON_FAILURE ? "on-failure" : "exit-code");
         return 0;
     }
-    const char *policy = c->role != ROLE_WORKER ? "" :
+    const char *policy = c->role == ROLE_EVALUATOR ? "" :
+                         c->role == ROLE_PS && j->e->checkpoint_every <= 0
+                             ? " (a shard is restarted only from a checkpoint: set [checkpoint] "
+                               "every)" :
                          j->e->restart == RESTART_NEVER ? " ([cluster] restart = never)" :
                          " (no restart left under [cluster] restart and backoff_limit)";
     return error_set(err, ERROR_RUNTIME, "%s %d %s%s; the job failed and every process was "
@@ -429,6 +443,31 @@ static void s_remove_private_dir(job *j)
     }
 }
 
+/* A resumed run keeps what it had: how often it was resumed, and the
+ * evaluations already in eval.csv (the best accuracy may be among them). */
+static void s_take_up(job *j)
+{
+    char path[4800];
+    snprintf(path, sizeof path, "%s/summary.json", j->r->dir);
+    cJSON *old = run_read_json(path);
+    const cJSON *resumes = old ? cJSON_GetObjectItemCaseSensitive(old, "resumes") : NULL;
+    j->sum.resumes = (cJSON_IsNumber(resumes) ? resumes->valueint : 0) + 1;
+    cJSON_Delete(old);
+    snprintf(path, sizeof path, "%s/eval.csv", j->r->dir);
+    char *text = run_read_file(path), *save = NULL;
+    for (char *line = text ? strtok_r(text, "\n", &save) : NULL; line;
+         line = strtok_r(NULL, "\n", &save)) {
+        double t, epoch, loss, acc;
+        long updates, samples;
+        if (sscanf(line, "%lf,%lf,%ld,%ld,%lf,%lf", &t, &epoch, &updates, &samples, &loss,
+                   &acc) == 6) {
+            summary_add_eval(&j->sum, loss, acc);
+        }
+    }
+    free(text);
+    run_log(j->r, "resuming (resume %d) from the shards' checkpoints", j->sum.resumes);
+}
+
 /* The summary's identity, written at once (complete = false). */
 static int s_start_summary(job *j, error *err)
 {
@@ -436,6 +475,9 @@ static int s_start_summary(job *j, error *err)
     run_summary *sum = &j->sum;
     experiment_summary(e, sum);
     backend_resolve(&e->backend, sum->device, sizeof sum->device);
+    if (j->resume) {
+        s_take_up(j);
+    }
     return summary_write(j->r->dir, sum, err);
 }
 
@@ -482,7 +524,8 @@ static int s_run(job *j, error *err)
 static int s_finish(job *j, int rc, error *err)
 {
     run_summary *sum = &j->sum;
-    j->first_step = collect_shards(j->r, j->e->servers, sum);
+    double resumed_at;
+    j->first_step = collect_shards(j->r, j->e->servers, sum, &resumed_at);
     collect_steps(j->r, j->e->workers, j->first_step);
     sum->restarts = j->restarts;
     /* training ended when the workers did, or at the evaluation that saw it
@@ -490,8 +533,8 @@ static int s_finish(job *j, int rc, error *err)
     double end = j->workers_done_at > 0 ? j->workers_done_at
                  : j->diverged_at > 0 ? j->diverged_at : run_wall();
     double first = j->first_step > 0 ? j->first_step : fmin(end, j->started);
-    sum->time_s = end - first;
-    sum->startup_s = first - j->started;
+    sum->time_s = end - first;   /* a restored shard's clock leaves out the time it was down */
+    sum->startup_s = (j->resume && resumed_at > 0 ? resumed_at : first) - j->started;
     sum->wall_time_s = run_wall() - j->started;
     summary_finish(sum, j->e->n_train);
     rc = summary_end(sum, j->r, rc, err);
@@ -506,9 +549,9 @@ static int s_finish(job *j, int rc, error *err)
     return summary_write(j->r->dir, sum, rc == 0 ? err : &ignored) < 0 ? -1 : rc;
 }
 
-int launcher_train(experiment *e, run *r, error *err)
+int launcher_train(experiment *e, run *r, bool resume, error *err)
 {
-    job j = {.e = e, .r = r, .log_fd = -1, .report_fd = -1};
+    job j = {.e = e, .r = r, .log_fd = -1, .report_fd = -1, .resume = resume};
     int rc = -1;
     if (proc_self(j.exe, sizeof j.exe, err) < 0) {
         return -1;

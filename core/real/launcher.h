@@ -6,8 +6,11 @@
  *  - a worker that fails is restarted or fails the job, by [cluster]
  *    restart (Kubeflow's policies: never, on-failure, exit-code: restart
  *    only exit codes 128 and above, i.e. signals), at most backoff_limit
- *    times in all, with exponential back-off; a shard or the evaluator that
- *    fails fails the job;
+ *    times in all, with exponential back-off; a restarted worker goes on
+ *    with what is left of its share. A shard that fails is restarted the
+ *    same way, from its checkpoint, when [checkpoint] every is set, and
+ *    fails the job otherwise; the evaluator that fails fails the job, and
+ *    a shard or the evaluator that ends before the workers are done too;
  *  - on completion, on failure and on SIGINT / SIGTERM every child is
  *    stopped (SIGTERM, then SIGKILL after 5 s) and reaped, and the ipc
  *    folder removed: nothing outlives the job. Children also die with the
@@ -18,10 +21,15 @@
 #ifndef ASGD_LAUNCHER_H
 #define ASGD_LAUNCHER_H
 
+#include <stdbool.h>
+
 #include "core/error.h"
 #include "core/experiment.h"
 #include "core/run.h"
 
-int launcher_train(experiment *e, run *r, error *err);
+/* With resume, r is an interrupted run's folder (run_reopen): the shards
+ * restore their checkpoints, the workers go on with what is left of their
+ * shares, and the metrics go on where they stopped. */
+int launcher_train(experiment *e, run *r, bool resume, error *err);
 
 #endif

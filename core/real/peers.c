@@ -9,18 +9,21 @@
 #include "core/stop.h"
 
 int peers_open(peers *p, const cluster_spec *cs, uint64_t nparams, uint32_t self,
-               double timeout, const net_auth *auth, error *err)
+               const peers_options *o, error *err)
 {
     memset(p, 0, sizeof *p);
     net_pending_init(&p->pending);
     p->ctx = zmq_ctx_new();
     p->count = cs->servers;
     p->self = self;
-    p->timeout = timeout;
+    p->o = *o;
     p->sockets = calloc((size_t)p->count, sizeof *p->sockets);
     p->lo = calloc((size_t)p->count, sizeof *p->lo);
     p->hi = calloc((size_t)p->count, sizeof *p->hi);
-    if (!p->ctx || !p->sockets || !p->lo || !p->hi) {
+    p->seq = calloc((size_t)p->count, sizeof *p->seq);
+    p->generation = calloc((size_t)p->count, sizeof *p->generation);
+    p->seen = calloc((size_t)p->count, sizeof *p->seen);
+    if (!p->ctx || !p->sockets || !p->lo || !p->hi || !p->seq || !p->generation || !p->seen) {
         peers_close(p);
         return error_set(err, ERROR_RUNTIME, "out of memory");
     }
@@ -28,7 +31,7 @@ int peers_open(peers *p, const cluster_spec *cs, uint64_t nparams, uint32_t self
         char endpoint[CLUSTER_ADDRESS_MAX + 16];
         net_endpoint(endpoint, sizeof endpoint, cs->ps[k], false);
         partition_range(nparams, p->count, k, &p->lo[k], &p->hi[k]);
-        p->sockets[k] = net_dealer(p->ctx, endpoint, auth, err);
+        p->sockets[k] = net_dealer(p->ctx, endpoint, o->auth, err);
         if (!p->sockets[k]) {
             peers_close(p);
             return -1;
@@ -48,6 +51,9 @@ void peers_close(peers *p)
     free(p->sockets);
     free(p->lo);
     free(p->hi);
+    free(p->seq);
+    free(p->generation);
+    free(p->seen);
     if (p->ctx) {
         zmq_ctx_term(p->ctx);
     }
@@ -70,10 +76,47 @@ static int s_send(peers *p, int k, const wire_header *h, const void *payload,
     return 0;
 }
 
-/* Waits for shard k's reply; validates it; the caller closes m. */
-static int s_receive(peers *p, int k, net_msg *m, wire_header *h, error *err)
+/* Numbers request h for shard k (a new number, and the shard's generation
+ * as last heard) and sends it. */
+static int s_ask(peers *p, int k, wire_header *h, const void *payload, size_t bytes, error *err)
 {
-    double waited = 0;
+    h->seq = ++p->seq[k];
+    h->generation = p->generation[k];
+    return s_send(p, k, h, payload, bytes, err);
+}
+
+/* A reply in m that answers request seq of shard k: validated into h; the
+ * shard's generation noted. 0 when m is something else to drop (a probe,
+ * an answer to a request sent again), -1 when it is malformed. */
+static int s_answer(peers *p, int k, net_msg *m, uint64_t seq, wire_header *h, error *err)
+{
+    if (m->count == 1 && zmq_msg_size(&m->frames[0]) == 0) {
+        return 0;   /* the shard checking that this peer is still here */
+    }
+    const char *why;
+    size_t payload = m->count > 1 ? zmq_msg_size(&m->frames[1]) : 0;
+    if (wire_decode_reply(h, zmq_msg_data(&m->frames[0]), zmq_msg_size(&m->frames[0]),
+                          m->count + m->dropped, payload, (uint32_t)k, p->lo[k], p->hi[k],
+                          &why) < 0) {
+        return error_set(err, ERROR_RUNTIME, "bad reply from ps %d: %s", k, why);
+    }
+    if (h->seq != seq) {
+        return 0;
+    }
+    if (h->flags & WIRE_FLAG_RESTARTED) {
+        p->restarts++;
+    }
+    p->generation[k] = h->generation;
+    p->seen[k] = h->base_version;
+    return 1;
+}
+
+/* Waits for shard k's answer to the request h just sent (its payload, if
+ * any, is sent again with it); the caller closes m. */
+static int s_receive(peers *p, int k, const wire_header *h, const void *payload, size_t bytes,
+                     net_msg *m, wire_header *reply, error *err)
+{
+    double silent = 0, since_sent = 0;
     for (;;) {
         if (stop_requested()) {
             return error_set(err, ERROR_RUNTIME, "interrupted");
@@ -83,52 +126,60 @@ static int s_receive(peers *p, int k, net_msg *m, wire_header *h, error *err)
             return error_set(err, ERROR_RUNTIME, "receive from ps %d: %s", k,
                              zmq_strerror(zmq_errno()));
         }
-        if (got == 1 && m->count == 1 && zmq_msg_size(&m->frames[0]) == 0) {
-            net_msg_close(m);   /* the shard checking that this peer is still here */
+        if (got == 1) {
+            p->bytes += (long)m->bytes;
+            int answer = s_answer(p, k, m, h->seq, reply, err);
+            if (answer != 0) {
+                if (answer < 0) {
+                    net_msg_close(m);
+                }
+                return answer < 0 ? -1 : 0;
+            }
+            net_msg_close(m);
+            silent = 0;   /* the shard is there */
             continue;
         }
-        if (got == 1) {
-            break;
-        }
-        waited += 0.1;
-        if (waited >= p->timeout) {
+        silent += 0.1;
+        since_sent += 0.1;
+        if (silent >= p->o.timeout) {
             return error_set(err, ERROR_RUNTIME, "ps %d did not answer within %g s "
-                             "([cluster] timeout)", k, p->timeout);
+                             "([cluster] timeout)", k, p->o.timeout);
+        }
+        if (since_sent >= p->o.resend) {   /* lost, or the shard has restarted: again */
+            since_sent = 0;
+            p->resent++;
+            if (s_send(p, k, h, payload, bytes, err) < 0) {
+                return -1;
+            }
         }
     }
-    p->bytes += (long)m->bytes;
-    const char *why;
-    size_t payload = m->count > 1 ? zmq_msg_size(&m->frames[1]) : 0;
-    if (m->count < 1 ||
-        wire_decode_reply(h, zmq_msg_data(&m->frames[0]), zmq_msg_size(&m->frames[0]),
-                          m->count + m->dropped, payload, (uint32_t)k, p->lo[k], p->hi[k],
-                          &why) < 0) {
-        net_msg_close(m);
-        return error_set(err, ERROR_RUNTIME, "bad reply from ps %d: %s", k,
-                         m->count < 1 ? "empty" : why);
-    }
-    return 0;
 }
 
 int peers_pull(peers *p, float *theta, uint64_t min_version, uint64_t *versions,
                uint16_t *flags, uint64_t *staleness, uint64_t *total, error *err)
 {
-    for (int k = 0; k < p->count; k++) {
-        wire_header h = {.type = WIRE_PULL, .worker = p->self, .shard = (uint32_t)k,
-                         .base_version = min_version, .encoding = WIRE_NO_PAYLOAD};
-        if (s_send(p, k, &h, NULL, 0, err) < 0) {
-            return -1;
-        }
+    wire_header *asked = calloc((size_t)p->count, sizeof *asked);
+    if (!asked) {
+        return error_set(err, ERROR_RUNTIME, "out of memory");
     }
-    for (int k = 0; k < p->count; k++) {
+    int rc = 0;
+    for (int k = 0; rc == 0 && k < p->count; k++) {
+        asked[k] = (wire_header){.type = WIRE_PULL, .worker = p->self, .shard = (uint32_t)k,
+                                 .tag = p->seen[k], .base_version = min_version,
+                                 .encoding = WIRE_NO_PAYLOAD};
+        rc = s_ask(p, k, &asked[k], NULL, 0, err);
+    }
+    for (int k = 0; rc == 0 && k < p->count; k++) {
         net_msg m;
         wire_header h;
-        if (s_receive(p, k, &m, &h, err) < 0) {
-            return -1;
+        if (s_receive(p, k, &asked[k], NULL, 0, &m, &h, err) < 0) {
+            rc = -1;
+            break;
         }
         if (h.encoding != WIRE_F32) {
             net_msg_close(&m);
-            return error_set(err, ERROR_RUNTIME, "bad reply from ps %d: no parameters", k);
+            rc = error_set(err, ERROR_RUNTIME, "bad reply from ps %d: no parameters", k);
+            break;
         }
         memcpy(theta + p->lo[k], zmq_msg_data(&m.frames[1]), zmq_msg_size(&m.frames[1]));
         versions[k] = h.base_version;
@@ -145,25 +196,32 @@ int peers_pull(peers *p, float *theta, uint64_t min_version, uint64_t *versions,
         }
         net_msg_close(&m);
     }
-    return 0;
+    free(asked);
+    return rc;
 }
 
+/* Pushes to shard k; with WIRE_FLAG_VERDICT asked (shard 0, the round's
+ * leader), waits for its verdict into *verdict_flags, sending the push
+ * again while none comes. */
 static int s_push_one(peers *p, int k, const float *values, uint64_t tag,
-                      const uint64_t *versions, uint32_t samples, uint16_t flags, error *err)
+                      const uint64_t *versions, uint32_t samples, uint16_t flags,
+                      uint16_t *verdict_flags, error *err)
 {
     wire_header h = {.type = WIRE_PUSH, .worker = p->self, .shard = (uint32_t)k,
                      .tag = tag, .base_version = versions[k], .offset = p->lo[k],
                      .count = p->hi[k] - p->lo[k], .encoding = WIRE_F32,
                      .samples = samples, .flags = flags};
-    return s_send(p, k, &h, values + p->lo[k], (size_t)h.count * sizeof(float), err);
-}
-
-/* The round leader's verdict on the push just sent to shard 0. */
-static int s_verdict(peers *p, uint16_t *flags, error *err)
-{
+    const float *payload = values + p->lo[k];
+    size_t bytes = (size_t)h.count * sizeof(float);
+    if (s_ask(p, k, &h, payload, bytes, err) < 0) {
+        return -1;
+    }
+    if (flags != WIRE_FLAG_VERDICT) {
+        return 0;
+    }
     net_msg m;
     wire_header reply;
-    if (s_receive(p, 0, &m, &reply, err) < 0) {
+    if (s_receive(p, k, &h, payload, bytes, &m, &reply, err) < 0) {
         return -1;
     }
     net_msg_close(&m);
@@ -171,7 +229,7 @@ static int s_verdict(peers *p, uint16_t *flags, error *err)
                                               reply.tag != PEERS_LATE)) {
         return error_set(err, ERROR_RUNTIME, "bad reply from ps 0: no verdict on a push");
     }
-    *flags = reply.tag == PEERS_IN_ROUND ? WIRE_FLAG_IN_ROUND : WIRE_FLAG_LATE;
+    *verdict_flags = reply.tag == PEERS_IN_ROUND ? WIRE_FLAG_IN_ROUND : WIRE_FLAG_LATE;
     return 0;
 }
 
@@ -179,14 +237,12 @@ int peers_push(peers *p, const float *values, uint64_t tag, const uint64_t *vers
                uint32_t samples, bool leader, error *err)
 {
     uint16_t flags = 0;
-    if (leader && p->count > 1) {
-        if (s_push_one(p, 0, values, tag, versions, samples, WIRE_FLAG_VERDICT, err) < 0 ||
-            s_verdict(p, &flags, err) < 0) {
-            return -1;
-        }
+    if (leader && p->count > 1 &&
+        s_push_one(p, 0, values, tag, versions, samples, WIRE_FLAG_VERDICT, &flags, err) < 0) {
+        return -1;
     }
     for (int k = flags ? 1 : 0; k < p->count; k++) {
-        if (s_push_one(p, k, values, tag, versions, samples, flags, err) < 0) {
+        if (s_push_one(p, k, values, tag, versions, samples, flags, NULL, err) < 0) {
             return -1;
         }
     }
@@ -202,7 +258,7 @@ int peers_control(peers *p, uint64_t control, bool *workers_done, shard_stats *s
                          .tag = control, .encoding = WIRE_NO_PAYLOAD};
         net_msg m;
         wire_header reply;
-        if (s_send(p, k, &h, NULL, 0, err) < 0 || s_receive(p, k, &m, &reply, err) < 0) {
+        if (s_ask(p, k, &h, NULL, 0, err) < 0 || s_receive(p, k, &h, NULL, 0, &m, &reply, err) < 0) {
             return -1;
         }
         all = all && (reply.flags & WIRE_FLAG_WORKERS_DONE);

@@ -12,27 +12,44 @@
 #include "core/summary.h"
 #include "transport/net.h"
 
+/* How a client talks to the shards. */
+typedef struct peers_options {
+    double timeout;           /* seconds a shard may stay silent before the client fails */
+    double resend;            /* seconds without an answer before a request is sent again */
+    const net_auth *auth;     /* CURVE keys; NULL: none */
+} peers_options;
+
 typedef struct peers {
     void *ctx;
     int count;
     void **sockets;
     uint64_t *lo, *hi;
+    uint64_t *seq;            /* per shard: the last request's number */
+    uint32_t *generation;     /* per shard: the generation last heard (0: none) */
+    uint64_t *seen;           /* per shard: the version in its last reply */
     uint32_t self;            /* worker index or WIRE_EVALUATOR */
-    double timeout;           /* seconds a shard may take to answer */
+    peers_options o;
     long bytes;               /* sent and received */
+    long resent;              /* requests sent again for want of an answer */
+    long restarts;            /* shard restorations seen (WIRE_FLAG_RESTARTED) */
     net_pending pending;      /* zero-copy payloads not yet released */
 } peers;
 
-/* One dealer per shard of cs; with auth (NULL: none) each is a CURVE
- * client. */
+/* One dealer per shard of cs, a CURVE client with o->auth. Requests that
+ * wait for an answer (pulls, verdict pushes, controls) are numbered and
+ * sent again, under the same number, every o->resend seconds until the
+ * shard answers: a shard restarted from a checkpoint gets them anew. Any
+ * answer with another number (to a request sent again) is dropped. */
 int peers_open(peers *p, const cluster_spec *cs, uint64_t nparams, uint32_t self,
-               double timeout, const net_auth *auth, error *err);
+               const peers_options *o, error *err);
 void peers_close(peers *p);
 
 /* Sends a pull for min_version to every shard and copies each reply's
  * parameters into theta (nparams). versions[k] and flags[k] (may be NULL)
- * receive each reply's version and flags; *staleness the first shard's
- * report. */
+ * receive each reply's version and flags; *staleness and *total shard 0's
+ * report (total: the examples this client's pushes carried, or every
+ * worker's for the evaluator). A shard restored from a checkpoint since
+ * the last pull answers at once, flagged WIRE_FLAG_RESTARTED. */
 int peers_pull(peers *p, float *theta, uint64_t min_version, uint64_t *versions,
                uint16_t *flags, uint64_t *staleness, uint64_t *total, error *err);
 /* A verdict reply's tag: the push made shard 0's round, or came late. */

@@ -1,8 +1,6 @@
 /* ps.c: the parameter-server process loop. */
 #include "core/real/ps.h"
 
-#include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -10,7 +8,10 @@
 #include <string.h>
 
 #include "core/model.h"
+#include "core/real/apply.h"
+#include "core/real/checkpoint.h"
 #include "core/real/peers.h"
+#include "core/run.h"
 #include "core/stop.h"
 #include "transport/net.h"
 #include "transport/senders.h"
@@ -21,208 +22,104 @@ _Static_assert(WIRE_EVALUATOR == ALGORITHM_EVALUATOR, "the evaluator has one id 
 _Static_assert((int)PEERS_IN_ROUND == (int)PUSH_IN_ROUND && (int)PEERS_LATE == (int)PUSH_LATE,
                "a verdict has one value on the wire and in the rules");
 
-/* Pushes handed to the apply threads (Hogwild with server_threads > 1). */
-typedef struct appliers {
-    void *push;                /* main thread's end of inproc://apply-K */
-    pthread_t *threads;
-    int count;
-    void *ctx;
-    server *s;
-    char endpoint[64];
-    atomic_long in_flight;
-} appliers;
-
 typedef struct ps {
     server *s;
+    const ps_options *o;
     void *router;
     wire_limits limits;
     appliers apply;
-    bool expect_evaluator;
     senders senders;          /* which peer speaks for which worker */
     auth_zap *zap;            /* with CURVE: the handshakes' judge */
+    shard_client *clients;    /* per worker: its last push */
+    uint32_t generation;      /* 1, or one more than the checkpoint restored */
+    uint64_t restored_version;
+    uint64_t old_version;     /* the highest version the previous generation's
+                                 clients report having seen */
+    uint64_t lost_before;     /* updates lost in earlier restarts */
+    double next_checkpoint;
 } ps;
 
-/* A reply; its tag is the worker's last staleness, or what tag says. */
-static long s_reply_tagged(ps *p, const zmq_msg_t *identity, uint32_t worker, uint16_t encoding,
-                           const void *payload, size_t bytes, const uint64_t *tag)
+/* A request being answered: who asked, and which request it was. */
+typedef struct request {
+    zmq_msg_t identity;
+    uint32_t worker;
+    uint64_t seq;
+    uint32_t generation;      /* the shard's, as the sender last heard */
+} request;
+
+static request *s_request_copy(const zmq_msg_t *identity, const wire_header *h)
+{
+    request *r = malloc(sizeof *r);
+    if (r) {
+        zmq_msg_init(&r->identity);
+        zmq_msg_copy(&r->identity, (zmq_msg_t *)identity);
+        r->worker = h->worker;
+        r->seq = h->seq;
+        r->generation = h->generation;
+    }
+    return r;
+}
+
+/* Whether r's sender last heard from an earlier generation of this shard. */
+static bool s_from_before(const ps *p, const request *r)
+{
+    return r->generation != 0 && r->generation != p->generation;
+}
+
+/* A reply to r: tag is the worker's last staleness unless given. */
+static void s_reply(ps *p, const request *r, uint16_t encoding, const void *payload,
+                    size_t bytes, const uint64_t *tag)
 {
     server *s = p->s;
+    bool worker = r->worker < (uint32_t)s->workers;
     wire_header h = {
-        .type = WIRE_REPLY, .worker = worker, .shard = (uint32_t)s->shard,
-        .tag = tag ? *tag : server_last_staleness(s, worker),
-        .base_version = atomic_load(&s->version),
-        .encoding = encoding, .total = atomic_load(&s->samples),
-        .flags = server_workers_done(s) ? WIRE_FLAG_WORKERS_DONE : 0,
+        .type = WIRE_REPLY, .worker = r->worker, .shard = (uint32_t)s->shard,
+        .tag = tag ? *tag : server_last_staleness(s, r->worker),
+        .base_version = atomic_load(&s->version), .encoding = encoding,
+        .total = worker ? atomic_load(&s->worker_samples[r->worker]) : atomic_load(&s->samples),
+        .flags = (uint16_t)((server_workers_done(s) ? WIRE_FLAG_WORKERS_DONE : 0) |
+                            (s_from_before(p, r) ? WIRE_FLAG_RESTARTED : 0)),
+        .seq = r->seq, .generation = p->generation,
     };
     if (encoding == WIRE_F32) {
         h.offset = s->lo;
         h.count = s->n;
     }
-    long sent = net_send(p->router, identity, &h, payload, bytes, NULL);
+    long sent = net_send(p->router, &r->identity, &h, payload, bytes, NULL);
     if (sent < 0) {
-        /* the peer has gone (ROUTER_MANDATORY): nothing to do but count it */
-        fprintf(stderr, "ps %d: cannot reply to worker %u: %s\n", s->shard, worker,
+        /* the peer has gone (ROUTER_MANDATORY): nothing to do but say so */
+        fprintf(stderr, "ps %d: cannot reply to worker %u: %s\n", s->shard, r->worker,
                 zmq_strerror(zmq_errno()));
-        return 0;
+        return;
     }
     s->stats.bytes_out += (uint64_t)sent;
-    return sent;
 }
 
-static long s_reply(ps *p, const zmq_msg_t *identity, uint32_t worker, uint16_t encoding,
-                    const void *payload, size_t bytes)
-{
-    return s_reply_tagged(p, identity, worker, encoding, payload, bytes, NULL);
-}
-
-/* server_reply_fn: the parameters to the peer whose identity is handle. */
+/* server_reply_fn: the parameters, to the request that handle is. */
 static void s_reply_params(void *ctx, const pull_msg *m, void *handle)
 {
     ps *p = ctx;
     const float *theta = server_answer(p->s, m);
-    s_reply(p, handle, m->worker, WIRE_F32, theta, p->s->n * sizeof(float));
+    s_reply(p, handle, WIRE_F32, theta, p->s->n * sizeof(float), NULL);
 }
 
-/* A waiting pull keeps a copy of its peer's identity; answered or dropped,
- * the copy goes. */
-static void s_release_identity(void *ctx, void *handle)
+static void s_release(void *ctx, void *handle)
 {
     (void)ctx;
-    zmq_msg_close(handle);
-    free(handle);
+    request *r = handle;
+    zmq_msg_close(&r->identity);
+    free(r);
 }
 
 static void s_reply_waiting(void *ctx, const pull_msg *m, void *handle)
 {
     s_reply_params(ctx, m, handle);
-    s_release_identity(ctx, handle);
+    s_release(ctx, handle);
 }
 
 static void s_wake(ps *p)
 {
     server_wake(p->s, s_reply_waiting, p);
-}
-
-
-static void *s_apply_thread(void *arg)
-{
-    appliers *a = arg;
-    void *pull = zmq_socket(a->ctx, ZMQ_PULL);
-    zmq_connect(pull, a->endpoint);
-    for (;;) {
-        zmq_msg_t head, body;
-        zmq_msg_init(&head);
-        zmq_msg_init(&body);
-        if (zmq_msg_recv(&head, pull, 0) < 0) {
-            zmq_msg_close(&head);
-            zmq_msg_close(&body);
-            continue;
-        }
-        if (zmq_msg_size(&head) != sizeof(push_msg)) {   /* the stop message */
-            zmq_msg_close(&head);
-            zmq_msg_close(&body);
-            break;
-        }
-        zmq_msg_recv(&body, pull, 0);
-        push_msg m;
-        memcpy(&m, zmq_msg_data(&head), sizeof m);
-        m.values = zmq_msg_data(&body);
-        server_push(a->s, &m);
-        atomic_fetch_sub(&a->in_flight, 1);
-        zmq_msg_close(&head);
-        zmq_msg_close(&body);
-    }
-    zmq_close(pull);
-    return NULL;
-}
-
-static void s_stop_appliers(ps *p);
-
-static int s_start_appliers(ps *p, void *ctx, error *err)
-{
-    appliers *a = &p->apply;
-    a->ctx = ctx;
-    a->s = p->s;
-    snprintf(a->endpoint, sizeof a->endpoint, "inproc://apply-%d", p->s->shard);
-    a->push = zmq_socket(ctx, ZMQ_PUSH);
-    a->threads = calloc((size_t)p->s->threads, sizeof *a->threads);
-    bool ready = a->push && a->threads && zmq_bind(a->push, a->endpoint) == 0;
-    for (a->count = 0; ready && a->count < p->s->threads; a->count++) {
-        if (pthread_create(&a->threads[a->count], NULL, s_apply_thread, a) != 0) {
-            ready = false;
-            break;
-        }
-    }
-    if (!ready) {
-        s_stop_appliers(p);   /* those that did start */
-        return error_set(err, ERROR_RUNTIME, "ps %d: cannot start apply threads", p->s->shard);
-    }
-    return 0;
-}
-
-static void s_stop_appliers(ps *p)
-{
-    appliers *a = &p->apply;
-    for (int i = 0; i < a->count; i++) {
-        zmq_send(a->push, "", 0, 0);
-    }
-    for (int i = 0; i < a->count; i++) {
-        pthread_join(a->threads[i], NULL);
-    }
-    if (a->push) {
-        zmq_close(a->push);
-    }
-    free(a->threads);
-    a->threads = NULL;
-    a->push = NULL;
-    a->count = 0;
-}
-
-/* Waits until the apply threads have applied every push handed to them. */
-static void s_drain(ps *p)
-{
-    while (p->apply.threads && atomic_load(&p->apply.in_flight) > 0) {
-        sched_yield();
-    }
-}
-
-static void s_reject(ps *p, const char *why, const wire_header *h, bool decoded);
-
-static void s_push(ps *p, const zmq_msg_t *identity, const wire_header *h, zmq_msg_t *body)
-{
-    /* ZeroMQ may hand a frame back at any offset of its receive buffer;
-     * floats must be read from an aligned copy. */
-    if ((uintptr_t)zmq_msg_data(body) % _Alignof(float) != 0) {
-        zmq_msg_t aligned;
-        zmq_msg_init_size(&aligned, zmq_msg_size(body));
-        memcpy(zmq_msg_data(&aligned), zmq_msg_data(body), zmq_msg_size(body));
-        zmq_msg_close(body);
-        zmq_msg_init(body);
-        zmq_msg_move(body, &aligned);
-    }
-    push_msg pm = {.worker = h->worker, .tag = h->tag, .base_version = h->base_version,
-                   .samples = h->samples, .values = zmq_msg_data(body),
-                   .verdict = h->flags & WIRE_FLAG_IN_ROUND ? PUSH_IN_ROUND
-                              : h->flags & WIRE_FLAG_LATE ? PUSH_LATE : PUSH_UNDECIDED};
-    if (h->flags && p->apply.threads) {
-        s_reject(p, "rounds with a leader on a shard that applies in threads", h, true);
-        return;
-    }
-    if (!p->apply.threads) {
-        int verdict = server_push(p->s, &pm);
-        if (h->flags & WIRE_FLAG_VERDICT) {   /* the round's leader answers */
-            uint64_t tag = (uint64_t)verdict;
-            s_reply_tagged(p, identity, h->worker, WIRE_NO_PAYLOAD, NULL, 0, &tag);
-        }
-        s_wake(p);
-        return;
-    }
-    atomic_fetch_add(&p->apply.in_flight, 1);
-    if (zmq_send(p->apply.push, &pm, sizeof pm, ZMQ_SNDMORE) < 0 ||
-        zmq_msg_send(body, p->apply.push, 0) < 0) {   /* hands the payload over, no copy */
-        atomic_fetch_sub(&p->apply.in_flight, 1);
-        s_reject(p, "cannot hand the push to an apply thread", h, true);
-    }
 }
 
 static void s_reject(ps *p, const char *why, const wire_header *h, bool decoded)
@@ -257,23 +154,156 @@ static void s_foreign(ps *p, const wire_header *h, const char *user)
     }
 }
 
-static void s_pull(ps *p, const zmq_msg_t *identity, const pull_msg *m, const wire_header *h)
+/* Writes the shard's checkpoint (no push may be in an apply thread). */
+static void s_checkpoint(ps *p)
 {
-    if (server_pull_ready(p->s, m)) {
-        s_reply_params(p, m, (void *)identity);
+    if (!p->o->checkpoint[0]) {
         return;
     }
-    zmq_msg_t *copy = malloc(sizeof *copy);
-    if (copy) {
-        zmq_msg_init(copy);
-        zmq_msg_copy(copy, (zmq_msg_t *)identity);
+    apply_drain(&p->apply);
+    double start = run_wall();
+    error err;
+    p->s->stats.lost_updates = p->lost_before + (p->old_version > p->restored_version
+                                                 ? p->old_version - p->restored_version : 0);
+    p->s->stats.restarts = p->generation - 1;
+    if (checkpoint_save(p->o->checkpoint, p->s, p->clients, p->generation, &err) < 0) {
+        fprintf(stderr, "ps %d: %s\n", p->s->shard, err.msg);   /* the next one may do */
+        return;
     }
-    if (!copy || server_wait(p->s, m, copy) < 0) {
-        if (copy) {
-            s_release_identity(p, copy);
+    p->s->stats.checkpoints++;
+    p->s->stats.checkpoint_us += (uint64_t)((run_wall() - start) * 1e6);
+}
+
+/* A push. Its values may arrive at any offset of ZeroMQ's buffer; floats
+ * are read from an aligned copy. */
+static void s_push(ps *p, const request *r, const wire_header *h, zmq_msg_t *body)
+{
+    if ((uintptr_t)zmq_msg_data(body) % _Alignof(float) != 0) {
+        zmq_msg_t aligned;
+        zmq_msg_init_size(&aligned, zmq_msg_size(body));
+        memcpy(zmq_msg_data(&aligned), zmq_msg_data(body), zmq_msg_size(body));
+        zmq_msg_close(body);
+        zmq_msg_init(body);
+        zmq_msg_move(body, &aligned);
+    }
+    shard_client *c = &p->clients[h->worker];
+    bool answer = h->flags & WIRE_FLAG_VERDICT;   /* the round's leader answers */
+    if (h->seq != 0 && h->seq <= c->push_seq) {   /* sent again: taken once */
+        p->s->stats.duplicates++;
+        if (answer) {
+            uint64_t tag = c->verdict;
+            s_reply(p, r, WIRE_NO_PAYLOAD, NULL, 0, &tag);
         }
+        return;
+    }
+    c->push_seq = h->seq;
+    if (s_from_before(p, r)) {   /* computed on what this shard no longer holds */
+        p->s->stats.dropped++;
+        c->verdict = PUSH_LATE;
+        if (answer) {
+            uint64_t tag = PUSH_LATE;
+            s_reply(p, r, WIRE_NO_PAYLOAD, NULL, 0, &tag);
+        }
+        return;
+    }
+    push_msg pm = {.worker = h->worker, .tag = h->tag, .base_version = h->base_version,
+                   .samples = h->samples, .values = zmq_msg_data(body),
+                   .verdict = h->flags & WIRE_FLAG_IN_ROUND ? PUSH_IN_ROUND
+                              : h->flags & WIRE_FLAG_LATE ? PUSH_LATE : PUSH_UNDECIDED};
+    if (h->flags && p->apply.threads) {
+        s_reject(p, "rounds with a leader on a shard that applies in threads", h, true);
+        return;
+    }
+    if (p->apply.threads) {
+        if (apply_hand(&p->apply, &pm, body) < 0) {
+            s_reject(p, "cannot hand the push to an apply thread", h, true);
+        }
+        return;
+    }
+    c->verdict = (uint8_t)server_push(p->s, &pm);
+    if (answer) {
+        uint64_t tag = c->verdict;
+        s_reply(p, r, WIRE_NO_PAYLOAD, NULL, 0, &tag);
+    }
+    s_wake(p);
+}
+
+/* A pull: answered now when ready, or when its sender last heard from an
+ * earlier generation (it must learn of the restart); else it waits, once
+ * (a pull sent again takes its own place in the queue). */
+static void s_pull(ps *p, const zmq_msg_t *identity, const wire_header *h)
+{
+    pull_msg m = {.worker = h->worker, .min_version = h->base_version};
+    shard_stats *st = &p->s->stats;
+    if (p->generation > 1 && h->worker < (uint32_t)p->s->workers && st->resumed_at == 0) {
+        st->resumed_at = run_wall();   /* training goes on from the checkpoint */
+        if (st->trained_s > 0) {       /* resumed: the time between does not count */
+            st->first_pull_at = st->resumed_at - st->trained_s;
+            st->last_push_at = st->resumed_at;
+        }
+    }
+    request *r = s_request_copy(identity, h);
+    if (!r) {
+        s_reject(p, "out of memory for a pull", h, true);
+        return;
+    }
+    if (s_from_before(p, r) || server_pull_ready(p->s, &m)) {
+        s_reply_waiting(p, &m, r);
+        return;
+    }
+    server_waiting *queued = server_find_waiting(p->s, h->worker);
+    if (queued && ((request *)queued->handle)->seq == h->seq) {
+        s_release(p, queued->handle);   /* the sender may have a new identity */
+        queued->handle = r;
+        return;
+    }
+    if (server_wait(p->s, &m, r) < 0) {
+        s_release(p, r);
         s_reject(p, "out of memory for a waiting pull", h, true);
     }
+}
+
+/* What a message from an earlier generation's client tells of how far that
+ * generation had got: the version a push was computed on, or the one a
+ * pull's sender last saw. */
+static void s_note_old_version(ps *p, const wire_header *h)
+{
+    uint64_t seen = h->type == WIRE_PUSH ? h->base_version : h->type == WIRE_PULL ? h->tag : 0;
+    if (seen > p->old_version) {
+        p->old_version = seen;
+    }
+}
+
+/* A control message; returns 1 when the shard should stop. */
+static int s_control(ps *p, const request *r, const wire_header *h)
+{
+    server *s = p->s;
+    if (h->tag == WIRE_CONTROL_STATS) {
+        s->stats.unauthenticated = (uint64_t)auth_zap_refused(p->zap);
+        s->stats.lost_updates = p->lost_before + (p->old_version > p->restored_version
+                                                  ? p->old_version - p->restored_version : 0);
+        s->stats.restarts = p->generation - 1;
+        shard_stats st;
+        server_snapshot(s, &st);
+        char *json = shard_stats_json(&st);
+        s_reply(p, r, WIRE_JSON, json ? json : "{}", json ? strlen(json) : 2, NULL);
+        free(json);
+        return 0;
+    }
+    if (h->tag == WIRE_CONTROL_SHUTDOWN) {
+        s_reply(p, r, WIRE_NO_PAYLOAD, NULL, 0, NULL);
+        return 1;
+    }
+    /* DONE: every push this peer sent came before it on the same pipe */
+    apply_drain(&p->apply);
+    bool was_done = h->worker == WIRE_EVALUATOR ? s->evaluator_done : s->done[h->worker];
+    server_mark_done(s, h->worker);
+    if (!was_done && p->o->checkpoint_every > 0) {
+        s_checkpoint(p);   /* a restored shard must not wait for a worker that has left */
+    }
+    s_reply(p, r, WIRE_NO_PAYLOAD, NULL, 0, NULL);
+    s_wake(p);
+    return server_workers_done(s) && (s->evaluator_done || !p->o->expect_evaluator);
 }
 
 /* Handles one message; returns 1 when the shard should stop. */
@@ -300,61 +330,58 @@ static int s_handle(ps *p, net_msg *m)
         s_foreign(p, &h, m->user);
         return 0;
     }
-    switch (h.type) {
-    case WIRE_PULL:
-        s_pull(p, identity, &(pull_msg){.worker = h.worker, .min_version = h.base_version}, &h);
-        return 0;
-    case WIRE_PUSH:
-        s_push(p, identity, &h, &m->frames[2]);
-        return 0;
-    case WIRE_CONTROL:
-        break;
-    default:
+    if (h.generation != 0 && h.generation != p->generation) {
+        s_note_old_version(p, &h);
+    }
+    if (h.generation == 0 && h.worker < (uint32_t)s->workers) {
+        p->clients[h.worker].push_seq = 0;   /* a new process: it numbers from 1 again */
+    }
+    if (h.type == WIRE_PULL) {
+        s_pull(p, identity, &h);
         return 0;
     }
-    if (h.tag == WIRE_CONTROL_STATS) {
-        s->stats.unauthenticated = (uint64_t)auth_zap_refused(p->zap);
-        shard_stats st;
-        server_snapshot(s, &st);
-        char *json = shard_stats_json(&st);
-        s_reply(p, identity, h.worker, WIRE_JSON, json ? json : "{}", json ? strlen(json) : 2);
-        free(json);
-        return 0;
+    request r = {.worker = h.worker, .seq = h.seq, .generation = h.generation};
+    zmq_msg_init(&r.identity);
+    zmq_msg_copy(&r.identity, identity);
+    int stop = 0;
+    if (h.type == WIRE_PUSH) {
+        s_push(p, &r, &h, &m->frames[2]);
+    } else {
+        stop = s_control(p, &r, &h);
     }
-    if (h.tag == WIRE_CONTROL_SHUTDOWN) {
-        s_reply(p, identity, h.worker, WIRE_NO_PAYLOAD, NULL, 0);
-        return 1;
-    }
-    /* DONE: every push this peer sent came before it on the same pipe */
-    s_drain(p);
-    server_mark_done(s, h.worker);
-    s_reply(p, identity, h.worker, WIRE_NO_PAYLOAD, NULL, 0);
-    s_wake(p);
-    return server_workers_done(s) && (s->evaluator_done || !p->expect_evaluator);
+    zmq_msg_close(&r.identity);
+    return stop;
 }
 
-int ps_serve(server *s, void *zmq_ctx, const ps_options *o, error *err)
+/* Sets up p: the senders' table, the clients, the ZAP handler and the
+ * router, the apply threads. */
+static int s_open(ps *p, void *zmq_ctx, error *err)
 {
-    ps p = {.s = s, .expect_evaluator = o->expect_evaluator};
-    p.limits = (wire_limits){.shard = (uint32_t)s->shard, .lo = s->lo, .hi = s->hi,
-                             .workers = (uint32_t)s->workers};
-    if (senders_init(&p.senders, (uint32_t)s->workers, o->auth != NULL) < 0) {
+    server *s = p->s;
+    const ps_options *o = p->o;
+    p->limits = (wire_limits){.shard = (uint32_t)s->shard, .lo = s->lo, .hi = s->hi,
+                              .workers = (uint32_t)s->workers};
+    if (senders_init(&p->senders, (uint32_t)s->workers, o->auth != NULL) < 0) {
         return error_set(err, ERROR_RUNTIME, "ps %d: out of memory", s->shard);
     }
-    if (o->auth && !(p.zap = auth_zap_start(zmq_ctx, o->auth, err))) {
-        senders_free(&p.senders);
+    if (o->auth && !(p->zap = auth_zap_start(zmq_ctx, o->auth, err))) {
         return -1;
     }
-    p.router = net_router(zmq_ctx, o->endpoint, o->auth, err);
-    if (!p.router) {
-        auth_zap_stop(&p.zap);
-        senders_free(&p.senders);
+    p->router = net_router(zmq_ctx, o->endpoint, o->auth, err);
+    if (!p->router) {
         return -1;
     }
-    int rc = 0;
-    if (s->threads > 1 && s_start_appliers(&p, zmq_ctx, err) < 0) {
-        rc = -1;
-    }
+    return s->threads > 1 ? apply_start(&p->apply, s, zmq_ctx, err) : 0;
+}
+
+int ps_serve(server *s, void *zmq_ctx, const ps_options *o, shard_client *clients,
+             uint32_t generation, error *err)
+{
+    ps p = {.s = s, .o = o, .clients = clients, .generation = generation,
+            .restored_version = atomic_load(&s->version), .lost_before = s->stats.lost_updates};
+    p.old_version = p.restored_version;
+    p.next_checkpoint = o->checkpoint_every > 0 ? run_wall() + o->checkpoint_every : 0;
+    int rc = s_open(&p, zmq_ctx, err);
     while (rc == 0 && !stop_requested()) {
         net_msg m;
         int got = net_recv(p.router, &m, 100);
@@ -363,46 +390,54 @@ int ps_serve(server *s, void *zmq_ctx, const ps_options *o, error *err)
                            zmq_strerror(zmq_errno()));
             break;
         }
-        if (got == 0) {
-            continue;
+        int done = got > 0 ? s_handle(&p, &m) : 0;
+        if (got > 0) {
+            net_msg_close(&m);
         }
-        int done = s_handle(&p, &m);
-        net_msg_close(&m);
+        if (p.next_checkpoint > 0 && run_wall() >= p.next_checkpoint) {
+            s_checkpoint(&p);
+            p.next_checkpoint = run_wall() + o->checkpoint_every;
+        }
         if (done) {
             break;
         }
     }
-    s_drain(&p);
-    s_stop_appliers(&p);
-    server_drop_waiting(s, s_release_identity, &p);
-    /* The last replies (DONE and SHUTDOWN acks) must reach their peers:
-     * give them time to leave, which linger 0 would not. */
-    int linger = stop_requested() ? 0 : 2000;
-    zmq_setsockopt(p.router, ZMQ_LINGER, &linger, sizeof linger);
-    zmq_close(p.router);
+    apply_drain(&p.apply);
+    apply_stop(&p.apply);
+    if (stop_requested()) {
+        s_checkpoint(&p);   /* stopped from outside: resume from here */
+    }
+    s->stats.lost_updates = p.lost_before + (p.old_version > p.restored_version
+                                             ? p.old_version - p.restored_version : 0);
+    s->stats.restarts = generation - 1;
+    server_drop_waiting(s, s_release, &p);
+    if (p.router) {
+        /* The last replies (DONE and SHUTDOWN acks) must reach their peers:
+         * give them time to leave, which linger 0 would not. */
+        int linger = stop_requested() ? 0 : 2000;
+        zmq_setsockopt(p.router, ZMQ_LINGER, &linger, sizeof linger);
+        zmq_close(p.router);
+    }
     s->stats.unauthenticated = (uint64_t)auth_zap_refused(p.zap);
     auth_zap_stop(&p.zap);
     senders_free(&p.senders);
     return rc;
 }
 
-int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *err)
+/* Shard cs->task of the experiment, fresh. */
+static server *s_new_shard(const cluster_spec *cs, experiment *e, error *err)
 {
-    if (cs->task < 0 || cs->task >= cs->servers) {
-        return error_set(err, ERROR_USAGE, "ps: --task_index %d but only %d servers",
-                         cs->task, cs->servers);
-    }
     long n_train;
     int dim, classes;
     if (data_shape(&e->data, &n_train, &dim, &classes, err) < 0) {
-        return -1;
+        return NULL;
     }
     backend_spec host = {.device = BACKEND_CPU, .threads = 1};
     backend *b = backend_new(&host, err);
     model *m = b ? model_new(&e->model, b, dim, classes, err) : NULL;
     if (!m) {
         backend_destroy(&b);
-        return -1;
+        return NULL;
     }
     float *init = malloc(m->nparams * sizeof *init);
     server *s = NULL;
@@ -415,38 +450,90 @@ int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *e
     model_destroy(&m);
     backend_destroy(&b);
     if (!s) {
-        return error_set(err, ERROR_RUNTIME, "ps %d: out of memory", cs->task);
+        error_set(err, ERROR_RUNTIME, "ps %d: out of memory", cs->task);
     }
-    char endpoint[CLUSTER_ADDRESS_MAX + 16], who[32];
+    return s;
+}
+
+/* With --restore or --resume and a checkpoint on disk: s takes it up, as
+ * the next generation; resumed, its clock moves so that the time between
+ * does not count as training. */
+static int s_restore(const cluster_spec *cs, const char *path, server *s,
+                     shard_client *clients, uint32_t *generation, error *err)
+{
+    *generation = 1;
+    FILE *f = cs->restore ? fopen(path, "rb") : NULL;
+    if (!f) {
+        return 0;
+    }
+    fclose(f);
+    if (checkpoint_load(path, s, clients, generation, err) < 0) {
+        return -1;
+    }
+    (*generation)++;
+    shard_stats *st = &s->stats;
+    st->resumed_at = 0;
+    st->trained_s = 0;
+    if (cs->restore == RESTORE_RESUME && st->first_pull_at > 0) {
+        /* the clock stops until a worker pulls again (s_pull) */
+        st->trained_s = st->last_push_at > st->first_pull_at ? st->last_push_at - st->first_pull_at
+                                                             : 1e-9;
+        st->first_pull_at = 0;
+    }
+    fprintf(stderr, "ps %d: restored from %s at version %llu (generation %u)\n", cs->task,
+            path, (unsigned long long)atomic_load(&s->version), *generation);
+    return 0;
+}
+
+int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *err)
+{
+    if (cs->task < 0 || cs->task >= cs->servers) {
+        return error_set(err, ERROR_USAGE, "ps: --task_index %d but only %d servers",
+                         cs->task, cs->servers);
+    }
+    server *s = s_new_shard(cs, e, err);
+    shard_client *clients = s ? calloc((size_t)e->workers, sizeof *clients) : NULL;
+    char checkpoint[4200], endpoint[CLUSTER_ADDRESS_MAX + 16], who[32];
+    checkpoint_path(checkpoint, sizeof checkpoint, run_dir, cs->task);
+    uint32_t generation;
+    if (!clients || s_restore(cs, checkpoint, s, clients, &generation, err) < 0) {
+        if (s && !clients) {
+            error_set(err, ERROR_RUNTIME, "ps %d: out of memory", cs->task);
+        }
+        free(clients);
+        server_destroy(&s);
+        return -1;
+    }
     net_endpoint(endpoint, sizeof endpoint, cs->ps[cs->task], true);
     snprintf(who, sizeof who, "ps %d", cs->task);
     net_auth auth;
     int curve = cluster_auth(cs, e->auth == AUTH_CURVE, e->keys, "server", &auth, err);
-    if (curve < 0) {
-        server_destroy(&s);
-        return -1;
+    int rc = -1;
+    if (curve >= 0) {
+        if (!curve) {
+            cluster_warn_open(who, endpoint);
+        }
+        void *ctx = zmq_ctx_new();
+        ps_options o = {.endpoint = endpoint, .expect_evaluator = cs->evaluator,
+                        .auth = curve ? &auth : NULL, .checkpoint = checkpoint,
+                        .checkpoint_every = e->checkpoint_every};
+        stop_install();
+        rc = ps_serve(s, ctx, &o, clients, generation, err);
+        stop_uninstall();
+        zmq_ctx_term(ctx);
+        if (curve) {
+            auth_free(&auth);
+        }
+        char path[4200];
+        snprintf(path, sizeof path, "%s/ps-%d.json", run_dir, cs->task);
+        shard_stats st;
+        server_snapshot(s, &st);
+        error write_err;
+        if (shard_stats_write(path, &st, rc == 0 ? err : &write_err) < 0) {
+            rc = -1;
+        }
     }
-    if (!curve) {
-        cluster_warn_open(who, endpoint);
-    }
-    void *ctx = zmq_ctx_new();
-    ps_options o = {.endpoint = endpoint, .expect_evaluator = cs->evaluator,
-                    .auth = curve ? &auth : NULL};
-    stop_install();
-    int rc = ps_serve(s, ctx, &o, err);
-    stop_uninstall();
-    if (curve) {
-        auth_free(&auth);
-    }
-    char path[4200];
-    snprintf(path, sizeof path, "%s/ps-%d.json", run_dir, cs->task);
-    shard_stats st;
-    server_snapshot(s, &st);
-    error write_err;
-    if (shard_stats_write(path, &st, rc == 0 ? err : &write_err) < 0) {
-        rc = -1;
-    }
+    free(clients);
     server_destroy(&s);
-    zmq_ctx_term(ctx);
     return rc;
 }

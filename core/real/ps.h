@@ -21,19 +21,32 @@
 #include "core/error.h"
 #include "core/experiment.h"
 #include "algorithms/server.h"
+#include "core/real/checkpoint.h"
 #include "transport/auth.h"
 
 typedef struct ps_options {
     const char *endpoint;      /* to bind */
     bool expect_evaluator;
     const net_auth *auth;      /* NULL: no authentication */
+    const char *checkpoint;    /* where to checkpoint ("": never) */
+    double checkpoint_every;   /* seconds between checkpoints; 0: only when stopped */
 } ps_options;
 
-/* Serves s until it should stop; 0 on a normal end. */
-int ps_serve(server *s, void *zmq_ctx, const ps_options *o, error *err);
+/* Serves s until it should stop; 0 on a normal end. clients (s->workers)
+ * hold what the shard knows of each worker's pushes; generation is 1 for a
+ * fresh shard, one more than its checkpoint's for a restored one. Requests
+ * are answered with their sequence numbers and the generation: a push sent
+ * again is applied once, and a client that last heard from an earlier
+ * generation is answered at once and flagged WIRE_FLAG_RESTARTED (its
+ * pushes, computed on parameters this shard no longer holds, are dropped).
+ * Every o->checkpoint_every seconds, at each worker's DONE, and when
+ * stopped by a signal, the shard writes its checkpoint. */
+int ps_serve(server *s, void *zmq_ctx, const ps_options *o, shard_client *clients,
+             uint32_t generation, error *err);
 
-/* `asgd ps`: builds shard cs->task from the experiment and serves it,
- * then writes its counters to RUN_DIR/ps-K.json. */
+/* `asgd ps`: builds shard cs->task from the experiment (restored from
+ * RUN_DIR/checkpoints/ps-K.ckpt with --restore, when there is one) and
+ * serves it, then writes its counters to RUN_DIR/ps-K.json. */
 int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *err);
 
 #endif

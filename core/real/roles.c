@@ -77,6 +77,24 @@ static const worker_link s_zmq_link = {
     .settle = s_link_settle,
 };
 
+/* How much of its share the worker has done already (a restarted worker,
+ * or a resumed run): the examples its pushes carried, as shard 0 counts
+ * them, in whole minibatches. */
+static int s_take_up(worker *w, peers *p, error *err)
+{
+    uint64_t mine = 0;
+    if (peers_pull(p, w->theta, 0, w->versions, NULL, NULL, &mine, err) < 0) {
+        return -1;
+    }
+    long done = (long)(mine / (uint64_t)w->batch);
+    if (done > 0) {
+        w->steps = done < w->budget ? done : w->budget;
+        fprintf(stderr, "worker %d: %ld of its %ld minibatches done already; going on\n",
+                w->id, w->steps, w->budget);
+    }
+    return 0;
+}
+
 int worker_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *err)
 {
     if (cs->task < 0 || cs->task >= e->workers) {
@@ -114,12 +132,16 @@ int worker_main(const cluster_spec *cs, experiment *e, const char *run_dir, erro
     char self[32];
     snprintf(self, sizeof self, "worker-%d", cs->task);
     int curve = w.steps_csv ? s_auth(cs, e, self, &auth, err) : -1;
-    if (curve >= 0 && peers_open(&p, cs, w.nparams, (uint32_t)cs->task, e->timeout,
-                                 curve ? &auth : NULL, err) == 0) {
+    peers_options po = {.timeout = e->timeout, .resend = e->resend,
+                        .auth = curve > 0 ? &auth : NULL};
+    if (curve >= 0 && peers_open(&p, cs, w.nparams, (uint32_t)cs->task, &po, err) == 0) {
         w.link = &s_zmq_link;
         w.link_state = &p;
         stop_install();
-        rc = e->alg->worker_run(&w);
+        rc = s_take_up(&w, &p, &s_link_err);
+        if (rc == 0) {
+            rc = e->alg->worker_run(&w);
+        }
         if (rc < 0) {
             *err = s_link_err;
             if (!err->msg[0]) {
@@ -174,11 +196,17 @@ static int s_poll(evaluator *v, bool *done, error *err)
     if (peers_control(&v->p, WIRE_CONTROL_STATS, done, v->stats, err) < 0) {
         return -1;
     }
+    bool known = v->t0 > 0;
     for (int k = 0; k < v->cs->servers; k++) {
         double first = v->stats[k].first_pull_at;
         if (first > 0 && (v->t0 == 0 || first < v->t0)) {
             v->t0 = first;
         }
+    }
+    double every = v->e->eval_every;
+    if (!known && v->t0 > 0 && every > 0) {   /* a resumed run's clock starts past 0 */
+        int due = (int)floor((run_wall() - v->t0) / every) + 1;
+        v->evaluations = due > v->evaluations ? due : v->evaluations;
     }
     return 0;
 }
@@ -232,7 +260,11 @@ static int s_evaluate(evaluator *v, bool *last, error *err)
     for (int k = 0; k < cs->servers; k++) {
         final = final && (v->flags[k] & WIRE_FLAG_WORKERS_DONE);
     }
-    double t = v->t0 > 0 ? run_wall() - v->t0 : 0, loss, acc;
+    double trained = 0;   /* a resumed run's training before the interruption */
+    for (int k = 0; k < cs->servers; k++) {
+        trained = fmax(trained, v->stats[k].trained_s);
+    }
+    double t = v->t0 > 0 ? run_wall() - v->t0 : trained, loss, acc;
     double epoch = (double)total / (double)v->n_train;
     model_evaluate_host(v->m, &loss, &acc, v->theta, &v->e->test, (int)v->e->eval_batch);
     run_eval_row(v->csv, t, epoch, (long)v->versions[0], (long)total, loss, acc);
@@ -296,8 +328,9 @@ int evaluator_main(const cluster_spec *cs, experiment *e, const char *run_dir, e
     }
     net_auth auth;
     int curve = v.csv ? s_auth(cs, e, "evaluator", &auth, err) : -1;
-    if (curve >= 0 && peers_open(&v.p, cs, v.m->nparams, WIRE_EVALUATOR, e->timeout,
-                                 curve ? &auth : NULL, err) == 0) {
+    peers_options po = {.timeout = e->timeout, .resend = e->resend,
+                        .auth = curve > 0 ? &auth : NULL};
+    if (curve >= 0 && peers_open(&v.p, cs, v.m->nparams, WIRE_EVALUATOR, &po, err) == 0) {
         stop_install();
         rc = s_evaluate_all(&v, err);
         stop_uninstall();

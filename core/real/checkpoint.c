@@ -1,0 +1,334 @@
+/* checkpoint.c: saving and restoring a shard. */
+#include "core/real/checkpoint.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <zlib.h>
+
+#include "core/run.h"
+
+#define CHECKPOINT_MAGIC "ASGDCKP1"
+
+void checkpoint_path(char *buf, size_t n, const char *dir, int shard)
+{
+    snprintf(buf, n, "%s/checkpoints/ps-%d.ckpt", dir, shard);
+}
+
+/* A growing byte buffer; ok turns false at the first failed allocation. */
+typedef struct bytes {
+    uint8_t *data;
+    size_t len, cap;
+    bool ok;
+} bytes;
+
+static void s_put(bytes *b, const void *p, size_t n)
+{
+    if (!b->ok) {
+        return;
+    }
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n) {
+            cap *= 2;
+        }
+        uint8_t *grown = realloc(b->data, cap);
+        if (!grown) {
+            b->ok = false;
+            return;
+        }
+        b->data = grown;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+}
+
+static void s_u8(bytes *b, uint8_t v)
+{
+    s_put(b, &v, 1);
+}
+
+static void s_u32(bytes *b, uint32_t v)
+{
+    uint8_t le[4];
+    for (int i = 0; i < 4; i++) {
+        le[i] = (uint8_t)(v >> (8 * i));
+    }
+    s_put(b, le, 4);
+}
+
+static void s_u64(bytes *b, uint64_t v)
+{
+    s_u32(b, (uint32_t)v);
+    s_u32(b, (uint32_t)(v >> 32));
+}
+
+/* Floats as little-endian bytes (the host's order on every machine asgd
+ * builds for; checked at compile time below). */
+static void s_floats(bytes *b, const float *v, size_t n)
+{
+    s_put(b, v, n * sizeof *v);
+}
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+               "checkpoints store floats as the host does: little-endian");
+
+/* An optional vector: a flag, then its n floats. */
+static void s_maybe(bytes *b, const float *v, size_t n)
+{
+    s_u8(b, v != NULL);
+    if (v) {
+        s_floats(b, v, n);
+    }
+}
+
+int checkpoint_save(const char *path, server *s, const shard_client *clients,
+                    uint32_t generation, error *err)
+{
+    bytes b = {.ok = true};
+    s_put(&b, CHECKPOINT_MAGIC, 8);
+    s_u32(&b, (uint32_t)s->shard);
+    s_u32(&b, (uint32_t)s->shards);
+    s_u32(&b, (uint32_t)s->workers);
+    s_u64(&b, s->lo);
+    s_u64(&b, s->hi);
+    s_u32(&b, generation);
+    shard_stats st;
+    server_snapshot(s, &st);
+    s_u64(&b, st.version);
+    s_u64(&b, st.samples);
+    char *json = shard_stats_json(&st);
+    b.ok = b.ok && json;
+    size_t json_len = json ? strlen(json) : 0;
+    s_u64(&b, json_len);
+    s_put(&b, json, json_len);
+    free(json);
+    for (int w = 0; w < s->workers; w++) {
+        s_u64(&b, atomic_load(&s->worker_samples[w]));
+        s_u64(&b, clients[w].push_seq);
+        s_u8(&b, clients[w].verdict);
+        s_u8(&b, s->done[w]);
+    }
+    s_u8(&b, s->evaluator_done);
+    s_u64(&b, (uint64_t)s->opt->t);
+    s_maybe(&b, s->opt->s1, s->n);
+    s_maybe(&b, s->opt->s2, s->n);
+    size_t state = s->alg->server_state_bytes && s->state ? s->alg->server_state_bytes(s) : 0;
+    s_u64(&b, state);
+    s_put(&b, s->state, state);
+    s_u64(&b, (uint64_t)s->round_arrived);
+    s_maybe(&b, s->round_sum, s->n);
+    s_floats(&b, s->theta, s->n);
+    s_u32(&b, (uint32_t)crc32(0, b.data, (uInt)b.len));
+    if (!b.ok) {
+        free(b.data);
+        return error_set(err, ERROR_RUNTIME, "%s: out of memory for the checkpoint", path);
+    }
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) {
+        *slash = '\0';
+    }
+    int rc = run_make_dirs(dir, err) < 0 ? -1 : run_write_atomic(path, b.data, b.len, NULL, 0, err);
+    free(b.data);
+    return rc;
+}
+
+/* Reading back: a cursor over the file; fail() records the first problem. */
+typedef struct reader {
+    const uint8_t *p, *end;
+    const char *problem;
+} reader;
+
+static const uint8_t *s_take(reader *r, size_t n)
+{
+    if (r->problem || (size_t)(r->end - r->p) < n) {
+        r->problem = r->problem ? r->problem : "cut short";
+        return NULL;
+    }
+    const uint8_t *at = r->p;
+    r->p += n;
+    return at;
+}
+
+static uint8_t s_get8(reader *r)
+{
+    const uint8_t *p = s_take(r, 1);
+    return p ? *p : 0;
+}
+
+static uint32_t s_get32(reader *r)
+{
+    const uint8_t *p = s_take(r, 4);
+    return p ? (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                   (uint32_t)p[3] << 24 : 0;
+}
+
+static uint64_t s_get64(reader *r)
+{
+    uint64_t lo = s_get32(r);
+    return lo | (uint64_t)s_get32(r) << 32;
+}
+
+static void s_expect(reader *r, uint64_t got, uint64_t want, const char *what)
+{
+    if (!r->problem && got != want) {
+        r->problem = what;
+    }
+}
+
+/* n floats into out, or (out NULL) skipped. */
+static void s_get_floats(reader *r, float *out, size_t n)
+{
+    const uint8_t *p = s_take(r, n * sizeof(float));
+    if (p && out) {
+        memcpy(out, p, n * sizeof(float));
+    }
+}
+
+/* An optional vector saved by s_maybe into out, which must exist exactly
+ * when the saved one did. */
+static void s_get_maybe(reader *r, float *out, size_t n, const char *what)
+{
+    uint8_t has = s_get8(r);
+    s_expect(r, has, out != NULL, what);
+    if (has) {
+        s_get_floats(r, out, n);
+    }
+}
+
+/* Skips an optional vector; want: whether it must be there (-1: either). */
+static void s_skip_maybe(reader *r, size_t n, int want, const char *what)
+{
+    uint8_t has = s_get8(r);
+    if (want >= 0) {
+        s_expect(r, has, (uint64_t)want, what);
+    }
+    if (has) {
+        s_take(r, n * sizeof(float));
+    }
+}
+
+static uint8_t *s_read_whole(const char *path, size_t *len, error *err)
+{
+    FILE *f = fopen(path, "rb");
+    struct stat st;
+    if (!f || fstat(fileno(f), &st) != 0) {
+        error_set(err, ERROR_RUNTIME, "%s: cannot read: %s", path, strerror(errno));
+        if (f) {
+            fclose(f);
+        }
+        return NULL;
+    }
+    uint8_t *data = malloc(st.st_size > 0 ? (size_t)st.st_size : 1);
+    *len = data ? fread(data, 1, (size_t)st.st_size, f) : 0;
+    fclose(f);
+    if (!data || *len != (size_t)st.st_size) {
+        free(data);
+        error_set(err, ERROR_RUNTIME, "%s: cannot read", path);
+        return NULL;
+    }
+    return data;
+}
+
+/* The checks and the counters; per-client and vector data follow. */
+static void s_read_head(reader *r, server *s, uint32_t *generation, shard_stats *st)
+{
+    const uint8_t *magic = s_take(r, 8);
+    if (magic && memcmp(magic, CHECKPOINT_MAGIC, 8) != 0) {
+        r->problem = "not an asgd checkpoint (or of another format version)";
+    }
+    s_expect(r, s_get32(r), (uint64_t)s->shard, "another shard's");
+    s_expect(r, s_get32(r), (uint64_t)s->shards, "of a job with another number of shards");
+    s_expect(r, s_get32(r), (uint64_t)s->workers, "of a job with another number of workers");
+    s_expect(r, s_get64(r), s->lo, "of another model (range)");
+    s_expect(r, s_get64(r), s->hi, "of another model (range)");
+    *generation = s_get32(r);
+    uint64_t version = s_get64(r), samples = s_get64(r);
+    uint64_t json_len = s_get64(r);
+    const uint8_t *json = s_take(r, json_len);
+    error why;
+    if (json && shard_stats_parse((const char *)json, json_len, st, &why) < 0) {
+        r->problem = "its counters do not parse";
+    }
+    s_expect(r, st->version, version, "its counters disagree");
+    s_expect(r, st->samples, samples, "its counters disagree");
+}
+
+int checkpoint_load(const char *path, server *s, shard_client *clients, uint32_t *generation,
+                    error *err)
+{
+    size_t len;
+    uint8_t *data = s_read_whole(path, &len, err);
+    if (!data) {
+        return -1;
+    }
+    reader r = {.p = data, .end = data + len};
+    if (len < 8 + 4) {
+        r.problem = "cut short";
+    } else if (crc32(0, data, (uInt)(len - 4)) !=
+                       (uLong)(data[len - 4] | data[len - 3] << 8 | data[len - 2] << 16 |
+                               (uLong)data[len - 1] << 24)) {
+        r.problem = "corrupt (its checksum does not match)";
+    }
+    r.end = len >= 8 + 4 ? data + len - 4 : data;
+    shard_stats st;
+    s_read_head(&r, s, generation, &st);
+    /* read everything before changing s: a bad file leaves it as it was */
+    reader scan = r;
+    for (int w = 0; w < s->workers; w++) {
+        s_take(&scan, 8 + 8 + 1 + 1);
+    }
+    s_take(&scan, 1 + 8);
+    s_skip_maybe(&scan, s->n, s->opt->s1 != NULL, "of another optimizer");
+    s_skip_maybe(&scan, s->n, s->opt->s2 != NULL, "of another optimizer");
+    size_t state = s->alg->server_state_bytes && s->state ? s->alg->server_state_bytes(s) : 0;
+    s_expect(&scan, s_get64(&scan), state, "of another rule (its state's size)");
+    s_take(&scan, state + 8);
+    s_skip_maybe(&scan, s->n, -1, "");
+    s_take(&scan, s->n * sizeof(float));
+    if (!scan.problem && scan.p != scan.end) {
+        scan.problem = "longer than its shard";
+    }
+    if (r.problem || scan.problem) {
+        free(data);
+        return error_set(err, ERROR_RUNTIME, "%s: cannot restore: %s", path,
+                         r.problem ? r.problem : scan.problem);
+    }
+    s->stats = st;
+    atomic_store(&s->version, st.version);
+    atomic_store(&s->samples, st.samples);
+    s->done_count = 0;
+    for (int w = 0; w < s->workers; w++) {
+        atomic_store(&s->worker_samples[w], s_get64(&r));
+        clients[w].push_seq = s_get64(&r);
+        clients[w].verdict = s_get8(&r);
+        s->done[w] = s_get8(&r) != 0;
+        s->done_count += s->done[w];
+    }
+    s->evaluator_done = s_get8(&r) != 0;
+    s->opt->t = (long)s_get64(&r);
+    s_get_maybe(&r, s->opt->s1, s->n, "");
+    s_get_maybe(&r, s->opt->s2, s->n, "");
+    s_get64(&r);
+    if (state) {
+        memcpy(s->state, s_take(&r, state), state);
+    }
+    s->round_arrived = (int)s_get64(&r);
+    if (s_get8(&r)) {
+        if (!s->round_sum && !(s->round_sum = calloc(s->n ? s->n : 1, sizeof *s->round_sum))) {
+            free(data);
+            return error_set(err, ERROR_RUNTIME, "%s: out of memory", path);
+        }
+        s_get_floats(&r, s->round_sum, s->n);
+    }
+    s_get_floats(&r, s->theta, s->n);
+    free(data);
+    return 0;
+}

@@ -1,0 +1,52 @@
+/* checkpoint.h: a shard's whole state on disk, to restart or resume from.
+ *
+ * RUN_DIR/checkpoints/ps-K.ckpt is written whole or not at all (a
+ * temporary file flushed to the disk, then renamed: run_write_atomic).
+ * Little-endian, in this order:
+ *
+ *   "ASGDCKP1"                          magic and format version
+ *   u32 shard, shards, workers          whose it is
+ *   u64 lo, hi                          its range of the parameters
+ *   u32 generation                      of the process that wrote it
+ *   u64 version, samples                the shard's counters...
+ *   u64 len, len bytes                  ... and the rest, as ps-K.json's JSON
+ *   per worker: u64 samples, u64 push seq, u8 verdict, u8 done
+ *   u8 evaluator done
+ *   u64 optimizer steps, u8 has s1, [s1], u8 has s2, [s2]   (n floats each)
+ *   u64 state bytes, state              the rule's (server_state_bytes)
+ *   u64 round arrived, u8 has sum, [round sum]              (n floats)
+ *   theta                               n floats
+ *   u32 CRC-32 of everything before it
+ *
+ * Loading checks all of it: a file cut short, corrupt, or of another
+ * shard, shape or rule is refused with a clear error, never half used. */
+#ifndef ASGD_CHECKPOINT_H
+#define ASGD_CHECKPOINT_H
+
+#include <stdint.h>
+
+#include "algorithms/server.h"
+#include "core/error.h"
+
+/* What a shard's process remembers of each client, beyond the server. */
+typedef struct shard_client {
+    uint64_t push_seq;        /* the client's last push taken (0: none) */
+    uint8_t verdict;          /* that push's verdict, answered again if it is resent */
+} shard_client;
+
+/* path for shard k of the run in dir: dir/checkpoints/ps-K.ckpt. */
+void checkpoint_path(char *buf, size_t n, const char *dir, int shard);
+
+/* Writes s (its counters, optimizer, rule state, round and theta), the
+ * clients (s->workers of them) and generation to path, making its folder.
+ * Call with no push being applied. */
+int checkpoint_save(const char *path, server *s, const shard_client *clients,
+                    uint32_t generation, error *err);
+
+/* Restores s, the clients and *generation (the writer's) from path. s must
+ * be the same shard of the same rule and shape, fresh from server_new;
+ * on failure s is unchanged. */
+int checkpoint_load(const char *path, server *s, shard_client *clients, uint32_t *generation,
+                    error *err);
+
+#endif

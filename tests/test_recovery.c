@@ -1,0 +1,289 @@
+/* test_recovery.c: jobs that lose a process and go on. A push sent again
+ * is applied once; a shard killed with SIGKILL comes back from its
+ * checkpoint and the job completes with the accuracy of an undisturbed
+ * run, having lost at most one checkpoint interval of updates; a run
+ * interrupted by Ctrl-C goes on with `asgd train --resume` to the same
+ * total work. Real processes over ipc. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+#include <zmq.h>
+
+#include "transport/wire.h"
+#include "support.h"
+#include "wire_client.h"
+
+/* About 5 s of training on 2 cores, ending on a plateau (repeated runs
+ * agree within 0.1 point): time to kill something mid-run. */
+static const char s_job[] =
+    "[experiment]\nname = job\n"
+    "[data]\ndataset = synthetic\ntrain_size = 10000\ndim = 64\nnoise = 0.6\n"
+    "[model]\ntype = mlp\nhidden = 512,512\n"
+    "[train]\nepochs = 8\nbatch = 32\nlr = 0.05\n"
+    "[eval]\nevery = 0.5\n"
+    "[cluster]\nworkers = 2\n";
+
+static cJSON *s_summary(support_fixture *f, const char *run_id)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/job/%s/summary.json", f->out, run_id);
+    return support_json_file(path);
+}
+
+static const char *s_string(const cJSON *j, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* Runs the job to its end; fails the test if it does not complete. */
+static cJSON *s_run(support_fixture *f, const char *const *extra)
+{
+    support_write_file(f->config, s_job);
+    const char *args[16] = {"train", f->config, f->out_arg};
+    int n = 3;
+    for (int i = 0; extra[i]; i++) {
+        args[n++] = extra[i];
+    }
+    args[n] = NULL;
+    support_run_asgd(&f->r, f->dir, args);
+    if (f->r.status != 0) {
+        fail_msg("the job failed: %s", f->r.err);
+    }
+    cJSON *j = s_summary(f, extra[0] + strlen("experiment.run_id="));
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")));
+    return j;
+}
+
+/* Starts the job in the background once worker 0 has taken `steps` steps. */
+static int s_start(support_fixture *f, const char *const *extra, int steps)
+{
+    support_write_file(f->config, s_job);
+    const char *args[16] = {"train", f->config, f->out_arg};
+    int n = 3;
+    for (int i = 0; extra[i]; i++) {
+        args[n++] = extra[i];
+    }
+    args[n] = NULL;
+    int pid = support_spawn_asgd(f->dir, args);
+    char path[600];
+    snprintf(path, sizeof path, "%s/job/%s/steps-0.csv", f->out,
+             extra[0] + strlen("experiment.run_id="));
+    if (!support_wait_lines(path, steps, 60)) {
+        kill(pid, SIGKILL);
+        fail_msg("the job did not start");
+    }
+    return pid;
+}
+
+/* The most steps.csv rows (pushes, for hogwild; rounds times workers for
+ * sync) in any window of `seconds`. */
+static long s_most_steps_within(support_fixture *f, const char *run_id, double seconds)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/job/%s/steps.csv", f->out, run_id);
+    char *text = support_read_file(path);
+    assert_non_null(text);
+    size_t cap = 1 << 16, n = 0;
+    double *t = malloc(cap * sizeof *t);
+    for (char *line = strchr(text, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        if (n == cap) {
+            t = realloc(t, (cap *= 2) * sizeof *t);
+        }
+        t[n++] = strtod(line + 1, NULL);
+    }
+    long most = 0;
+    for (size_t i = 0, j = 0; i < n; i++) {   /* rows are in time order */
+        while (t[i] - t[j] > seconds) {
+            j++;
+        }
+        most = (long)(i - j + 1) > most ? (long)(i - j + 1) : most;
+    }
+    free(t);
+    free(text);
+    return most;
+}
+
+/* A push sent again (same number) is applied once; a new process for the
+ * same worker numbers its requests from 1 again and is applied. */
+static void test_a_push_sent_again_is_applied_once(void **state)
+{
+    support_fixture *f = *state;
+    support_write_file(f->config, "[data]\ndataset = synthetic\ndim = 6\nclasses = 3\n"
+                       "[model]\ntype = softmax\n[train]\nalgorithm = hogwild\n");
+    int port = wire_client_free_port();
+    char hosts[64], run_dir[400];
+    snprintf(hosts, sizeof hosts, "--ps_hosts=127.0.0.1:%d", port);
+    snprintf(run_dir, sizeof run_dir, "--run_dir=%s", f->dir);
+    const char *args[] = {"ps", f->config, hosts, "--worker_hosts=a", "--task_index=0",
+                          "--evaluator=0", run_dir, NULL};
+    int ps = support_spawn_asgd(f->dir, args);
+    void *ctx = zmq_ctx_new();
+    void *sock = wire_client_open(ctx, port, NULL);
+    float theta[21], grad[21] = {0.5f};
+    wire_header pull = {.type = WIRE_PULL, .encoding = WIRE_NO_PAYLOAD, .seq = 1};
+    wire_header reply;
+    assert_true(wire_client_send(sock, &pull, NULL, 0));
+    assert_int_equal(wire_client_receive(sock, &reply, theta, sizeof theta, 21, 10000),
+                     sizeof theta);
+    assert_int_equal(reply.seq, 1);
+    wire_header push = {.type = WIRE_PUSH, .count = 21, .encoding = WIRE_F32, .samples = 64,
+                        .seq = 2, .generation = reply.generation};
+    for (int i = 0; i < 3; i++) {
+        assert_true(wire_client_send(sock, &push, grad, sizeof grad));
+    }
+    pull.seq = 3;
+    pull.generation = reply.generation;
+    assert_true(wire_client_send(sock, &pull, NULL, 0));
+    assert_int_equal(wire_client_receive(sock, &reply, theta, sizeof theta, 21, 10000),
+                     sizeof theta);
+    assert_int_equal(reply.base_version, 1);
+    assert_int_equal(reply.total, 64);   /* this worker's examples */
+    /* a new process: generation 0, numbering from 1 */
+    push.seq = 1;
+    push.generation = 0;
+    assert_true(wire_client_send(sock, &push, grad, sizeof grad));
+    pull.seq = 2;
+    assert_true(wire_client_send(sock, &pull, NULL, 0));
+    assert_int_equal(wire_client_receive(sock, &reply, theta, sizeof theta, 21, 10000),
+                     sizeof theta);
+    assert_int_equal(reply.base_version, 2);
+    wire_header stats = {.type = WIRE_CONTROL, .worker = WIRE_ANY, .tag = WIRE_CONTROL_STATS,
+                         .encoding = WIRE_NO_PAYLOAD};
+    char json[4096] = {0};
+    assert_true(wire_client_send(sock, &stats, NULL, 0));
+    assert_true(wire_client_receive(sock, &reply, json, sizeof json - 1, 21, 10000) > 0);
+    cJSON *j = cJSON_Parse(json);
+    assert_true(support_json_number(j, "duplicates") == 2);
+    assert_true(support_json_number(j, "pushes") == 2);
+    cJSON_Delete(j);
+    kill(ps, SIGTERM);
+    assert_int_equal(support_wait(ps), 0);
+    zmq_close(sock);
+    zmq_ctx_term(ctx);
+}
+
+/* A shard killed with SIGKILL mid-run, under restart = on-failure with a
+ * checkpoint every 0.3 s, comes back from its checkpoint; its workers go
+ * on, and the job completes within a point of the undisturbed run's
+ * accuracy, having lost no more updates than the most made in one
+ * interval. For an asynchronous rule and a synchronous one. */
+static void test_a_killed_shard_comes_back_from_its_checkpoint(void **state)
+{
+    support_fixture *f = *state;
+    const char *rules[] = {"hogwild", "sync"};
+    for (int i = 0; i < 2; i++) {
+        char rule[64], calm[64], hit[64];
+        snprintf(rule, sizeof rule, "train.algorithm=%s", rules[i]);
+        const char *lr = i ? "train.lr=0.1" : "train.lr=0.05";   /* sync: the mean of 2 */
+        snprintf(calm, sizeof calm, "experiment.run_id=calm-%s", rules[i]);
+        snprintf(hit, sizeof hit, "experiment.run_id=hit-%s", rules[i]);
+        const char *plain[] = {calm, rule, lr, NULL};
+        cJSON *undisturbed = s_run(f, plain);
+        const char *extra[] = {hit, rule, lr, "checkpoint.every=0.3",
+                               "cluster.restart=on-failure", NULL};
+        int launcher = s_start(f, extra, 150);
+        int shard;
+        assert_int_equal(support_children(launcher, "ps", &shard, 1), 1);
+        kill(shard, SIGKILL);
+        int status = support_wait(launcher);
+        if (status != 0) {
+            char path[600];
+            snprintf(path, sizeof path, "%s/stderr", f->dir);
+            char *err = support_read_file(path);
+            fail_msg("%s: the job failed: %s", rules[i], err);
+        }
+        cJSON *j = s_summary(f, hit + strlen("experiment.run_id="));
+        assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")));
+        assert_true(support_json_number(j, "shard_restarts") == 1);
+        assert_true(support_json_number(j, "restarts") == 1);
+        double acc = support_json_number(j, "final_test_acc");
+        double calm_acc = support_json_number(undisturbed, "final_test_acc");
+        if (fabs(acc - calm_acc) > 0.01) {
+            fail_msg("%s: accuracy %.4f after the kill, %.4f undisturbed", rules[i], acc,
+                     calm_acc);
+        }
+        long lost = (long)support_json_number(j, "lost_updates");
+        long most = s_most_steps_within(f, hit + strlen("experiment.run_id="), 0.3);
+        if (strcmp(rules[i], "sync") == 0) {
+            most = most / 2 + 1;   /* a round is one step of each of the 2 workers */
+        }
+        if (lost > most) {
+            fail_msg("%s: %ld updates lost, more than the %ld of one interval", rules[i], lost,
+                     most);
+        }
+        cJSON_Delete(j);
+        cJSON_Delete(undisturbed);
+    }
+}
+
+/* Ctrl-C, then `asgd train --resume`: the run completes with the same
+ * samples and updates as one never interrupted, its time axis going on
+ * where it stopped, and says it was resumed. */
+static void test_resume_after_ctrl_c_does_the_same_work(void **state)
+{
+    support_fixture *f = *state;
+    const char *plain[] = {"experiment.run_id=whole", "train.algorithm=hogwild", NULL};
+    cJSON *whole = s_run(f, plain);
+    const char *extra[] = {"experiment.run_id=cut", "train.algorithm=hogwild", NULL};
+    int launcher = s_start(f, extra, 150);
+    kill(launcher, SIGINT);
+    assert_int_equal(support_wait(launcher), 1);
+    cJSON *cut = s_summary(f, "cut");
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(cut, "complete")));
+    double cut_samples = support_json_number(cut, "samples");
+    cJSON_Delete(cut);
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/job/cut", f->out);
+    const char *resume[] = {"train", "--resume", dir, NULL};
+    support_run_asgd(&f->r, f->dir, resume);
+    if (f->r.status != 0) {
+        fail_msg("resume failed: %s", f->r.err);
+    }
+    cJSON *j = s_summary(f, "cut");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")));
+    assert_true(support_json_number(j, "resumes") == 1);
+    assert_true(support_json_number(j, "samples") == support_json_number(whole, "samples"));
+    assert_true(support_json_number(j, "updates") == support_json_number(whole, "updates"));
+    assert_true(support_json_number(j, "samples") > cut_samples);
+    assert_true(support_json_number(j, "startup_s") > 0);
+    assert_string_equal(s_string(j, "algorithm"), "hogwild");
+    char path[700];
+    snprintf(path, sizeof path, "%s/eval.csv", dir);
+    char *eval = support_read_file(path);
+    double last = -1;
+    for (char *line = strchr(eval, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        double t = strtod(line + 1, NULL);
+        assert_true(t >= last);   /* the clock goes on, never back */
+        last = t;
+    }
+    free(eval);
+    /* a finished run is not resumed again */
+    support_run_asgd(&f->r, f->dir, resume);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "complete"));
+    cJSON_Delete(j);
+    cJSON_Delete(whole);
+}
+
+int main(void)
+{
+#define T(name) cmocka_unit_test_setup_teardown(name, support_fixture_setup, support_fixture_teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_a_push_sent_again_is_applied_once),
+        T(test_a_killed_shard_comes_back_from_its_checkpoint),
+        T(test_resume_after_ctrl_c_does_the_same_work),
+    };
+#undef T
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
