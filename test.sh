@@ -2,6 +2,8 @@
 # Installs what is missing, builds, and runs every test with CTest, printing
 # the output of any that fail. Arguments go to ctest (e.g. -L unit).
 # ASGD_SANITIZE=ON ./test.sh runs the suite under ASan and UBSan.
+# Without arguments it then runs each libFuzzer harness (fuzz/) for
+# ASGD_FUZZ_SECONDS seconds (default 5; 0 skips them).
 set -euo pipefail
 root=$(cd "$(dirname "$0")" && pwd)
 "$root/scripts/build.sh"
@@ -13,4 +15,8 @@ if [ "${ASGD_SANITIZE:-OFF}" = ON ]; then
     export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 fi
 cd "$dir"
-exec ctest --output-on-failure -j"$(nproc)" "$@"
+ctest --output-on-failure -j"$(nproc)" "$@"
+seconds=${ASGD_FUZZ_SECONDS:-5}
+if [ $# -eq 0 ] && [ "$seconds" != 0 ]; then
+    "$root/scripts/fuzz.sh" "$seconds"
+fi

@@ -9,6 +9,7 @@ packages=(
     build-essential cmake pkg-config
     libzmq3-dev libopenblas-dev libinih-dev libcjson-dev zlib1g-dev libcmocka-dev
     gnuplot-nox dataset-fashion-mnist python3 python3-numpy
+    clang libclang-rt-14-dev    # the libFuzzer harnesses (scripts/fuzz.sh)
 )
 # shellcheck disable=SC2206
 packages+=(${ASGD_SETUP_EXTRA:-})

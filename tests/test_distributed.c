@@ -693,8 +693,9 @@ static void test_bad_role_arguments(void **state)
         {"ps", f->config, "--ps_hosts=h:1", "--task_index=x", NULL},
         {"ps", f->config, "--ps_hosts=h:1", "--bogus=1", NULL},
         {"evaluator", NULL},
+        {"ps", f->config, "--ps_hosts=h:1,", NULL},                       /* empty last host */
     };
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 6; i++) {
         support_run_asgd(&f->r, f->dir, cases[i]);
         if (f->r.status != 2) {
             fail_msg("case %d: status %d: %s", i, f->r.status, f->r.err);
@@ -724,6 +725,9 @@ static void test_bad_role_arguments(void **state)
                    "\"task\": {\"type\": \"worker\", \"index\": 0}}", "cluster.worker must be a list"},
         {"worker", "{\"cluster\": {\"ps\": [\"127.0.0.1:1\"], \"worker\": [\"a\"]}, "
                    "\"task\": {\"type\": \"worker\", \"index\": 1}}", "only 1 workers"},
+        /* found by fuzz/fuzz_cluster: an empty shard address was taken */
+        {"worker", "{\"cluster\": {\"ps\": [\"\", \"127.0.0.1:1\"], \"worker\": [\"a\"]}, "
+                   "\"task\": {\"type\": \"worker\", \"index\": 0}}", "cluster.ps must list"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         setenv("TF_CONFIG", bad[i][1], 1);

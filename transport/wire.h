@@ -2,7 +2,7 @@
  *
  * A message is one header frame and, for pushes and pull replies, one
  * payload frame of raw little-endian float32 values. The header is a fixed
- * 64-byte little-endian struct, encoded field by field so that it means
+ * 80-byte little-endian struct, encoded field by field so that it means
  * the same on any host:
  *
  *   off size field         meaning

@@ -44,8 +44,8 @@ static int s_split_hosts(cluster_spec *s, const char *list, error *err)
         s->ps[n][len] = '\0';
         n++;
         p += len;
-        if (*p == ',') {
-            p++;
+        if (*p == ',' && !*++p) {
+            return error_set(err, ERROR_USAGE, "--ps_hosts: bad list \"%s\"", list);
         }
     }
     return n;
@@ -118,7 +118,8 @@ static int s_tf_config(cluster_spec *s, int role, const char *text, error *err)
     s->servers = 0;
     cJSON *item;
     cJSON_ArrayForEach(item, ps) {
-        if (!cJSON_IsString(item) || strlen(item->valuestring) >= CLUSTER_ADDRESS_MAX ||
+        if (!cJSON_IsString(item) || !item->valuestring[0] ||
+            strlen(item->valuestring) >= CLUSTER_ADDRESS_MAX ||
             s->servers == CLUSTER_MAX_SERVERS) {
             error_set(err, ERROR_USAGE, "TF_CONFIG: cluster.ps must list \"host:port\" strings");
             goto done;
