@@ -149,7 +149,7 @@ static int s_read_keys(experiment *e, const char *path, const experiment_shape *
         return -1;
     }
     if (backend_spec_configure(&e->backend, c, err) < 0 ||
-        sim_spec_configure(&e->sim, c, e->workers, e->seed, err) < 0) {
+        sim_spec_configure(&e->sim, c, e->workers, e->servers, e->seed, err) < 0) {
         return -1;
     }
     return 0;

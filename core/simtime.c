@@ -1,6 +1,7 @@
 /* simtime.c: parsing [sim] and sampling the time models. */
 #include "core/simtime.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,9 +10,10 @@
 static const char *const s_models[] = {"constant", "normal", "lognormal", "exponential",
                                        "measured", "null", NULL};
 
-/* "K@T1" or "K@T1-T2", comma-separated, into windows. */
+/* "K@T1" or "K@T1-T2", comma-separated, into windows; with shards > 0,
+ * "psK@..." names shard K instead of worker K. */
 static int s_parse_windows(config *c, const char *key, const char *text, int workers,
-                           bool need_end, sim_window *out, int *n, error *err)
+                           int shards, bool need_end, sim_window *out, int *n, error *err)
 {
     *n = 0;
     const char *p = text;
@@ -22,14 +24,19 @@ static int s_parse_windows(config *c, const char *key, const char *text, int wor
         if (!*p) {
             break;
         }
+        const char *item = p;
+        bool shard = shards > 0 && strncmp(p, "ps", 2) == 0;
+        p += shard ? 2 : 0;
         char *end;
         long k = strtol(p, &end, 10);
-        if (end == p || *end != '@') {
-            return config_error(c, "sim", key, err, "expected WORKER@T1-T2 items, got \"%s\"", p);
+        if (end == p || *end != '@' || !isdigit((unsigned char)*p)) {
+            return config_error(c, "sim", key, err, "expected %s@T1-T2 items, got \"%s\"",
+                                shards > 0 ? "WORKER or psSHARD" : "WORKER", item);
         }
-        if (k < 0 || k >= workers) {
-            return config_error(c, "sim", key, err, "worker %ld does not exist (%d workers)", k,
-                                workers);
+        if (k < 0 || k >= (shard ? shards : workers)) {
+            return config_error(c, "sim", key, err, "%s %ld does not exist (%d %s)",
+                                shard ? "shard" : "worker", k, shard ? shards : workers,
+                                shard ? "shards" : "workers");
         }
         p = end + 1;
         double from = strtod(p, &end), to = -1;
@@ -56,7 +63,7 @@ static int s_parse_windows(config *c, const char *key, const char *text, int wor
         if (*n == SIM_MAX_EVENTS_LISTED) {
             return config_error(c, "sim", key, err, "more than %d items", SIM_MAX_EVENTS_LISTED);
         }
-        out[(*n)++] = (sim_window){.worker = (int)k, .from = from, .to = to};
+        out[(*n)++] = (sim_window){.index = (int)k, .shard = shard, .from = from, .to = to};
         if (*p == ',') {
             p++;
         }
@@ -64,7 +71,8 @@ static int s_parse_windows(config *c, const char *key, const char *text, int wor
     return 0;
 }
 
-int sim_spec_configure(sim_spec *s, config *c, int workers, unsigned long seed, error *err)
+int sim_spec_configure(sim_spec *s, config *c, int workers, int shards, unsigned long seed,
+                       error *err)
 {
     memset(s, 0, sizeof *s);
     s->workers = workers;
@@ -113,8 +121,9 @@ int sim_spec_configure(sim_spec *s, config *c, int workers, unsigned long seed, 
                      s_models[s->compute]);
         goto done;
     }
-    if (s_parse_windows(c, "pause", pause, workers, true, s->pauses, &s->npauses, err) < 0 ||
-        s_parse_windows(c, "fail", fail, workers, false, s->failures, &s->nfailures, err) < 0) {
+    if (s_parse_windows(c, "pause", pause, workers, 0, true, s->pauses, &s->npauses, err) < 0 ||
+        s_parse_windows(c, "fail", fail, workers, shards, false, s->failures, &s->nfailures,
+                        err) < 0) {
         goto done;
     }
     for (int k = 0; k < workers; k++) {
@@ -201,7 +210,7 @@ double sim_after_pauses(const sim_spec *s, int k, double t)
 {
     for (int i = 0; i < s->npauses; i++) {
         const sim_window *p = &s->pauses[i];
-        if (p->worker == k && t >= p->from && t < p->to) {
+        if (p->index == k && t >= p->from && t < p->to) {
             t = p->to;
             i = -1;   /* a later window may start where this one ends */
         }

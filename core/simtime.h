@@ -22,7 +22,14 @@
  *                  (e.g. a whole cluster simulated as it runs on one host)
  *   apply          seconds a shard spends applying one push
  *   fail           K@T or K@T1-T2,...: worker K fails at T (and is back at
- *                  T2); [cluster] restart decides whether it restarts */
+ *                  T2); [cluster] restart decides whether it restarts;
+ *                  psK@T or psK@T1-T2: shard K fails, losing what it applied
+ *                  since its last checkpoint ([checkpoint] every, in
+ *                  virtual seconds), and comes back from that checkpoint
+ *                  at T2 or, under the restart policy, as the launcher
+ *                  restarts a shard process; messages sent to it meanwhile
+ *                  go again every [cluster] resend seconds, as real
+ *                  workers resend them */
 #ifndef ASGD_SIMTIME_H
 #define ASGD_SIMTIME_H
 
@@ -39,7 +46,8 @@ enum sim_compute {
 #define SIM_MAX_EVENTS_LISTED 64
 
 typedef struct sim_window {
-    int worker;
+    int index;                 /* the worker's, or the shard's */
+    bool shard;                /* a shard's failure (psK@T) */
     double from, to;           /* to < 0: never (a failure without return) */
 } sim_window;
 
@@ -59,8 +67,10 @@ typedef struct sim_spec {
     int nfailures;
 } sim_spec;
 
-/* Reads [sim] for `workers` workers; stragglers are chosen with seed. */
-int sim_spec_configure(sim_spec *s, config *c, int workers, unsigned long seed, error *err);
+/* Reads [sim] for `workers` workers and `shards` shards; stragglers are
+ * chosen with seed. */
+int sim_spec_configure(sim_spec *s, config *c, int workers, int shards, unsigned long seed,
+                       error *err);
 void sim_spec_free(sim_spec *s);
 
 /* One minibatch's compute time for worker k (model x speed factor). */

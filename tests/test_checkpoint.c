@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "algorithms/server.h"
-#include "core/real/checkpoint.h"
+#include "core/checkpoint.h"
 #include "support.h"
 
 enum { N = 5, WORKERS = 3 };

@@ -225,6 +225,24 @@ static void test_a_killed_shard_comes_back_from_its_checkpoint(void **state)
         cJSON_Delete(j);
         cJSON_Delete(undisturbed);
     }
+    /* killed before its first interval: a fresh shard's checkpoint (version
+     * 0, written when it starts) brings it back, and everything it had
+     * applied counts as lost (it once came back as the same generation
+     * from nothing and counted no loss) */
+    const char *early[] = {"experiment.run_id=early", "train.algorithm=hogwild",
+                           "checkpoint.every=1000", "cluster.restart=on-failure", NULL};
+    int launcher = s_start(f, early, 150);
+    int shard;
+    assert_int_equal(support_children(launcher, "ps", &shard, 1), 1);
+    kill(shard, SIGKILL);
+    assert_int_equal(support_wait(launcher), 0);
+    cJSON *j = s_summary(f, "early");
+    assert_true(support_json_number(j, "shard_restarts") == 1);
+    if (support_json_number(j, "lost_updates") < 140) {
+        fail_msg("%g updates lost, though worker 0 alone had pushed 150 before the kill",
+                 support_json_number(j, "lost_updates"));
+    }
+    cJSON_Delete(j);
 }
 
 /* Ctrl-C, then `asgd train --resume`: the run completes with the same

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cJSON.h>
 
@@ -53,7 +54,7 @@ static sim_spec s_spec(const char *text, int workers)
     config *c = config_parse_string(text, "sim.ini", &err);
     assert_non_null(c);
     sim_spec s;
-    if (sim_spec_configure(&s, c, workers, 1, &err) < 0) {
+    if (sim_spec_configure(&s, c, workers, 1, 1, &err) < 0) {
         fail_msg("%s", err.msg);
     }
     config_destroy(&c);
@@ -134,7 +135,8 @@ static void test_bad_sim_values_name_the_key(void **state)
         {"pause = 9@1-2", "pause"}, {"pause = 1@3-2", "pause"}, {"latency = -0.1", "latency"},
         {"bandwidth = 0", "bandwidth"}, {"jitter = x", "jitter"}, {"apply = -1", "apply"},
         {"fail = 1", "fail"}, {"fail = 1@x", "fail"}, {"cores = -1", "cores"},
-        {"startup_sd = -1", "startup_sd"},
+        {"startup_sd = -1", "startup_sd"}, {"fail = ps1@1", "fail"}, {"fail = ps@1", "fail"},
+        {"pause = ps0@1-2", "pause"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[256], want[64];
@@ -143,7 +145,7 @@ static void test_bad_sim_values_name_the_key(void **state)
         error err = {0};
         config *c = config_parse_string(text, "sim.ini", &err);
         sim_spec s;
-        if (sim_spec_configure(&s, c, 4, 1, &err) == 0) {
+        if (sim_spec_configure(&s, c, 4, 1, 1, &err) == 0) {
             fail_msg("accepted \"%s\"", cases[i][0]);
         }
         assert_int_equal(err.status, ERROR_USAGE);
@@ -402,6 +404,66 @@ static void test_failure_and_recovery(void **state)
     assert_non_null(strstr(f->r.err, "restart = never"));
 }
 
+/* The numbers a log line "... version V ..." gives after `after`. */
+static unsigned long s_version_after(const char *log, const char *after)
+{
+    const char *p = strstr(log, after);
+    if (!p || !(p = strstr(p, "version "))) {
+        fail_msg("no \"%s ... version\" in the log", after);
+    }
+    return strtoul(p + strlen("version "), NULL, 10);
+}
+
+/* A shard that fails comes back from its latest checkpoint: every push the
+ * workers sent is then in the final model, lost with the shard (at most
+ * one checkpoint interval's worth), or dropped as computed on what the
+ * shard no longer holds: updates + lost + dropped is the run without a
+ * failure's updates, exactly. */
+static void test_shard_failure_restores_its_checkpoint(void **state)
+{
+    support_fixture *f = *state;
+    const char *const plain[] = {"train.algorithm=hogwild", "cluster.workers=3", NULL};
+    char dir[4096];
+    s_sim(f, plain, dir, sizeof dir);
+    double updates = s_num(dir, "updates"), time_s = s_num(dir, "time_s");
+    const char *const failing[] = {"train.algorithm=hogwild", "cluster.workers=3",
+                                   "cluster.restart=on-failure", "sim.fail=ps0@0.05",
+                                   "checkpoint.every=0.02", NULL};
+    s_sim(f, failing, dir, sizeof dir);
+    double lost = s_num(dir, "lost_updates");
+    assert_true(s_num(dir, "shard_restarts") == 1);
+    assert_true(lost > 0);
+    assert_true(lost <= 2 * updates * 0.02 / time_s);   /* about one interval's worth */
+    assert_true(s_num(dir, "updates") + lost + s_num(dir, "dropped") == updates);
+    char *log = s_file(dir, "log.txt");
+    unsigned long at_fail = s_version_after(log, "shard 0 failed at 0.050000 s");
+    unsigned long restored = s_version_after(log, "shard 0 back at");
+    assert_true((double)(at_fail - restored) == lost);
+    free(log);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/checkpoints/ps-0.ckpt", dir);
+    assert_int_equal(access(path, F_OK), 0);
+
+    /* a window without checkpoints: back at its end from the initial
+     * parameters, everything before it lost */
+    const char *const window[] = {"train.algorithm=sync", "cluster.workers=2", "cluster.servers=2",
+                                  "sim.fail=ps1@0.05-0.06", NULL};
+    s_sim(f, window, dir, sizeof dir);
+    log = s_file(dir, "log.txt");
+    assert_int_equal(s_version_after(log, "shard 1 back at"), 0);
+    assert_true(s_num(dir, "lost_updates") == s_version_after(log, "shard 1 failed at"));
+    free(log);
+
+    /* restarting needs checkpoints, as in real mode */
+    const char *args[] = {"train", "/dev/null", f->out_arg, "experiment.mode=sim",
+                          "data.dataset=synthetic", "train.algorithm=hogwild",
+                          "cluster.restart=on-failure", "sim.fail=ps0@0.01", NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 1);
+    assert_non_null(strstr(f->r.err, "shard 0 failed at 0.010 s"));
+    assert_non_null(strstr(f->r.err, "[checkpoint] every"));
+}
+
 /* cores: 4 compute-bound workers on 1 shared core take 4 times as long as
  * on a core each; startup_mean delays every worker's first step, which is
  * start-up (startup_s), not training: the rows' time starts at the step. */
@@ -626,6 +688,7 @@ int main(void)
         T(test_alpha_zero_and_dynsgd_tau_in_virtual_time),
         T(test_ssp_bound_under_heavy_stragglers),
         T(test_failure_and_recovery),
+        T(test_shard_failure_restores_its_checkpoint),
         T(test_shared_cores_and_startup),
         T(test_a_thousand_workers),
         T(test_sync_rounds_agree_across_shards),

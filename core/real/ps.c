@@ -9,7 +9,7 @@
 
 #include "core/model.h"
 #include "core/real/apply.h"
-#include "core/real/checkpoint.h"
+#include "core/checkpoint.h"
 #include "core/real/peers.h"
 #include "core/run.h"
 #include "core/stop.h"
@@ -382,6 +382,11 @@ int ps_serve(server *s, void *zmq_ctx, const ps_options *o, shard_client *client
     p.old_version = p.restored_version;
     p.next_checkpoint = o->checkpoint_every > 0 ? run_wall() + o->checkpoint_every : 0;
     int rc = s_open(&p, zmq_ctx, err);
+    if (rc == 0 && generation == 1 && o->checkpoint_every > 0) {
+        /* a shard restarted before its first interval finds this one: it
+         * comes back as a new generation and counts what was lost */
+        s_checkpoint(&p);
+    }
     while (rc == 0 && !stop_requested()) {
         net_msg m;
         int got = net_recv(p.router, &m, 100);

@@ -21,7 +21,7 @@
 #include "core/error.h"
 #include "core/experiment.h"
 #include "algorithms/server.h"
-#include "core/real/checkpoint.h"
+#include "core/checkpoint.h"
 #include "transport/auth.h"
 
 typedef struct ps_options {

@@ -1,5 +1,5 @@
-/* sim.c: the discrete-event simulator's event loop, with the shards and
- * the evaluator; see sim.h. The workers are simworker.c. */
+/* sim.c: the discrete-event simulator's event loop, with the evaluator;
+ * see sim.h. The workers are simworker.c, the shards simshard.c. */
 #include "core/sim/sim.h"
 
 #include <math.h>
@@ -13,100 +13,6 @@
 #include "core/sim/simstate.h"
 #include "core/simtime.h"
 #include "core/stop.h"
-#include "transport/wire.h"
-
-/* ---- shards ---- */
-
-/* A shard and the simulator, as a reply's context. */
-typedef struct sim_replier {
-    sim *s;
-    int shard;
-} sim_replier;
-
-/* server_reply_fn: the shard's parameters to the worker now, arriving
- * after the link's delay; handle is the pull's worker incarnation. A pull
- * from a worker that has since failed gets nothing. */
-static void s_reply(void *ctx, const pull_msg *m, void *handle)
-{
-    sim_replier *rp = ctx;
-    sim *s = rp->s;
-    int k = rp->shard, worker = (int)m->worker, incarnation = (int)(intptr_t)handle;
-    if (!sim_worker_alive(s, worker, incarnation)) {
-        return;
-    }
-    sim_worker *sw = &s->workers[worker];
-    server *srv = s->shards[k].srv;
-    memcpy(sw->pull_dst + srv->lo, server_answer(srv, m), srv->n * sizeof(float));
-    sw->w.versions[k] = srv->version;
-    if (k == 0) {
-        sw->w.staleness = srv->last_staleness[worker];
-    }
-    double bytes = WIRE_HEADER_SIZE + (double)srv->n * sizeof(float);
-    sim_schedule(s, (sim_event){.t = sim_arrival(s, worker, k, 0, bytes), .kind = EV_ARRIVE_REPLY,
-                              .worker = worker, .shard = k, .incarnation = incarnation});
-}
-
-/* The first training step, the first worker pull any shard sees: time
- * starts, and the evaluations follow it every eval.every. */
-static void s_first_step(sim *s)
-{
-    if (s->started) {
-        return;
-    }
-    s->started = true;
-    s->first_step = s->now;
-    if (s->e->eval_every > 0) {
-        sim_schedule(s, (sim_event){.t = s->now + s->e->eval_every, .kind = EV_EVAL});
-    }
-}
-
-/* Processes queued messages until the shard is busy or idle. */
-static void s_process(sim *s, int k)
-{
-    sim_shard *sh = &s->shards[k];
-    sh->busy = false;
-    while (sh->count > 0 && !sh->busy) {
-        sim_event m = sh->queue[sh->head++];
-        sh->count--;
-        if (sh->count == 0) {
-            sh->head = 0;
-        }
-        if (!sim_worker_alive(s, m.worker, m.incarnation)) {
-            continue;   /* from a worker that has since failed */
-        }
-        sim_replier rp = {.s = s, .shard = k};
-        void *handle = (void *)(intptr_t)m.incarnation;
-        if (m.kind == EV_ARRIVE_PULL) {
-            s_first_step(s);   /* as in real mode: a shard's first worker pull */
-            pull_msg pm = {.worker = (uint32_t)m.worker, .min_version = m.version};
-            if (server_pull_ready(sh->srv, &pm)) {
-                s_reply(&rp, &pm, handle);
-            } else if (server_wait(sh->srv, &pm, handle) < 0) {
-                s->failed = true;
-                error_set(s->err, ERROR_RUNTIME, "sim: out of memory");
-            }
-            continue;
-        }
-        push_msg pm = {.worker = (uint32_t)m.worker, .tag = m.tag, .base_version = m.version,
-                       .samples = m.samples, .verdict = m.verdict, .values = m.values};
-        int verdict = server_push(sh->srv, &pm);
-        if (m.ask) {   /* the round's leader answers with its verdict */
-            sim_schedule(s, (sim_event){.t = sim_arrival(s, m.worker, k, 0, WIRE_HEADER_SIZE),
-                                        .kind = EV_ARRIVE_VERDICT, .worker = m.worker,
-                                        .shard = k, .incarnation = m.incarnation,
-                                        .verdict = verdict});
-        }
-        sim_worker *sw = &s->workers[m.worker];
-        if (--sw->pending_pushes == 0 && sw->waiting == WAIT_SETTLE) {
-            sim_worker_wake(sw);
-        }
-        server_wake(sh->srv, s_reply, &rp);
-        if (s->e->sim.apply > 0) {
-            sh->busy = true;
-            sim_schedule(s, (sim_event){.t = s->now + s->e->sim.apply, .kind = EV_PROCESS, .shard = k});
-        }
-    }
-}
 
 /* ---- the evaluator ---- */
 
@@ -151,36 +57,41 @@ static void s_handle(sim *s, const sim_event *e)
         break;
     }
     case EV_ARRIVE_PULL:
-    case EV_ARRIVE_PUSH: {
-        sim_shard *sh = &s->shards[e->shard];
-        if (sim_queue_add(&sh->queue, &sh->count, &sh->cap, &sh->head, *e) < 0) {
-            s->failed = true;
-            error_set(s->err, ERROR_RUNTIME, "sim: out of memory");
-            break;
-        }
-        if (!sh->busy) {
-            s_process(s, e->shard);
-        }
+    case EV_ARRIVE_PUSH:
+        sim_shard_arrive(s, e);
         break;
-    }
     case EV_ARRIVE_REPLY: {
         sim_worker *sw = &s->workers[e->worker];
-        if (sim_worker_alive(s, e->worker, e->incarnation) && --sw->pending_replies == 0 &&
-            sw->waiting == WAIT_REPLIES) {
+        if (!sim_worker_alive(s, e->worker, e->incarnation)) {
+            break;
+        }
+        s->heard[(size_t)e->worker * s->nshards + e->shard] = e->generation;
+        if (--sw->pending_replies == 0 && sw->waiting == WAIT_REPLIES) {
             sim_worker_wake(sw);
         }
         break;
     }
     case EV_ARRIVE_VERDICT: {
         sim_worker *sw = &s->workers[e->worker];
-        if (sim_worker_alive(s, e->worker, e->incarnation) && sw->waiting == WAIT_VERDICT) {
+        if (!sim_worker_alive(s, e->worker, e->incarnation)) {
+            break;
+        }
+        s->heard[(size_t)e->worker * s->nshards + e->shard] = e->generation;
+        if (sw->waiting == WAIT_VERDICT) {
             sw->verdict = e->verdict;
             sim_worker_wake(sw);
         }
         break;
     }
     case EV_PROCESS:
-        s_process(s, e->shard);
+        sim_shard_process(s, e->shard);
+        break;
+    case EV_SHARD_BACK:
+        sim_shard_back(s, e->shard);
+        break;
+    case EV_CHECKPOINT:
+        sim_checkpoint_all(s);
+        sim_schedule(s, (sim_event){.t = s->now + s->e->checkpoint_every, .kind = EV_CHECKPOINT});
         break;
     case EV_EVAL:
         s_evaluate(s);
@@ -189,7 +100,11 @@ static void s_handle(sim *s, const sim_event *e)
         }
         break;
     case EV_FAIL:
-        sim_worker_fail(s, e->worker, e->back);
+        if (e->shard >= 0) {
+            sim_shard_fail(s, e->shard, e->back);
+        } else {
+            sim_worker_fail(s, e->worker, e->back);
+        }
         break;
     default:
         break;
@@ -204,6 +119,7 @@ static void s_free(sim *s)
     for (int k = 0; s->shards && k < s->nshards; k++) {
         server_destroy(&s->shards[k].srv);
         free(s->shards[k].queue);
+        free(s->shards[k].clients);
     }
     if (s->parts) {
         partition_free(s->parts, s->nworkers);
@@ -212,6 +128,7 @@ static void s_free(sim *s)
     free(s->workers);
     free(s->shards);
     free(s->link_free);
+    free(s->heard);
     free(s->centre);
     free(s->core_queue);
     simq_free(&s->q);
@@ -234,8 +151,9 @@ static int s_setup(sim *s)
     s->shards = calloc((size_t)s->nshards, sizeof *s->shards);
     s->parts = calloc((size_t)s->nworkers, sizeof *s->parts);
     s->link_free = calloc((size_t)s->nworkers * (size_t)s->nshards * 2, sizeof *s->link_free);
+    s->heard = calloc((size_t)s->nworkers * (size_t)s->nshards, sizeof *s->heard);
     s->centre = malloc(n * sizeof *s->centre);
-    if (!s->workers || !s->shards || !s->parts || !s->link_free || !s->centre) {
+    if (!s->workers || !s->shards || !s->parts || !s->link_free || !s->heard || !s->centre) {
         return error_set(err, ERROR_RUNTIME, "sim: out of memory");
     }
     if (partition_make(s->parts, s->nworkers, &e->train, e->partition, e->partition_alpha,
@@ -252,6 +170,11 @@ static int s_setup(sim *s)
         srv->clock = s_clock;
         srv->clock_ctx = s;
         s->shards[k].srv = srv;
+        s->shards[k].generation = 1;
+        s->shards[k].clients = calloc((size_t)s->nworkers, sizeof *s->shards[k].clients);
+        if (!s->shards[k].clients) {
+            return error_set(err, ERROR_RUNTIME, "sim: out of memory");
+        }
     }
     s->net_rng = rng_derive(e->seed, RNG_SIM, 0x6e6574);
     for (int k = 0; k < s->nworkers; k++) {
@@ -261,7 +184,8 @@ static int s_setup(sim *s)
 }
 
 /* The initial evaluation first, then every worker at its start-up time,
- * and the failures [sim] fail lists. */
+ * the failures [sim] fail lists and, with [checkpoint] every, the
+ * checkpoints from time 0 on, as a real shard writes one when it starts. */
 static void s_schedule_start(sim *s)
 {
     const experiment *e = s->e;
@@ -273,8 +197,12 @@ static void s_schedule_start(sim *s)
     }
     for (int i = 0; i < e->sim.nfailures; i++) {
         const sim_window *f = &e->sim.failures[i];
-        sim_schedule(s, (sim_event){.t = f->from, .kind = EV_FAIL, .worker = f->worker,
-                                  .back = f->to});
+        sim_schedule(s, (sim_event){.t = f->from, .kind = EV_FAIL,
+                                  .worker = f->shard ? -1 : f->index,
+                                  .shard = f->shard ? f->index : -1, .back = f->to});
+    }
+    if (e->checkpoint_every > 0) {
+        sim_schedule(s, (sim_event){.t = 0, .kind = EV_CHECKPOINT});
     }
 }
 
@@ -287,10 +215,10 @@ static int s_run(sim *s)
            simq_pop(&s->q, &ev)) {
         s->now = ev.t;
         s->events++;
-        s->queued_work -= ev.kind != EV_EVAL;
+        s->queued_work -= !sim_periodic(ev.kind);
         s_handle(s, &ev);
-        if (ev.kind == EV_EVAL && s->queued_work == 0 && s->started) {
-            break;   /* only evaluations are left: nothing will ever move again */
+        if (sim_periodic(ev.kind) && s->queued_work == 0 && s->started) {
+            break;   /* only evaluations and checkpoints are left: nothing will move again */
         }
     }
     int stopped = stop_requested();

@@ -19,7 +19,10 @@ typedef struct sim_event {
                                   EV_ARRIVE_VERDICT: the verdict itself */
     bool ask;                  /* a push to the round's leader: answer its verdict */
     const float *values;       /* a push's payload (the worker's buffer) */
-    double back;               /* a failure: when the worker returns (< 0: never) */
+    double back;               /* a failure: when the worker or shard returns (< 0: the
+                                  restart policy decides) */
+    uint32_t generation;       /* a request: the shard's generation its sender last
+                                  heard (0: none yet); a reply: the shard's */
 } sim_event;
 
 typedef struct simq {

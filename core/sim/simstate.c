@@ -2,6 +2,7 @@
  * shards both use. */
 #include "core/sim/simstate.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,7 +10,7 @@
 
 int sim_schedule(sim *s, sim_event e)
 {
-    s->queued_work += e.kind != EV_EVAL;
+    s->queued_work += !sim_periodic(e.kind);
     if (simq_push(&s->q, e) < 0) {
         s->failed = true;
         error_set(s->err, ERROR_RUNTIME, "sim: out of memory for events");
@@ -28,6 +29,11 @@ double sim_arrival(sim *s, int worker, int shard, int to_shard, double bytes)
     }
     *last = t;
     return t;
+}
+
+double sim_restart_delay(const sim *s)
+{
+    return fmin(0.1 * pow(2, s->restarts), 5.0);
 }
 
 int sim_queue_add(sim_event **buf, size_t *count, size_t *cap, size_t *head, sim_event e)

@@ -1,8 +1,8 @@
-/* simstate.h: the simulator's state, shared by its two halves:
- * simworker.c, the workers (each a coroutine running the rule's unmodified
- * worker loop, and the link that turns its primitives into events), and
- * sim.c, the event loop with the shards and the evaluator; and the events
- * and links both use (simstate.c). */
+/* simstate.h: the simulator's state, shared by its parts: simworker.c,
+ * the workers (each a coroutine running the rule's unmodified worker loop,
+ * and the link that turns its primitives into events); simshard.c, the
+ * shards (messages, failures, checkpoints); sim.c, the event loop with the
+ * evaluator; and the events and links they all use (simstate.c). */
 #ifndef ASGD_SIMSTATE_H
 #define ASGD_SIMSTATE_H
 
@@ -13,6 +13,7 @@
 
 #include "algorithms/server.h"
 #include "algorithms/worker.h"
+#include "core/checkpoint.h"
 #include "core/experiment.h"
 #include "core/run.h"
 #include "core/sim/simqueue.h"
@@ -28,9 +29,18 @@ enum ev_kind {
     EV_ARRIVE_REPLY,     /* a pull's reply reaches a worker */
     EV_PROCESS,          /* a shard is free for its next message */
     EV_EVAL,             /* the evaluator's turn */
-    EV_FAIL,             /* a worker fails */
+    EV_FAIL,             /* a worker fails, or a shard (shard >= 0) */
     EV_ARRIVE_VERDICT,   /* the round leader's verdict on a push reaches its worker */
+    EV_SHARD_BACK,       /* a failed shard returns from its checkpoint */
+    EV_CHECKPOINT,       /* every shard writes its checkpoint */
 };
+
+/* Events that recur for as long as the run lasts, and so are not work
+ * that could still move it. */
+static inline bool sim_periodic(int kind)
+{
+    return kind == EV_EVAL || kind == EV_CHECKPOINT;
+}
 
 enum wait_kind { WAIT_NONE, WAIT_TIME, WAIT_CORE, WAIT_REPLIES, WAIT_SETTLE, WAIT_VERDICT };
 
@@ -61,6 +71,11 @@ typedef struct sim_shard {
     sim_event *queue;        /* messages waiting to be processed, FIFO */
     size_t head, count, cap;
     bool busy;
+    bool down;               /* failed, until back */
+    double back;
+    uint32_t generation;     /* 1, one more each time it comes back */
+    uint64_t version_at_fail;
+    shard_client *clients;   /* what a checkpoint keeps of each worker (all 0 here) */
 } sim_shard;
 
 struct sim {
@@ -73,6 +88,7 @@ struct sim {
     sim_shard *shards;
     int nworkers, nshards;
     double *link_free;       /* per (worker, shard, direction): last arrival */
+    uint32_t *heard;         /* per (worker, shard): the generation it last heard */
     rng net_rng;
     model *m;
     shard *parts;
@@ -106,6 +122,23 @@ double sim_arrival(sim *s, int worker, int shard, int to_shard, double bytes);
 /* Appends e to a FIFO kept in an array from *head (moved to 0 when the
  * array is full, before it grows). */
 int sim_queue_add(sim_event **buf, size_t *count, size_t *cap, size_t *head, sim_event e);
+/* How long a failed process takes to restart under the restart policy,
+ * growing with the restarts so far, as the launcher's back-off. */
+double sim_restart_delay(const sim *s);
+
+/* simshard.c */
+/* A message reaches its shard: queued and processed, or, while the shard
+ * is down, sent again after it is back. */
+void sim_shard_arrive(sim *s, const sim_event *e);
+/* Processes shard k's queued messages until it is busy or idle. */
+void sim_shard_process(sim *s, int k);
+/* Shard k fails now; back >= 0: it returns then, else the restart policy
+ * and [checkpoint] every decide. */
+void sim_shard_fail(sim *s, int k, double back);
+/* Shard k returns from its latest checkpoint. */
+void sim_shard_back(sim *s, int k);
+/* Every shard that is up writes its checkpoint (RUN_DIR/checkpoints). */
+void sim_checkpoint_all(sim *s);
 
 /* simworker.c */
 /* (Re)starts worker k's coroutine and runs it to its first wait. */

@@ -64,7 +64,8 @@ static int s_link_pull(worker *w, float *dst, uint64_t min_version)
     for (int k = 0; k < s->nshards; k++) {
         sim_event e = {.t = sim_arrival(s, w->id, k, 1, SIM_PULL_BYTES), .kind = EV_ARRIVE_PULL,
                        .worker = w->id, .shard = k, .incarnation = sw->incarnation,
-                       .version = min_version};
+                       .version = min_version,
+                       .generation = s->heard[(size_t)w->id * s->nshards + k]};
         if (sim_schedule(s, e) < 0) {
             return -1;
         }
@@ -86,7 +87,8 @@ static int s_push_to(sim_worker *sw, int k, const float *values, uint64_t tag, u
     sim_event e = {.t = sim_arrival(s, w->id, k, 1, bytes), .kind = EV_ARRIVE_PUSH,
                    .worker = w->id, .shard = k, .incarnation = sw->incarnation, .tag = tag,
                    .version = w->versions[k], .samples = samples, .verdict = verdict,
-                   .ask = ask, .values = values + srv->lo};
+                   .ask = ask, .values = values + srv->lo,
+                   .generation = s->heard[(size_t)w->id * s->nshards + k]};
     if (sim_schedule(s, e) < 0) {
         return -1;
     }
@@ -254,6 +256,7 @@ int sim_worker_start(sim *s, int k)
     sw->running = true;
     sw->pending_replies = sw->pending_pushes = 0;
     sw->incarnation++;
+    memset(&s->heard[(size_t)k * s->nshards], 0, (size_t)s->nshards * sizeof *s->heard);
     getcontext(&sw->ctx);
     sw->ctx.uc_stack.ss_sp = sw->stack;
     sw->ctx.uc_stack.ss_size = SIM_STACK;
@@ -298,7 +301,7 @@ void sim_worker_fail(sim *s, int k, double back)
                   : " (no restart left under [cluster] backoff_limit)");
         return;
     }
-    double at = back >= 0 ? back : s->now + fmin(0.1 * pow(2, s->restarts), 5.0);
+    double at = back >= 0 ? back : s->now + sim_restart_delay(s);
     s->restarts++;
     run_log(s->r, "sim: worker %d restarts at %.6f s", k, at);
     sim_schedule(s, (sim_event){.t = at, .kind = EV_START, .worker = k});

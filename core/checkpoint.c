@@ -1,5 +1,5 @@
 /* checkpoint.c: saving and restoring a shard. */
-#include "core/real/checkpoint.h"
+#include "core/checkpoint.h"
 
 #include <errno.h>
 #include <stdbool.h>

@@ -1,0 +1,294 @@
+/* simshard.c: the simulator's shards: messages processed in arrival order
+ * through the same server code as a real shard, and failures in virtual
+ * time through the same checkpoints (core/checkpoint.h).
+ *
+ * A shard that fails loses what it applied since its last checkpoint.
+ * While it is down, the messages that reach it, the ones queued in it and
+ * the pulls waiting in it are sent again every [cluster] resend seconds
+ * until it is back, as real workers resend unanswered requests. It comes
+ * back from its checkpoint as a new generation: a push computed before the
+ * failure on what it no longer holds is dropped as late, a pull from a
+ * worker that has not heard of the restart is answered at once, as
+ * core/real/ps.c does. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/checkpoint.h"
+#include "core/model.h"
+#include "core/sim/simstate.h"
+#include "transport/wire.h"
+
+/* A shard and the simulator, as a reply's context. */
+typedef struct sim_replier {
+    sim *s;
+    int shard;
+} sim_replier;
+
+/* server_reply_fn: the shard's parameters to the worker now, arriving
+ * after the link's delay; handle is the pull's worker incarnation. A pull
+ * from a worker that has since failed gets nothing. */
+static void s_reply(void *ctx, const pull_msg *m, void *handle)
+{
+    sim_replier *rp = ctx;
+    sim *s = rp->s;
+    int k = rp->shard, worker = (int)m->worker, incarnation = (int)(intptr_t)handle;
+    if (!sim_worker_alive(s, worker, incarnation)) {
+        return;
+    }
+    sim_worker *sw = &s->workers[worker];
+    server *srv = s->shards[k].srv;
+    memcpy(sw->pull_dst + srv->lo, server_answer(srv, m), srv->n * sizeof(float));
+    sw->w.versions[k] = srv->version;
+    if (k == 0) {
+        sw->w.staleness = srv->last_staleness[worker];
+    }
+    double bytes = WIRE_HEADER_SIZE + (double)srv->n * sizeof(float);
+    sim_schedule(s, (sim_event){.t = sim_arrival(s, worker, k, 0, bytes), .kind = EV_ARRIVE_REPLY,
+                              .worker = worker, .shard = k, .incarnation = incarnation,
+                              .generation = s->shards[k].generation});
+}
+
+/* The first training step, the first worker pull any shard sees: time
+ * starts, and the evaluations follow it every eval.every. */
+static void s_first_step(sim *s)
+{
+    if (s->started) {
+        return;
+    }
+    s->started = true;
+    s->first_step = s->now;
+    if (s->e->eval_every > 0) {
+        sim_schedule(s, (sim_event){.t = s->now + s->e->eval_every, .kind = EV_EVAL});
+    }
+}
+
+/* Whether m was sent by a worker that last heard from an earlier
+ * generation of its shard (0: a worker that has heard nothing yet). */
+static bool s_from_before(const sim_shard *sh, const sim_event *m)
+{
+    return m->generation != 0 && m->generation != sh->generation;
+}
+
+static void s_pull(sim *s, int k, const sim_event *m)
+{
+    sim_shard *sh = &s->shards[k];
+    sim_replier rp = {.s = s, .shard = k};
+    void *handle = (void *)(intptr_t)m->incarnation;
+    s_first_step(s);   /* as in real mode: a shard's first worker pull */
+    pull_msg pm = {.worker = (uint32_t)m->worker, .min_version = m->version};
+    if (s_from_before(sh, m) || server_pull_ready(sh->srv, &pm)) {
+        s_reply(&rp, &pm, handle);
+    } else if (server_wait(sh->srv, &pm, handle) < 0) {
+        s->failed = true;
+        error_set(s->err, ERROR_RUNTIME, "sim: out of memory");
+    }
+}
+
+static void s_push(sim *s, int k, const sim_event *m)
+{
+    sim_shard *sh = &s->shards[k];
+    int verdict = PUSH_LATE;
+    if (s_from_before(sh, m)) {   /* computed on what this shard no longer holds */
+        sh->srv->stats.dropped++;
+    } else {
+        push_msg pm = {.worker = (uint32_t)m->worker, .tag = m->tag, .base_version = m->version,
+                       .samples = m->samples, .verdict = m->verdict, .values = m->values};
+        verdict = server_push(sh->srv, &pm);
+    }
+    if (m->ask) {   /* the round's leader answers with its verdict */
+        sim_schedule(s, (sim_event){.t = sim_arrival(s, m->worker, k, 0, WIRE_HEADER_SIZE),
+                                    .kind = EV_ARRIVE_VERDICT, .worker = m->worker,
+                                    .shard = k, .incarnation = m->incarnation,
+                                    .verdict = verdict, .generation = sh->generation});
+    }
+    sim_worker *sw = &s->workers[m->worker];
+    if (--sw->pending_pushes == 0 && sw->waiting == WAIT_SETTLE) {
+        sim_worker_wake(sw);
+    }
+    sim_replier rp = {.s = s, .shard = k};
+    server_wake(sh->srv, s_reply, &rp);
+}
+
+void sim_shard_process(sim *s, int k)
+{
+    sim_shard *sh = &s->shards[k];
+    sh->busy = false;
+    while (sh->count > 0 && !sh->busy && !sh->down) {
+        sim_event m = sh->queue[sh->head++];
+        sh->count--;
+        if (sh->count == 0) {
+            sh->head = 0;
+        }
+        if (!sim_worker_alive(s, m.worker, m.incarnation)) {
+            continue;   /* from a worker that has since failed */
+        }
+        if (m.kind == EV_ARRIVE_PULL) {
+            s_pull(s, k, &m);
+            continue;
+        }
+        s_push(s, k, &m);
+        if (s->e->sim.apply > 0) {
+            sh->busy = true;
+            sim_schedule(s, (sim_event){.t = s->now + s->e->sim.apply, .kind = EV_PROCESS,
+                                        .shard = k});
+        }
+    }
+}
+
+/* m, which reached a shard that is down, arrives again with the first
+ * resend after the shard is back. */
+static void s_send_again(sim *s, sim_event m)
+{
+    const sim_shard *sh = &s->shards[m.shard];
+    double every = s->e->resend;
+    double waited = sh->back - s->now;
+    m.t = s->now + (waited > 0 ? ceil(waited / every) * every : every);
+    sim_schedule(s, m);
+}
+
+void sim_shard_arrive(sim *s, const sim_event *e)
+{
+    sim_shard *sh = &s->shards[e->shard];
+    if (sh->down) {
+        s_send_again(s, *e);
+        return;
+    }
+    if (sim_queue_add(&sh->queue, &sh->count, &sh->cap, &sh->head, *e) < 0) {
+        s->failed = true;
+        error_set(s->err, ERROR_RUNTIME, "sim: out of memory");
+        return;
+    }
+    if (!sh->busy) {
+        sim_shard_process(s, e->shard);
+    }
+}
+
+/* Shard k's checkpoint file in the run folder. */
+static void s_path(const sim *s, int k, char *buf, size_t n)
+{
+    checkpoint_path(buf, n, s->r->dir, k);
+}
+
+void sim_checkpoint_all(sim *s)
+{
+    for (int k = 0; k < s->nshards; k++) {
+        sim_shard *sh = &s->shards[k];
+        char path[4200];
+        error err;
+        if (sh->down) {
+            continue;
+        }
+        s_path(s, k, path, sizeof path);
+        if (checkpoint_save(path, sh->srv, sh->clients, sh->generation, &err) < 0) {
+            s->failed = true;
+            error_set(s->err, ERROR_RUNTIME, "sim: %s", err.msg);
+            return;
+        }
+        sh->srv->stats.checkpoints++;   /* it takes no virtual time */
+    }
+}
+
+void sim_shard_fail(sim *s, int k, double back)
+{
+    sim_shard *sh = &s->shards[k];
+    const experiment *e = s->e;
+    if (sh->down) {
+        return;
+    }
+    if (back < 0) {   /* the launcher's decision, in virtual time */
+        const char *why = e->restart == RESTART_NEVER ? "[cluster] restart = never"
+                          : s->restarts >= e->backoff_limit ? "no restart left under [cluster] "
+                                                              "backoff_limit"
+                          : e->checkpoint_every <= 0 ? "no checkpoints to restart from: set "
+                                                       "[checkpoint] every"
+                                                     : NULL;
+        if (why) {
+            s->failed = true;
+            error_set(s->err, ERROR_RUNTIME, "shard %d failed at %.3f s (simulated) (%s); the "
+                      "run failed", k, s->now, why);
+            return;
+        }
+        back = s->now + sim_restart_delay(s);
+    }
+    s->restarts++;
+    sh->down = true;
+    sh->back = back;
+    sh->version_at_fail = sh->srv->version;
+    run_log(s->r, "sim: shard %d failed at %.6f s at version %llu; back at %.6f s", k, s->now,
+            (unsigned long long)sh->version_at_fail, back);
+    for (size_t i = 0; i < sh->count; i++) {   /* what it had received is sent again */
+        s_send_again(s, sh->queue[sh->head + i]);
+    }
+    sh->head = sh->count = 0;
+    sh->busy = false;
+    server *srv = sh->srv;
+    for (int i = 0; i < srv->nwaiting; i++) {   /* and so are the pulls that waited */
+        const server_waiting *w = &srv->waiting[i];
+        int worker = (int)w->pull.worker;
+        s_send_again(s, (sim_event){.kind = EV_ARRIVE_PULL, .worker = worker, .shard = k,
+                                    .incarnation = (int)(intptr_t)w->handle,
+                                    .version = w->pull.min_version,
+                                    .generation = s->heard[(size_t)worker * s->nshards + k]});
+    }
+    server_drop_waiting(srv, NULL, NULL);
+    sim_schedule(s, (sim_event){.t = back, .kind = EV_SHARD_BACK, .shard = k});
+}
+
+/* A fresh shard k, as a restarted process makes it. */
+static server *s_fresh(sim *s, int k)
+{
+    experiment *e = s->e;
+    float *init = malloc(s->m->nparams * sizeof *init);
+    server *srv = NULL;
+    if (init) {
+        model_init_params(s->m, init, e->seed);
+        srv = server_new(e->alg, e->rule, &e->rule_info, k, s->nshards, s->nworkers, init,
+                         s->m->nparams);
+    }
+    free(init);
+    if (srv) {
+        srv->clock = s->shards[k].srv->clock;
+        srv->clock_ctx = s->shards[k].srv->clock_ctx;
+    }
+    return srv;
+}
+
+void sim_shard_back(sim *s, int k)
+{
+    sim_shard *sh = &s->shards[k];
+    char path[4200];
+    error err;
+    server *srv = s_fresh(s, k);
+    if (!srv) {
+        s->failed = true;
+        error_set(s->err, ERROR_RUNTIME, "sim: out of memory");
+        return;
+    }
+    s_path(s, k, path, sizeof path);
+    uint32_t generation = sh->generation;   /* without a checkpoint: the initial parameters */
+    if (access(path, F_OK) == 0 &&
+        checkpoint_load(path, srv, sh->clients, &generation, &err) < 0) {
+        server_destroy(&srv);
+        s->failed = true;
+        error_set(s->err, ERROR_RUNTIME, "sim: shard %d cannot come back: %s", k, err.msg);
+        return;
+    }
+    sh->generation = generation + 1;
+    uint64_t lost = sh->version_at_fail > srv->version ? sh->version_at_fail - srv->version : 0;
+    srv->stats.lost_updates += lost;
+    srv->stats.restarts = sh->generation - 1;
+    for (int w = 0; w < s->nworkers; w++) {   /* a finished worker's DONE goes again */
+        if (s->workers[w].done) {
+            server_mark_done(srv, (uint32_t)w);
+        }
+    }
+    run_log(s->r, "sim: shard %d back at %.6f s from version %llu (generation %u; %llu updates "
+            "lost)", k, s->now, (unsigned long long)srv->version, sh->generation,
+            (unsigned long long)lost);
+    server_destroy(&sh->srv);
+    sh->srv = srv;
+    sh->down = false;
+}
