@@ -119,25 +119,17 @@ static int s_train(int argc, char **argv)
             rc = launcher_train(&e, &r, true, &err);
             run_close(&r);
         }
-        experiment_destroy(&e);
-        if (rc < 0) {
-            return s_fail(&err);
+    } else if (experiment_configure(&e, argv[0], argc - 1, argv + 1, NULL, &err) == 0) {
+        fputs(e.warnings, stderr);
+        /* a real distributed run's processes load the data themselves */
+        bool processes = e.alg && e.mode == MODE_REAL;
+        if (backend_check(&e.backend, &err) == 0 &&
+            (processes ? experiment_check(&e, &err) : experiment_load(&e, &err)) == 0 &&
+            run_create(&r, e.c, e.out_root, e.name, e.run_id, &err) == 0) {
+            rc = e.mode == MODE_SIM ? sim_train(&e, &r, &err)
+                 : e.alg ? launcher_train(&e, &r, false, &err) : sequential_train(&e, &r, &err);
+            run_close(&r);
         }
-        printf("%s\n", r.dir);
-        return 0;
-    }
-    if (experiment_configure(&e, argv[0], argc - 1, argv + 1, NULL, &err) < 0) {
-        return s_fail(&err);
-    }
-    fputs(e.warnings, stderr);
-    /* a real distributed run's processes load the data themselves */
-    bool processes = e.alg && e.mode == MODE_REAL;
-    if (backend_check(&e.backend, &err) == 0 &&
-        (processes ? experiment_check(&e, &err) : experiment_load(&e, &err)) == 0 &&
-        run_create(&r, e.c, e.out_root, e.name, e.run_id, &err) == 0) {
-        rc = e.mode == MODE_SIM ? sim_train(&e, &r, &err)
-             : e.alg ? launcher_train(&e, &r, false, &err) : sequential_train(&e, &r, &err);
-        run_close(&r);
     }
     experiment_destroy(&e);
     if (rc < 0) {

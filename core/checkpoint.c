@@ -44,8 +44,10 @@ static void s_put(bytes *b, const void *p, size_t n)
         b->data = grown;
         b->cap = cap;
     }
-    memcpy(b->data + b->len, p, n);
-    b->len += n;
+    if (n > 0) {   /* p may be NULL for nothing, as an empty rule state is */
+        memcpy(b->data + b->len, p, n);
+        b->len += n;
+    }
 }
 
 static void s_u8(bytes *b, uint8_t v)

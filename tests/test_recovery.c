@@ -46,16 +46,26 @@ static const char *s_string(const cJSON *j, const char *key)
     return cJSON_IsString(v) ? v->valuestring : "";
 }
 
-/* Runs the job to its end; fails the test if it does not complete. */
-static cJSON *s_run(support_fixture *f, const char *const *extra)
+/* Writes the job's config and puts `asgd train` with extra (at most 12,
+ * NULL-ended) in args. */
+static void s_args(support_fixture *f, const char *const *extra, const char *args[16])
 {
     support_write_file(f->config, s_job);
-    const char *args[16] = {"train", f->config, f->out_arg};
-    int n = 3;
+    int n = 0;
+    args[n++] = "train";
+    args[n++] = f->config;
+    args[n++] = f->out_arg;
     for (int i = 0; extra[i]; i++) {
         args[n++] = extra[i];
     }
     args[n] = NULL;
+}
+
+/* Runs the job to its end; fails the test if it does not complete. */
+static cJSON *s_run(support_fixture *f, const char *const *extra)
+{
+    const char *args[16];
+    s_args(f, extra, args);
     support_run_asgd(&f->r, f->dir, args);
     if (f->r.status != 0) {
         fail_msg("the job failed: %s", f->r.err);
@@ -68,13 +78,8 @@ static cJSON *s_run(support_fixture *f, const char *const *extra)
 /* Starts the job in the background once worker 0 has taken `steps` steps. */
 static int s_start(support_fixture *f, const char *const *extra, int steps)
 {
-    support_write_file(f->config, s_job);
-    const char *args[16] = {"train", f->config, f->out_arg};
-    int n = 3;
-    for (int i = 0; extra[i]; i++) {
-        args[n++] = extra[i];
-    }
-    args[n] = NULL;
+    const char *args[16];
+    s_args(f, extra, args);
     int pid = support_spawn_asgd(f->dir, args);
     char path[600];
     snprintf(path, sizeof path, "%s/job/%s/steps-0.csv", f->out,
