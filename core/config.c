@@ -14,6 +14,8 @@
 
 #include <ini.h>
 
+_Static_assert(INI_MAX_LINE == 200, "the messages say a line holds 198 characters");
+
 static entry *s_find(const config *c, const char *section, const char *key)
 {
     for (int i = 0; i < c->count; i++) {
@@ -153,6 +155,34 @@ static char *s_read_line(char *str, int num, void *stream)
     return str;
 }
 
+/* Why "key = value" would not read back as value, or NULL: inih strips
+ * the spaces around a value and takes ';' at its start or after a space
+ * for a comment, a line ends it, and its lines are INI_MAX_LINE - 2
+ * characters at most. config_write must give back what was read. */
+static const char *s_unwritable(const char *key, const char *value)
+{
+    size_t n = strlen(value);
+    if (value[0] == ';') {
+        return "a value may not start with ';' (config.ini would read it as a comment)";
+    }
+    if (n > 0 && (isspace((unsigned char)value[0]) || isspace((unsigned char)value[n - 1]))) {
+        return "a value may not start or end with a space";
+    }
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)value[i];
+        if ((ch < 0x20 && ch != '\t') || ch == 0x7f) {
+            return "a value may not hold a control character";
+        }
+        if (ch == ';' && isspace((unsigned char)value[i - 1])) {
+            return "a value may not hold a ';' after a space (config.ini would read a comment)";
+        }
+    }
+    if (strlen(key) + 1 + n > INI_MAX_LINE - 2) {
+        return "too long for a line of config.ini (198 characters with its key and '=')";
+    }
+    return NULL;
+}
+
 static int s_on_entry(void *user, const char *section, const char *key,
                       const char *value)
 {
@@ -172,6 +202,13 @@ static int s_on_entry(void *user, const char *section, const char *key,
         c->parse_failed = true;
         error_set(c->parse_err, ERROR_USAGE,
                   "%s:%d: %s: key outside any [section]", c->source, c->line, key);
+        return 0;
+    }
+    const char *bad = s_unwritable(key, value);
+    if (bad) {
+        c->parse_failed = true;
+        error_set(c->parse_err, ERROR_USAGE, "%s:%d: [%s] %s: %s", c->source, c->line, section,
+                  key, bad);
         return 0;
     }
     if (!s_add(c, section, key, value, FROM_FILE, c->line)) {
@@ -293,6 +330,10 @@ int config_override(config *c, const char *arg, error *err)
     memcpy(key, dot + 1, kn);
     key[kn] = '\0';
     const char *value = eq + 1;
+    const char *bad = s_unwritable(key, value);
+    if (bad) {
+        return error_set(err, ERROR_USAGE, "command line: %s.%s: %s", section, key, bad);
+    }
 
     entry *e = s_find(c, section, key);
     if (e) {
@@ -446,8 +487,14 @@ int config_write(const config *c, const char *path, error *err)
     if (!f) {
         return error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", path, strerror(errno));
     }
-    fprintf(f, "# Resolved config (from %s): every key asgd read, defaults "
-            "included.\n", c->source);
+    /* every line must read back: within inih's buffer, the source's tail */
+    size_t skip = strlen(c->source) > 150 ? strlen(c->source) - 150 : 0;
+    fprintf(f, "# Resolved config: every key asgd read, defaults included.\n# From %s",
+            skip ? "..." : "");
+    for (const char *p = c->source + skip; *p; p++) {
+        fputc((unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p, f);
+    }
+    fputc('\n', f);
     /* sections in order of first appearance */
     for (int i = 0; i < c->count; i++) {
         const entry *e = &c->entries[i];
@@ -465,7 +512,8 @@ int config_write(const config *c, const char *path, error *err)
         for (int j = i; j < c->count; j++) {
             const entry *k = &c->entries[j];
             if (k->used && strcmp(k->section, e->section) == 0) {
-                fprintf(f, "%s = %s\n", k->key, k->value);
+                bool spaced = strlen(k->key) + 3 + strlen(k->value) <= INI_MAX_LINE - 2;
+                fprintf(f, spaced ? "%s = %s\n" : "%s=%s\n", k->key, k->value);
             }
         }
     }

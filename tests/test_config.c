@@ -232,6 +232,51 @@ static void test_resolved_config_round_trips(void **state)
     assert_int_equal(batch, 48);  /* the default was written out */
     assert_int_equal(config_check_unused(c, NULL, NULL, NULL, &err), 0);
     config_destroy(&c);
+
+    /* found by fuzz/fuzz_config: values that config.ini would not give
+     * back are refused where they come in, naming where */
+    const char *refused[][2] = {
+        {"experiment.label=a ;b", "a ';' after a space"},
+        {"experiment.label= x", "start or end with a space"},
+        {"experiment.label=;x", "start with ';'"},
+        {"experiment.label=a\nb", "control character"},
+    };
+    c = config_parse_string("", "r.ini", &err);
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        assert_int_equal(config_override(c, refused[i][0], &err), -1);
+        s_expect_error(err.msg, "command line: experiment.label: ");
+        s_expect_error(err.msg, refused[i][1]);
+    }
+    config_destroy(&c);
+    assert_null(config_parse_string("[experiment]\nname =;x\n", "semi.ini", &err));
+    s_expect_error(err.msg, "semi.ini:2: [experiment] name: a value may not start with ';'");
+
+    /* what fits is written so that it reads back: a long value without the
+     * spaces around '=', a long source path cut to its tail */
+    char value[200], arg[220], source[400];
+    memset(value, 'v', 196);
+    value[196] = '\0';
+    snprintf(arg, sizeof arg, "a.k=%s", value);
+    memset(source, 's', 300);
+    source[300] = '\0';
+    c = config_parse_string("", source, &err);
+    assert_int_equal(config_override(c, arg, &err), 0);
+    const char *got;
+    assert_int_equal(config_get_string(c, "a", "k", "", &got, &err), 0);
+    assert_int_equal(config_write(c, path, &err), 0);
+    config_destroy(&c);
+    c = config_load(path, &err);
+    if (!c) {
+        fail_msg("written config refused: %s", err.msg);
+    }
+    assert_int_equal(config_get_string(c, "a", "k", "", &got, &err), 0);
+    assert_string_equal(got, value);
+    config_destroy(&c);
+    snprintf(arg, sizeof arg, "a.k=%sv", value);   /* one more: no line holds it */
+    c = config_parse_string("", "r.ini", &err);
+    assert_int_equal(config_override(c, arg, &err), -1);
+    s_expect_error(err.msg, "too long for a line of config.ini");
+    config_destroy(&c);
     support_rmtree(dir);
 }
 
