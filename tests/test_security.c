@@ -367,9 +367,16 @@ static int s_start_job(support_fixture *f, int port)
     snprintf(port_arg, sizeof port_arg, "cluster.port=%d", port);
     const char *args[] = {"train", f->config, f->out_arg, port_arg, NULL};
     int pid = support_spawn_asgd(f->dir, args);
-    char steps[512];
+    /* every real peer has spoken to the shard first: without auth a shard
+     * binds an index to whoever speaks first as it, so a stray client
+     * that beats a slow worker to it could hold its place (the README
+     * says so; cluster.auth = curve closes that) */
+    char steps[512], steps1[512], eval[512];
     snprintf(steps, sizeof steps, "%s/job/r/steps-0.csv", f->out);
-    if (!support_wait_lines(steps, 20, 30)) {
+    snprintf(steps1, sizeof steps1, "%s/job/r/steps-1.csv", f->out);
+    snprintf(eval, sizeof eval, "%s/job/r/eval.csv", f->out);
+    if (!support_wait_lines(steps, 20, 30) || !support_wait_lines(steps1, 2, 30) ||
+        !support_wait_lines(eval, 2, 30)) {
         kill(pid, SIGKILL);
         fail_msg("the job did not start");
     }

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# What a shard's checkpoints cost: hogwild with 4 workers, the MLP 256-128 on
+# Fashion-MNIST (0.94 MB of parameters, one shard), without checkpoints and
+# with one every INTERVAL seconds, alternating ROUNDS times. Prints a
+# Markdown table: samples/s (median), each setting's ratio to none, the
+# checkpoints written, the mean time one took (checkpoint_s / checkpoints,
+# the shard's pause: nothing is applied meanwhile) and the file's size.
+#   bench/checkpoint_cost.sh [EPOCHS] [ROUNDS] [INTERVAL...]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+epochs=${1:-2}
+rounds=${2:-3}
+shift 2 || shift $# || true
+intervals=("$@")
+[ ${#intervals[@]} -gt 0 ] || intervals=(1 0.25)
+"$root/scripts/build.sh"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+field() { grep -o "\"$2\":[^,}]*" "$1/summary.json" | head -1 | grep -o '[0-9.e+-]*$'; }
+median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+
+settings=(0 "${intervals[@]}")
+declare -A rates counts seconds sizes
+for ((r = 0; r < rounds; r++)); do
+    for every in "${settings[@]}"; do
+        dir=$("$root/build/asgd" train "$root/experiments/hogwild/config.ini" \
+              experiment.out="$out" train.epochs="$epochs" eval.every=0 \
+              checkpoint.every="$every")
+        rates[$every]+="$(field "$dir" samples_per_s) "
+        counts[$every]=$(field "$dir" checkpoints)
+        seconds[$every]=$(field "$dir" checkpoint_s)
+        if [ -f "$dir/checkpoints/ps-0.ckpt" ]; then
+            sizes[$every]=$(stat -c %s "$dir/checkpoints/ps-0.ckpt")
+        fi
+    done
+done
+
+echo "| checkpoint.every | samples/s (median of $rounds) | / none | checkpoints | ms each | file |"
+echo "| --- | --- | --- | --- | --- | --- |"
+base=$(tr ' ' '\n' <<<"${rates[0]}" | grep . | median)
+for every in "${settings[@]}"; do
+    rate=$(tr ' ' '\n' <<<"${rates[$every]}" | grep . | median)
+    if [ "$every" = 0 ]; then
+        printf "| none | %.0f | 1.00 | 0 | - | - |\n" "$rate"
+        continue
+    fi
+    printf "| %s s | %.0f | %.3f | %s | %.1f | %.2f MB |\n" "$every" "$rate" \
+        "$(awk -v a="$rate" -v b="$base" 'BEGIN {print a / b}')" "${counts[$every]}" \
+        "$(awk -v s="${seconds[$every]}" -v n="${counts[$every]}" 'BEGIN {print n ? 1000 * s / n : 0}')" \
+        "$(awk -v b="${sizes[$every]:-0}" 'BEGIN {print b / 1e6}')"
+done
