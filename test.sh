@@ -18,5 +18,5 @@ cd "$dir"
 ctest --output-on-failure -j"$(nproc)" "$@"
 seconds=${ASGD_FUZZ_SECONDS:-5}
 if [ $# -eq 0 ] && [ "$seconds" != 0 ]; then
-    "$root/scripts/fuzz.sh" "$seconds"
+    ASGD_FUZZ_SEED=${ASGD_FUZZ_SEED:-1} "$root/scripts/fuzz.sh" "$seconds"
 fi

@@ -2,7 +2,8 @@
 # What a shard's checkpoints cost: hogwild with 4 workers, the MLP 256-128 on
 # Fashion-MNIST (0.94 MB of parameters, one shard), without checkpoints and
 # with one every INTERVAL seconds, alternating ROUNDS times. Prints a
-# Markdown table: samples/s (median), each setting's ratio to none, the
+# Markdown table: samples/s (median, and the range over the rounds), each
+# setting's ratio to none, the
 # checkpoints written, the mean time one took (checkpoint_s / checkpoints,
 # the shard's pause: nothing is applied meanwhile) and the file's size.
 #   bench/checkpoint_cost.sh [EPOCHS] [ROUNDS] [INTERVAL...]
@@ -36,16 +37,18 @@ for ((r = 0; r < rounds; r++)); do
     done
 done
 
-echo "| checkpoint.every | samples/s (median of $rounds) | / none | checkpoints | ms each | file |"
-echo "| --- | --- | --- | --- | --- | --- |"
+echo "| checkpoint.every | samples/s (median of $rounds) | range | / none | checkpoints | ms each | file |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
 base=$(tr ' ' '\n' <<<"${rates[0]}" | grep . | median)
 for every in "${settings[@]}"; do
     rate=$(tr ' ' '\n' <<<"${rates[$every]}" | grep . | median)
+    range=$(tr ' ' '\n' <<<"${rates[$every]}" | grep . | sort -g |
+            awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.0f-%.0f", lo, hi}')
     if [ "$every" = 0 ]; then
-        printf "| none | %.0f | 1.00 | 0 | - | - |\n" "$rate"
+        printf "| none | %.0f | %s | 1.00 | 0 | - | - |\n" "$rate" "$range"
         continue
     fi
-    printf "| %s s | %.0f | %.3f | %s | %.1f | %.2f MB |\n" "$every" "$rate" \
+    printf "| %s s | %.0f | %s | %.3f | %s | %.1f | %.2f MB |\n" "$every" "$rate" "$range" \
         "$(awk -v a="$rate" -v b="$base" 'BEGIN {print a / b}')" "${counts[$every]}" \
         "$(awk -v s="${seconds[$every]}" -v n="${counts[$every]}" 'BEGIN {print n ? 1000 * s / n : 0}')" \
         "$(awk -v b="${sizes[$every]:-0}" 'BEGIN {print b / 1e6}')"

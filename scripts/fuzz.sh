@@ -10,7 +10,9 @@
 # kept for the next run; an input that breaks a promise or trips a
 # sanitizer is saved as build-fuzz/crashes/NAME-crash-* and the script
 # fails, printing the command that replays it. Where clang or its libFuzzer
-# runtime is missing, it says so and does nothing.
+# runtime is missing, it says so and does nothing. ASGD_FUZZ_SEED fixes
+# libFuzzer's seed (./test.sh sets 1, so that CI mutates the same way each
+# time); unset, libFuzzer draws one.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-5}
@@ -46,6 +48,7 @@ for name in "${names[@]}"; do
     mkdir -p "$dir/corpus/$name"
     log="$dir/fuzz_$name.log"
     if "$bin" -max_total_time="$seconds" -timeout=10 -print_final_stats=1 \
+        ${ASGD_FUZZ_SEED:+-seed="$ASGD_FUZZ_SEED"} \
         -artifact_prefix="$dir/crashes/$name-" "$dir/corpus/$name" "$root/fuzz/corpus/$name" \
         >"$log" 2>&1; then
         runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
