@@ -15,7 +15,7 @@
 /* The shard's counters in ps-K.json, in this order. */
 #define SHARD_COUNTERS(X) \
     X(version) X(samples) X(pushes) X(dropped) X(rejected) X(nonfinite) X(foreign) \
-    X(unauthenticated) X(duplicates) X(restarts) X(lost_updates) X(checkpoints) \
+    X(unauthenticated) X(unread) X(duplicates) X(restarts) X(lost_updates) X(checkpoints) \
     X(checkpoint_us) X(staleness_sum) \
     X(staleness_max) X(bytes_in) X(bytes_out)
 
@@ -163,6 +163,7 @@ void summary_add_shard(run_summary *s, const shard_stats *st)
         s->lost_updates = (long)st->lost_updates;
     }
     s->unauthenticated += (long)st->unauthenticated;
+    s->unread += (long)st->unread;
     if ((long)st->nonfinite > s->nonfinite) {   /* a push refused by several shards, once */
         s->nonfinite = (long)st->nonfinite;
     }
@@ -258,6 +259,7 @@ int summary_write(const char *dir, const run_summary *s, error *err)
         cJSON_AddNumberToObject(j, "rejected", (double)s->rejected);
         cJSON_AddNumberToObject(j, "foreign", (double)s->foreign);
         cJSON_AddNumberToObject(j, "unauthenticated", (double)s->unauthenticated);
+        cJSON_AddNumberToObject(j, "unread", (double)s->unread);
         cJSON_AddNumberToObject(j, "nonfinite", (double)s->nonfinite);
         cJSON_AddNumberToObject(j, "restarts", s->restarts);
         cJSON_AddNumberToObject(j, "resumes", s->resumes);

@@ -31,6 +31,7 @@ typedef struct shard_stats {
     uint64_t nonfinite;       /* pushes refused for a NaN or infinite value */
     uint64_t foreign;         /* messages refused: their peer does not speak for that worker */
     uint64_t unauthenticated; /* CURVE handshakes refused (unknown keys) */
+    uint64_t unread;          /* replies dropped: their peer had stopped reading */
     uint64_t duplicates;      /* pushes sent again, taken once */
     uint64_t restarts;        /* times the shard was restored from a checkpoint */
     uint64_t lost_updates;    /* updates undone by those restorations */
@@ -87,6 +88,7 @@ typedef struct run_summary {
     long foreign;               /* messages refused for coming from a peer that does not
                                    speak for their worker, over every shard */
     long unauthenticated;       /* CURVE handshakes refused, over every shard */
+    long unread;                /* replies dropped for peers that did not read them */
     long nonfinite;             /* pushes refused for a NaN or infinite value (the most
                                    any shard refused: one push reaches every shard) */
     int restarts;               /* processes restarted by the launcher */

@@ -360,6 +360,53 @@ static const char s_job[] =
     "[eval]\nevery = 0.5\n"
     "[cluster]\nworkers = 2\ntransport = tcp\n";
 
+/* A peer that asks and never reads stalls nothing: once its queue is full,
+ * its replies are dropped and counted (unread) and the shard answers the
+ * others at once. (A blocking send on a full queue once stopped the shard
+ * for good.) */
+static void test_a_peer_that_does_not_read_stalls_nothing(void **state)
+{
+    support_fixture *f = *state;
+    support_write_file(f->config, s_job);
+    int port = wire_client_free_port();
+    int ps = s_start_ps(f, port, 0, NULL);
+    size_t n = (32 + 1) * 64 + (64 + 1) * 10;   /* s_job's MLP: 11 KB a reply */
+    void *ctx = zmq_ctx_new();
+    void *greedy = wire_client_open(ctx, port, NULL);
+    wire_header pull = {.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD};
+    int sent = 0;
+    while (sent < 4000 && wire_client_send(greedy, &pull, NULL, 0)) {   /* 44 MB asked */
+        sent++;
+    }
+    assert_int_equal(sent, 4000);
+    /* the shard reads them all and still answers a tool, then worker 1 */
+    void *other = wire_client_open(ctx, port, NULL);
+    double read = 0;
+    for (int i = 0; i < 300 && read < sent * (double)WIRE_HEADER_SIZE; i++) {
+        cJSON *stats = s_stats(other, n);   /* fails the test if unanswered for 10 s */
+        read = support_json_number(stats, "bytes_in");
+        cJSON_Delete(stats);
+        nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
+    }
+    assert_true(read >= sent * (double)WIRE_HEADER_SIZE);
+    pull.worker = 1;
+    wire_client_send(other, &pull, NULL, 0);
+    float *got = malloc(n * sizeof *got);
+    wire_header reply;
+    assert_int_equal(wire_client_receive(other, &reply, got, n * sizeof *got, n, 5000),
+                     (long)(n * sizeof *got));
+    free(got);
+    cJSON *stats = s_stats(other, n);
+    assert_true(support_json_number(stats, "unread") > 0);
+    assert_true(support_json_number(stats, "unread") < sent);
+    cJSON_Delete(stats);
+    kill(ps, SIGTERM);
+    assert_int_equal(support_wait(ps), 0);
+    zmq_close(greedy);
+    zmq_close(other);
+    zmq_ctx_term(ctx);
+}
+
 static int s_start_job(support_fixture *f, int port)
 {
     support_write_file(f->config, s_job);
@@ -541,6 +588,7 @@ int main(void)
         T(test_forged_messages_do_not_stop_a_live_job),
         T(test_jobs_with_curve_keys),
         T(test_a_shard_leaving_early_fails_the_job),
+        T(test_a_peer_that_does_not_read_stalls_nothing),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -105,18 +105,21 @@ long net_send(void *socket, const zmq_msg_t *identity, const wire_header *h,
 {
     long sent = 0;
     bool has_payload = payload != NULL;
+    /* a ROUTER's reply never waits: its first frame fails at once (EAGAIN)
+     * when the peer's queue is full; once it is taken, so is the rest */
+    int wait = identity ? ZMQ_DONTWAIT : 0;
     if (identity) {
         zmq_msg_t id;
         zmq_msg_init(&id);
         zmq_msg_copy(&id, (zmq_msg_t *)identity);
-        if (zmq_msg_send(&id, socket, ZMQ_SNDMORE) < 0) {
+        if (zmq_msg_send(&id, socket, ZMQ_SNDMORE | wait) < 0) {
             zmq_msg_close(&id);
             return -1;
         }
     }
     uint8_t head[WIRE_HEADER_SIZE];
     wire_encode(head, h);
-    if (zmq_send(socket, head, sizeof head, has_payload ? ZMQ_SNDMORE : 0) < 0) {
+    if (zmq_send(socket, head, sizeof head, (has_payload ? ZMQ_SNDMORE : 0) | wait) < 0) {
         return -1;
     }
     sent += (long)sizeof head;
@@ -136,7 +139,7 @@ long net_send(void *socket, const zmq_msg_t *identity, const wire_header *h,
         }
         memcpy(zmq_msg_data(&body), payload, payload_bytes);
     }
-    if (zmq_msg_send(&body, socket, 0) < 0) {
+    if (zmq_msg_send(&body, socket, wait) < 0) {
         zmq_msg_close(&body);   /* releases the payload (and the pending count) */
         return -1;
     }

@@ -59,7 +59,10 @@ void *net_dealer(void *ctx, const char *endpoint, const net_auth *auth, error *e
 /* Sends an optional identity frame, the header and an optional payload.
  * With `pending`, the payload is sent without copying and counted there
  * until ZeroMQ releases it; without, it is copied. Returns bytes sent or -1
- * (errno from ZeroMQ). */
+ * (errno from ZeroMQ). With an identity (a ROUTER's reply) it never
+ * blocks: when that peer's queue is full because it does not read, it
+ * returns -1 at once with EAGAIN and nothing is sent; a peer that has gone
+ * gives EHOSTUNREACH. */
 long net_send(void *socket, const zmq_msg_t *identity, const wire_header *h,
               const void *payload, size_t payload_bytes, net_pending *pending);
 

@@ -87,9 +87,15 @@ static void s_reply(ps *p, const request *r, uint16_t encoding, const void *payl
     }
     long sent = net_send(p->router, &r->identity, &h, payload, bytes, NULL);
     if (sent < 0) {
-        /* the peer has gone (ROUTER_MANDATORY): nothing to do but say so */
-        fprintf(stderr, "ps %d: cannot reply to worker %u: %s\n", s->shard, r->worker,
-                zmq_strerror(zmq_errno()));
+        /* the peer has gone (ROUTER_MANDATORY), or does not read what it
+         * asked for: the shard does not wait for it (a real client that
+         * missed a reply asks again) */
+        bool unread = zmq_errno() == EAGAIN;
+        s->stats.unread += unread;
+        if (!unread || s->stats.unread <= PS_LOGGED_REJECTS) {
+            fprintf(stderr, "ps %d: cannot reply to worker %u: %s\n", s->shard, r->worker,
+                    unread ? "it does not read its replies; dropped" : zmq_strerror(zmq_errno()));
+        }
         return;
     }
     s->stats.bytes_out += (uint64_t)sent;
