@@ -35,6 +35,9 @@ static const char s_usage[] =
     "  ps|worker|evaluator CONFIG [flags] [section.key=value ...]\n"
     "                                         one role of a distributed job, for runs\n"
     "                                         across hosts (see `asgd help ps`)\n"
+    "  role CONFIG [flags] [section.key=value ...]\n"
+    "                                         the role the launcher's environment gives:\n"
+    "                                         TF_CONFIG, torchrun, mpirun or srun\n"
     "  keys DIR [--workers N]                 CURVE key pairs for cluster.auth = curve: server,\n"
     "                                         evaluator, worker-0 .. worker-N-1 (N: 8)\n"
     "  --version                              asgd's version and the commit it was built from\n"
@@ -66,7 +69,15 @@ static const char s_role_usage[] =
     "\n"
     "TF_CONFIG, when set, replaces the host flags: {\"cluster\": {\"ps\": [...],\n"
     "\"worker\": [...], \"chief\": [...]}, \"task\": {\"type\": \"worker\", \"index\": 1}}.\n"
-    "The host lists set [cluster] servers and workers.\n";
+    "The host lists set [cluster] servers and workers.\n"
+    "\n"
+    "asgd role CONFIG takes its role from TF_CONFIG's task (chief, master and\n"
+    "evaluator run the evaluator), or else from its launcher's rank: RANK and\n"
+    "WORLD_SIZE (torchrun, PyTorchJob), OMPI_COMM_WORLD_RANK and _SIZE (mpirun),\n"
+    "SLURM_PROCID and SLURM_NTASKS (srun). With S = [cluster] servers, ranks 0..S-1\n"
+    "are the shards, at MASTER_ADDR (Slurm: the node list's first) and ports\n"
+    "MASTER_PORT+1..MASTER_PORT+S (MASTER_PORT: 29500 if unset); rank S is the\n"
+    "evaluator; the rest are workers. It prints where it stands.\n";
 
 static int s_fail(const error *err)
 {
@@ -272,6 +283,9 @@ int main(int argc, char **argv)
             return role_main(r, argc - 2, argv + 2);
         }
     }
+    if (strcmp(cmd, "role") == 0) {
+        return role_main(ROLE_ANY, argc - 2, argv + 2);
+    }
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
         const char *topic = argc >= 3 ? argv[2] : "";
         if (strcmp(topic, "config") == 0) {
@@ -280,7 +294,7 @@ int main(int argc, char **argv)
         if (strcmp(topic, "algorithms") == 0) {
             s_help_algorithms(argc >= 4 && strcmp(argv[3], "--names") == 0);
         } else if (strcmp(topic, "ps") == 0 || strcmp(topic, "worker") == 0 ||
-                   strcmp(topic, "evaluator") == 0) {
+                   strcmp(topic, "evaluator") == 0 || strcmp(topic, "role") == 0) {
             fputs(s_role_usage, stdout);
         } else {
             fputs(s_usage, stdout);

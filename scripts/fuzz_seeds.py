@@ -84,6 +84,19 @@ def cluster_seeds():
           b"--run_dir=/tmp/r\0train.lr=0.1")
     write("cluster", "flags-evaluator", b"\x02\0--ps_hosts=tcp://127.0.0.1:5000\0"
           b"--keys\0/tmp/k\0--report_fd=3\0--resume")
+    # asgd role: a role byte of 3, the shards, then TF_CONFIG and the engines'
+    # variables in fuzz_cluster.c's order: RANK, WORLD_SIZE, MASTER_ADDR,
+    # MASTER_PORT, OMPI_COMM_WORLD_RANK, _SIZE, SLURM_PROCID, SLURM_NTASKS,
+    # SLURM_STEP_NODELIST, SLURM_JOB_NODELIST
+    def role(shards, tf_config, *values):
+        return bytes([3, shards - 1]) + b"\0".join([tf_config] + list(values))
+    write("cluster", "role-torchrun", role(2, b"", b"3", b"6", b"10.0.0.1", b"23456"))
+    write("cluster", "role-mpirun", role(1, b"", b"", b"", b"head", b"", b"2", b"4"))
+    write("cluster", "role-srun", role(1, b"", b"", b"", b"", b"", b"", b"", b"1", b"3", b"",
+                                       b"node[01-03],gpu7"))
+    tf["cluster"]["master"] = tf["cluster"].pop("chief")
+    tf["task"] = {"type": "master", "index": 0}
+    write("cluster", "role-tf-master", role(1, json.dumps(tf).encode()))
 
 
 def idx(dims, payload):

@@ -683,6 +683,79 @@ static void test_roles_started_by_hand(void **state)
     assert_true(support_count_lines(path) > 100);
 }
 
+/* Checks a role-per-process job's folder: every push of the two workers'
+ * budgets reached the shard, the evaluator evaluated, worker 1 stepped. */
+static void s_expect_cluster_done(const char *dir)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/ps-0.json", dir);
+    cJSON *j = support_json_file(path);
+    assert_true(support_json_number(j, "pushes") == ceil(2.0 * 10000 / 64));
+    cJSON_Delete(j);
+    snprintf(path, sizeof path, "%s/eval.csv", dir);
+    assert_true(support_count_lines(path) >= 2);
+    snprintf(path, sizeof path, "%s/steps-1.csv", dir);
+    assert_true(support_count_lines(path) > 100);
+}
+
+/* `asgd role` in four processes, each placed by what its launcher would
+ * set: torchrun's, Open MPI's and Slurm's ranks (rank 0 the shard, 1 the
+ * evaluator, 2 and 3 the workers), and TF_CONFIG with the older TFJob's
+ * master task (which once left the shard not waiting for an evaluator). */
+static void test_roles_from_a_launchers_environment(void **state)
+{
+    support_fixture *f = *state;
+    support_write_file(f->config, "[data]\ndataset = synthetic\n[model]\ntype = softmax\n"
+                       "[train]\nalgorithm = hogwild\nepochs = 2\n[eval]\nevery = 0.5\n");
+    static const char *const engines[][5] = {   /* rank, size, then what else is set */
+        {"RANK", "WORLD_SIZE", "MASTER_ADDR=127.0.0.1", "MASTER_PORT", NULL},
+        {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "MASTER_ADDR=127.0.0.1", "MASTER_PORT",
+         NULL},
+        {"SLURM_PROCID", "SLURM_NTASKS", "SLURM_JOB_NODELIST=127.0.0.1", "MASTER_PORT", NULL},
+        {"TF_CONFIG", NULL, NULL, NULL, NULL},
+    };
+    for (int e = 0; e < 4; e++) {
+        int port = wire_client_free_port();
+        char run_dir[420], dir[400], value[512];
+        snprintf(dir, sizeof dir, "%s/engine-%d", f->dir, e);
+        snprintf(run_dir, sizeof run_dir, "--run_dir=%s", dir);
+        const char *args[] = {"role", f->config, run_dir, NULL};
+        int pids[4];
+        for (int rank = 0; rank < 4; rank++) {
+            if (e == 3) {
+                static const char *const types[] = {"ps", "master", "worker", "worker"};
+                snprintf(value, sizeof value, "{\"cluster\": {\"ps\": [\"127.0.0.1:%d\"], "
+                         "\"worker\": [\"w0:1\", \"w1:1\"], \"master\": [\"m:1\"]}, "
+                         "\"task\": {\"type\": \"%s\", \"index\": %d}}", port, types[rank],
+                         rank < 2 ? 0 : rank - 2);
+                setenv("TF_CONFIG", value, 1);
+            } else {
+                snprintf(value, sizeof value, "%d", rank);
+                setenv(engines[e][0], value, 1);
+                setenv(engines[e][1], "4", 1);
+                char *eq = strchr(engines[e][2], '=');
+                snprintf(value, sizeof value, "%.*s", (int)(eq - engines[e][2]), engines[e][2]);
+                setenv(value, eq + 1, 1);
+                snprintf(value, sizeof value, "%d", port - 1);   /* shard k at MASTER_PORT+1+k */
+                setenv("MASTER_PORT", value, 1);
+            }
+            pids[rank] = support_spawn_asgd(f->dir, args);
+        }
+        for (int i = 0; i < 4 && engines[e][i]; i++) {
+            char name[64];
+            snprintf(name, sizeof name, "%.*s", (int)strcspn(engines[e][i], "="),
+                     engines[e][i]);
+            unsetenv(name);
+        }
+        for (int rank = 0; rank < 4; rank++) {
+            if (support_wait(pids[rank]) != 0) {
+                fail_msg("%s: rank %d failed", engines[e][0], rank);
+            }
+        }
+        s_expect_cluster_done(dir);
+    }
+}
+
 static void test_bad_role_arguments(void **state)
 {
     support_fixture *f = *state;
@@ -760,6 +833,7 @@ int main(void)
         T(test_sigint_leaves_no_process_or_port),
         T(test_a_diverging_run_is_a_result),
         T(test_roles_started_by_hand),
+        T(test_roles_from_a_launchers_environment),
         T(test_bad_role_arguments),
     };
 #undef T

@@ -14,12 +14,12 @@ static const char *const s_roles[] = {"ps", "worker", "evaluator"};
 
 const char *cluster_role_name(int role)
 {
-    return s_roles[role];
+    return role == ROLE_ANY ? "role" : s_roles[role];
 }
 
 static int s_role_from_name(const char *name)
 {
-    if (strcmp(name, "chief") == 0) {
+    if (strcmp(name, "chief") == 0 || strcmp(name, "master") == 0) {
         return ROLE_EVALUATOR;
     }
     for (int r = 0; r < 3; r++) {
@@ -95,15 +95,16 @@ static int s_tf_config(cluster_spec *s, int role, const char *text, error *err)
     }
     int task_role = s_role_from_name(type->valuestring);
     if (task_role < 0) {
-        error_set(err, ERROR_USAGE, "TF_CONFIG: task.type \"%s\" is not ps, worker, chief "
-                  "or evaluator", type->valuestring);
+        error_set(err, ERROR_USAGE, "TF_CONFIG: task.type \"%s\" is not ps, worker, chief, "
+                  "master or evaluator", type->valuestring);
         goto done;
     }
-    if (task_role != role) {
+    if (role != ROLE_ANY && task_role != role) {
         error_set(err, ERROR_USAGE, "TF_CONFIG: task.type is \"%s\" but this is `asgd %s`",
                   type->valuestring, s_roles[role]);
         goto done;
     }
+    s->role = task_role;
     double v = index->valuedouble;
     if (!(v >= 0 && v <= 1 << 20 && v == (double)(int)v)) {
         error_set(err, ERROR_USAGE, "TF_CONFIG: task.index must be a non-negative integer, "
@@ -128,6 +129,7 @@ static int s_tf_config(cluster_spec *s, int role, const char *text, error *err)
     }
     s->workers = cJSON_IsArray(workers) ? cJSON_GetArraySize(workers) : 0;
     s->evaluator = cJSON_GetObjectItemCaseSensitive(cluster, "chief") != NULL ||
+                   cJSON_GetObjectItemCaseSensitive(cluster, "master") != NULL ||
                    cJSON_GetObjectItemCaseSensitive(cluster, "evaluator") != NULL;
     rc = 0;
 done:
@@ -142,7 +144,7 @@ int cluster_parse(cluster_spec *s, int role, int argc, char **argv, error *err)
     s->evaluator = true;
     s->report_fd = -1;
     if (argc < 1 || argv[0][0] == '-') {
-        return error_set(err, ERROR_USAGE, "asgd %s: missing CONFIG", s_roles[role]);
+        return error_set(err, ERROR_USAGE, "asgd %s: missing CONFIG", cluster_role_name(role));
     }
     s->config_path = argv[0];
     s->overrides = calloc((size_t)argc, sizeof *s->overrides);
@@ -184,7 +186,7 @@ int cluster_parse(cluster_spec *s, int role, int argc, char **argv, error *err)
         } else if (strcmp(name, "--job_name") == 0) {
             if (s_role_from_name(value) != role) {
                 return error_set(err, ERROR_USAGE, "--job_name=%s but this is `asgd %s`",
-                                 value, s_roles[role]);
+                                 value, cluster_role_name(role));
             }
         } else if (strcmp(name, "--task_index") == 0) {
             if (s_parse_index(value, "--task_index", &s->task, err) < 0) {
@@ -205,16 +207,21 @@ int cluster_parse(cluster_spec *s, int role, int argc, char **argv, error *err)
             }
         } else {
             return error_set(err, ERROR_USAGE, "%s: unknown flag (see `asgd help %s`)", name,
-                             s_roles[role]);
+                             cluster_role_name(role));
         }
     }
     const char *tf = getenv("TF_CONFIG");
-    if (tf && *tf && s_tf_config(s, role, tf, err) < 0) {
-        return -1;
+    if (tf && *tf) {
+        if (s_tf_config(s, role, tf, err) < 0) {
+            return -1;
+        }
+    } else if (role == ROLE_ANY) {
+        s->servers = 0;   /* the launcher's environment places it (engines.h) */
+        return 0;
     }
     if (s->servers == 0) {
         return error_set(err, ERROR_USAGE, "asgd %s: no servers: give --ps_hosts or TF_CONFIG",
-                         s_roles[role]);
+                         cluster_role_name(role));
     }
     return 0;
 }

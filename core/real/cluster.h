@@ -9,8 +9,10 @@
  * When TF_CONFIG is set it is used instead of the host flags:
  *   {"cluster": {"ps": [...], "worker": [...], "chief": [...]},
  *    "task": {"type": "worker", "index": 1}, "environment": "cloud"}
- * A "chief" or "evaluator" entry runs the evaluator, and tells the servers
- * to wait for it. ps entries are "HOST:PORT" or full ipc:// / tcp://
+ * A "chief", "master" (older TFJobs) or "evaluator" entry runs the
+ * evaluator, and tells the servers to wait for it. For `asgd role`
+ * (ROLE_ANY) TF_CONFIG's task.type chooses the role; without TF_CONFIG
+ * the role stays ROLE_ANY and servers 0, for engines_place(). ps entries are "HOST:PORT" or full ipc:// / tcp://
  * endpoints; worker entries are only counted (workers bind nothing). */
 #ifndef ASGD_CLUSTER_H
 #define ASGD_CLUSTER_H
@@ -23,7 +25,9 @@
 #define CLUSTER_MAX_SERVERS 256
 #define CLUSTER_ADDRESS_MAX 512
 
-enum role { ROLE_PS, ROLE_WORKER, ROLE_EVALUATOR };
+/* ROLE_ANY: `asgd role`, whose role comes from TF_CONFIG or, left so by
+ * cluster_parse, from the launcher's environment (engines.h). */
+enum role { ROLE_ANY = -1, ROLE_PS, ROLE_WORKER, ROLE_EVALUATOR };
 /* How a shard starts: fresh; from its checkpoint, if any, after a failure
  * (--restore: the time it was down counts); or from its checkpoint to go
  * on with an interrupted run (--resume: the time between does not). */

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "core/export.h"
+#include "core/real/engines.h"
 #include "core/real/peers.h"
 #include "core/real/ps.h"
 #include "core/run.h"
@@ -368,6 +369,44 @@ static int s_run_dir(char *dir, size_t n, const cluster_spec *cs, const experime
     return run_make_dirs(dir, err);
 }
 
+/* [cluster] servers of the config with its overrides: how many of the
+ * first ranks `asgd role` makes shards. */
+static int s_config_servers(const cluster_spec *cs, int *servers, error *err)
+{
+    config *c = config_load(cs->config_path, err);
+    long v = 1;
+    int rc = c ? 0 : -1;
+    for (int i = 0; rc == 0 && i < cs->noverrides; i++) {
+        rc = config_override(c, cs->overrides[i], err);
+    }
+    if (rc == 0) {
+        rc = config_get_int(c, "cluster", "servers", 1, 1, CLUSTER_MAX_SERVERS, &v, err);
+    }
+    config_destroy(&c);
+    *servers = (int)v;
+    return rc;
+}
+
+/* `asgd role`: the role from TF_CONFIG (cluster_parse) or the launcher's
+ * environment, said on stderr. */
+static int s_place(cluster_spec *cs, error *err)
+{
+    char said[512];
+    if (cs->role != ROLE_ANY) {
+        fprintf(stderr, "asgd role: TF_CONFIG: %s %d of %d shards, %d workers%s\n",
+                cluster_role_name(cs->role), cs->task, cs->servers, cs->workers,
+                cs->evaluator ? " and an evaluator" : "");
+        return 0;
+    }
+    int servers;
+    if (s_config_servers(cs, &servers, err) < 0 ||
+        engines_place(cs, servers, said, sizeof said, err) < 0) {
+        return -1;
+    }
+    fprintf(stderr, "%s\n", said);
+    return 0;
+}
+
 int role_main(int role, int argc, char **argv)
 {
     error err = {0};
@@ -375,9 +414,11 @@ int role_main(int role, int argc, char **argv)
     experiment e = {0};
     int rc = -1;
     char dir[4700];
-    if (cluster_parse(&cs, role, argc, argv, &err) < 0) {
+    if (cluster_parse(&cs, role, argc, argv, &err) < 0 ||
+        (role == ROLE_ANY && s_place(&cs, &err) < 0)) {
         goto done;
     }
+    role = cs.role;
     /* the host lists give the cluster's shape */
     experiment_shape shape = {.workers = cs.workers, .servers = cs.servers};
     if (experiment_configure(&e, cs.config_path, cs.noverrides, cs.overrides, &shape, &err) < 0) {
@@ -406,7 +447,9 @@ int role_main(int role, int argc, char **argv)
 done:
     experiment_destroy(&e);
     cluster_free(&cs);
-    if (rc < 0) {
+    if (rc < 0 && role == ROLE_ANY) {
+        fprintf(stderr, "asgd role: %s\n", err.msg);
+    } else if (rc < 0) {
         fprintf(stderr, "asgd %s %d: %s\n", cluster_role_name(role), cs.task, err.msg);
         return err.status ? err.status : ERROR_RUNTIME;
     }

@@ -1,0 +1,157 @@
+/* engines.c: `asgd role`'s place from torchrun's, Open MPI's or Slurm's
+ * environment; see engines.h. */
+#include "core/real/engines.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One launcher's variables: the process's rank and the job's size. */
+typedef struct engine {
+    const char *name;
+    const char *rank, *size;
+} engine;
+
+static const engine s_engines[] = {
+    {"torchrun", "RANK", "WORLD_SIZE"},
+    {"Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+    {"Slurm", "SLURM_PROCID", "SLURM_NTASKS"},
+};
+
+/* The integer in variable var, in [lo, hi]. */
+static int s_number(const char *var, long lo, long hi, long *out, error *err)
+{
+    const char *text = getenv(var);
+    if (!text || !*text) {
+        return error_set(err, ERROR_USAGE, "%s is not set", var);
+    }
+    char *end;
+    long v = strtol(text, &end, 10);
+    if (end == text || *end || v < lo || v > hi) {
+        return error_set(err, ERROR_USAGE, "%s=%s: expected an integer from %ld to "
+                         "%ld", var, text, lo, hi);
+    }
+    *out = v;
+    return 0;
+}
+
+int engines_first_host(const char *list, char *out, size_t n)
+{
+    size_t k = 0;
+    const char *p = list;
+    while (*p && *p != ',') {
+        if (*p == '[') {   /* the range's first number, as written (zero-padded) */
+            p++;
+            if (!isdigit((unsigned char)*p)) {
+                return -1;
+            }
+            while (isdigit((unsigned char)*p)) {
+                if (k + 1 >= n) {
+                    return -1;
+                }
+                out[k++] = *p++;
+            }
+            while (*p && *p != ']') {
+                p++;
+            }
+            if (*p != ']') {
+                return -1;
+            }
+            p++;
+            continue;
+        }
+        if (*p == ']' || k + 1 >= n) {
+            return -1;
+        }
+        out[k++] = *p++;
+    }
+    out[k] = '\0';
+    return k > 0 ? 0 : -1;
+}
+
+/* The shards' host: MASTER_ADDR, or for Slurm the node list's first. */
+static int s_host(const engine *e, char *host, size_t n, error *err)
+{
+    const char *addr = getenv("MASTER_ADDR");
+    if (addr && *addr) {
+        if (strlen(addr) >= n) {
+            return error_set(err, ERROR_USAGE, "MASTER_ADDR is too long");
+        }
+        snprintf(host, n, "%s", addr);
+        return 0;
+    }
+    if (strcmp(e->name, "Slurm") != 0) {
+        return error_set(err, ERROR_USAGE, "%s sets %s but MASTER_ADDR is not set%s",
+                         e->name, e->rank, strcmp(e->name, "Open MPI") == 0
+                         ? " (pass it with mpirun -x MASTER_ADDR)" : "");
+    }
+    const char *var = getenv("SLURM_STEP_NODELIST") ? "SLURM_STEP_NODELIST"
+                                                     : "SLURM_JOB_NODELIST";
+    const char *list = getenv(var);
+    if (!list || engines_first_host(list, host, n) < 0) {
+        return error_set(err, ERROR_USAGE, "%s%s%s: no node list to find the shards' "
+                         "host in (or set MASTER_ADDR)", var, list ? "=" : " is not set",
+                         list ? list : "");
+    }
+    return 0;
+}
+
+/* "a" or "a-b". */
+static void s_range(char *out, size_t n, long a, long b)
+{
+    snprintf(out, n, a == b ? "%ld" : "%ld-%ld", a, b);
+}
+
+/* The rank's role and index, and the line that says so. */
+static void s_assign(cluster_spec *s, const engine *e, long rank, long size, const char *host,
+                     long port, char *said, size_t n)
+{
+    int servers = s->servers;
+    s->role = rank < servers ? ROLE_PS : rank == servers ? ROLE_EVALUATOR : ROLE_WORKER;
+    s->task = rank < servers ? (int)rank : rank == servers ? 0 : (int)(rank - servers - 1);
+    char what[64], shards[32], ports[32], workers[32];
+    snprintf(what, sizeof what, s->role == ROLE_EVALUATOR ? "the evaluator" : "%s %d",
+             cluster_role_name(s->role), s->task);
+    s_range(shards, sizeof shards, 0, servers - 1);
+    s_range(ports, sizeof ports, port + 1, port + servers);
+    s_range(workers, sizeof workers, servers + 1, size - 1);
+    snprintf(said, n, "asgd role: %s rank %ld of %ld is %s (rank %s: shard%s at %s:%s; rank %d: "
+             "the evaluator; rank %s: worker%s)", e->name, rank, size, what, shards,
+             servers > 1 ? "s" : "", host, ports, servers, workers, s->workers > 1 ? "s" : "");
+}
+
+int engines_place(cluster_spec *s, int servers, char *said, size_t n, error *err)
+{
+    const engine *e = NULL;
+    for (size_t i = 0; i < sizeof s_engines / sizeof s_engines[0] && !e; i++) {
+        const char *rank = getenv(s_engines[i].rank);
+        e = rank && *rank ? &s_engines[i] : NULL;
+    }
+    if (!e) {
+        return error_set(err, ERROR_USAGE, "no launcher's environment: set TF_CONFIG "
+                         "(TFJob), RANK (torchrun, PyTorchJob), OMPI_COMM_WORLD_RANK (mpirun) "
+                         "or SLURM_PROCID (srun)");
+    }
+    long size, rank, port = ENGINES_DEFAULT_PORT;
+    char host[CLUSTER_ADDRESS_MAX - 16];   /* with ":PORT" it fits an address */
+    if (s_number(e->size, 1, 1 << 20, &size, err) < 0 ||
+        s_number(e->rank, 0, size - 1, &rank, err) < 0 ||
+        (getenv("MASTER_PORT") && s_number("MASTER_PORT", 1, 65535 - servers, &port, err) < 0) ||
+        s_host(e, host, sizeof host, err) < 0) {
+        return -1;
+    }
+    if (size < servers + 2) {
+        return error_set(err, ERROR_USAGE, "%s=%ld, but %d shard%s, the evaluator "
+                         "and a worker need %d ranks", e->size, size, servers,
+                         servers == 1 ? "" : "s", servers + 2);
+    }
+    s->servers = servers;
+    for (int k = 0; k < servers; k++) {
+        snprintf(s->ps[k], CLUSTER_ADDRESS_MAX, "%s:%d", host, (int)(port + 1 + k));
+    }
+    s->workers = (int)(size - servers - 1);
+    s->evaluator = true;
+    s_assign(s, e, rank, size, host, port, said, n);
+    return 0;
+}

@@ -1,0 +1,187 @@
+/* test_engines.c: `asgd role`'s place from each launcher's environment
+ * (engines.h): the rank-to-role mapping, Slurm's node lists, which
+ * launcher wins when several are set, and an error naming the variable
+ * for each wrong or missing one; TF_CONFIG's task types for `asgd role`. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/real/cluster.h"
+#include "core/real/engines.h"
+
+static const char *const s_vars[] = {
+    "TF_CONFIG", "RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "OMPI_COMM_WORLD_RANK",
+    "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_STEP_NODELIST",
+    "SLURM_JOB_NODELIST",
+};
+
+/* Sets "NAME=value" pairs (NULL-ended) after clearing every variable. */
+static void s_env(const char *const *pairs)
+{
+    for (size_t i = 0; i < sizeof s_vars / sizeof s_vars[0]; i++) {
+        unsetenv(s_vars[i]);
+    }
+    for (int i = 0; pairs[i]; i++) {
+        char name[64];
+        const char *eq = strchr(pairs[i], '=');
+        snprintf(name, sizeof name, "%.*s", (int)(eq - pairs[i]), pairs[i]);
+        setenv(name, eq + 1, 1);
+    }
+}
+
+static int s_place(cluster_spec *s, int servers, error *err)
+{
+    char said[512];
+    memset(s, 0, sizeof *s);
+    return engines_place(s, servers, said, sizeof said, err);
+}
+
+static void test_slurm_node_lists(void **state)
+{
+    (void)state;
+    const char *cases[][2] = {
+        {"node[01-03],gpu7", "node01"}, {"c[1-2]-ib", "c1-ib"}, {"a[1-2]b[3,5]", "a1b3"},
+        {"single", "single"}, {"n[7,9-10]", "n7"}, {"10.0.0.2,10.0.0.3", "10.0.0.2"},
+    };
+    char host[64];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        assert_int_equal(engines_first_host(cases[i][0], host, sizeof host), 0);
+        assert_string_equal(host, cases[i][1]);
+    }
+    const char *bad[] = {"", "x[", "x[a-b]", "x]", ",n1", "n[1-2"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        if (engines_first_host(bad[i], host, sizeof host) == 0) {
+            fail_msg("\"%s\" gave \"%s\"", bad[i], host);
+        }
+    }
+    assert_int_equal(engines_first_host("node[0123456789]", host, 8), -1);   /* too long */
+}
+
+/* 2 shards, 6 ranks: ranks 0-1 shards, 2 the evaluator, 3-5 workers 0-2. */
+static void test_ranks_become_roles(void **state)
+{
+    (void)state;
+    const int roles[] = {ROLE_PS, ROLE_PS, ROLE_EVALUATOR, ROLE_WORKER, ROLE_WORKER, ROLE_WORKER};
+    const int tasks[] = {0, 1, 0, 0, 1, 2};
+    for (int rank = 0; rank < 6; rank++) {
+        char r[32];
+        snprintf(r, sizeof r, "RANK=%d", rank);
+        s_env((const char *const[]){r, "WORLD_SIZE=6", "MASTER_ADDR=m0", "MASTER_PORT=23456",
+                                    NULL});
+        cluster_spec s;
+        error err = {0};
+        assert_int_equal(s_place(&s, 2, &err), 0);
+        assert_int_equal(s.role, roles[rank]);
+        assert_int_equal(s.task, tasks[rank]);
+        assert_int_equal(s.servers, 2);
+        assert_int_equal(s.workers, 3);
+        assert_true(s.evaluator);
+        assert_string_equal(s.ps[0], "m0:23457");
+        assert_string_equal(s.ps[1], "m0:23458");
+    }
+    /* Slurm: the node list's first host and the default port; MASTER_ADDR
+     * replaces the host */
+    s_env((const char *const[]){"SLURM_PROCID=1", "SLURM_NTASKS=3",
+                                "SLURM_JOB_NODELIST=gpu[03-04]", NULL});
+    cluster_spec s;
+    error err = {0};
+    assert_int_equal(s_place(&s, 1, &err), 0);
+    assert_int_equal(s.role, ROLE_EVALUATOR);
+    assert_string_equal(s.ps[0], "gpu03:29501");
+    s_env((const char *const[]){"SLURM_PROCID=2", "SLURM_NTASKS=3", "SLURM_STEP_NODELIST=a1",
+                                "SLURM_JOB_NODELIST=b1", NULL});
+    assert_int_equal(s_place(&s, 1, &err), 0);
+    assert_string_equal(s.ps[0], "a1:29501");   /* the step's list before the job's */
+    s_env((const char *const[]){"SLURM_PROCID=2", "SLURM_NTASKS=3", "MASTER_ADDR=h",
+                                "SLURM_JOB_NODELIST=b1", NULL});
+    assert_int_equal(s_place(&s, 1, &err), 0);
+    assert_string_equal(s.ps[0], "h:29501");
+    /* mpirun inside a Slurm allocation: Open MPI's ranks, not the step's */
+    s_env((const char *const[]){"OMPI_COMM_WORLD_RANK=3", "OMPI_COMM_WORLD_SIZE=4",
+                                "MASTER_ADDR=h", "SLURM_PROCID=0", "SLURM_NTASKS=1", NULL});
+    assert_int_equal(s_place(&s, 1, &err), 0);
+    assert_int_equal(s.role, ROLE_WORKER);
+    assert_int_equal(s.task, 1);
+}
+
+/* Each wrong or partial environment is one line naming the variable. */
+static void test_bad_environments_name_the_variable(void **state)
+{
+    (void)state;
+    struct {
+        const char *env[6];
+        const char *says;
+    } cases[] = {
+        {{NULL}, "no launcher's environment"},
+        {{"RANK=1", NULL}, "WORLD_SIZE is not set"},
+        {{"RANK=1", "WORLD_SIZE=four", "MASTER_ADDR=h", NULL}, "WORLD_SIZE=four"},
+        {{"RANK=4", "WORLD_SIZE=4", "MASTER_ADDR=h", NULL}, "RANK=4: expected an integer from 0 to 3"},
+        {{"RANK=-1", "WORLD_SIZE=4", "MASTER_ADDR=h", NULL}, "RANK=-1"},
+        {{"RANK=0", "WORLD_SIZE=4", NULL}, "MASTER_ADDR is not set"},
+        {{"OMPI_COMM_WORLD_RANK=0", "OMPI_COMM_WORLD_SIZE=4", NULL}, "mpirun -x MASTER_ADDR"},
+        {{"RANK=0", "WORLD_SIZE=2", "MASTER_ADDR=h", NULL}, "WORLD_SIZE=2, but 1 shard"},
+        {{"RANK=0", "WORLD_SIZE=4", "MASTER_ADDR=h", "MASTER_PORT=70000", NULL}, "MASTER_PORT=70000"},
+        {{"SLURM_PROCID=0", "SLURM_NTASKS=4", NULL}, "SLURM_JOB_NODELIST is not set"},
+        {{"SLURM_PROCID=0", "SLURM_NTASKS=4", "SLURM_JOB_NODELIST=n[1-", NULL},
+         "SLURM_JOB_NODELIST=n[1-: no node list"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        s_env(cases[i].env);
+        cluster_spec s;
+        error err = {0};
+        assert_int_equal(s_place(&s, 1, &err), -1);
+        assert_int_equal(err.status, ERROR_USAGE);
+        if (!strstr(err.msg, cases[i].says)) {
+            fail_msg("case %zu: \"%s\" does not say \"%s\"", i, err.msg, cases[i].says);
+        }
+    }
+}
+
+/* `asgd role` takes its role from TF_CONFIG's task; chief and master (the
+ * older TFJob's) run the evaluator, and either entry makes the shards
+ * wait for it. Without TF_CONFIG the role is left to engines_place. */
+static void test_tf_config_chooses_the_role(void **state)
+{
+    (void)state;
+    char *argv[] = {"config.ini", NULL};
+    const char *types[][2] = {{"ps", "0"}, {"worker", "1"}, {"master", "2"}, {"chief", "2"}};
+    for (int i = 0; i < 4; i++) {
+        char tf[256];
+        snprintf(tf, sizeof tf, "{\"cluster\": {\"ps\": [\"h:1\"], \"worker\": [\"a\", \"b\"], "
+                 "\"master\": [\"m:1\"]}, \"task\": {\"type\": \"%s\", \"index\": %d}}",
+                 types[i][0], i == 1);
+        s_env((const char *const[]){NULL});
+        setenv("TF_CONFIG", tf, 1);
+        cluster_spec s;
+        error err = {0};
+        assert_int_equal(cluster_parse(&s, ROLE_ANY, 1, argv, &err), 0);
+        assert_int_equal(s.role, atoi(types[i][1]));
+        assert_true(s.evaluator);
+        assert_int_equal(s.servers, 1);
+        cluster_free(&s);
+    }
+    s_env((const char *const[]){NULL});
+    cluster_spec s;
+    error err = {0};
+    assert_int_equal(cluster_parse(&s, ROLE_ANY, 1, argv, &err), 0);
+    assert_int_equal(s.role, ROLE_ANY);
+    assert_int_equal(s.servers, 0);
+    cluster_free(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_slurm_node_lists),
+        cmocka_unit_test(test_ranks_become_roles),
+        cmocka_unit_test(test_bad_environments_name_the_variable),
+        cmocka_unit_test(test_tf_config_chooses_the_role),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
