@@ -11,6 +11,7 @@
 #include "core/provenance.h"
 #include "core/reeval.h"
 #include "core/experiment.h"
+#include "core/real/k8s.h"
 #include "core/real/launcher.h"
 #include "plots/plot.h"
 #include "core/real/roles.h"
@@ -38,6 +39,9 @@ static const char s_usage[] =
     "  role CONFIG [flags] [section.key=value ...]\n"
     "                                         the role the launcher's environment gives:\n"
     "                                         TF_CONFIG, torchrun, mpirun or srun\n"
+    "  k8s CONFIG --image IMAGE [--kind tfjob|pytorchjob] [section.key=value ...]\n"
+    "                                         a Kubeflow manifest for the job: its config\n"
+    "                                         (and CURVE keys) and one asgd role per pod\n"
     "  keys DIR [--workers N]                 CURVE key pairs for cluster.auth = curve: server,\n"
     "                                         evaluator, worker-0 .. worker-N-1 (N: 8)\n"
     "  --version                              asgd's version and the commit it was built from\n"
@@ -285,6 +289,9 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "role") == 0) {
         return role_main(ROLE_ANY, argc - 2, argv + 2);
+    }
+    if (strcmp(cmd, "k8s") == 0) {
+        return k8s_main(argc - 2, argv + 2);
     }
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
         const char *topic = argc >= 3 ? argv[2] : "";

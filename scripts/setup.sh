@@ -8,7 +8,7 @@ set -euo pipefail
 packages=(
     build-essential cmake pkg-config
     libzmq3-dev libopenblas-dev libinih-dev libcjson-dev zlib1g-dev libcmocka-dev
-    gnuplot-nox dataset-fashion-mnist python3 python3-numpy
+    gnuplot-nox dataset-fashion-mnist python3 python3-numpy python3-yaml
     clang libclang-rt-14-dev    # the libFuzzer harnesses (scripts/fuzz.sh)
 )
 # shellcheck disable=SC2206

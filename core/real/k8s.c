@@ -1,0 +1,247 @@
+/* k8s.c: `asgd k8s`, a Kubeflow training-operator manifest for a
+ * distributed experiment; see k8s.h. */
+#include "core/real/k8s.h"
+
+#include <ctype.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/experiment.h"
+#include "core/run.h"
+#include "transport/auth.h"
+
+#define K8S_CONFIG_DIR "/etc/asgd/config"
+#define K8S_KEYS_DIR "/etc/asgd/keys"
+#define K8S_RUN_DIR "/runs"
+#define K8S_MAX_OVERRIDES 64
+
+typedef struct k8s_job {
+    experiment e;
+    const char *image;
+    bool pytorch;
+    char name[48];            /* a DNS-1123 label from experiment.name */
+    char *config_text;        /* the resolved config */
+} k8s_job;
+
+/* Kubernetes' names: lower-case letters, digits and '-', starting and
+ * ending with an alphanumeric. */
+static void s_dns_name(char *out, size_t n, const char *from)
+{
+    size_t k = 0;
+    for (const char *p = from; *p && k + 1 < n; p++) {
+        char c = (char)tolower((unsigned char)*p);
+        bool ok = isalnum((unsigned char)c) && (unsigned char)c < 0x80;
+        if (ok || (k > 0 && out[k - 1] != '-')) {
+            out[k++] = ok ? c : '-';
+        }
+    }
+    while (k > 0 && out[k - 1] == '-') {
+        k--;
+    }
+    out[k] = '\0';
+    if (k == 0) {
+        snprintf(out, n, "asgd");
+    }
+}
+
+/* The resolved config as text (written to a temporary file and read). */
+static char *s_resolved(const config *c, error *err)
+{
+    char path[] = "/tmp/asgd-k8s-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        error_set(err, ERROR_RUNTIME, "cannot make a temporary file");
+        return NULL;
+    }
+    close(fd);
+    char *text = config_write(c, path, err) == 0 ? run_read_file(path) : NULL;
+    unlink(path);
+    if (!text && err->status == 0) {
+        error_set(err, ERROR_RUNTIME, "cannot read the resolved config back");
+    }
+    return text;
+}
+
+/* text as a YAML block scalar's lines, each indented. */
+static void s_block(FILE *out, const char *text, int indent)
+{
+    for (const char *p = text; *p;) {
+        size_t len = strcspn(p, "\n");
+        fprintf(out, len ? "%*s%.*s\n" : "\n", len ? indent : 0, "", (int)len, p);
+        p += len + (p[len] == '\n');
+    }
+}
+
+/* A Secret with fresh CURVE keys for every role: asgd keys into a private
+ * folder, its files copied as stringData, the folder removed. */
+static int s_secret(FILE *out, const k8s_job *j, error *err)
+{
+    char dir[] = "/tmp/asgd-k8s-keys-XXXXXX";
+    if (!mkdtemp(dir)) {
+        return error_set(err, ERROR_RUNTIME, "cannot make a private folder for the keys");
+    }
+    int rc = auth_make_keys(dir, j->e.workers, err);
+    fprintf(out, "---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: %s-keys\n"
+            "type: Opaque\nstringData:\n", j->name);
+    for (int i = -2; rc == 0 && i < j->e.workers; i++) {
+        char who[32];
+        snprintf(who, sizeof who, i == -2 ? "server" : i == -1 ? "evaluator" : "worker-%d", i);
+        for (int secret = 0; secret < 2 && rc == 0; secret++) {
+            char path[160];
+            snprintf(path, sizeof path, "%s/%s.key%s", dir, who, secret ? "_secret" : "");
+            char *text = run_read_file(path);
+            if (!text) {
+                rc = error_set(err, ERROR_RUNTIME, "cannot read %s", path);
+                break;
+            }
+            fprintf(out, "  %s.key%s: |\n", who, secret ? "_secret" : "");
+            s_block(out, text, 4);
+            free(text);
+        }
+    }
+    error ignored;
+    run_remove_dir(dir, &ignored);   /* best effort: the keys are printed already */
+    return rc;
+}
+
+static const char *s_restart_policy(int restart)
+{
+    return restart == RESTART_NEVER ? "Never" : restart == RESTART_ON_FAILURE ? "OnFailure"
+                                                                              : "ExitCode";
+}
+
+/* One replica spec: its pods run `asgd role` on the mounted config. */
+static void s_replica(FILE *out, const k8s_job *j, const char *type, int replicas, bool gpu)
+{
+    bool curve = j->e.auth == AUTH_CURVE;
+    fprintf(out, "    %s:\n      replicas: %d\n      restartPolicy: %s\n      template:\n"
+            "        spec:\n          containers:\n          - name: %s\n            image: %s\n"
+            "            command: [\"asgd\", \"role\", \"" K8S_CONFIG_DIR "/config.ini\", "
+            "\"--run_dir=" K8S_RUN_DIR "\"%s]\n            ports:\n"
+            "            - containerPort: %d\n              name: %s\n", type, replicas,
+            s_restart_policy(j->e.restart), j->pytorch ? "pytorch" : "tensorflow", j->image,
+            curve ? ", \"--keys=" K8S_KEYS_DIR "\"" : "", j->pytorch ? 23456 : 2222,
+            j->pytorch ? "pytorchjob-port" : "tfjob-port");
+    if (gpu) {
+        fprintf(out, "            resources:\n              limits:\n"
+                "                nvidia.com/gpu: 1\n");
+    }
+    fprintf(out, "            volumeMounts:\n            - name: config\n"
+            "              mountPath: " K8S_CONFIG_DIR "\n            - name: runs\n"
+            "              mountPath: " K8S_RUN_DIR "\n");
+    if (curve) {
+        fprintf(out, "            - name: keys\n              mountPath: " K8S_KEYS_DIR "\n"
+                "              readOnly: true\n");
+    }
+    fprintf(out, "          volumes:\n          - name: config\n            configMap:\n"
+            "              name: %s-config\n          - name: runs\n            emptyDir: {}\n",
+            j->name);
+    if (curve) {
+        fprintf(out, "          - name: keys\n            secret:\n              secretName: "
+                "%s-keys\n              defaultMode: 0400\n", j->name);
+    }
+}
+
+static void s_job(FILE *out, const k8s_job *j)
+{
+    const experiment *e = &j->e;
+    bool gpu = e->backend.device == BACKEND_CUDA;
+    fprintf(out, "---\napiVersion: kubeflow.org/v1\nkind: %s\nmetadata:\n  name: %s\nspec:\n"
+            "  runPolicy:\n    cleanPodPolicy: None\n    backoffLimit: %ld\n  %s:\n",
+            j->pytorch ? "PyTorchJob" : "TFJob", j->name, e->backoff_limit,
+            j->pytorch ? "pytorchReplicaSpecs" : "tfReplicaSpecs");
+    if (j->pytorch) {   /* rank 0 the shard, rank 1 the evaluator, then the workers */
+        s_replica(out, j, "Master", 1, false);
+        s_replica(out, j, "Worker", e->workers + 1, gpu);
+        return;
+    }
+    s_replica(out, j, "PS", e->servers, false);
+    s_replica(out, j, "Chief", 1, false);
+    s_replica(out, j, "Worker", e->workers, gpu);
+}
+
+/* CONFIG, --image, --kind and overrides; the experiment read with
+ * cluster.transport = tcp. */
+static int s_read(k8s_job *j, int argc, char **argv, error *err)
+{
+    const char *kind = "tfjob";
+    char *overrides[K8S_MAX_OVERRIDES + 1];
+    int n = 0;
+    if (argc < 1 || argv[0][0] == '-') {
+        return error_set(err, ERROR_USAGE, "usage: asgd k8s CONFIG --image IMAGE "
+                         "[--kind tfjob|pytorchjob] [section.key=value ...]");
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool image = strncmp(a, "--image", 7) == 0, kinds = strncmp(a, "--kind", 6) == 0;
+        const char *value = strchr(a, '=') ? strchr(a, '=') + 1 : i + 1 < argc ? argv[i + 1]
+                                                                                : NULL;
+        if ((image || kinds) && !value) {
+            return error_set(err, ERROR_USAGE, "%s: missing value", a);
+        }
+        if (image || kinds) {
+            i += strchr(a, '=') ? 0 : 1;
+            *(image ? &j->image : &kind) = value;
+        } else if (a[0] == '-' || n == K8S_MAX_OVERRIDES) {
+            return error_set(err, ERROR_USAGE, "%s: unknown flag (asgd k8s takes --image and "
+                             "--kind)", a);
+        } else {
+            overrides[n++] = argv[i];
+        }
+    }
+    if (!j->image || !*j->image) {
+        return error_set(err, ERROR_USAGE, "asgd k8s: --image IMAGE is needed (the Dockerfile "
+                         "at the repository's root builds one)");
+    }
+    if (strcmp(kind, "tfjob") != 0 && strcmp(kind, "pytorchjob") != 0) {
+        return error_set(err, ERROR_USAGE, "--kind %s: expected tfjob or pytorchjob", kind);
+    }
+    j->pytorch = strcmp(kind, "pytorchjob") == 0;
+    overrides[n++] = "cluster.transport=tcp";
+    if (experiment_configure(&j->e, argv[0], n, overrides, NULL, err) < 0) {
+        return -1;
+    }
+    if (!j->e.alg) {
+        return error_set(err, ERROR_USAGE, "%s: [train] algorithm = sequential runs in one "
+                         "process; asgd k8s needs a distributed rule", argv[0]);
+    }
+    if (j->pytorch && j->e.servers != 1) {
+        return config_fail(j->e.c, "cluster", "servers", err, "a PyTorchJob has one master "
+                           "pod, which holds the shard: servers must be 1 (or use --kind tfjob)");
+    }
+    s_dns_name(j->name, sizeof j->name, j->e.name);
+    j->config_text = s_resolved(j->e.c, err);
+    return j->config_text ? 0 : -1;
+}
+
+int k8s_main(int argc, char **argv)
+{
+    k8s_job j = {0};
+    error err = {0};
+    int rc = s_read(&j, argc, argv, &err);
+    if (rc == 0) {
+        printf("# asgd k8s: a %s for experiment %s: %d shard%s, %d worker%s and an evaluator.\n"
+               "# kubectl apply -f this file; each pod's files are in %s (an emptyDir).\n"
+               "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s-config\ndata:\n"
+               "  config.ini: |\n", j.pytorch ? "PyTorchJob" : "TFJob", j.e.name, j.e.servers,
+               j.e.servers == 1 ? "" : "s", j.e.workers, j.e.workers == 1 ? "" : "s",
+               K8S_RUN_DIR, j.name);
+        s_block(stdout, j.config_text, 4);
+        rc = j.e.auth == AUTH_CURVE ? s_secret(stdout, &j, &err) : 0;
+    }
+    if (rc == 0) {
+        s_job(stdout, &j);
+        rc = fflush(stdout) == 0 ? 0 : error_set(&err, ERROR_RUNTIME, "cannot write the "
+                                                 "manifest");
+    }
+    free(j.config_text);
+    experiment_destroy(&j.e);
+    if (rc < 0) {
+        fprintf(stderr, "asgd k8s: %s\n", err.msg);
+        return err.status ? err.status : ERROR_RUNTIME;
+    }
+    return 0;
+}

@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""test_k8s.py ASGD: `asgd k8s` manifests, parsed with python3-yaml, then
+played as the training operator would: each replica's pods get the
+TF_CONFIG (TFJob) or RANK/WORLD_SIZE/MASTER_* (PyTorchJob) the operator
+injects, with the pods' host names and port mapped to this host's loopback,
+and run their container's command on the ConfigMap's config; the job must
+complete. Exit 77 (skipped) without python3-yaml."""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+
+try:
+    import yaml
+except ImportError:
+    print("skipped: no python3-yaml")
+    sys.exit(77)
+
+ASGD = sys.argv[1]
+CONFIG = """[experiment]
+name = K8s Job_1
+[data]
+dataset = synthetic
+[model]
+type = softmax
+[train]
+algorithm = hogwild
+epochs = 1
+[eval]
+every = 0.5
+"""
+
+
+def manifest(config, *args, status=0):
+    run = subprocess.run([ASGD, "k8s", config, *args], capture_output=True, text=True)
+    if run.returncode != status:
+        sys.exit(f"asgd k8s {' '.join(args)}: exit {run.returncode}: {run.stderr}")
+    if status:
+        return run.stderr
+    return {d["kind"]: d for d in yaml.safe_load_all(run.stdout)}
+
+
+def check(cond, what):
+    if not cond:
+        sys.exit("FAILED: " + what)
+
+
+def container(spec):
+    return spec["template"]["spec"]["containers"][0]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def play(docs, work, env_for):
+    """Runs every pod of the job's replicas here; env_for(type, index) gives
+    what the operator would inject, already mapped to loopback."""
+    os.makedirs(work, exist_ok=True)
+    with open(os.path.join(work, "config.ini"), "w") as f:
+        f.write(docs["ConfigMap"]["data"]["config.ini"])
+    job = docs.get("TFJob") or docs.get("PyTorchJob")
+    specs = job["spec"].get("tfReplicaSpecs") or job["spec"]["pytorchReplicaSpecs"]
+    procs = []
+    for kind, spec in specs.items():
+        for index in range(spec["replicas"]):
+            command = [a.replace("/etc/asgd/config", work).replace("/runs", work + "/runs")
+                       for a in container(spec)["command"]]
+            command[0] = ASGD
+            env = dict(os.environ, **env_for(kind, index))
+            procs.append((kind, index, subprocess.Popen(command, env=env,
+                                                        stderr=subprocess.PIPE, text=True)))
+    for kind, index, p in procs:
+        err = p.communicate(timeout=120)[1]
+        check(p.returncode == 0, f"{kind} {index} exited {p.returncode}: {err}")
+    check(os.path.exists(os.path.join(work, "runs", "eval.csv")), "no eval.csv")
+
+
+def test_tfjob(work):
+    config = os.path.join(work, "job.ini")
+    with open(config, "w") as f:
+        f.write(CONFIG)
+    docs = manifest(config, "--image", "asgd:test", "cluster.workers=2",
+                    "cluster.restart=on-failure", "cluster.backoff_limit=5")
+    check(set(docs) == {"ConfigMap", "TFJob"}, f"documents {set(docs)}")
+    tf = docs["TFJob"]
+    check(tf["metadata"]["name"] == "k8s-job-1", "name " + tf["metadata"]["name"])
+    check(tf["spec"]["runPolicy"]["backoffLimit"] == 5, "backoffLimit")
+    specs = tf["spec"]["tfReplicaSpecs"]
+    check({k: v["replicas"] for k, v in specs.items()} == {"PS": 1, "Chief": 1, "Worker": 2},
+          "replicas")
+    for spec in specs.values():
+        check(spec["restartPolicy"] == "OnFailure", "restartPolicy")
+        c = container(spec)
+        check(c["name"] == "tensorflow" and c["image"] == "asgd:test", "container")
+        check(c["command"][:2] == ["asgd", "role"], "command")
+        check("resources" not in c, "no GPU asked on the CPU")
+    text = docs["ConfigMap"]["data"]["config.ini"]
+    check("workers = 2" in text and "transport = tcp" in text, "config:\n" + text)
+
+    port = free_port()
+    names = {"PS": "ps", "Chief": "chief", "Worker": "worker"}
+    cluster = {names[k]: [f"k8s-job-1-{names[k]}-{i}.default.svc:2222"
+                          for i in range(v["replicas"])] for k, v in specs.items()}
+
+    def tf_config(kind, index):
+        loop = {k: [a.replace(a.split(":")[0], "127.0.0.1").replace("2222", str(port))
+                    for a in v] for k, v in cluster.items()}
+        return {"TF_CONFIG": json.dumps({"cluster": loop, "task": {"type": names[kind],
+                                                                    "index": index}})}
+    play(docs, os.path.join(work, "tf"), tf_config)
+
+
+def test_pytorchjob_keys_and_gpus(work):
+    config = os.path.join(work, "job.ini")
+    docs = manifest(config, "--image=asgd:test", "--kind", "pytorchjob", "cluster.workers=2",
+                    "cluster.auth=curve", "cluster.restart=exit-code")
+    py = docs["PyTorchJob"]
+    specs = py["spec"]["pytorchReplicaSpecs"]
+    check({k: v["replicas"] for k, v in specs.items()} == {"Master": 1, "Worker": 3},
+          "replicas: the shard, then the evaluator and 2 workers")
+    check(all(v["restartPolicy"] == "ExitCode" for v in specs.values()), "restartPolicy")
+    keys = docs["Secret"]["stringData"]
+    want = {f"{w}.key{s}" for w in ["server", "evaluator", "worker-0", "worker-1"]
+            for s in ["", "_secret"]}
+    check(set(keys) == want, f"keys {sorted(keys)}")
+    check("secret-key" in keys["server.key_secret"], "a secret key")
+    for spec in specs.values():
+        check("--keys=/etc/asgd/keys" in container(spec)["command"], "--keys")
+    gpu = manifest(config, "--image=i", "backend.device=cuda")["TFJob"]["spec"]["tfReplicaSpecs"]
+    check(container(gpu["Worker"])["resources"]["limits"]["nvidia.com/gpu"] == 1, "GPU limit")
+    check("resources" not in container(gpu["PS"]), "no GPU for a shard")
+    err = manifest(config, "--image=i", "--kind=pytorchjob", "cluster.servers=2", status=2)
+    check("servers must be 1" in err and "one master" in err, err)
+    check("--image" in manifest(config, status=2), "--image is needed")
+
+    os.makedirs(os.path.join(work, "py", "keys"))
+    for name, text in keys.items():
+        with open(os.path.join(work, "py", "keys", name), "w") as f:
+            f.write(text)
+    port = free_port()
+    world = 1 + specs["Worker"]["replicas"]
+
+    def ranks(kind, index):
+        return {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port - 1),
+                "WORLD_SIZE": str(world), "RANK": str(0 if kind == "Master" else index + 1)}
+    docs["PyTorchJob"] = py
+    for spec in specs.values():   # the Secret's mount, here
+        c = container(spec)
+        c["command"] = [a.replace("/etc/asgd/keys", os.path.join(work, "py", "keys"))
+                        for a in c["command"]]
+    play(docs, os.path.join(work, "py"), ranks)
+
+
+if __name__ == "__main__":
+    work = tempfile.mkdtemp(prefix="asgd-test-k8s-")
+    try:
+        test_tfjob(work)
+        test_pytorchjob_keys_and_gpus(work)
+    finally:
+        shutil.rmtree(work)
+    print("ok")
