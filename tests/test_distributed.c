@@ -767,13 +767,25 @@ static void test_bad_role_arguments(void **state)
         {"ps", f->config, "--ps_hosts=h:1", "--bogus=1", NULL},
         {"evaluator", NULL},
         {"ps", f->config, "--ps_hosts=h:1,", NULL},                       /* empty last host */
+        {"role", f->config, NULL},                            /* no launcher's environment */
+        {"role", "/nonexistent.ini", NULL},
     };
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 8; i++) {
         support_run_asgd(&f->r, f->dir, cases[i]);
         if (f->r.status != 2) {
             fail_msg("case %d: status %d: %s", i, f->r.status, f->r.err);
         }
     }
+    setenv("RANK", "3", 1);   /* asgd role: a rank outside the world */
+    setenv("WORLD_SIZE", "2", 1);
+    setenv("MASTER_ADDR", "127.0.0.1", 1);
+    const char *outside[] = {"role", f->config, NULL};
+    support_run_asgd(&f->r, f->dir, outside);
+    unsetenv("RANK");
+    unsetenv("WORLD_SIZE");
+    unsetenv("MASTER_ADDR");
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "asgd role: RANK=3: expected an integer from 0 to 1"));
     setenv("TF_CONFIG", "{\"cluster\": {\"ps\": [\"h:1\"]}, \"task\": {\"type\": \"ps\", "
            "\"index\": 0}}", 1);
     const char *mismatch[] = {"worker", f->config, NULL};

@@ -447,10 +447,12 @@ int role_main(int role, int argc, char **argv)
 done:
     experiment_destroy(&e);
     cluster_free(&cs);
-    if (rc < 0 && role == ROLE_ANY) {
-        fprintf(stderr, "asgd role: %s\n", err.msg);
-    } else if (rc < 0) {
-        fprintf(stderr, "asgd %s %d: %s\n", cluster_role_name(role), cs.task, err.msg);
+    if (rc < 0) {
+        if (role == ROLE_ANY) {
+            fprintf(stderr, "asgd role: %s\n", err.msg);
+        } else {
+            fprintf(stderr, "asgd %s %d: %s\n", cluster_role_name(role), cs.task, err.msg);
+        }
         return err.status ? err.status : ERROR_RUNTIME;
     }
     return 0;
