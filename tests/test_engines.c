@@ -98,6 +98,13 @@ static void test_ranks_become_roles(void **state)
                                 "SLURM_JOB_NODELIST=b1", NULL});
     assert_int_equal(s_place(&s, 1, &err), 0);
     assert_string_equal(s.ps[0], "a1:29501");   /* the step's list before the job's */
+    s_env((const char *const[]){"SLURM_PROCID=2", "SLURM_NTASKS=3", "SLURM_STEP_NODELIST=",
+                                "SLURM_JOB_NODELIST=b1", "MASTER_PORT=", NULL});
+    assert_int_equal(s_place(&s, 1, &err), 0);
+    assert_string_equal(s.ps[0], "b1:29501");   /* empty: as if unset */
+    s_env((const char *const[]){"RANK=0", "WORLD_SIZE=3", "MASTER_ADDR=fd00::1", NULL});
+    assert_int_equal(s_place(&s, 1, &err), 0);
+    assert_string_equal(s.ps[0], "[fd00::1]:29501");
     s_env((const char *const[]){"SLURM_PROCID=2", "SLURM_NTASKS=3", "MASTER_ADDR=h",
                                 "SLURM_JOB_NODELIST=b1", NULL});
     assert_int_equal(s_place(&s, 1, &err), 0);

@@ -58,26 +58,48 @@ def free_port():
         return s.getsockname()[1]
 
 
+def mount_keys(docs, spec, folder):
+    """The Secret's items that spec's pods mount, written into folder."""
+    volumes = {v["name"]: v for v in spec["template"]["spec"]["volumes"]}
+    if "keys" not in volumes:
+        return []
+    os.makedirs(folder, exist_ok=True)
+    items = [i["path"] for i in volumes["keys"]["secret"]["items"]]
+    for name in items:
+        with open(os.path.join(folder, name), "w") as f:
+            f.write(docs["Secret"]["stringData"][name])
+    return items
+
+
 def play(docs, work, env_for):
-    """Runs every pod of the job's replicas here; env_for(type, index) gives
-    what the operator would inject, already mapped to loopback."""
+    """Runs every pod of the job's replicas here, each with the Secret's
+    items its replica mounts; env_for(type, index) gives what the operator
+    would inject, already mapped to loopback."""
     os.makedirs(work, exist_ok=True)
     with open(os.path.join(work, "config.ini"), "w") as f:
         f.write(docs["ConfigMap"]["data"]["config.ini"])
     job = docs.get("TFJob") or docs.get("PyTorchJob")
     specs = job["spec"].get("tfReplicaSpecs") or job["spec"]["pytorchReplicaSpecs"]
     procs = []
-    for kind, spec in specs.items():
-        for index in range(spec["replicas"]):
-            command = [a.replace("/etc/asgd/config", work).replace("/runs", work + "/runs")
-                       for a in container(spec)["command"]]
-            command[0] = ASGD
-            env = dict(os.environ, **env_for(kind, index))
-            procs.append((kind, index, subprocess.Popen(command, env=env,
-                                                        stderr=subprocess.PIPE, text=True)))
-    for kind, index, p in procs:
-        err = p.communicate(timeout=120)[1]
-        check(p.returncode == 0, f"{kind} {index} exited {p.returncode}: {err}")
+    try:
+        for kind, spec in specs.items():
+            keys = os.path.join(work, "keys-" + kind)
+            mount_keys(docs, spec, keys)
+            for index in range(spec["replicas"]):
+                command = [a.replace("/etc/asgd/config", work).replace("/runs", work + "/runs")
+                           .replace("/etc/asgd/keys", keys) for a in container(spec)["command"]]
+                command[0] = ASGD
+                env = dict(os.environ, **env_for(kind, index))
+                procs.append((kind, index, subprocess.Popen(command, env=env,
+                                                            stderr=subprocess.PIPE, text=True)))
+        for kind, index, p in procs:
+            err = p.communicate(timeout=120)[1]
+            check(p.returncode == 0, f"{kind} {index} exited {p.returncode}: {err}")
+    finally:
+        for _, _, p in procs:   # none left behind when a check fails
+            if p.poll() is None:
+                p.kill()
+                p.wait()
     check(os.path.exists(os.path.join(work, "runs", "eval.csv")), "no eval.csv")
 
 
@@ -132,28 +154,36 @@ def test_pytorchjob_keys_and_gpus(work):
     check("secret-key" in keys["server.key_secret"], "a secret key")
     for spec in specs.values():
         check("--keys=/etc/asgd/keys" in container(spec)["command"], "--keys")
+        check("--restore" in container(spec)["command"], "--restore")
+    # each replica mounts its own secrets and the public keys it needs: the
+    # shard every public key, the clients the shard's; no client the shard's
+    # or the evaluator's secret... except the evaluator itself
+    master = mount_keys(docs, specs["Master"], os.path.join(work, "m"))
+    check(set(master) == {n for n in want if not n.endswith("_secret")} |
+          {"server.key_secret"}, f"the shard mounts {master}")
+    workers = mount_keys(docs, specs["Worker"], os.path.join(work, "w"))
+    check("server.key_secret" not in workers and "server.key" in workers and
+          "worker-1.key_secret" in workers, f"the workers mount {workers}")
+    tf = manifest(config, "--image=i", "cluster.workers=2", "cluster.auth=curve")
+    chief = mount_keys(tf, tf["TFJob"]["spec"]["tfReplicaSpecs"]["Chief"], os.path.join(work, "c"))
+    check(set(chief) == {"server.key", "evaluator.key", "evaluator.key_secret"},
+          f"the evaluator mounts {chief}")
     gpu = manifest(config, "--image=i", "backend.device=cuda")["TFJob"]["spec"]["tfReplicaSpecs"]
     check(container(gpu["Worker"])["resources"]["limits"]["nvidia.com/gpu"] == 1, "GPU limit")
     check("resources" not in container(gpu["PS"]), "no GPU for a shard")
     err = manifest(config, "--image=i", "--kind=pytorchjob", "cluster.servers=2", status=2)
     check("servers must be 1" in err and "one master" in err, err)
     check("--image" in manifest(config, status=2), "--image is needed")
+    check("not an image reference" in manifest(config, "--image", "a: b", status=2), "image")
+    check(manifest(config, "--image=i", "experiment.name=4 Workers")["TFJob"]["metadata"]["name"]
+          == "asgd-4-workers", "a name that starts with a digit")
 
-    os.makedirs(os.path.join(work, "py", "keys"))
-    for name, text in keys.items():
-        with open(os.path.join(work, "py", "keys", name), "w") as f:
-            f.write(text)
     port = free_port()
     world = 1 + specs["Worker"]["replicas"]
 
     def ranks(kind, index):
         return {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port - 1),
                 "WORLD_SIZE": str(world), "RANK": str(0 if kind == "Master" else index + 1)}
-    docs["PyTorchJob"] = py
-    for spec in specs.values():   # the Secret's mount, here
-        c = container(spec)
-        c["command"] = [a.replace("/etc/asgd/keys", os.path.join(work, "py", "keys"))
-                        for a in c["command"]]
     play(docs, os.path.join(work, "py"), ranks)
 
 

@@ -3,6 +3,7 @@
 #include "core/real/engines.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,13 @@ static const engine s_engines[] = {
     {"Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
     {"Slurm", "SLURM_PROCID", "SLURM_NTASKS"},
 };
+
+/* Whether var is set to something (an empty value counts as unset). */
+static bool s_set(const char *var)
+{
+    const char *v = getenv(var);
+    return v && *v;
+}
 
 /* The integer in variable var, in [lo, hi]. */
 static int s_number(const char *var, long lo, long hi, long *out, error *err)
@@ -86,8 +94,8 @@ static int s_host(const engine *e, char *host, size_t n, error *err)
                          e->name, e->rank, strcmp(e->name, "Open MPI") == 0
                          ? " (pass it with mpirun -x MASTER_ADDR)" : "");
     }
-    const char *var = getenv("SLURM_STEP_NODELIST") ? "SLURM_STEP_NODELIST"
-                                                     : "SLURM_JOB_NODELIST";
+    const char *step = getenv("SLURM_STEP_NODELIST");
+    const char *var = step && *step ? "SLURM_STEP_NODELIST" : "SLURM_JOB_NODELIST";
     const char *list = getenv(var);
     if (!list || engines_first_host(list, host, n) < 0) {
         return error_set(err, ERROR_USAGE, "%s%s%s: no node list to find the shards' "
@@ -137,7 +145,7 @@ int engines_place(cluster_spec *s, int servers, char *said, size_t n, error *err
     char host[CLUSTER_ADDRESS_MAX - 16];   /* with ":PORT" it fits an address */
     if (s_number(e->size, 1, 1 << 20, &size, err) < 0 ||
         s_number(e->rank, 0, size - 1, &rank, err) < 0 ||
-        (getenv("MASTER_PORT") && s_number("MASTER_PORT", 1, 65535 - servers, &port, err) < 0) ||
+        (s_set("MASTER_PORT") && s_number("MASTER_PORT", 1, 65535 - servers, &port, err) < 0) ||
         s_host(e, host, sizeof host, err) < 0) {
         return -1;
     }
@@ -147,8 +155,10 @@ int engines_place(cluster_spec *s, int servers, char *said, size_t n, error *err
                          servers == 1 ? "" : "s", servers + 2);
     }
     s->servers = servers;
+    bool ipv6 = strchr(host, ':') != NULL && host[0] != '[';   /* [addr]:port */
     for (int k = 0; k < servers; k++) {
-        snprintf(s->ps[k], CLUSTER_ADDRESS_MAX, "%s:%d", host, (int)(port + 1 + k));
+        snprintf(s->ps[k], CLUSTER_ADDRESS_MAX, ipv6 ? "[%s]:%d" : "%s:%d", host,
+                 (int)(port + 1 + k));
     }
     s->workers = (int)(size - servers - 1);
     s->evaluator = true;

@@ -18,6 +18,9 @@
 #define K8S_RUN_DIR "/runs"
 #define K8S_MAX_OVERRIDES 64
 
+/* Which roles a replica's pods may be, for the keys they mount. */
+enum { K8S_SHARD = 1, K8S_EVALUATOR = 2, K8S_WORKERS = 4 };
+
 typedef struct k8s_job {
     experiment e;
     const char *image;
@@ -42,9 +45,23 @@ static void s_dns_name(char *out, size_t n, const char *from)
         k--;
     }
     out[k] = '\0';
-    if (k == 0) {
-        snprintf(out, n, "asgd");
+    if (k == 0 || !isalpha((unsigned char)out[0])) {   /* Services start with a letter */
+        memmove(out + 5, out, k + 1 < n - 5 ? k + 1 : n - 5);
+        memcpy(out, k ? "asgd-" : "asgd\0", 5);
+        out[n - 1] = '\0';
     }
+}
+
+/* An image reference: registry/name:tag or @digest characters only, so
+ * that it goes into YAML as it is. */
+static bool s_image_ok(const char *image)
+{
+    for (const char *p = image; *p; p++) {
+        if (!isalnum((unsigned char)*p) && !strchr("._-/:@", *p)) {
+            return false;
+        }
+    }
+    return *image && isalnum((unsigned char)image[0]);
 }
 
 /* The resolved config as text (written to a temporary file and read). */
@@ -113,14 +130,36 @@ static const char *s_restart_policy(int restart)
                                                                               : "ExitCode";
 }
 
-/* One replica spec: its pods run `asgd role` on the mounted config. */
-static void s_replica(FILE *out, const k8s_job *j, const char *type, int replicas, bool gpu)
+/* The keys a replica's pods mount: shards their secret and every client's
+ * public key; the evaluator and workers their secrets and the shards'
+ * public key (all workers share one pod template, so every worker's
+ * secret; none holds the shards' or the evaluator's). */
+static void s_key_items(FILE *out, const k8s_job *j, bool shard, bool evaluator, bool workers)
+{
+    fprintf(out, "              items:\n");
+    for (int i = -2; i < j->e.workers; i++) {
+        bool mine = i == -2 ? shard : i == -1 ? evaluator : workers;
+        char who[32];
+        snprintf(who, sizeof who, i == -2 ? "server" : i == -1 ? "evaluator" : "worker-%d", i);
+        for (int secret = 0; secret < 2; secret++) {
+            if (secret ? mine : (mine || shard || i == -2)) {
+                fprintf(out, "              - key: %s.key%s\n                path: %s.key%s\n",
+                        who, secret ? "_secret" : "", who, secret ? "_secret" : "");
+            }
+        }
+    }
+}
+
+/* One replica spec: its pods run `asgd role` on the mounted config
+ * (--restore: a shard restarted in its pod takes up its checkpoint). */
+static void s_replica(FILE *out, const k8s_job *j, const char *type, int replicas, bool gpu,
+                      int roles)
 {
     bool curve = j->e.auth == AUTH_CURVE;
     fprintf(out, "    %s:\n      replicas: %d\n      restartPolicy: %s\n      template:\n"
             "        spec:\n          containers:\n          - name: %s\n            image: %s\n"
             "            command: [\"asgd\", \"role\", \"" K8S_CONFIG_DIR "/config.ini\", "
-            "\"--run_dir=" K8S_RUN_DIR "\"%s]\n            ports:\n"
+            "\"--run_dir=" K8S_RUN_DIR "\", \"--restore\"%s]\n            ports:\n"
             "            - containerPort: %d\n              name: %s\n", type, replicas,
             s_restart_policy(j->e.restart), j->pytorch ? "pytorch" : "tensorflow", j->image,
             curve ? ", \"--keys=" K8S_KEYS_DIR "\"" : "", j->pytorch ? 23456 : 2222,
@@ -142,6 +181,7 @@ static void s_replica(FILE *out, const k8s_job *j, const char *type, int replica
     if (curve) {
         fprintf(out, "          - name: keys\n            secret:\n              secretName: "
                 "%s-keys\n              defaultMode: 0400\n", j->name);
+        s_key_items(out, j, roles & K8S_SHARD, roles & K8S_EVALUATOR, roles & K8S_WORKERS);
     }
 }
 
@@ -154,13 +194,13 @@ static void s_job(FILE *out, const k8s_job *j)
             j->pytorch ? "PyTorchJob" : "TFJob", j->name, e->backoff_limit,
             j->pytorch ? "pytorchReplicaSpecs" : "tfReplicaSpecs");
     if (j->pytorch) {   /* rank 0 the shard, rank 1 the evaluator, then the workers */
-        s_replica(out, j, "Master", 1, false);
-        s_replica(out, j, "Worker", e->workers + 1, gpu);
+        s_replica(out, j, "Master", 1, false, K8S_SHARD);
+        s_replica(out, j, "Worker", e->workers + 1, gpu, K8S_EVALUATOR | K8S_WORKERS);
         return;
     }
-    s_replica(out, j, "PS", e->servers, false);
-    s_replica(out, j, "Chief", 1, false);
-    s_replica(out, j, "Worker", e->workers, gpu);
+    s_replica(out, j, "PS", e->servers, false, K8S_SHARD);
+    s_replica(out, j, "Chief", 1, false, K8S_EVALUATOR);
+    s_replica(out, j, "Worker", e->workers, gpu, K8S_WORKERS);
 }
 
 /* CONFIG, --image, --kind and overrides; the experiment read with
@@ -176,25 +216,31 @@ static int s_read(k8s_job *j, int argc, char **argv, error *err)
     }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        bool image = strncmp(a, "--image", 7) == 0, kinds = strncmp(a, "--kind", 6) == 0;
-        const char *value = strchr(a, '=') ? strchr(a, '=') + 1 : i + 1 < argc ? argv[i + 1]
-                                                                                : NULL;
-        if ((image || kinds) && !value) {
-            return error_set(err, ERROR_USAGE, "%s: missing value", a);
-        }
+        size_t name = strcspn(a, "=");
+        bool image = strncmp(a, "--image", name) == 0 && name == 7;
+        bool kinds = strncmp(a, "--kind", name) == 0 && name == 6;
         if (image || kinds) {
-            i += strchr(a, '=') ? 0 : 1;
+            const char *value = a[name] ? a + name + 1 : i + 1 < argc ? argv[++i] : NULL;
+            if (!value || value[0] == '-' || !value[0]) {
+                return error_set(err, ERROR_USAGE, "%.*s: missing value", (int)name, a);
+            }
             *(image ? &j->image : &kind) = value;
-        } else if (a[0] == '-' || n == K8S_MAX_OVERRIDES) {
+        } else if (a[0] == '-') {
             return error_set(err, ERROR_USAGE, "%s: unknown flag (asgd k8s takes --image and "
                              "--kind)", a);
+        } else if (n == K8S_MAX_OVERRIDES) {
+            return error_set(err, ERROR_USAGE, "more than %d overrides", K8S_MAX_OVERRIDES);
         } else {
             overrides[n++] = argv[i];
         }
     }
-    if (!j->image || !*j->image) {
+    if (!j->image) {
         return error_set(err, ERROR_USAGE, "asgd k8s: --image IMAGE is needed (the Dockerfile "
                          "at the repository's root builds one)");
+    }
+    if (!s_image_ok(j->image)) {
+        return error_set(err, ERROR_USAGE, "--image %s: not an image reference "
+                         "(letters, digits and ._-/:@)", j->image);
     }
     if (strcmp(kind, "tfjob") != 0 && strcmp(kind, "pytorchjob") != 0) {
         return error_set(err, ERROR_USAGE, "--kind %s: expected tfjob or pytorchjob", kind);
@@ -217,26 +263,48 @@ static int s_read(k8s_job *j, int argc, char **argv, error *err)
     return j->config_text ? 0 : -1;
 }
 
+/* The whole manifest into out. */
+static int s_manifest(FILE *out, k8s_job *j, error *err)
+{
+    fprintf(out, "# asgd k8s: a %s for experiment %s: %d shard%s, %d worker%s and an "
+            "evaluator.\n# kubectl apply -f this file. Each pod's files, checkpoints "
+            "included, are in %s,\n# an emptyDir: mount a persistent volume there to keep "
+            "them and to restart shards.\napiVersion: v1\nkind: ConfigMap\nmetadata:\n"
+            "  name: %s-config\ndata:\n  config.ini: |\n",
+            j->pytorch ? "PyTorchJob" : "TFJob", j->e.name, j->e.servers,
+            j->e.servers == 1 ? "" : "s", j->e.workers, j->e.workers == 1 ? "" : "s",
+            K8S_RUN_DIR, j->name);
+    s_block(out, j->config_text, 4);
+    if (j->e.auth == AUTH_CURVE && s_secret(out, j, err) < 0) {
+        return -1;
+    }
+    s_job(out, j);
+    return 0;
+}
+
 int k8s_main(int argc, char **argv)
 {
     k8s_job j = {0};
     error err = {0};
+    char *text = NULL;
+    size_t len = 0;
     int rc = s_read(&j, argc, argv, &err);
-    if (rc == 0) {
-        printf("# asgd k8s: a %s for experiment %s: %d shard%s, %d worker%s and an evaluator.\n"
-               "# kubectl apply -f this file; each pod's files are in %s (an emptyDir).\n"
-               "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s-config\ndata:\n"
-               "  config.ini: |\n", j.pytorch ? "PyTorchJob" : "TFJob", j.e.name, j.e.servers,
-               j.e.servers == 1 ? "" : "s", j.e.workers, j.e.workers == 1 ? "" : "s",
-               K8S_RUN_DIR, j.name);
-        s_block(stdout, j.config_text, 4);
-        rc = j.e.auth == AUTH_CURVE ? s_secret(stdout, &j, &err) : 0;
+    if (rc == 0 && j.e.restart != RESTART_NEVER && j.e.checkpoint_every <= 0) {
+        fprintf(stderr, "asgd k8s: warning: cluster.restart = %s but no [checkpoint] every: "
+                "a shard's pod restarted by Kubernetes cannot take up where it was\n",
+                j.e.restart == RESTART_ON_FAILURE ? "on-failure" : "exit-code");
     }
-    if (rc == 0) {
-        s_job(stdout, &j);
-        rc = fflush(stdout) == 0 ? 0 : error_set(&err, ERROR_RUNTIME, "cannot write the "
-                                                 "manifest");
+    if (rc == 0) {   /* all or nothing: a manifest cut short must not reach kubectl */
+        FILE *out = open_memstream(&text, &len);
+        rc = out ? s_manifest(out, &j, &err) : error_set(&err, ERROR_RUNTIME, "out of memory");
+        if (out && fclose(out) != 0 && rc == 0) {
+            rc = error_set(&err, ERROR_RUNTIME, "out of memory");
+        }
     }
+    if (rc == 0 && (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0)) {
+        rc = error_set(&err, ERROR_RUNTIME, "cannot write the manifest");
+    }
+    free(text);
     free(j.config_text);
     experiment_destroy(&j.e);
     if (rc < 0) {
