@@ -126,7 +126,7 @@ int checkpoint_save(const char *path, server *s, const shard_client *clients,
     s_u64(&b, (uint64_t)s->round_arrived);
     s_maybe(&b, s->round_sum, s->n);
     s_floats(&b, s->theta, s->n);
-    s_u32(&b, (uint32_t)crc32(0, b.data, (uInt)b.len));
+    s_u32(&b, (uint32_t)crc32_z(0, b.data, b.len));
     if (!b.ok) {
         free(b.data);
         return error_set(err, ERROR_RUNTIME, "%s: out of memory for the checkpoint", path);
@@ -274,7 +274,7 @@ int checkpoint_load(const char *path, server *s, shard_client *clients, uint32_t
     reader r = {.p = data, .end = data + len};
     if (len < 8 + 4) {
         r.problem = "cut short";
-    } else if (crc32(0, data, (uInt)(len - 4)) !=
+    } else if (crc32_z(0, data, len - 4) !=
                        (uLong)(data[len - 4] | data[len - 3] << 8 | data[len - 2] << 16 |
                                (uLong)data[len - 1] << 24)) {
         r.problem = "corrupt (its checksum does not match)";

@@ -12,7 +12,8 @@
 # fails, printing the command that replays it. Where clang or its libFuzzer
 # runtime is missing, it says so and does nothing. ASGD_FUZZ_SEED fixes
 # libFuzzer's seed (./test.sh sets 1, so that CI mutates the same way each
-# time); unset, libFuzzer draws one.
+# time; the new inputs then go to a fresh folder instead of
+# build-fuzz/corpus, so that a run repeats); unset, libFuzzer draws one.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-5}
@@ -45,14 +46,18 @@ for name in "${names[@]}"; do
         echo "fuzz: no harness \"$name\" (wire, config, cluster, idx)" >&2
         exit 2
     fi
-    mkdir -p "$dir/corpus/$name"
+    corpus="$dir/corpus/$name"
+    if [ -n "${ASGD_FUZZ_SEED:-}" ]; then
+        corpus="$probe/$name"
+    fi
+    mkdir -p "$corpus"
     log="$dir/fuzz_$name.log"
     if "$bin" -max_total_time="$seconds" -timeout=10 -print_final_stats=1 \
         ${ASGD_FUZZ_SEED:+-seed="$ASGD_FUZZ_SEED"} \
-        -artifact_prefix="$dir/crashes/$name-" "$dir/corpus/$name" "$root/fuzz/corpus/$name" \
+        -artifact_prefix="$dir/crashes/$name-" "$corpus" "$root/fuzz/corpus/$name" \
         >"$log" 2>&1; then
         runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
-        echo "fuzz_$name: $runs inputs in ${seconds} s, corpus $(ls "$dir/corpus/$name" | wc -l), no failure"
+        echo "fuzz_$name: $runs inputs in ${seconds} s, corpus $(ls "$corpus" | wc -l), no failure"
     else
         failed=1
         crash=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)

@@ -444,6 +444,17 @@ static void test_shard_failure_restores_its_checkpoint(void **state)
     snprintf(path, sizeof path, "%s/checkpoints/ps-0.ckpt", dir);
     assert_int_equal(access(path, F_OK), 0);
 
+    /* two failures from one checkpoint: two lives, both losses counted
+     * (the second once came back as the first's generation, and its
+     * counters hid the first's loss) */
+    const char *const twice[] = {"train.algorithm=hogwild", "cluster.workers=3",
+                                 "cluster.restart=on-failure", "sim.fail=ps0@0.05,ps0@0.18",
+                                 "checkpoint.every=0.3", NULL};
+    s_sim(f, twice, dir, sizeof dir);
+    assert_true(s_num(dir, "shard_restarts") == 2);
+    assert_true(s_num(dir, "updates") + s_num(dir, "lost_updates") + s_num(dir, "dropped") ==
+                updates);
+
     /* a window without checkpoints: back at its end from the initial
      * parameters, everything before it lost */
     const char *const window[] = {"train.algorithm=sync", "cluster.workers=2", "cluster.servers=2",

@@ -29,9 +29,9 @@
  *                          number); reply: the number of the request it
  *                          answers
  *    72   4  generation    request: the shard's generation the sender last
- *                          heard (0: none yet); reply: the shard's own (1
- *                          for a fresh shard, one more each time it is
- *                          restored from a checkpoint)
+ *                          heard (0: none yet); reply: the shard's own
+ *                          (drawn at random by a fresh shard, one more
+ *                          than its checkpoint's when it is restored)
  *    76   4  reserved      0
  *
  * wire_decode() validates every field against the receiving shard before

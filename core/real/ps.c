@@ -1,11 +1,14 @@
 /* ps.c: the parameter-server process loop. */
 #include "core/real/ps.h"
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "core/model.h"
 #include "core/real/apply.h"
@@ -31,7 +34,7 @@ typedef struct ps {
     senders senders;          /* which peer speaks for which worker */
     auth_zap *zap;            /* with CURVE: the handshakes' judge */
     shard_client *clients;    /* per worker: its last push */
-    uint32_t generation;      /* 1, or one more than the checkpoint restored */
+    uint32_t generation;      /* random, or one more than the checkpoint restored */
     uint64_t restored_version;
     uint64_t old_version;     /* the highest version the previous generation's
                                  clients report having seen */
@@ -171,7 +174,6 @@ static void s_checkpoint(ps *p)
     error err;
     p->s->stats.lost_updates = p->lost_before + (p->old_version > p->restored_version
                                                  ? p->old_version - p->restored_version : 0);
-    p->s->stats.restarts = p->generation - 1;
     if (checkpoint_save(p->o->checkpoint, p->s, p->clients, p->generation, &err) < 0) {
         fprintf(stderr, "ps %d: %s\n", p->s->shard, err.msg);   /* the next one may do */
         return;
@@ -241,7 +243,7 @@ static void s_pull(ps *p, const zmq_msg_t *identity, const wire_header *h)
 {
     pull_msg m = {.worker = h->worker, .min_version = h->base_version};
     shard_stats *st = &p->s->stats;
-    if (p->generation > 1 && h->worker < (uint32_t)p->s->workers && st->resumed_at == 0) {
+    if (p->o->restored && h->worker < (uint32_t)p->s->workers && st->resumed_at == 0) {
         st->resumed_at = run_wall();   /* training goes on from the checkpoint */
         if (st->trained_s > 0) {       /* resumed: the time between does not count */
             st->first_pull_at = st->resumed_at - st->trained_s;
@@ -288,7 +290,6 @@ static int s_control(ps *p, const request *r, const wire_header *h)
         s->stats.unauthenticated = (uint64_t)auth_zap_refused(p->zap);
         s->stats.lost_updates = p->lost_before + (p->old_version > p->restored_version
                                                   ? p->old_version - p->restored_version : 0);
-        s->stats.restarts = p->generation - 1;
         shard_stats st;
         server_snapshot(s, &st);
         char *json = shard_stats_json(&st);
@@ -388,9 +389,9 @@ int ps_serve(server *s, void *zmq_ctx, const ps_options *o, shard_client *client
     p.old_version = p.restored_version;
     p.next_checkpoint = o->checkpoint_every > 0 ? run_wall() + o->checkpoint_every : 0;
     int rc = s_open(&p, zmq_ctx, err);
-    if (rc == 0 && generation == 1 && o->checkpoint_every > 0) {
-        /* a shard restarted before its first interval finds this one: it
-         * comes back as a new generation and counts what was lost */
+    if (rc == 0 && o->checkpoint_every > 0) {
+        /* a shard that fails before its first interval comes back from this
+         * one, as a generation of its own, and counts what it lost */
         s_checkpoint(&p);
     }
     while (rc == 0 && !stop_requested()) {
@@ -420,7 +421,6 @@ int ps_serve(server *s, void *zmq_ctx, const ps_options *o, shard_client *client
     }
     s->stats.lost_updates = p.lost_before + (p.old_version > p.restored_version
                                              ? p.old_version - p.restored_version : 0);
-    s->stats.restarts = generation - 1;
     server_drop_waiting(s, s_release, &p);
     if (p.router) {
         /* The last replies (DONE and SHUTDOWN acks) must reach their peers:
@@ -470,9 +470,15 @@ static server *s_new_shard(const cluster_spec *cs, experiment *e, error *err)
  * the next generation; resumed, its clock moves so that the time between
  * does not count as training. */
 static int s_restore(const cluster_spec *cs, const char *path, server *s,
-                     shard_client *clients, uint32_t *generation, error *err)
+                     shard_client *clients, uint32_t *generation, bool *restored, error *err)
 {
-    *generation = 1;
+    /* a fresh shard's generation is new to every client, even to those of
+     * an earlier life whose checkpoint is gone */
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    *generation = ((uint32_t)now.tv_nsec ^ (uint32_t)now.tv_sec * 2654435761u ^
+                   (uint32_t)getpid() << 16) | 1u;
+    *restored = false;
     FILE *f = cs->restore ? fopen(path, "rb") : NULL;
     if (!f) {
         return 0;
@@ -481,8 +487,10 @@ static int s_restore(const cluster_spec *cs, const char *path, server *s,
     if (checkpoint_load(path, s, clients, generation, err) < 0) {
         return -1;
     }
-    (*generation)++;
+    *generation = *generation + 1 ? *generation + 1 : 1;
+    *restored = true;
     shard_stats *st = &s->stats;
+    st->restarts += cs->restore == RESTORE_RESTART;   /* a resumed run was not a failure */
     st->resumed_at = 0;
     st->trained_s = 0;
     if (cs->restore == RESTORE_RESUME && st->first_pull_at > 0) {
@@ -507,7 +515,8 @@ int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *e
     char checkpoint[4200], endpoint[CLUSTER_ADDRESS_MAX + 16], who[32];
     checkpoint_path(checkpoint, sizeof checkpoint, run_dir, cs->task);
     uint32_t generation;
-    if (!clients || s_restore(cs, checkpoint, s, clients, &generation, err) < 0) {
+    bool restored;
+    if (!clients || s_restore(cs, checkpoint, s, clients, &generation, &restored, err) < 0) {
         if (s && !clients) {
             error_set(err, ERROR_RUNTIME, "ps %d: out of memory", cs->task);
         }
@@ -527,7 +536,7 @@ int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *e
         void *ctx = zmq_ctx_new();
         ps_options o = {.endpoint = endpoint, .expect_evaluator = cs->evaluator,
                         .auth = curve ? &auth : NULL, .checkpoint = checkpoint,
-                        .checkpoint_every = e->checkpoint_every};
+                        .checkpoint_every = e->checkpoint_every, .restored = restored};
         stop_install();
         rc = ps_serve(s, ctx, &o, clients, generation, err);
         stop_uninstall();

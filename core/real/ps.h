@@ -30,17 +30,21 @@ typedef struct ps_options {
     const net_auth *auth;      /* NULL: no authentication */
     const char *checkpoint;    /* where to checkpoint ("": never) */
     double checkpoint_every;   /* seconds between checkpoints; 0: only when stopped */
+    bool restored;             /* s was taken up from a checkpoint */
 } ps_options;
 
 /* Serves s until it should stop; 0 on a normal end. clients (s->workers)
- * hold what the shard knows of each worker's pushes; generation is 1 for a
- * fresh shard, one more than its checkpoint's for a restored one. Requests
+ * hold what the shard knows of each worker's pushes; generation is drawn
+ * at random for a fresh shard and is one more than its checkpoint's for a
+ * restored one, so that no two lives of a shard share one. Requests
  * are answered with their sequence numbers and the generation: a push sent
  * again is applied once, and a client that last heard from an earlier
  * generation is answered at once and flagged WIRE_FLAG_RESTARTED (its
  * pushes, computed on parameters this shard no longer holds, are dropped).
- * Every o->checkpoint_every seconds, at each worker's DONE, and when
- * stopped by a signal, the shard writes its checkpoint. */
+ * With o->checkpoint_every, the shard writes its checkpoint when it starts
+ * (a restored one: its new generation, so that another failure before the
+ * next interval does not bring back the same one), every that many
+ * seconds and at each worker's DONE; and when stopped by a signal. */
 int ps_serve(server *s, void *zmq_ctx, const ps_options *o, shard_client *clients,
              uint32_t generation, error *err);
 

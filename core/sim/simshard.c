@@ -2,10 +2,13 @@
  * through the same server code as a real shard, and failures in virtual
  * time through the same checkpoints (core/checkpoint.h).
  *
- * A shard that fails loses what it applied since its last checkpoint.
- * While it is down, the messages that reach it, the ones queued in it and
- * the pulls waiting in it are sent again every [cluster] resend seconds
- * until it is back, as real workers resend unanswered requests. It comes
+ * A shard that fails loses what it applied since its last checkpoint, and
+ * the plain pushes queued in it, which a real shard's process takes with
+ * it (their senders do not wait for an answer). The requests queued or
+ * waiting in it, and every message that reaches it while it is down, are
+ * sent again every [cluster] resend seconds until it is back, as real
+ * workers resend unanswered requests (and ZeroMQ delivers what was sent
+ * meanwhile once it reconnects). It comes
  * back from its checkpoint as a new generation: a push computed before the
  * failure on what it no longer holds is dropped as late, a pull from a
  * worker that has not heard of the restart is answered at once, as
@@ -219,8 +222,17 @@ void sim_shard_fail(sim *s, int k, double back)
     sh->version_at_fail = sh->srv->version;
     run_log(s->r, "sim: shard %d failed at %.6f s at version %llu; back at %.6f s", k, s->now,
             (unsigned long long)sh->version_at_fail, back);
-    for (size_t i = 0; i < sh->count; i++) {   /* what it had received is sent again */
-        s_send_again(s, sh->queue[sh->head + i]);
+    for (size_t i = 0; i < sh->count; i++) {   /* requests go again; plain pushes are lost */
+        const sim_event *m = &sh->queue[sh->head + i];
+        if (m->kind == EV_ARRIVE_PULL || m->ask) {
+            s_send_again(s, *m);
+            continue;
+        }
+        sh->lost += sim_worker_alive(s, m->worker, m->incarnation);
+        sim_worker *sw = &s->workers[m->worker];
+        if (--sw->pending_pushes == 0 && sw->waiting == WAIT_SETTLE) {
+            sim_worker_wake(sw);
+        }
     }
     sh->head = sh->count = 0;
     sh->busy = false;
@@ -268,18 +280,18 @@ void sim_shard_back(sim *s, int k)
         return;
     }
     s_path(s, k, path, sizeof path);
-    uint32_t generation = sh->generation;   /* without a checkpoint: the initial parameters */
-    if (access(path, F_OK) == 0 &&
-        checkpoint_load(path, srv, sh->clients, &generation, &err) < 0) {
+    uint32_t loaded;   /* without a checkpoint: the initial parameters */
+    if (access(path, F_OK) == 0 && checkpoint_load(path, srv, sh->clients, &loaded, &err) < 0) {
         server_destroy(&srv);
         s->failed = true;
         error_set(s->err, ERROR_RUNTIME, "sim: shard %d cannot come back: %s", k, err.msg);
         return;
     }
-    sh->generation = generation + 1;
+    sh->generation++;   /* a new life, whichever checkpoint it came back from */
     uint64_t lost = sh->version_at_fail > srv->version ? sh->version_at_fail - srv->version : 0;
-    srv->stats.lost_updates += lost;
-    srv->stats.restarts = sh->generation - 1;
+    sh->lost += lost;
+    srv->stats.lost_updates = sh->lost;
+    srv->stats.restarts = (uint64_t)++sh->restarts;
     for (int w = 0; w < s->nworkers; w++) {   /* a finished worker's DONE goes again */
         if (s->workers[w].done) {
             server_mark_done(srv, (uint32_t)w);

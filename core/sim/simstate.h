@@ -75,6 +75,9 @@ typedef struct sim_shard {
     double back;
     uint32_t generation;     /* 1, one more each time it comes back */
     uint64_t version_at_fail;
+    long restarts;           /* times it came back, */
+    uint64_t lost;           /* and the updates lost in all (kept here, not in the
+                                counters a checkpoint brings back) */
     shard_client *clients;   /* what a checkpoint keeps of each worker (all 0 here) */
 } sim_shard;
 
