@@ -45,7 +45,7 @@ static const char s_usage[] =
     "  keys DIR [--workers N]                 CURVE key pairs for cluster.auth = curve: server,\n"
     "                                         evaluator, worker-0 .. worker-N-1 (N: 8)\n"
     "  --version                              asgd's version and the commit it was built from\n"
-    "  help [algorithms [--names] | config [CONFIG] | ps]\n"
+    "  help [algorithms [--names] | config [CONFIG] | ps | role]\n"
     "                                         this text; the update rules and their\n"
     "                                         keys (--names: one name a line); every\n"
     "                                         config key with its resolved value; the\n"
