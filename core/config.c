@@ -481,12 +481,8 @@ int config_check_unused(const config *c, const config *known,
     return 0;
 }
 
-int config_write(const config *c, const char *path, error *err)
+void config_print(const config *c, FILE *f)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        return error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", path, strerror(errno));
-    }
     /* every line must read back: within inih's buffer, the source's tail */
     size_t skip = strlen(c->source) > 150 ? strlen(c->source) - 150 : 0;
     fprintf(f, "# Resolved config: every key asgd read, defaults included.\n# From %s",
@@ -517,6 +513,15 @@ int config_write(const config *c, const char *path, error *err)
             }
         }
     }
+}
+
+int config_write(const config *c, const char *path, error *err)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        return error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", path, strerror(errno));
+    }
+    config_print(c, f);
     bool lost = ferror(f) != 0;
     if (fclose(f) != 0 || lost) {
         return error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", path, strerror(errno));

@@ -14,6 +14,7 @@
 #define ASGD_CONFIG_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "core/error.h"
 
@@ -80,7 +81,10 @@ int config_error(const config *c, const char *section, const char *key, error *e
  * called for it (warn may be NULL). */
 int config_check_unused(const config *c, const config *known,
                         void (*warn)(void *ctx, const char *msg), void *ctx, error *err);
-/* Writes every key read, with its resolved value, grouped by section. */
+/* Writes every key read, with its resolved value, grouped by section,
+ * each line one that the reader takes back as it is: to f (the caller
+ * checks ferror), or to the file path. */
+void config_print(const config *c, FILE *f);
 int config_write(const config *c, const char *path, error *err);
 /* The file the config came from ("(defaults)" when none). */
 const char *config_source(const config *c);

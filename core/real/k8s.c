@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/experiment.h"
 #include "core/run.h"
@@ -64,20 +63,22 @@ static bool s_image_ok(const char *image)
     return *image && isalnum((unsigned char)image[0]);
 }
 
-/* The resolved config as text (written to a temporary file and read). */
+/* The resolved config as text. */
 static char *s_resolved(const config *c, error *err)
 {
-    char path[] = "/tmp/asgd-k8s-XXXXXX";
-    int fd = mkstemp(path);
-    if (fd < 0) {
-        error_set(err, ERROR_RUNTIME, "cannot make a temporary file");
-        return NULL;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    bool bad = !f;
+    if (f) {
+        config_print(c, f);
+        bad = ferror(f) != 0;
+        bad = fclose(f) != 0 || bad;
     }
-    close(fd);
-    char *text = config_write(c, path, err) == 0 ? run_read_file(path) : NULL;
-    unlink(path);
-    if (!text && err->status == 0) {
-        error_set(err, ERROR_RUNTIME, "cannot read the resolved config back");
+    if (bad) {
+        free(text);
+        error_set(err, ERROR_RUNTIME, "out of memory for the resolved config");
+        return NULL;
     }
     return text;
 }
