@@ -223,6 +223,22 @@ int run_reopen(run *r, const char *dir, error *err)
     return 0;
 }
 
+int run_adopt(run *r, const char *dir, const config *c, error *err)
+{
+    memset(r, 0, sizeof *r);
+    if (strlen(dir) >= sizeof r->dir) {
+        return error_set(err, ERROR_USAGE, "%s: path too long", dir);
+    }
+    snprintf(r->dir, sizeof r->dir, "%s", dir);
+    char path[4800];
+    snprintf(path, sizeof path, "%s/config.ini", r->dir);
+    if (config_write(c, path, err) < 0) {
+        return -1;
+    }
+    r->log = s_open(r, "log.txt", NULL, err);
+    return r->log ? 0 : -1;
+}
+
 int run_close_file(FILE **f, const char *dir, const char *name, error *err)
 {
     if (!*f) {

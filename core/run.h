@@ -30,6 +30,10 @@ int run_create(run *r, const config *c, const char *out_root, const char *name,
 /* Opens an existing run folder to go on with it (asgd train --resume):
  * its metric files for appending, nothing rewritten. */
 int run_reopen(run *r, const char *dir, error *err);
+/* Makes dir, where processes started one by one write their own files, a
+ * run folder: config.ini written from c, log.txt opened for appending;
+ * eval.csv and steps.csv are left to their writers (r's stay NULL). */
+int run_adopt(run *r, const char *dir, const config *c, error *err);
 void run_close(run *r);
 /* Closes a file of the run's, checking that every write reached it:
  * 0, or -1 with err naming the file (in dir) that lost data, say on a full

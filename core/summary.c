@@ -132,6 +132,21 @@ bool summary_add_eval(run_summary *s, double loss, double acc)
     return s->diverged;
 }
 
+void summary_take_evals(run_summary *s, const char *eval_csv)
+{
+    char *text = run_read_file(eval_csv), *save = NULL;
+    for (char *line = text ? strtok_r(text, "\n", &save) : NULL; line;
+         line = strtok_r(NULL, "\n", &save)) {
+        double t, epoch, loss, acc;
+        long updates, samples;
+        if (sscanf(line, "%lf,%lf,%ld,%ld,%lf,%lf", &t, &epoch, &updates, &samples, &loss,
+                   &acc) == 6) {
+            summary_add_eval(s, loss, acc);
+        }
+    }
+    free(text);
+}
+
 void summary_say_diverged(const run_summary *s, const char *dir)
 {
     char why[96];

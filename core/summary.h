@@ -110,6 +110,9 @@ void summary_init(run_summary *s);
  * non-finite loss marks the run diverged (the driver stops it there) and
  * returns true. */
 bool summary_add_eval(run_summary *s, double loss, double acc);
+/* The evaluations already in an eval.csv (a run going on, or an evaluator
+ * restarted), each as summary_add_eval; none when it cannot be read. */
+void summary_take_evals(run_summary *s, const char *eval_csv);
 /* The one line that says a run diverged, on stderr. */
 void summary_say_diverged(const run_summary *s, const char *dir);
 /* One shard's counters. Every shard sees every push, so shard 0's

@@ -641,6 +641,50 @@ static void test_a_diverging_run_is_a_result(void **state)
     }
 }
 
+/* Checks a role-per-process job's folder, which its evaluator made a whole
+ * run folder: every push of the two workers' budgets reached the shard and
+ * is in the summary, whose final loss is the last evaluation's; the
+ * workers' steps, written into the same folder, are gathered in time order
+ * into steps.csv; config.ini and log.txt are there. */
+static void s_expect_cluster_done(const char *dir)
+{
+    char path[600];
+    const double pushes = ceil(2.0 * 10000 / 64);
+    snprintf(path, sizeof path, "%s/ps-0.json", dir);
+    cJSON *j = support_json_file(path);
+    assert_true(support_json_number(j, "pushes") == pushes);
+    cJSON_Delete(j);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    j = support_json_file(path);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")));
+    assert_true(support_json_number(j, "pushes") == pushes);
+    assert_true(support_json_number(j, "workers") == 2);
+    assert_true(support_json_number(j, "time_s") > 0);
+    assert_true(support_json_number(j, "samples_per_s") > 0);
+    double final_loss = support_json_number(j, "final_test_loss");
+    cJSON_Delete(j);
+    double first, last;
+    s_eval_ends(dir, &first, &last);
+    assert_true(fabs(final_loss - last) <= 1e-6 * fabs(last));
+    snprintf(path, sizeof path, "%s/steps.csv", dir);
+    assert_int_equal(support_count_lines(path), 1 + (int)pushes);
+    char *steps = support_read_file(path);
+    double before = 0;
+    for (char *line = strchr(steps, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        double t = strtod(line + 1, NULL);
+        assert_true(t >= before);   /* in time order, from the first step */
+        before = t;
+    }
+    free(steps);
+    snprintf(path, sizeof path, "%s/steps-1.csv", dir);
+    assert_int_equal(access(path, F_OK), -1);
+    const char *files[] = {"config.ini", "log.txt"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        assert_true(support_count_lines(path) >= 1);
+    }
+}
+
 /* Roles started by hand, as on several hosts: one by TensorFlow flags, the
  * others by Kubeflow's TF_CONFIG; each ends by itself. */
 static void test_roles_started_by_hand(void **state)
@@ -672,30 +716,8 @@ static void test_roles_started_by_hand(void **state)
         assert_int_equal(support_wait(pids[i]), 0);
     }
     char path[600];
-    snprintf(path, sizeof path, "%s/cluster/ps-0.json", f->dir);
-    cJSON *j = support_json_file(path);
-    /* the two workers' budgets: 2 epochs of 10,000 examples, batch 64 */
-    assert_true(support_json_number(j, "pushes") == ceil(2.0 * 10000 / 64));
-    cJSON_Delete(j);
-    snprintf(path, sizeof path, "%s/cluster/eval.csv", f->dir);
-    assert_true(support_count_lines(path) >= 2);
-    snprintf(path, sizeof path, "%s/cluster/steps-1.csv", f->dir);
-    assert_true(support_count_lines(path) > 100);
-}
-
-/* Checks a role-per-process job's folder: every push of the two workers'
- * budgets reached the shard, the evaluator evaluated, worker 1 stepped. */
-static void s_expect_cluster_done(const char *dir)
-{
-    char path[600];
-    snprintf(path, sizeof path, "%s/ps-0.json", dir);
-    cJSON *j = support_json_file(path);
-    assert_true(support_json_number(j, "pushes") == ceil(2.0 * 10000 / 64));
-    cJSON_Delete(j);
-    snprintf(path, sizeof path, "%s/eval.csv", dir);
-    assert_true(support_count_lines(path) >= 2);
-    snprintf(path, sizeof path, "%s/steps-1.csv", dir);
-    assert_true(support_count_lines(path) > 100);
+    snprintf(path, sizeof path, "%s/cluster", f->dir);
+    s_expect_cluster_done(path);
 }
 
 /* `asgd role` in four processes, each placed by what its launcher would

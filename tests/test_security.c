@@ -191,6 +191,36 @@ static void test_server_survives_garbage(void **state)
     free(init);
 }
 
+/* A job's first evaluation is of the initial model, however its processes
+ * were started: a shard that expects an evaluator holds the workers' pulls
+ * until the evaluator's first, then answers them at version 0. */
+static void test_workers_begin_after_the_first_evaluation(void **state)
+{
+    support_fixture *f = *state;
+    support_write_file(f->config, s_small);
+    int port = wire_client_free_port();
+    int ps = s_start_ps(f, port, 1, NULL);
+    size_t n;
+    float *init = s_initial(f, &n);
+    void *ctx = zmq_ctx_new();
+    void *worker = wire_client_open(ctx, port, NULL);
+    void *evaluator = wire_client_open(ctx, port, NULL);
+    wire_header pull = {.type = WIRE_PULL, .worker = 1, .encoding = WIRE_NO_PAYLOAD};
+    assert_false(s_answered(worker, &pull, n, 500));   /* held */
+    s_expect_untouched(evaluator, WIRE_EVALUATOR, init, n);
+    float got[64];
+    wire_header reply;
+    assert_int_equal(s_receive(worker, &reply, got, sizeof got, n), n * sizeof(float));
+    assert_int_equal(reply.base_version, 0);
+    assert_memory_equal(got, init, n * sizeof *got);
+    kill(ps, SIGTERM);
+    assert_int_equal(support_wait(ps), 0);
+    zmq_close(worker);
+    zmq_close(evaluator);
+    zmq_ctx_term(ctx);
+    free(init);
+}
+
 /* Without CURVE, worker 0 and the evaluator belong to the peers that first
  * spoke for them: another peer's push, DONE, SHUTDOWN or pull for them gets
  * no answer and changes nothing, and is counted as foreign. Once worker
@@ -207,8 +237,8 @@ static void test_messages_speak_only_for_their_sender(void **state)
     void *worker = wire_client_open(ctx, port, NULL);
     void *evaluator = wire_client_open(ctx, port, NULL);
     void *forger = wire_client_open(ctx, port, NULL);
+    s_expect_untouched(evaluator, WIRE_EVALUATOR, init, n);   /* workers wait for it */
     s_expect_untouched(worker, 0, init, n);
-    s_expect_untouched(evaluator, WIRE_EVALUATOR, init, n);
 
     float *huge = malloc(n * sizeof *huge);
     for (size_t i = 0; i < n; i++) {
@@ -295,8 +325,9 @@ static void test_unknown_curve_keys_get_nothing(void **state)
     int ps = s_start_ps(f, port, 1, extra);
     size_t n;
     float *init = s_initial(f, &n);
-    net_auth w0, w1, bad;
+    net_auth w0, w1, bad, ev;
     error err = {0};
+    assert_int_equal(auth_load(&ev, keys, "evaluator", &err), 0);
     assert_int_equal(auth_load(&w0, keys, "worker-0", &err), 0);
     assert_int_equal(auth_load(&w1, keys, "worker-1", &err), 0);
     assert_int_equal(auth_load(&bad, stranger, "worker-0", &err), 0);
@@ -306,6 +337,8 @@ static void test_unknown_curve_keys_get_nothing(void **state)
     void *other = wire_client_open(ctx, port, &w1);
     void *strange = wire_client_open(ctx, port, &bad);
     void *plain = wire_client_open(ctx, port, NULL);
+    void *evaluator = wire_client_open(ctx, port, &ev);
+    s_expect_untouched(evaluator, WIRE_EVALUATOR, init, n);
     s_expect_untouched(good, 0, init, n);
 
     float *huge = malloc(n * sizeof *huge);
@@ -344,7 +377,9 @@ static void test_unknown_curve_keys_get_nothing(void **state)
     zmq_close(other);
     zmq_close(strange);
     zmq_close(plain);
+    zmq_close(evaluator);
     zmq_ctx_term(ctx);
+    auth_free(&ev);
     auth_free(&w0);
     auth_free(&w1);
     auth_free(&bad);
@@ -583,6 +618,7 @@ int main(void)
 #define T(name) cmocka_unit_test_setup_teardown(name, support_fixture_setup, support_fixture_teardown)
     const struct CMUnitTest tests[] = {
         T(test_server_survives_garbage),
+        T(test_workers_begin_after_the_first_evaluation),
         T(test_messages_speak_only_for_their_sender),
         T(test_unknown_curve_keys_get_nothing),
         T(test_forged_messages_do_not_stop_a_live_job),

@@ -454,17 +454,7 @@ static void s_take_up(job *j)
     j->sum.resumes = (cJSON_IsNumber(resumes) ? resumes->valueint : 0) + 1;
     cJSON_Delete(old);
     snprintf(path, sizeof path, "%s/eval.csv", j->r->dir);
-    char *text = run_read_file(path), *save = NULL;
-    for (char *line = text ? strtok_r(text, "\n", &save) : NULL; line;
-         line = strtok_r(NULL, "\n", &save)) {
-        double t, epoch, loss, acc;
-        long updates, samples;
-        if (sscanf(line, "%lf,%lf,%ld,%ld,%lf,%lf", &t, &epoch, &updates, &samples, &loss,
-                   &acc) == 6) {
-            summary_add_eval(&j->sum, loss, acc);
-        }
-    }
-    free(text);
+    summary_take_evals(&j->sum, path);
     run_log(j->r, "resuming (resume %d) from the shards' checkpoints", j->sum.resumes);
 }
 

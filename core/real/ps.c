@@ -40,6 +40,7 @@ typedef struct ps {
                                  clients report having seen */
     uint64_t lost_before;     /* updates lost in earlier restarts */
     double next_checkpoint;
+    bool evaluator_seen;      /* its first pull answered (see s_gated) */
 } ps;
 
 /* A request being answered: who asked, and which request it was. */
@@ -126,9 +127,20 @@ static void s_reply_waiting(void *ctx, const pull_msg *m, void *handle)
     s_release(ctx, handle);
 }
 
+/* Whether workers' pulls wait for the evaluator's first: a fresh job's
+ * first evaluation is of the initial model at time 0, as under a launcher
+ * (which starts the workers after it), however its processes were
+ * started. */
+static bool s_gated(const ps *p)
+{
+    return p->o->expect_evaluator && !p->o->restored && !p->evaluator_seen;
+}
+
 static void s_wake(ps *p)
 {
-    server_wake(p->s, s_reply_waiting, p);
+    if (!s_gated(p)) {
+        server_wake(p->s, s_reply_waiting, p);
+    }
 }
 
 static void s_reject(ps *p, const char *why, const wire_header *h, bool decoded)
@@ -255,8 +267,14 @@ static void s_pull(ps *p, const zmq_msg_t *identity, const wire_header *h)
         s_reject(p, "out of memory for a pull", h, true);
         return;
     }
-    if (s_from_before(p, r) || server_pull_ready(p->s, &m)) {
+    bool evaluator = h->worker == WIRE_EVALUATOR;
+    if (s_from_before(p, r) ||
+        ((evaluator || !s_gated(p)) && server_pull_ready(p->s, &m))) {
         s_reply_waiting(p, &m, r);
+        if (evaluator && !p->evaluator_seen) {
+            p->evaluator_seen = true;   /* the workers waiting may begin */
+            s_wake(p);
+        }
         return;
     }
     server_waiting *queued = server_find_waiting(p->s, h->worker);

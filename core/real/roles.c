@@ -11,6 +11,7 @@
 #include "core/export.h"
 #include "core/real/engines.h"
 #include "core/real/peers.h"
+#include "core/real/record.h"
 #include "core/real/ps.h"
 #include "core/run.h"
 #include "core/stop.h"
@@ -148,7 +149,8 @@ int worker_main(const cluster_spec *cs, experiment *e, const char *run_dir, erro
             if (!err->msg[0]) {
                 error_set(err, ERROR_RUNTIME, "worker %d: the rule's loop failed", cs->task);
             }
-        } else {
+        } else {   /* its rows on disk before it says done: an evaluator gathers them then */
+            fflush(w.steps_csv);
             rc = peers_control(&p, WIRE_CONTROL_DONE, NULL, NULL, err);
         }
         stop_uninstall();
@@ -184,6 +186,7 @@ typedef struct evaluator {
     uint16_t *flags;
     shard_stats *stats;
     FILE *csv;
+    record *rec;              /* the run folder it completes (no launcher does), or NULL */
     peers p;
     long n_train;
     double t0;                /* the first step, Unix time; 0 until a shard has seen it */
@@ -280,6 +283,10 @@ static int s_evaluate(evaluator *v, bool *last, error *err)
     if (refused) {
         fprintf(stderr, "evaluator: a worker pushed NaN or infinite values: the run diverged\n");
     }
+    if (v->rec) {
+        record_eval(v->rec, loss, acc);
+        v->rec->sum.diverged = v->rec->sum.diverged || refused;
+    }
     v->evaluations++;
     *last = final || !isfinite(loss) || refused;
     return 0;
@@ -293,8 +300,10 @@ static int s_evaluate_all(evaluator *v, error *err)
         if (s_evaluate(v, &last, err) < 0) {
             return -1;
         }
-        if (last) {   /* the model as evaluated last is the run's */
-            if (export_model(v->m, v->theta, &v->e->test, v->run_dir, err) < 0) {
+        if (last) {   /* the model as evaluated last is the run's, with its last counters */
+            bool done;
+            if (export_model(v->m, v->theta, &v->e->test, v->run_dir, err) < 0 ||
+                s_poll(v, &done, err) < 0) {
                 return -1;
             }
             return peers_control(&v->p, WIRE_CONTROL_DONE, NULL, NULL, err);
@@ -324,8 +333,16 @@ int evaluator_main(const cluster_spec *cs, experiment *e, const char *run_dir, e
     v.csv = v.theta && v.versions && v.flags && v.stats
                 ? s_append_csv(path, RUN_EVAL_HEADER, err) : NULL;
     int rc = -1;
+    record rec;
     if (cs->report_fd >= 0) {
         signal(SIGPIPE, SIG_IGN);   /* a launcher that has gone is no reason to die */
+    } else if (v.csv) {   /* started by hand or by an engine: no launcher makes the folder */
+        v.rec = record_begin(&rec, e, run_dir, err) == 0 ? &rec : NULL;
+        if (!v.rec) {
+            run_close(&rec.r);
+            fclose(v.csv);
+            v.csv = NULL;
+        }
     }
     net_auth auth;
     int curve = v.csv ? s_auth(cs, e, "evaluator", &auth, err) : -1;
@@ -345,6 +362,9 @@ int evaluator_main(const cluster_spec *cs, experiment *e, const char *run_dir, e
     error lost;
     if (run_close_file(&v.csv, run_dir, "eval.csv", rc == 0 ? err : &lost) < 0) {
         rc = -1;
+    }
+    if (v.rec) {
+        rc = record_end(v.rec, e, v.stats, cs->servers, v.t0, rc, err);
     }
     free(v.versions);
     free(v.flags);

@@ -1,0 +1,33 @@
+/* record.h: the run folder of a job whose processes were started one by
+ * one (by hand, from TF_CONFIG, or by an engine through asgd role), made
+ * complete by its evaluator as the launcher makes asgd train's: config.ini,
+ * log.txt and summary.json beside eval.csv, and steps.csv gathered from the
+ * steps-K.csv of the workers that write into the same folder (a worker on
+ * another host keeps its own). asgd plot and asgd sweep's results take it
+ * as any run. */
+#ifndef ASGD_RECORD_H
+#define ASGD_RECORD_H
+
+#include "core/experiment.h"
+#include "core/run.h"
+#include "core/summary.h"
+
+typedef struct record {
+    run r;
+    run_summary sum;
+} record;
+
+/* Writes dir's config.ini from e's config, opens its log, and writes a
+ * summary with the run's identity (complete = false), taking in the
+ * evaluations already in its eval.csv (a restarted evaluator). */
+int record_begin(record *rec, const experiment *e, const char *dir, error *err);
+/* One evaluation of the centre model (a non-finite loss: diverged). */
+void record_eval(record *rec, double loss, double acc);
+/* The end: the shards' last counters in, training timed from t0 (the first
+ * step, Unix time; 0 if none) to the last push any shard received, the
+ * workers' steps gathered, the summary finished and written, complete when
+ * rc == 0 and no file lost data. Returns rc, or -1 with err set. */
+int record_end(record *rec, const experiment *e, const shard_stats *stats, int servers,
+               double t0, int rc, error *err);
+
+#endif
