@@ -2,9 +2,11 @@
 """test_k8s.py ASGD: `asgd k8s` manifests, parsed with python3-yaml, then
 played as the training operator would: each replica's pods get the
 TF_CONFIG (TFJob) or RANK/WORLD_SIZE/MASTER_* (PyTorchJob) the operator
-injects, with the pods' host names and port mapped to this host's loopback,
-and run their container's command on the ConfigMap's config; the job must
-complete. Exit 77 (skipped) without python3-yaml."""
+injects, each pod on a host of its own (a network namespace, hosts.py) with
+the pods' host names mapped to the hosts' addresses, and run their
+container's command on the ConfigMap's config; the job must complete.
+Where namespaces cannot be made, the pods run on this host's loopback.
+Exit 77 (skipped) without python3-yaml."""
 import json
 import os
 import shutil
@@ -12,6 +14,9 @@ import socket
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from hosts import Hosts, Unavailable  # noqa: E402
 
 try:
     import yaml
@@ -71,27 +76,35 @@ def mount_keys(docs, spec, folder):
     return items
 
 
-def play(docs, work, env_for):
-    """Runs every pod of the job's replicas here, each with the Secret's
-    items its replica mounts; env_for(type, index) gives what the operator
-    would inject, already mapped to loopback."""
+def play(docs, work, env_for, hosts):
+    """Runs every pod of the job's replicas, each with the Secret's items
+    its replica mounts, pod n on host n (or all on loopback when hosts is
+    None); env_for(type, index, address, port) gives what the operator
+    would inject, address(type, index) being a pod's address and port the
+    one its services listen on."""
     os.makedirs(work, exist_ok=True)
     with open(os.path.join(work, "config.ini"), "w") as f:
         f.write(docs["ConfigMap"]["data"]["config.ini"])
     job = docs.get("TFJob") or docs.get("PyTorchJob")
     specs = job["spec"].get("tfReplicaSpecs") or job["spec"]["pytorchReplicaSpecs"]
+    pods = [(kind, i) for kind, spec in specs.items() for i in range(spec["replicas"])]
+
+    def address(kind, index):
+        return hosts.addresses[pods.index((kind, index))] if hosts else "127.0.0.1"
+    port = 2222 if hosts else free_port()   # each host has its own ports
     procs = []
     try:
-        for kind, spec in specs.items():
+        for n, (kind, index) in enumerate(pods):
+            spec = specs[kind]
             keys = os.path.join(work, "keys-" + kind)
             mount_keys(docs, spec, keys)
-            for index in range(spec["replicas"]):
-                command = [a.replace("/etc/asgd/config", work).replace("/runs", work + "/runs")
-                           .replace("/etc/asgd/keys", keys) for a in container(spec)["command"]]
-                command[0] = ASGD
-                env = dict(os.environ, **env_for(kind, index))
-                procs.append((kind, index, subprocess.Popen(command, env=env,
-                                                            stderr=subprocess.PIPE, text=True)))
+            command = [a.replace("/etc/asgd/config", work).replace("/runs", work + "/runs")
+                       .replace("/etc/asgd/keys", keys) for a in container(spec)["command"]]
+            command[0] = ASGD
+            env = dict(os.environ, **env_for(kind, index, address, port))
+            options = dict(env=env, stderr=subprocess.PIPE, text=True)
+            procs.append((kind, index, hosts.popen(n, command, **options) if hosts
+                          else subprocess.Popen(command, **options)))
         for kind, index, p in procs:
             err = p.communicate(timeout=120)[1]
             check(p.returncode == 0, f"{kind} {index} exited {p.returncode}: {err}")
@@ -101,9 +114,11 @@ def play(docs, work, env_for):
                 p.kill()
                 p.wait()
     check(os.path.exists(os.path.join(work, "runs", "eval.csv")), "no eval.csv")
+    with open(os.path.join(work, "runs", "summary.json")) as f:
+        check(json.load(f)["complete"], "the evaluator's run folder is complete")
 
 
-def test_tfjob(work):
+def test_tfjob(work, hosts):
     config = os.path.join(work, "job.ini")
     with open(config, "w") as f:
         f.write(CONFIG)
@@ -125,20 +140,17 @@ def test_tfjob(work):
     text = docs["ConfigMap"]["data"]["config.ini"]
     check("workers = 2" in text and "transport = tcp" in text, "config:\n" + text)
 
-    port = free_port()
     names = {"PS": "ps", "Chief": "chief", "Worker": "worker"}
-    cluster = {names[k]: [f"k8s-job-1-{names[k]}-{i}.default.svc:2222"
-                          for i in range(v["replicas"])] for k, v in specs.items()}
 
-    def tf_config(kind, index):
-        loop = {k: [a.replace(a.split(":")[0], "127.0.0.1").replace("2222", str(port))
-                    for a in v] for k, v in cluster.items()}
-        return {"TF_CONFIG": json.dumps({"cluster": loop, "task": {"type": names[kind],
-                                                                    "index": index}})}
-    play(docs, os.path.join(work, "tf"), tf_config)
+    def tf_config(kind, index, address, port):
+        cluster = {names[k]: [f"{address(k, i)}:{port}" for i in range(v["replicas"])]
+                   for k, v in specs.items()}
+        return {"TF_CONFIG": json.dumps({"cluster": cluster, "task": {"type": names[kind],
+                                                                       "index": index}})}
+    play(docs, os.path.join(work, "tf"), tf_config, hosts)
 
 
-def test_pytorchjob_keys_and_gpus(work):
+def test_pytorchjob_keys_and_gpus(work, hosts):
     config = os.path.join(work, "job.ini")
     docs = manifest(config, "--image=asgd:test", "--kind", "pytorchjob", "cluster.workers=2",
                     "cluster.auth=curve", "cluster.restart=exit-code")
@@ -178,20 +190,32 @@ def test_pytorchjob_keys_and_gpus(work):
     check(manifest(config, "--image=i", "experiment.name=4 Workers")["TFJob"]["metadata"]["name"]
           == "asgd-4-workers", "a name that starts with a digit")
 
-    port = free_port()
     world = 1 + specs["Worker"]["replicas"]
 
-    def ranks(kind, index):
-        return {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port - 1),
+    def ranks(kind, index, address, port):   # the shard listens at MASTER_PORT + 1
+        return {"MASTER_ADDR": address("Master", 0), "MASTER_PORT": str(port - 1),
                 "WORLD_SIZE": str(world), "RANK": str(0 if kind == "Master" else index + 1)}
-    play(docs, os.path.join(work, "py"), ranks)
+    play(docs, os.path.join(work, "py"), ranks, hosts)
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="asgd-test-k8s-")
+    try:
+        try:
+            with Hosts(4) as hosts:   # a host per pod
+                test_tfjob(work, hosts)
+                test_pytorchjob_keys_and_gpus(work, hosts)
+                where = "a network namespace per pod"
+        except Unavailable as why:
+            shutil.rmtree(work)
+            os.makedirs(work)
+            test_tfjob(work, None)
+            test_pytorchjob_keys_and_gpus(work, None)
+            where = f"loopback ({why})"
+    finally:
+        shutil.rmtree(work)
+    print("ok: pods on " + where)
 
 
 if __name__ == "__main__":
-    work = tempfile.mkdtemp(prefix="asgd-test-k8s-")
-    try:
-        test_tfjob(work)
-        test_pytorchjob_keys_and_gpus(work)
-    finally:
-        shutil.rmtree(work)
-    print("ok")
+    main()
