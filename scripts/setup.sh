@@ -10,9 +10,12 @@ packages=(
     libzmq3-dev libopenblas-dev libinih-dev libcjson-dev zlib1g-dev libcmocka-dev
     gnuplot-nox dataset-fashion-mnist python3 python3-numpy python3-yaml
 )
-# The libFuzzer harnesses' compiler (scripts/fuzz.sh): installed when the
-# release has it; without it the fuzzers say so and are skipped.
-optional=(clang libclang-rt-14-dev)
+# Installed when the release has them; without them the tests that need
+# them say so and are skipped: the libFuzzer harnesses' compiler
+# (scripts/fuzz.sh); hosts made of network namespaces (iproute2, util-linux's
+# nsenter and unshare); the launchers tests/test_launchers.py starts jobs
+# with (Open MPI, Slurm and its munge).
+optional=(clang libclang-rt-14-dev iproute2 util-linux openmpi-bin slurm-wlm munge)
 # shellcheck disable=SC2206
 packages+=(${ASGD_SETUP_EXTRA:-})
 
@@ -44,7 +47,8 @@ $sudo apt-get update -qq
 if [ ${#missing[@]} -gt 0 ]; then
     $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-if [ ${#missing_optional[@]} -gt 0 ] &&
-   ! $sudo apt-get install -y -qq --no-install-recommends "${missing_optional[@]}" >/dev/null; then
-    echo "setup: ${missing_optional[*]} could not be installed: the fuzzers will be skipped" >&2
-fi
+for p in "${missing_optional[@]}"; do   # one by one: one missing loses no other
+    if ! $sudo apt-get install -y -qq --no-install-recommends "$p" >/dev/null; then
+        echo "setup: $p could not be installed: the tests that need it will be skipped" >&2
+    fi
+done

@@ -3,7 +3,11 @@
 Hosts(n) makes n namespaces, each a host with its own network stack and
 one address, 10.231.0.1 to 10.231.0.n, on a bridge that lives in a further
 namespace of its own (the switch): nothing is added to the machine's own
-namespace, and the range is reachable only from inside. Names carry this
+namespace, and the range is reachable only from inside. A command "on host
+k" runs in k's network namespace and in mount and UTS namespaces of its
+own, where the host is named asgdhK and /etc/hosts names every host (a
+file bound over it); the rest of the machine (files, /sys, cgroups) it
+sees as it is, so daemons such as slurmd run there as on a node. Names carry this
 process's id (asgd-PID-h0, ..., asgd-PID-sw), so tests running at once do
 not meet; namespaces left by a test process that was killed are removed
 by the next one. Leaving the `with` block (a failed check, an exception,
@@ -46,14 +50,18 @@ def _alive(pid):
 
 
 def _remove_stale():
-    """Namespaces of test processes that are gone (killed by a timeout)."""
+    """Namespaces, and their host tables, of test processes that are gone
+    (killed by a timeout)."""
     listing = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    for line in listing.splitlines():
-        name = line.split()[0] if line.split() else ""
+    names = {line.split()[0] for line in listing.splitlines() if line.split()}
+    if os.path.isdir("/etc/netns"):
+        names |= set(os.listdir("/etc/netns"))
+    for name in names:
         parts = name.split("-")
         if len(parts) == 3 and name.startswith(PREFIX) and parts[1].isdigit() \
                 and not _alive(int(parts[1])):
             subprocess.run(["ip", "netns", "del", name], capture_output=True)
+            shutil.rmtree(f"/etc/netns/{name}", ignore_errors=True)
 
 
 class Hosts:
@@ -62,6 +70,7 @@ class Hosts:
         self.names = [f"{tag}-h{k}" for k in range(count)]
         self.switch = f"{tag}-sw"
         self.addresses = [f"{SUBNET}{k + 1}" for k in range(count)]
+        self.hostnames = [f"asgdh{k}" for k in range(count)]
         self.procs = []
         self._made = []
         self._signals = {}
@@ -69,8 +78,9 @@ class Hosts:
     def __enter__(self):
         if os.geteuid() != 0:
             raise Unavailable("network namespaces need root")
-        if not shutil.which("ip"):
-            raise Unavailable("no `ip` (iproute2)")
+        for tool in ("ip", "nsenter", "unshare"):
+            if not shutil.which(tool):
+                raise Unavailable(f"no `{tool}`")
         for sig in (signal.SIGTERM, signal.SIGINT):   # a stop still removes everything
             self._signals[sig] = signal.signal(sig, self._stopped)
         try:
@@ -95,6 +105,12 @@ class Hosts:
         _ip("-n", name, "link", "set", "lo", "up")
 
     def _make(self):
+        table = "127.0.0.1 localhost\n" + "".join(
+            f"{a} {n}\n" for a, n in zip(self.addresses, self.hostnames))
+        for name in self.names:
+            os.makedirs(f"/etc/netns/{name}", exist_ok=True)
+            with open(f"/etc/netns/{name}/hosts", "w") as f:
+                f.write(table)
         self._netns(self.switch)
         _ip("-n", self.switch, "link", "add", "br0", "type", "bridge")
         _ip("-n", self.switch, "link", "set", "br0", "up")
@@ -118,7 +134,10 @@ class Hosts:
 
     def command(self, k, argv):
         """argv as run on host k."""
-        return ["ip", "netns", "exec", self.names[k], *argv]
+        enter = (f"mount --bind /etc/netns/{self.names[k]}/hosts /etc/hosts && "
+                 f"hostname {self.hostnames[k]} && exec \"$@\"")
+        return ["nsenter", f"--net=/var/run/netns/{self.names[k]}", "unshare", "--mount",
+                "--uts", "sh", "-c", enter, "sh", *argv]
 
     def popen(self, k, argv, **kwargs):
         """Starts argv on host k; close() stops it if it is still running."""
@@ -127,13 +146,19 @@ class Hosts:
         return p
 
     def close(self):
-        for p in self.procs:
+        for p in self.procs:   # asked first: a daemon reaps its own children
             if p.poll() is None:
+                p.terminate()
+        for p in self.procs:
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
         self.procs = []
         for name in reversed(self._made):   # a namespace takes its links with it
             subprocess.run(["ip", "netns", "del", name], capture_output=True)
+            shutil.rmtree(f"/etc/netns/{name}", ignore_errors=True)
         self._made = []
         for sig, handler in self._signals.items():
             signal.signal(sig, handler)

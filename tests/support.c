@@ -200,9 +200,29 @@ int support_fixture_setup(void **state)
     return 0;
 }
 
+/* What a failed check left running (a shard, a launcher): asked to stop,
+ * then killed, so that nothing outlives its test. */
+static void s_stop_children(void)
+{
+    int pids[64];
+    int n = support_children(getpid(), NULL, pids, 64);
+    for (int i = 0; i < n; i++) {
+        kill(pids[i], SIGTERM);   /* a launcher stops its own children */
+    }
+    for (int i = 0; i < n; i++) {
+        for (int tries = 0; tries < 100 && waitpid(pids[i], NULL, WNOHANG) == 0; tries++) {
+            nanosleep(&(struct timespec){.tv_nsec = 50000000}, NULL);
+        }
+        if (kill(pids[i], SIGKILL) == 0) {
+            waitpid(pids[i], NULL, 0);
+        }
+    }
+}
+
 int support_fixture_teardown(void **state)
 {
     support_fixture *f = *state;
+    s_stop_children();
     support_rmtree(f->dir);
     free(f);
     return 0;
