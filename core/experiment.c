@@ -64,6 +64,14 @@ static int s_read_cluster(experiment *e, const experiment_shape *shape, error *e
         config_get_double(c, "cluster", "resend", 1, 0, 1e6, CONFIG_OPEN_LO, &e->resend, err) < 0 ||
         config_get_enum(c, "cluster", "auth", "none", s_auths, &e->auth, err) < 0 ||
         config_get_string(c, "cluster", "keys", "", &e->keys, err) < 0 ||
+        config_get_double(c, "cluster", "latency", 0, 0, 10, CONFIG_CLOSED, &e->faults.latency,
+                          err) < 0 ||
+        config_get_double(c, "cluster", "jitter", 0, 0, 10, CONFIG_CLOSED, &e->faults.jitter,
+                          err) < 0 ||
+        config_get_double(c, "cluster", "drop", 0, 0, 0.9, CONFIG_CLOSED, &e->faults.drop,
+                          err) < 0 ||
+        config_get_double(c, "cluster", "duplicate", 0, 0, 0.9, CONFIG_CLOSED,
+                          &e->faults.duplicate, err) < 0 ||
         config_get_double(c, "checkpoint", "every", 0, 0, 1e9, CONFIG_CLOSED,
                           &e->checkpoint_every, err) < 0) {
         return -1;

@@ -12,6 +12,7 @@
 #include "algorithms/worker.h"
 #include "core/backend/backend.h"
 #include "core/config.h"
+#include "core/faults.h"
 #include "core/data.h"
 #include "core/error.h"
 #include "core/model.h"
@@ -62,6 +63,7 @@ typedef struct experiment {
     double resend;           /* seconds without an answer before a request goes again */
     int auth;                /* enum cluster_auth */
     const char *keys;        /* the CURVE keys' folder ("": the launcher makes them) */
+    fault_spec faults;       /* latency, jitter, drop, duplicate (core/faults.h) */
     /* [checkpoint] */
     double checkpoint_every; /* seconds between a shard's checkpoints; 0: only when stopped */
     /* [backend] */

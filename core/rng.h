@@ -22,6 +22,7 @@ enum rng_purpose {
     RNG_BATCH,         /* minibatch order, one stream per worker */
     RNG_SIM,           /* the simulator: stragglers, compute and network times */
     RNG_DROPOUT,       /* dropout masks' seed, one per worker */
+    RNG_FAULTS,        /* injected message faults, one stream per sender and shard */
 };
 
 void rng_seed(rng *r, uint64_t seed);

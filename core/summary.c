@@ -15,7 +15,8 @@
 /* The shard's counters in ps-K.json, in this order. */
 #define SHARD_COUNTERS(X) \
     X(version) X(samples) X(pushes) X(dropped) X(rejected) X(nonfinite) X(foreign) \
-    X(unauthenticated) X(unread) X(duplicates) X(restarts) X(lost_updates) X(checkpoints) \
+    X(unauthenticated) X(unread) X(duplicates) X(injected_drops) X(injected_duplicates) \
+    X(restarts) X(lost_updates) X(checkpoints) \
     X(checkpoint_us) X(staleness_sum) \
     X(staleness_max) X(bytes_in) X(bytes_out)
 
@@ -172,6 +173,8 @@ void summary_add_shard(run_summary *s, const shard_stats *st)
     s->foreign += (long)st->foreign;
     s->shard_restarts += (long)st->restarts;
     s->duplicates += (long)st->duplicates;
+    s->injected_drops += (long)st->injected_drops;
+    s->injected_duplicates += (long)st->injected_duplicates;
     s->checkpoints += (long)st->checkpoints;
     s->checkpoint_s += (double)st->checkpoint_us * 1e-6;
     if ((long)st->lost_updates > s->lost_updates) {
@@ -281,6 +284,8 @@ int summary_write(const char *dir, const run_summary *s, error *err)
         cJSON_AddNumberToObject(j, "shard_restarts", (double)s->shard_restarts);
         cJSON_AddNumberToObject(j, "lost_updates", (double)s->lost_updates);
         cJSON_AddNumberToObject(j, "duplicates", (double)s->duplicates);
+        cJSON_AddNumberToObject(j, "injected_drops", (double)s->injected_drops);
+        cJSON_AddNumberToObject(j, "injected_duplicates", (double)s->injected_duplicates);
         cJSON_AddNumberToObject(j, "checkpoints", (double)s->checkpoints);
         cJSON_AddNumberToObject(j, "checkpoint_s", s->checkpoint_s);
     }

@@ -33,6 +33,9 @@ typedef struct shard_stats {
     uint64_t unauthenticated; /* CURVE handshakes refused (unknown keys) */
     uint64_t unread;          /* replies dropped: their peer had stopped reading */
     uint64_t duplicates;      /* pushes sent again, taken once */
+    uint64_t injected_drops;  /* data messages to or from it that fault injection
+                                 dropped: its replies, and (told at DONE) its peers' */
+    uint64_t injected_duplicates; /* the same, sent twice */
     uint64_t restarts;        /* times the shard was restored from a checkpoint */
     uint64_t lost_updates;    /* updates undone by those restorations */
     uint64_t checkpoints;     /* checkpoints written */
@@ -96,6 +99,8 @@ typedef struct run_summary {
     long shard_restarts;        /* shard restorations from checkpoints, over every shard */
     long lost_updates;          /* updates those restorations undid (the most of any shard) */
     long duplicates;            /* pushes sent again and taken once, over every shard */
+    long injected_drops;        /* messages fault injection dropped ([cluster] drop) */
+    long injected_duplicates;   /* messages it sent twice ([cluster] duplicate) */
     long checkpoints;           /* checkpoints written, over every shard */
     double checkpoint_s;        /* time spent writing them, over every shard */
     long sim_events;            /* simulated runs: events processed */

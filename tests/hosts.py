@@ -124,10 +124,12 @@ class Hosts:
 
     def limit(self, k, rate):
         """Host k's link limited to rate (a tc rate, "100mbit") each way,
-        by tbf on both its ends."""
+        by tbf on both its ends. The bucket is small (32 KB): a larger one
+        lets each transfer that follows a pause burst through at line
+        rate (256 KB made a 0.94 MB pull 27% faster than the rate)."""
         for ns, dev in ((self.names[k], "eth0"), (self.switch, f"port{k}")):
             run = subprocess.run(["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", dev,
-                                  "root", "tbf", "rate", rate, "burst", "256kb", "latency",
+                                  "root", "tbf", "rate", rate, "burst", "32kb", "latency",
                                   "100ms"], capture_output=True, text=True)
             if run.returncode != 0:
                 raise Unavailable(f"tc tbf: {run.stderr.strip()}")

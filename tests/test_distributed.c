@@ -261,6 +261,34 @@ static void test_one_worker_follows_sequential_exactly(void **state)
     free(down);
 }
 
+/* Injected faults cost time and nothing else: with messages dropped, sent
+ * twice and held, one worker's run over two shards takes the very steps it
+ * takes without them (every lost request is sent again, every copy taken
+ * once), and the summary counts the faults. */
+static void test_faults_change_nothing_but_time(void **state)
+{
+    support_fixture *f = *state;
+    const char *const faulty[] = {"cluster.drop=0.1", "cluster.duplicate=0.05",
+                                  "cluster.latency=0.0002", "cluster.jitter=0.0001",
+                                  "cluster.resend=0.01", NULL};
+    const char *rules[] = {"sync", "hogwild"};
+    for (int i = 0; i < 2; i++) {
+        char *clean = s_trajectory(f, rules[i], NULL);
+        char *through = s_trajectory(f, rules[i], faulty);
+        char dir[4096], path[4200];
+        s_run_dir(f, dir, sizeof dir);
+        snprintf(path, sizeof path, "%s/summary.json", dir);
+        cJSON *j = support_json_file(path);
+        assert_true(support_json_number(j, "injected_drops") > 10);
+        assert_true(support_json_number(j, "injected_duplicates") > 5);
+        cJSON_Delete(j);
+        assert_true(strlen(clean) > 1000);
+        assert_string_equal(through, clean);
+        free(clean);
+        free(through);
+    }
+}
+
 /* AGN with window 1 is Hogwild, step for step. */
 static void test_agn_window_one_follows_hogwild(void **state)
 {
@@ -328,6 +356,29 @@ static void test_every_rule_learns_with_three_workers(void **state)
         if (!(last < 0.8 * first)) {
             fail_msg("%s: test loss %g -> %g", (*a)->name, first, last);
         }
+    }
+}
+
+/* With 5% of the data messages lost and 1% sent twice, every rule's job
+ * still ends, every push of its workers' budgets taken exactly once. */
+static void test_every_rule_finishes_through_faults(void **state)
+{
+    support_fixture *f = *state;
+    const char *const faulty[] = {"cluster.drop=0.05", "cluster.duplicate=0.01",
+                                  "cluster.resend=0.02", NULL};
+    for (const algorithm *const *a = algorithm_all(); *a; a++) {
+        char dir[4096], path[4200];
+        s_three_workers(f, (*a)->name, faulty, dir, sizeof dir);
+        double first, last;
+        s_eval_ends(dir, &first, &last);
+        if (!(last < 0.8 * first)) {
+            fail_msg("%s: test loss %g -> %g", (*a)->name, first, last);
+        }
+        snprintf(path, sizeof path, "%s/summary.json", dir);
+        cJSON *j = support_json_file(path);
+        assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")));
+        assert_true(support_json_number(j, "injected_drops") > 0);
+        cJSON_Delete(j);
     }
 }
 
@@ -856,8 +907,10 @@ int main(void)
         T(test_sync_with_a_backup_worker_drops_gradients),
         T(test_one_worker_follows_sequential_exactly),
         T(test_cnn_workers),
+        T(test_faults_change_nothing_but_time),
         T(test_agn_window_one_follows_hogwild),
         T(test_every_rule_learns_with_three_workers),
+        T(test_every_rule_finishes_through_faults),
         T(test_elastic_rules_with_alpha_zero_never_move_the_centre),
         T(test_ssp_keeps_clocks_within_the_bound),
         T(test_dynsgd_one_worker_sees_no_staleness),

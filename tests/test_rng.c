@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "core/faults.h"
 #include "core/rng.h"
 
 static void test_same_seed_same_stream(void **state)
@@ -100,12 +101,46 @@ static void test_below_and_shuffle(void **state)
     assert_true(moved > 80);
 }
 
+/* Injected faults come from their own seeded stream: the same seed and
+ * stream give the same faults, and over many messages the rates are the
+ * configured ones (binomial: 100,000 draws at 5% is within 0.3 points
+ * with overwhelming odds). Off, nothing is injected. */
+static void test_faults_are_seeded_at_their_rates(void **state)
+{
+    (void)state;
+    fault_spec spec = {.drop = 0.05, .duplicate = 0.01};
+    faults a, b, other;
+    faults_init(&a, &spec, 7, 3);
+    faults_init(&b, &spec, 7, 3);
+    faults_init(&other, &spec, 7, 4);
+    int same = 1, differ = 0, copies[3] = {0};
+    for (int i = 0; i < 100000; i++) {
+        int x = faults_copies(&a), y = faults_copies(&b), z = faults_copies(&other);
+        same &= x == y;
+        differ |= x != z;
+        copies[x]++;
+    }
+    assert_true(same && differ);
+    assert_true(copies[0] == (int)a.dropped && copies[2] == (int)a.duplicated);
+    assert_true(fabs(copies[0] / 1e5 - 0.05) < 0.003);
+    assert_true(fabs(copies[2] / 1e5 - 0.0095) < 0.002);   /* of the 95% not dropped */
+    fault_spec off = {0};
+    assert_false(faults_on(&off));
+    assert_true(faults_on(&spec));
+    faults none;
+    faults_init(&none, &off, 7, 3);
+    for (int i = 0; i < 1000; i++) {
+        assert_int_equal(faults_copies(&none), 1);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_seed_same_stream),
         cmocka_unit_test(test_distribution_moments),
         cmocka_unit_test(test_below_and_shuffle),
+        cmocka_unit_test(test_faults_are_seeded_at_their_rates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

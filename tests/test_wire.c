@@ -187,6 +187,35 @@ static void test_rejects_bad_pulls_and_controls(void **state)
     assert_int_equal(s_decode(&bad, 1, 0, &why), -1);
 }
 
+/* A push may ask to be acknowledged, alone or beside the leader's verdict
+ * (this shard, 2, is not the leader); nothing else carries the flag, and
+ * a push carries one verdict at most. A DONE tells the faults injected. */
+static void test_acknowledged_pushes_and_fault_counts(void **state)
+{
+    (void)state;
+    const char *why;
+    wire_header push = s_push();
+    const uint16_t good[] = {WIRE_FLAG_ACK, WIRE_FLAG_ACK | WIRE_FLAG_IN_ROUND,
+                             WIRE_FLAG_ACK | WIRE_FLAG_LATE, WIRE_FLAG_LATE};
+    for (int i = 0; i < 4; i++) {
+        push.flags = good[i];
+        assert_int_equal(s_decode(&push, 2, 200, &why), 0);
+    }
+    const uint16_t bad[] = {WIRE_FLAG_ACK | WIRE_FLAG_VERDICT, WIRE_FLAG_IN_ROUND | WIRE_FLAG_LATE,
+                            WIRE_FLAG_ACK | WIRE_FLAG_IN_ROUND | WIRE_FLAG_LATE, 64,
+                            WIRE_FLAG_ACK | WIRE_FLAG_RESTARTED};
+    for (int i = 0; i < 5; i++) {
+        push.flags = bad[i];
+        assert_int_equal(s_decode(&push, 2, 200, &why), -1);
+    }
+    wire_header pull = {.type = WIRE_PULL, .worker = 0, .shard = 2, .encoding = WIRE_NO_PAYLOAD,
+                        .flags = WIRE_FLAG_ACK};
+    assert_int_equal(s_decode(&pull, 1, 0, &why), -1);
+    wire_header done = {.type = WIRE_CONTROL, .worker = 1, .shard = 2, .tag = WIRE_CONTROL_DONE,
+                        .encoding = WIRE_NO_PAYLOAD, .base_version = 17, .samples = 3};
+    assert_int_equal(s_decode(&done, 1, 0, &why), 0);
+}
+
 static void test_reply_checks(void **state)
 {
     (void)state;
@@ -212,6 +241,7 @@ int main(void)
         cmocka_unit_test(test_layout_is_little_endian),
         cmocka_unit_test(test_rejects_every_malformed_field),
         cmocka_unit_test(test_rejects_bad_pulls_and_controls),
+        cmocka_unit_test(test_acknowledged_pushes_and_fault_counts),
         cmocka_unit_test(test_reply_checks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

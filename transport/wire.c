@@ -153,12 +153,13 @@ int wire_decode(wire_header *h, const uint8_t *buf, size_t len, int frames,
     /* pushes may carry one of the round leader's flags: the request to
      * shard 0, or its verdict to the others */
     uint16_t verdicts = WIRE_FLAG_VERDICT | WIRE_FLAG_IN_ROUND | WIRE_FLAG_LATE;
-    if (h->flags != 0 && (h->type != WIRE_PUSH || (h->flags & ~verdicts) ||
-                          (h->flags & (h->flags - 1)))) {
+    uint16_t verdict = h->flags & verdicts;
+    if (h->flags != 0 && (h->type != WIRE_PUSH || (h->flags & ~(verdicts | WIRE_FLAG_ACK)) ||
+                          (verdict & (verdict - 1)))) {
         *why = "flags this message may not carry";
         return -1;
     }
-    if ((h->flags == WIRE_FLAG_VERDICT) != (h->flags != 0 && lim->shard == 0)) {
+    if ((verdict == WIRE_FLAG_VERDICT) != (verdict != 0 && lim->shard == 0)) {
         *why = "a verdict is asked of shard 0 and given to the others";
         return -1;
     }

@@ -16,12 +16,15 @@
  *                          reply from it; reply: staleness of the worker's
  *                          last push
  *    24   8  base_version  push: version computed on; pull: minimum version
- *                          wanted; reply: the shard's version
+ *                          wanted; reply: the shard's version; done: the
+ *                          messages to this shard that the sender's fault
+ *                          injection dropped (core/faults.h)
  *    32   8  offset        first element of the payload in the full vector
  *    40   8  count         elements in the payload
  *    48   2  encoding      enum wire_encoding
  *    50   2  flags         enum wire_flags (a push's verdict; reply flags)
- *    52   4  samples       push: examples behind this push
+ *    52   4  samples       push: examples behind this push; done: the
+ *                          messages to this shard it sent twice
  *    56   8  total         reply: examples pushed so far, to the evaluator
  *                          by every worker, to a worker by that worker
  *    64   8  seq           request: its number from this sender to this
@@ -68,6 +71,8 @@ enum wire_flags {
     WIRE_FLAG_RESTARTED = 16,     /* reply: the shard was restored from a checkpoint
                                      since the sender last heard from it; its
                                      parameters and version went back */
+    WIRE_FLAG_ACK = 32,           /* push: reply once it is taken (with faults
+                                     injected, a lost push is sent again) */
 };
 
 typedef struct wire_header {

@@ -1,6 +1,7 @@
 /* peers.c: request/reply with every shard. */
 #include "core/real/peers.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,10 @@ int peers_open(peers *p, const cluster_spec *cs, uint64_t nparams, uint32_t self
     p->seq = calloc((size_t)p->count, sizeof *p->seq);
     p->generation = calloc((size_t)p->count, sizeof *p->generation);
     p->seen = calloc((size_t)p->count, sizeof *p->seen);
-    if (!p->ctx || !p->sockets || !p->lo || !p->hi || !p->seq || !p->generation || !p->seen) {
+    bool faulty = faults_on(&o->faults);
+    p->faults = faulty ? calloc((size_t)p->count, sizeof *p->faults) : NULL;
+    if (!p->ctx || !p->sockets || !p->lo || !p->hi || !p->seq || !p->generation || !p->seen ||
+        (faulty && !p->faults)) {
         peers_close(p);
         return error_set(err, ERROR_RUNTIME, "out of memory");
     }
@@ -31,6 +35,9 @@ int peers_open(peers *p, const cluster_spec *cs, uint64_t nparams, uint32_t self
         char endpoint[CLUSTER_ADDRESS_MAX + 16];
         net_endpoint(endpoint, sizeof endpoint, cs->ps[k], false);
         partition_range(nparams, p->count, k, &p->lo[k], &p->hi[k]);
+        if (p->faults) {   /* a stream per sender and shard */
+            faults_init(&p->faults[k], &o->faults, o->seed, (uint64_t)self << 16 | (uint64_t)k);
+        }
         p->sockets[k] = net_dealer(p->ctx, endpoint, o->auth, err);
         if (!p->sockets[k]) {
             peers_close(p);
@@ -54,6 +61,7 @@ void peers_close(peers *p)
     free(p->seq);
     free(p->generation);
     free(p->seen);
+    free(p->faults);
     if (p->ctx) {
         zmq_ctx_term(p->ctx);
     }
@@ -61,18 +69,31 @@ void peers_close(peers *p)
     memset(p, 0, sizeof *p);
 }
 
+/* Whether faults are injected into h (a pull, a push, or a reply to one). */
+static bool s_faulty(const peers *p, const wire_header *h)
+{
+    return p->faults && h->type != WIRE_CONTROL;
+}
+
 static int s_send(peers *p, int k, const wire_header *h, const void *payload,
                   size_t bytes, error *err)
 {
-    long sent;
-    while ((sent = net_send(p->sockets[k], NULL, h, payload, bytes,
-                            payload ? &p->pending : NULL)) < 0) {
-        if (zmq_errno() != EINTR || stop_requested()) {
-            return error_set(err, ERROR_RUNTIME, "send to ps %d: %s", k,
-                             stop_requested() ? "interrupted" : zmq_strerror(zmq_errno()));
-        }
+    int copies = 1;
+    if (s_faulty(p, h)) {
+        faults_hold(&p->faults[k]);
+        copies = faults_copies(&p->faults[k]);
     }
-    p->bytes += sent;
+    for (int copy = 0; copy < copies; copy++) {
+        long sent;
+        while ((sent = net_send(p->sockets[k], NULL, h, payload, bytes,
+                                payload ? &p->pending : NULL)) < 0) {
+            if (zmq_errno() != EINTR || stop_requested()) {
+                return error_set(err, ERROR_RUNTIME, "send to ps %d: %s", k,
+                                 stop_requested() ? "interrupted" : zmq_strerror(zmq_errno()));
+            }
+        }
+        p->bytes += sent;
+    }
     return 0;
 }
 
@@ -117,11 +138,12 @@ static int s_receive(peers *p, int k, const wire_header *h, const void *payload,
                      net_msg *m, wire_header *reply, error *err)
 {
     double silent = 0, since_sent = 0;
+    int wait_ms = p->o.resend < 0.1 ? (int)fmax(1, p->o.resend * 1000) : 100;
     for (;;) {
         if (stop_requested()) {
             return error_set(err, ERROR_RUNTIME, "interrupted");
         }
-        int got = net_recv(p->sockets[k], m, 100);
+        int got = net_recv(p->sockets[k], m, wait_ms);
         if (got < 0) {
             return error_set(err, ERROR_RUNTIME, "receive from ps %d: %s", k,
                              zmq_strerror(zmq_errno()));
@@ -132,6 +154,8 @@ static int s_receive(peers *p, int k, const wire_header *h, const void *payload,
             if (answer != 0) {
                 if (answer < 0) {
                     net_msg_close(m);
+                } else if (s_faulty(p, h)) {
+                    faults_hold(&p->faults[k]);   /* the reply's own latency */
                 }
                 return answer < 0 ? -1 : 0;
             }
@@ -139,8 +163,8 @@ static int s_receive(peers *p, int k, const wire_header *h, const void *payload,
             silent = 0;   /* the shard is there */
             continue;
         }
-        silent += 0.1;
-        since_sent += 0.1;
+        silent += wait_ms * 1e-3;
+        since_sent += wait_ms * 1e-3;
         if (silent >= p->o.timeout) {
             return error_set(err, ERROR_RUNTIME, "ps %d did not answer within %g s "
                              "([cluster] timeout)", k, p->o.timeout);
@@ -213,10 +237,13 @@ static int s_push_one(peers *p, int k, const float *values, uint64_t tag,
                      .samples = samples, .flags = flags};
     const float *payload = values + p->lo[k];
     size_t bytes = (size_t)h.count * sizeof(float);
+    if (p->faults) {   /* a push that may be lost is acknowledged, and sent again */
+        h.flags |= WIRE_FLAG_ACK;
+    }
     if (s_ask(p, k, &h, payload, bytes, err) < 0) {
         return -1;
     }
-    if (flags != WIRE_FLAG_VERDICT) {
+    if (flags != WIRE_FLAG_VERDICT && !p->faults) {
         return 0;
     }
     net_msg m;
@@ -225,6 +252,9 @@ static int s_push_one(peers *p, int k, const float *values, uint64_t tag,
         return -1;
     }
     net_msg_close(&m);
+    if (flags != WIRE_FLAG_VERDICT) {
+        return 0;
+    }
     if (reply.encoding != WIRE_NO_PAYLOAD || (reply.tag != PEERS_IN_ROUND &&
                                               reply.tag != PEERS_LATE)) {
         return error_set(err, ERROR_RUNTIME, "bad reply from ps 0: no verdict on a push");
@@ -256,6 +286,10 @@ int peers_control(peers *p, uint64_t control, bool *workers_done, shard_stats *s
     for (int k = 0; k < p->count; k++) {
         wire_header h = {.type = WIRE_CONTROL, .worker = p->self, .shard = (uint32_t)k,
                          .tag = control, .encoding = WIRE_NO_PAYLOAD};
+        if (control == WIRE_CONTROL_DONE && p->faults) {   /* what the faults did */
+            h.base_version = p->faults[k].dropped;
+            h.samples = (uint32_t)p->faults[k].duplicated;
+        }
         net_msg m;
         wire_header reply;
         if (s_ask(p, k, &h, NULL, 0, err) < 0 || s_receive(p, k, &h, NULL, 0, &m, &reply, err) < 0) {

@@ -9,6 +9,7 @@
 
 #include "core/real/cluster.h"
 #include "core/error.h"
+#include "core/faults.h"
 #include "core/summary.h"
 #include "transport/net.h"
 
@@ -17,6 +18,8 @@ typedef struct peers_options {
     double timeout;           /* seconds a shard may stay silent before the client fails */
     double resend;            /* seconds without an answer before a request is sent again */
     const net_auth *auth;     /* CURVE keys; NULL: none */
+    fault_spec faults;        /* injected into pulls, pushes and their replies */
+    uint64_t seed;            /* the faults' streams: one per sender and shard */
 } peers_options;
 
 typedef struct peers {
@@ -33,13 +36,17 @@ typedef struct peers {
     long resent;              /* requests sent again for want of an answer */
     long restarts;            /* shard restorations seen (WIRE_FLAG_RESTARTED) */
     net_pending pending;      /* zero-copy payloads not yet released */
+    faults *faults;           /* per shard, when o.faults injects any; else NULL */
 } peers;
 
 /* One dealer per shard of cs, a CURVE client with o->auth. Requests that
  * wait for an answer (pulls, verdict pushes, controls) are numbered and
  * sent again, under the same number, every o->resend seconds until the
  * shard answers: a shard restarted from a checkpoint gets them anew. Any
- * answer with another number (to a request sent again) is dropped. */
+ * answer with another number (to a request sent again) is dropped. With
+ * o->faults on, pulls and pushes (now all acknowledged) and their replies
+ * are dropped, doubled and held as it says; control messages are not,
+ * and DONE tells each shard what was done to the messages sent to it. */
 int peers_open(peers *p, const cluster_spec *cs, uint64_t nparams, uint32_t self,
                const peers_options *o, error *err);
 void peers_close(peers *p);

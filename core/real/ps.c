@@ -41,11 +41,13 @@ typedef struct ps {
     uint64_t lost_before;     /* updates lost in earlier restarts */
     double next_checkpoint;
     bool evaluator_seen;      /* its first pull answered (see s_gated) */
+    faults faults;            /* injected into replies to pulls and pushes, when on */
 } ps;
 
 /* A request being answered: who asked, and which request it was. */
 typedef struct request {
     zmq_msg_t identity;
+    uint16_t type;            /* enum wire_type */
     uint32_t worker;
     uint64_t seq;
     uint32_t generation;      /* the shard's, as the sender last heard */
@@ -57,6 +59,7 @@ static request *s_request_copy(const zmq_msg_t *identity, const wire_header *h)
     if (r) {
         zmq_msg_init(&r->identity);
         zmq_msg_copy(&r->identity, (zmq_msg_t *)identity);
+        r->type = h->type;
         r->worker = h->worker;
         r->seq = h->seq;
         r->generation = h->generation;
@@ -89,7 +92,17 @@ static void s_reply(ps *p, const request *r, uint16_t encoding, const void *payl
         h.offset = s->lo;
         h.count = s->n;
     }
-    long sent = net_send(p->router, &r->identity, &h, payload, bytes, NULL);
+    int copies = 1;
+    if (r->type != WIRE_CONTROL && faults_on(&p->o->faults)) {
+        copies = faults_copies(&p->faults);
+        s->stats.injected_drops += copies == 0;
+        s->stats.injected_duplicates += copies == 2;
+    }
+    long sent = 0;
+    for (int copy = 0; copy < copies && sent >= 0; copy++) {
+        sent = net_send(p->router, &r->identity, &h, payload, bytes, NULL);
+        s->stats.bytes_out += sent > 0 ? (uint64_t)sent : 0;
+    }
     if (sent < 0) {
         /* the peer has gone (ROUTER_MANDATORY), or does not read what it
          * asked for: the shard does not wait for it (a real client that
@@ -102,7 +115,6 @@ static void s_reply(ps *p, const request *r, uint16_t encoding, const void *payl
         }
         return;
     }
-    s->stats.bytes_out += (uint64_t)sent;
 }
 
 /* server_reply_fn: the parameters, to the request that handle is. */
@@ -207,7 +219,8 @@ static void s_push(ps *p, const request *r, const wire_header *h, zmq_msg_t *bod
         zmq_msg_move(body, &aligned);
     }
     shard_client *c = &p->clients[h->worker];
-    bool answer = h->flags & WIRE_FLAG_VERDICT;   /* the round's leader answers */
+    /* the round's leader answers, and any shard asked to acknowledge */
+    bool answer = h->flags & (WIRE_FLAG_VERDICT | WIRE_FLAG_ACK);
     if (h->seq != 0 && h->seq <= c->push_seq) {   /* sent again: taken once */
         p->s->stats.duplicates++;
         if (answer) {
@@ -230,13 +243,17 @@ static void s_push(ps *p, const request *r, const wire_header *h, zmq_msg_t *bod
                    .samples = h->samples, .values = zmq_msg_data(body),
                    .verdict = h->flags & WIRE_FLAG_IN_ROUND ? PUSH_IN_ROUND
                               : h->flags & WIRE_FLAG_LATE ? PUSH_LATE : PUSH_UNDECIDED};
-    if (h->flags && p->apply.threads) {
+    if ((h->flags & ~WIRE_FLAG_ACK) && p->apply.threads) {
         s_reject(p, "rounds with a leader on a shard that applies in threads", h, true);
         return;
     }
     if (p->apply.threads) {
         if (apply_hand(&p->apply, &pm, body) < 0) {
             s_reject(p, "cannot hand the push to an apply thread", h, true);
+        } else if (answer) {   /* taken: an apply thread has it */
+            c->verdict = PUSH_UNDECIDED;
+            uint64_t tag = c->verdict;
+            s_reply(p, r, WIRE_NO_PAYLOAD, NULL, 0, &tag);
         }
         return;
     }
@@ -322,6 +339,10 @@ static int s_control(ps *p, const request *r, const wire_header *h)
     /* DONE: every push this peer sent came before it on the same pipe */
     apply_drain(&p->apply);
     bool was_done = h->worker == WIRE_EVALUATOR ? s->evaluator_done : s->done[h->worker];
+    if (!was_done) {   /* what fault injection did to this peer's messages to the shard */
+        s->stats.injected_drops += h->base_version;
+        s->stats.injected_duplicates += h->samples;
+    }
     server_mark_done(s, h->worker);
     if (!was_done && p->o->checkpoint_every > 0) {
         s_checkpoint(p);   /* a restored shard must not wait for a worker that has left */
@@ -365,7 +386,7 @@ static int s_handle(ps *p, net_msg *m)
         s_pull(p, identity, &h);
         return 0;
     }
-    request r = {.worker = h.worker, .seq = h.seq, .generation = h.generation};
+    request r = {.type = h.type, .worker = h.worker, .seq = h.seq, .generation = h.generation};
     zmq_msg_init(&r.identity);
     zmq_msg_copy(&r.identity, identity);
     int stop = 0;
@@ -405,6 +426,7 @@ int ps_serve(server *s, void *zmq_ctx, const ps_options *o, shard_client *client
     ps p = {.s = s, .o = o, .clients = clients, .generation = generation,
             .restored_version = atomic_load(&s->version), .lost_before = s->stats.lost_updates};
     p.old_version = p.restored_version;
+    faults_init(&p.faults, &o->faults, o->seed, (uint64_t)WIRE_ANY << 16 | (uint64_t)s->shard);
     p.next_checkpoint = o->checkpoint_every > 0 ? run_wall() + o->checkpoint_every : 0;
     int rc = s_open(&p, zmq_ctx, err);
     if (rc == 0 && o->checkpoint_every > 0) {
@@ -554,7 +576,8 @@ int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *e
         void *ctx = zmq_ctx_new();
         ps_options o = {.endpoint = endpoint, .expect_evaluator = cs->evaluator,
                         .auth = curve ? &auth : NULL, .checkpoint = checkpoint,
-                        .checkpoint_every = e->checkpoint_every, .restored = restored};
+                        .checkpoint_every = e->checkpoint_every, .restored = restored,
+                        .faults = e->faults, .seed = e->seed};
         stop_install();
         rc = ps_serve(s, ctx, &o, clients, generation, err);
         stop_uninstall();

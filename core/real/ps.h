@@ -19,6 +19,7 @@
 
 #include "core/real/cluster.h"
 #include "core/error.h"
+#include "core/faults.h"
 #include "core/experiment.h"
 #include "algorithms/server.h"
 #include "core/checkpoint.h"
@@ -31,6 +32,8 @@ typedef struct ps_options {
     const char *checkpoint;    /* where to checkpoint ("": never) */
     double checkpoint_every;   /* seconds between checkpoints; 0: only when stopped */
     bool restored;             /* s was taken up from a checkpoint */
+    fault_spec faults;         /* drop and duplicate for replies to pulls and pushes */
+    uint64_t seed;             /* their stream's */
 } ps_options;
 
 /* Serves s until it should stop; 0 on a normal end. clients (s->workers)

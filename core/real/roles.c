@@ -134,7 +134,8 @@ int worker_main(const cluster_spec *cs, experiment *e, const char *run_dir, erro
     char self[32];
     snprintf(self, sizeof self, "worker-%d", cs->task);
     int curve = w.steps_csv ? s_auth(cs, e, self, &auth, err) : -1;
-    peers_options po = {.timeout = e->timeout, .resend = e->resend,
+    peers_options po = {.timeout = e->timeout, .resend = e->resend, .faults = e->faults,
+                        .seed = e->seed,
                         .auth = curve > 0 ? &auth : NULL};
     if (curve >= 0 && peers_open(&p, cs, w.nparams, (uint32_t)cs->task, &po, err) == 0) {
         w.link = &s_zmq_link;
@@ -346,12 +347,18 @@ int evaluator_main(const cluster_spec *cs, experiment *e, const char *run_dir, e
     }
     net_auth auth;
     int curve = v.csv ? s_auth(cs, e, "evaluator", &auth, err) : -1;
-    peers_options po = {.timeout = e->timeout, .resend = e->resend,
+    peers_options po = {.timeout = e->timeout, .resend = e->resend, .faults = e->faults,
+                        .seed = e->seed,
                         .auth = curve > 0 ? &auth : NULL};
     if (curve >= 0 && peers_open(&v.p, cs, v.m->nparams, WIRE_EVALUATOR, &po, err) == 0) {
         stop_install();
         rc = s_evaluate_all(&v, err);
         stop_uninstall();
+        for (int k = 0; v.rec && v.p.faults && k < cs->servers; k++) {
+            /* its DONE told the shards after they last gave their counters */
+            v.rec->sum.injected_drops += (long)v.p.faults[k].dropped;
+            v.rec->sum.injected_duplicates += (long)v.p.faults[k].duplicated;
+        }
         peers_close(&v.p);
     } else if (!v.csv && !err->msg[0]) {
         error_set(err, ERROR_RUNTIME, "evaluator: out of memory");

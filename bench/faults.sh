@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Every rule through a lossy network: each distributed rule's experiment
+# (experiments/RULE/config.ini, EPOCHS epochs), once clean and once with
+# [cluster] drop = DROP, duplicate = DUP and resend = RESEND, side by side.
+# Prints a Markdown table: final test accuracy both ways, the faults
+# injected (messages dropped / sent twice), pushes applied both ways, and
+# training time both ways.
+#   bench/faults.sh [EPOCHS] [DROP] [DUP] [RESEND]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+epochs=${1:-2}
+drop=${2:-0.05}
+dup=${3:-0.01}
+resend=${4:-0.02}
+"$root/scripts/build.sh"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+field() { grep -o "\"$2\":[^,}]*" "$1/summary.json" | head -1 | grep -o '[0-9.e+-]*$'; }
+
+echo "| rule | accuracy clean | accuracy faulty | dropped | sent twice | pushes clean | pushes faulty | time clean (s) | time faulty (s) |"
+echo "|---|---|---|---|---|---|---|---|---|"
+for rule in sync hogwild downpour downpour-easy agn sagn dynsgd easgd aeasgd aeamsgd ssp; do
+    config="$root/experiments/$rule/config.ini"
+    clean=$("$root/build/asgd" train "$config" experiment.out="$out" train.epochs="$epochs")
+    faulty=$("$root/build/asgd" train "$config" experiment.out="$out" train.epochs="$epochs" \
+             cluster.drop="$drop" cluster.duplicate="$dup" cluster.resend="$resend")
+    printf "| %s | %.4f | %.4f | %s | %s | %s | %s | %.1f | %.1f |\n" "$rule" \
+        "$(field "$clean" final_test_acc)" "$(field "$faulty" final_test_acc)" \
+        "$(field "$faulty" injected_drops)" "$(field "$faulty" injected_duplicates)" \
+        "$(field "$clean" pushes)" "$(field "$faulty" pushes)" \
+        "$(field "$clean" time_s)" "$(field "$faulty" time_s)"
+done
