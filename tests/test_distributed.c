@@ -22,6 +22,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cJSON.h>
@@ -829,6 +831,32 @@ static void test_roles_from_a_launchers_environment(void **state)
     }
 }
 
+/* A worker whose shard is not there (gone, or never started) fails at its
+ * [cluster] timeout with a line saying so: its requests sent again fill
+ * the queue to the shard, and a full queue once blocked it for good. */
+static void test_a_client_without_its_shard_times_out(void **state)
+{
+    support_fixture *f = *state;
+    support_write_file(f->config, "[data]\ndataset = synthetic\n[train]\nalgorithm = hogwild\n"
+                       "[cluster]\nresend = 0.001\ntimeout = 1\n");
+    char ps_hosts[64], run_dir[400];
+    snprintf(ps_hosts, sizeof ps_hosts, "--ps_hosts=127.0.0.1:%d", wire_client_free_port());
+    snprintf(run_dir, sizeof run_dir, "--run_dir=%s/w", f->dir);
+    const char *args[] = {"worker", f->config, ps_hosts, "--worker_hosts=a", "--task_index=0",
+                          run_dir, NULL};
+    int pid = support_spawn_asgd(f->dir, args);
+    int status = 0, ended = 0;
+    for (int i = 0; i < 300 && (ended = waitpid(pid, &status, WNOHANG)) == 0; i++) {
+        nanosleep(&(struct timespec){.tv_nsec = 100000000}, NULL);   /* at most 30 s */
+    }
+    if (ended == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        fail_msg("the worker was still waiting 30 s later");
+    }
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+}
+
 static void test_bad_role_arguments(void **state)
 {
     support_fixture *f = *state;
@@ -921,6 +949,7 @@ int main(void)
         T(test_a_diverging_run_is_a_result),
         T(test_roles_started_by_hand),
         T(test_roles_from_a_launchers_environment),
+        T(test_a_client_without_its_shard_times_out),
         T(test_bad_role_arguments),
     };
 #undef T

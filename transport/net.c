@@ -100,14 +100,13 @@ static void s_release(void *data, void *hint)
     s_pending_add(hint, -1);
 }
 
-long net_send(void *socket, const zmq_msg_t *identity, const wire_header *h,
-              const void *payload, size_t payload_bytes, net_pending *pending)
+/* wait: 0, or ZMQ_DONTWAIT: the first frame fails at once (EAGAIN) when
+ * the peer's queue is full; once it is taken, so is the rest. */
+static long s_send(void *socket, const zmq_msg_t *identity, const wire_header *h,
+                   const void *payload, size_t payload_bytes, net_pending *pending, int wait)
 {
     long sent = 0;
     bool has_payload = payload != NULL;
-    /* a ROUTER's reply never waits: its first frame fails at once (EAGAIN)
-     * when the peer's queue is full; once it is taken, so is the rest */
-    int wait = identity ? ZMQ_DONTWAIT : 0;
     if (identity) {
         zmq_msg_t id;
         zmq_msg_init(&id);
@@ -144,6 +143,20 @@ long net_send(void *socket, const zmq_msg_t *identity, const wire_header *h,
         return -1;
     }
     return sent + (long)payload_bytes;
+}
+
+long net_send(void *socket, const zmq_msg_t *identity, const wire_header *h,
+              const void *payload, size_t payload_bytes, net_pending *pending)
+{
+    /* a ROUTER's reply never waits */
+    return s_send(socket, identity, h, payload, payload_bytes, pending,
+                  identity ? ZMQ_DONTWAIT : 0);
+}
+
+long net_try_send(void *socket, const wire_header *h, const void *payload,
+                  size_t payload_bytes, net_pending *pending)
+{
+    return s_send(socket, NULL, h, payload, payload_bytes, pending, ZMQ_DONTWAIT);
 }
 
 int net_recv(void *socket, net_msg *m, long timeout_ms)

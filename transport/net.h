@@ -65,6 +65,12 @@ void *net_dealer(void *ctx, const char *endpoint, const net_auth *auth, error *e
  * gives EHOSTUNREACH. */
 long net_send(void *socket, const zmq_msg_t *identity, const wire_header *h,
               const void *payload, size_t payload_bytes, net_pending *pending);
+/* The same for a DEALER, never blocking: -1 with EAGAIN at once, nothing
+ * sent, when its queue to the peer is full (the peer has gone, or does
+ * not read). A request sent again uses it, so that a client whose shard
+ * has gone still reaches its timeout. */
+long net_try_send(void *socket, const wire_header *h, const void *payload,
+                  size_t payload_bytes, net_pending *pending);
 
 /* Receives one whole message, waiting up to timeout_ms (-1: forever).
  * Returns 1 with a message, 0 on timeout or interruption, -1 on error.

@@ -75,8 +75,11 @@ static bool s_faulty(const peers *p, const wire_header *h)
     return p->faults && h->type != WIRE_CONTROL;
 }
 
+/* Sends request h to shard k, or (again true) sends it again: then a full
+ * queue to the shard (it has gone) is no reason to wait, the next resend
+ * or the timeout will come. */
 static int s_send(peers *p, int k, const wire_header *h, const void *payload,
-                  size_t bytes, error *err)
+                  size_t bytes, bool again, error *err)
 {
     int copies = 1;
     if (s_faulty(p, h)) {
@@ -85,8 +88,12 @@ static int s_send(peers *p, int k, const wire_header *h, const void *payload,
     }
     for (int copy = 0; copy < copies; copy++) {
         long sent;
-        while ((sent = net_send(p->sockets[k], NULL, h, payload, bytes,
-                                payload ? &p->pending : NULL)) < 0) {
+        net_pending *pending = payload ? &p->pending : NULL;
+        while ((sent = again ? net_try_send(p->sockets[k], h, payload, bytes, pending)
+                             : net_send(p->sockets[k], NULL, h, payload, bytes, pending)) < 0) {
+            if (again && zmq_errno() == EAGAIN) {
+                return 0;
+            }
             if (zmq_errno() != EINTR || stop_requested()) {
                 return error_set(err, ERROR_RUNTIME, "send to ps %d: %s", k,
                                  stop_requested() ? "interrupted" : zmq_strerror(zmq_errno()));
@@ -103,7 +110,7 @@ static int s_ask(peers *p, int k, wire_header *h, const void *payload, size_t by
 {
     h->seq = ++p->seq[k];
     h->generation = p->generation[k];
-    return s_send(p, k, h, payload, bytes, err);
+    return s_send(p, k, h, payload, bytes, false, err);
 }
 
 /* A reply in m that answers request seq of shard k: validated into h; the
@@ -172,7 +179,7 @@ static int s_receive(peers *p, int k, const wire_header *h, const void *payload,
         if (since_sent >= p->o.resend) {   /* lost, or the shard has restarted: again */
             since_sent = 0;
             p->resent++;
-            if (s_send(p, k, h, payload, bytes, err) < 0) {
+            if (s_send(p, k, h, payload, bytes, true, err) < 0) {
                 return -1;
             }
         }
