@@ -15,10 +15,12 @@
 /* The shard's counters in ps-K.json, in this order. */
 #define SHARD_COUNTERS(X) \
     X(version) X(samples) X(pushes) X(dropped) X(rejected) X(nonfinite) X(foreign) \
-    X(unauthenticated) X(unread) X(duplicates) X(injected_drops) X(injected_duplicates) \
-    X(restarts) X(lost_updates) X(checkpoints) \
+    X(unauthenticated) X(unread) X(duplicates) X(restarts) X(lost_updates) X(checkpoints) \
     X(checkpoint_us) X(staleness_sum) \
     X(staleness_max) X(bytes_in) X(bytes_out)
+/* Counters added since: a file (or a checkpoint's counters) written before
+ * them reads them as 0. */
+#define SHARD_COUNTERS_SINCE(X) X(injected_drops) X(injected_duplicates)
 
 char *shard_stats_json(const shard_stats *st)
 {
@@ -31,6 +33,7 @@ char *shard_stats_json(const shard_stats *st)
     cJSON_AddNumberToObject(j, "hi", (double)st->hi);
 #define ADD(name) cJSON_AddNumberToObject(j, #name, (double)st->name);
     SHARD_COUNTERS(ADD)
+    SHARD_COUNTERS_SINCE(ADD)
 #undef ADD
     cJSON_AddNumberToObject(j, "first_pull_at", st->first_pull_at);
     cJSON_AddNumberToObject(j, "last_push_at", st->last_push_at);
@@ -85,6 +88,11 @@ static int s_stats_from(cJSON *j, shard_stats *st)
 #define GET(name) ok = ok && s_number(j, #name, &v) && (st->name = (uint64_t)v, true);
     SHARD_COUNTERS(GET)
 #undef GET
+#define GET_SINCE(name) \
+    ok = ok && (!cJSON_GetObjectItemCaseSensitive(j, #name) || \
+                (s_number(j, #name, &v) && (st->name = (uint64_t)v, true)));
+    SHARD_COUNTERS_SINCE(GET_SINCE)
+#undef GET_SINCE
     cJSON *h = j ? cJSON_GetObjectItemCaseSensitive(j, "staleness_histogram") : NULL;
     ok = ok && cJSON_IsArray(h) && cJSON_GetArraySize(h) <= SUMMARY_STALENESS_BINS;
     for (int i = 0; ok && i < cJSON_GetArraySize(h); i++) {

@@ -86,7 +86,7 @@ class Hosts:
         try:
             _remove_stale()
             self._make()
-        except RuntimeError as e:
+        except (RuntimeError, OSError) as e:
             self.close()
             raise Unavailable(f"cannot make network namespaces: {e}")
         return self
@@ -158,10 +158,21 @@ class Hosts:
                 p.kill()
                 p.wait()
         self.procs = []
-        for name in reversed(self._made):   # a namespace takes its links with it
+        for name in reversed(self._made):
+            # what is still inside (a launcher's orphans: ranks, job steps)
+            pids = subprocess.run(["ip", "netns", "pids", name], capture_output=True,
+                                  text=True).stdout.split()
+            for pid in pids:
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except (ProcessLookupError, ValueError):
+                    pass
+            # a namespace takes its links with it
             subprocess.run(["ip", "netns", "del", name], capture_output=True)
             shutil.rmtree(f"/etc/netns/{name}", ignore_errors=True)
         self._made = []
+        for name in self.names:   # written before their namespaces were made
+            shutil.rmtree(f"/etc/netns/{name}", ignore_errors=True)
         for sig, handler in self._signals.items():
             signal.signal(sig, handler)
         self._signals = {}

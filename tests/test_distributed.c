@@ -719,6 +719,14 @@ static void s_expect_cluster_done(const char *dir)
     double first, last;
     s_eval_ends(dir, &first, &last);
     assert_true(fabs(final_loss - last) <= 1e-6 * fabs(last));
+    snprintf(path, sizeof path, "%s/eval.csv", dir);
+    char *evals = support_read_file(path);
+    int starts = 0;   /* one job's evaluations: one at time 0 */
+    for (char *row = strstr(evals, "\n0.000000,"); row; row = strstr(row + 1, "\n0.000000,")) {
+        starts++;
+    }
+    free(evals);
+    assert_int_equal(starts, 1);
     snprintf(path, sizeof path, "%s/steps.csv", dir);
     assert_int_equal(support_count_lines(path), 1 + (int)pushes);
     char *steps = support_read_file(path);
@@ -745,28 +753,67 @@ static void test_roles_started_by_hand(void **state)
     support_fixture *f = *state;
     support_write_file(f->config, "[data]\ndataset = synthetic\n[model]\ntype = softmax\n"
                        "[train]\nalgorithm = hogwild\nepochs = 2\n[eval]\nevery = 0.5\n");
+    for (int job = 0; job < 2; job++) {   /* the second in the first's folder: it starts anew */
+        int port = wire_client_free_port();
+        char ps_hosts[64], run_dir[400], tf[3][512];
+        snprintf(ps_hosts, sizeof ps_hosts, "--ps_hosts=127.0.0.1:%d", port);
+        snprintf(run_dir, sizeof run_dir, "--run_dir=%s/cluster", f->dir);
+        const char *ps_args[] = {"ps", f->config, ps_hosts, "--worker_hosts=w0:1,w1:1",
+                                 "--job_name=ps", "--task_index=0", run_dir, NULL};
+        int pids[4];
+        pids[0] = support_spawn_asgd(f->dir, ps_args);
+        const char *types[3] = {"chief", "worker", "worker"};
+        const int index[3] = {0, 0, 1};
+        for (int i = 0; i < 3; i++) {
+            snprintf(tf[i], sizeof tf[i], "{\"cluster\": {\"ps\": [\"127.0.0.1:%d\"], "
+                     "\"worker\": [\"w0:1\", \"w1:1\"], \"chief\": [\"c:1\"]}, \"task\": "
+                     "{\"type\": \"%s\", \"index\": %d}, \"environment\": \"cloud\"}", port,
+                     types[i], index[i]);
+            setenv("TF_CONFIG", tf[i], 1);
+            const char *args[] = {i == 0 ? "evaluator" : "worker", f->config, run_dir, NULL};
+            pids[i + 1] = support_spawn_asgd(f->dir, args);
+        }
+        unsetenv("TF_CONFIG");
+        for (int i = 0; i < 4; i++) {
+            assert_int_equal(support_wait(pids[i]), 0);
+        }
+        char path[600];
+        snprintf(path, sizeof path, "%s/cluster", f->dir);
+        s_expect_cluster_done(path);
+    }
+}
+
+/* Workers started long before the evaluator (pods scheduled apart) wait
+ * for it: the shard holds their pulls and tells them, once a second, that
+ * it is there, so they outlast a [cluster] timeout shorter than the wait. */
+static void test_workers_wait_for_a_late_evaluator(void **state)
+{
+    support_fixture *f = *state;
+    support_write_file(f->config, "[data]\ndataset = synthetic\n[model]\ntype = softmax\n"
+                       "[train]\nalgorithm = hogwild\nepochs = 2\n[eval]\nevery = 0.5\n"
+                       "[cluster]\ntimeout = 1.5\n");
     int port = wire_client_free_port();
-    char ps_hosts[64], run_dir[400], tf[3][512];
+    char ps_hosts[64], run_dir[400];
     snprintf(ps_hosts, sizeof ps_hosts, "--ps_hosts=127.0.0.1:%d", port);
     snprintf(run_dir, sizeof run_dir, "--run_dir=%s/cluster", f->dir);
     const char *ps_args[] = {"ps", f->config, ps_hosts, "--worker_hosts=w0:1,w1:1",
-                             "--job_name=ps", "--task_index=0", run_dir, NULL};
+                             "--task_index=0", run_dir, NULL};
     int pids[4];
     pids[0] = support_spawn_asgd(f->dir, ps_args);
-    const char *types[3] = {"chief", "worker", "worker"};
-    const int index[3] = {0, 0, 1};
-    for (int i = 0; i < 3; i++) {
-        snprintf(tf[i], sizeof tf[i], "{\"cluster\": {\"ps\": [\"127.0.0.1:%d\"], "
-                 "\"worker\": [\"w0:1\", \"w1:1\"], \"chief\": [\"c:1\"]}, \"task\": "
-                 "{\"type\": \"%s\", \"index\": %d}, \"environment\": \"cloud\"}", port,
-                 types[i], index[i]);
-        setenv("TF_CONFIG", tf[i], 1);
-        const char *args[] = {i == 0 ? "evaluator" : "worker", f->config, run_dir, NULL};
-        pids[i + 1] = support_spawn_asgd(f->dir, args);
+    for (int w = 0; w < 2; w++) {
+        char task[32];
+        snprintf(task, sizeof task, "--task_index=%d", w);
+        const char *args[] = {"worker", f->config, ps_hosts, "--worker_hosts=w0:1,w1:1", task,
+                              run_dir, NULL};
+        pids[1 + w] = support_spawn_asgd(f->dir, args);
     }
-    unsetenv("TF_CONFIG");
+    sleep(3);   /* twice the timeout */
+    const char *ev_args[] = {"evaluator", f->config, ps_hosts, "--worker_hosts=w0:1,w1:1",
+                             run_dir, NULL};
+    pids[3] = support_spawn_asgd(f->dir, ev_args);
+    const int order[] = {1, 2, 3, 0};   /* a worker that gave up fails the test at once */
     for (int i = 0; i < 4; i++) {
-        assert_int_equal(support_wait(pids[i]), 0);
+        assert_int_equal(support_wait(pids[order[i]]), 0);
     }
     char path[600];
     snprintf(path, sizeof path, "%s/cluster", f->dir);
@@ -949,6 +996,7 @@ int main(void)
         T(test_a_diverging_run_is_a_result),
         T(test_roles_started_by_hand),
         T(test_roles_from_a_launchers_environment),
+        T(test_workers_wait_for_a_late_evaluator),
         T(test_a_client_without_its_shard_times_out),
         T(test_bad_role_arguments),
     };

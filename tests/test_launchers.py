@@ -104,11 +104,16 @@ def slurm(h, work, config):
                                   nodes=f"asgdh[0-{len(h.names) - 1}]",
                                   addrs=",".join(h.addresses), cpus=os.cpu_count() or 1))
     env = dict(os.environ, SLURM_CONF=os.path.join(d, "slurm.conf"))
-    log = lambda name: open(os.path.join(d, name + ".log"), "w")  # noqa: E731
-    munged = subprocess.Popen(["munged", "-F", "-f", f"--key-file={d}/munge.key",
-                               f"--socket={d}/munge.socket", f"--pid-file={d}/munged.pid",
-                               f"--seed-file={d}/munged.seed", f"--log-file={d}/munged.log"],
-                              stdout=log("munged-out"), stderr=subprocess.STDOUT)
+    logs = []
+
+    def log(name):
+        logs.append(open(os.path.join(d, name + ".log"), "w"))
+        return logs[-1]
+    # the hosts stop munged with the daemons (it serves every node by its socket)
+    h.procs.append(subprocess.Popen(
+        ["munged", "-F", "-f", f"--key-file={d}/munge.key", f"--socket={d}/munge.socket",
+         f"--pid-file={d}/munged.pid", f"--seed-file={d}/munged.seed",
+         f"--log-file={d}/munged.log"], stdout=log("munged-out"), stderr=subprocess.STDOUT))
     try:
         h.popen(0, ["slurmctld", "-D", "-i"], env=env, stdout=log("slurmctld"),
                 stderr=subprocess.STDOUT)
@@ -142,9 +147,10 @@ def slurm(h, work, config):
             check("launch task" in _tail(os.path.join(d, f"slurmd-{k}.log"), 100),
                   f"node asgdh{k} ran no task")
         return f"{d}/runs/hosts/cluster"
-    finally:
-        munged.terminate()
-        munged.wait()
+    finally:   # a job still there (a failed check) is cancelled
+        subprocess.run(h.command(0, ["scancel", "--user=root"]), env=env, capture_output=True)
+        for f in logs:
+            f.close()
 
 
 def main():

@@ -77,7 +77,8 @@ static bool s_faulty(const peers *p, const wire_header *h)
 
 /* Sends request h to shard k, or (again true) sends it again: then a full
  * queue to the shard (it has gone) is no reason to wait, the next resend
- * or the timeout will come. */
+ * or the timeout will come. 1 when it went (or its faults lost it), 0 when
+ * the queue was full, -1 on failure. */
 static int s_send(peers *p, int k, const wire_header *h, const void *payload,
                   size_t bytes, bool again, error *err)
 {
@@ -92,7 +93,7 @@ static int s_send(peers *p, int k, const wire_header *h, const void *payload,
         while ((sent = again ? net_try_send(p->sockets[k], h, payload, bytes, pending)
                              : net_send(p->sockets[k], NULL, h, payload, bytes, pending)) < 0) {
             if (again && zmq_errno() == EAGAIN) {
-                return 0;
+                return copy > 0;
             }
             if (zmq_errno() != EINTR || stop_requested()) {
                 return error_set(err, ERROR_RUNTIME, "send to ps %d: %s", k,
@@ -101,7 +102,7 @@ static int s_send(peers *p, int k, const wire_header *h, const void *payload,
         }
         p->bytes += sent;
     }
-    return 0;
+    return 1;
 }
 
 /* Numbers request h for shard k (a new number, and the shard's generation
@@ -110,7 +111,7 @@ static int s_ask(peers *p, int k, wire_header *h, const void *payload, size_t by
 {
     h->seq = ++p->seq[k];
     h->generation = p->generation[k];
-    return s_send(p, k, h, payload, bytes, false, err);
+    return s_send(p, k, h, payload, bytes, false, err) < 0 ? -1 : 0;
 }
 
 /* A reply in m that answers request seq of shard k: validated into h; the
@@ -139,12 +140,15 @@ static int s_answer(peers *p, int k, net_msg *m, uint64_t seq, wire_header *h, e
     return 1;
 }
 
-/* Waits for shard k's answer to the request h just sent (its payload, if
- * any, is sent again with it); the caller closes m. */
+/* Waits for shard k's answer to the request h just sent, sending it again
+ * (its payload, if any, with it) after [cluster] resend seconds without
+ * one, then after twice as long each time up to a second (or resend, if
+ * longer): a lost request goes again soon, a busy shard is not flooded
+ * with copies. The caller closes m. */
 static int s_receive(peers *p, int k, const wire_header *h, const void *payload, size_t bytes,
                      net_msg *m, wire_header *reply, error *err)
 {
-    double silent = 0, since_sent = 0;
+    double silent = 0, since_sent = 0, interval = p->o.resend;
     int wait_ms = p->o.resend < 0.1 ? (int)fmax(1, p->o.resend * 1000) : 100;
     for (;;) {
         if (stop_requested()) {
@@ -176,12 +180,14 @@ static int s_receive(peers *p, int k, const wire_header *h, const void *payload,
             return error_set(err, ERROR_RUNTIME, "ps %d did not answer within %g s "
                              "([cluster] timeout)", k, p->o.timeout);
         }
-        if (since_sent >= p->o.resend) {   /* lost, or the shard has restarted: again */
+        if (since_sent >= interval) {   /* lost, or the shard has restarted: again */
             since_sent = 0;
-            p->resent++;
-            if (s_send(p, k, h, payload, bytes, true, err) < 0) {
+            interval = fmin(2 * interval, fmax(p->o.resend, 1.0));
+            int went = s_send(p, k, h, payload, bytes, true, err);
+            if (went < 0) {
                 return -1;
             }
+            p->resent += went;
         }
     }
 }

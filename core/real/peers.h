@@ -41,8 +41,10 @@ typedef struct peers {
 
 /* One dealer per shard of cs, a CURVE client with o->auth. Requests that
  * wait for an answer (pulls, verdict pushes, controls) are numbered and
- * sent again, under the same number, every o->resend seconds until the
- * shard answers: a shard restarted from a checkpoint gets them anew. Any
+ * sent again, under the same number, until the shard answers: after
+ * o->resend seconds, then twice as long each time up to a second (or
+ * o->resend, if longer); a shard restarted from a checkpoint gets them
+ * anew, and a client whose shard has gone fails at o->timeout. Any
  * answer with another number (to a request sent again) is dropped. With
  * o->faults on, pulls and pushes (now all acknowledged) and their replies
  * are dropped, doubled and held as it says; control messages are not,

@@ -40,7 +40,10 @@ typedef struct ps {
                                  clients report having seen */
     uint64_t lost_before;     /* updates lost in earlier restarts */
     double next_checkpoint;
-    bool evaluator_seen;      /* its first pull answered (see s_gated) */
+    bool evaluator_seen;      /* the gate is open (see s_gated) */
+    struct request **held;    /* per worker: its pull held at the gate, or NULL */
+    pull_msg *held_pull;      /* and what it asks */
+    double next_keepalive;    /* when the held peers next hear that the shard is there */
     faults faults;            /* injected into replies to pulls and pushes, when on */
 } ps;
 
@@ -129,8 +132,10 @@ static void s_release(void *ctx, void *handle)
 {
     (void)ctx;
     request *r = handle;
-    zmq_msg_close(&r->identity);
-    free(r);
+    if (r) {
+        zmq_msg_close(&r->identity);
+        free(r);
+    }
 }
 
 static void s_reply_waiting(void *ctx, const pull_msg *m, void *handle)
@@ -142,7 +147,9 @@ static void s_reply_waiting(void *ctx, const pull_msg *m, void *handle)
 /* Whether workers' pulls wait for the evaluator's first: a fresh job's
  * first evaluation is of the initial model at time 0, as under a launcher
  * (which starts the workers after it), however its processes were
- * started. */
+ * started. The gate opens at the evaluator's first pull, or at any request
+ * from a client that heard from this shard or an earlier life of it (a
+ * job under way: a shard restarted without a checkpoint holds nothing). */
 static bool s_gated(const ps *p)
 {
     return p->o->expect_evaluator && !p->o->restored && !p->evaluator_seen;
@@ -229,6 +236,7 @@ static void s_push(ps *p, const request *r, const wire_header *h, zmq_msg_t *bod
         }
         return;
     }
+    uint64_t before = c->push_seq;   /* a push refused below is not taken */
     c->push_seq = h->seq;
     if (s_from_before(p, r)) {   /* computed on what this shard no longer holds */
         p->s->stats.dropped++;
@@ -244,11 +252,13 @@ static void s_push(ps *p, const request *r, const wire_header *h, zmq_msg_t *bod
                    .verdict = h->flags & WIRE_FLAG_IN_ROUND ? PUSH_IN_ROUND
                               : h->flags & WIRE_FLAG_LATE ? PUSH_LATE : PUSH_UNDECIDED};
     if ((h->flags & ~WIRE_FLAG_ACK) && p->apply.threads) {
+        c->push_seq = before;
         s_reject(p, "rounds with a leader on a shard that applies in threads", h, true);
         return;
     }
     if (p->apply.threads) {
         if (apply_hand(&p->apply, &pm, body) < 0) {
+            c->push_seq = before;
             s_reject(p, "cannot hand the push to an apply thread", h, true);
         } else if (answer) {   /* taken: an apply thread has it */
             c->verdict = PUSH_UNDECIDED;
@@ -265,9 +275,66 @@ static void s_push(ps *p, const request *r, const wire_header *h, zmq_msg_t *bod
     s_wake(p);
 }
 
-/* A pull: answered now when ready, or when its sender last heard from an
- * earlier generation (it must learn of the restart); else it waits, once
- * (a pull sent again takes its own place in the queue). */
+/* Pull m of request r: answered now when ready, or when its sender last
+ * heard from an earlier generation (it must learn of the restart); else it
+ * waits, once (a pull sent again takes its own place in the queue). */
+static void s_serve_pull(ps *p, const pull_msg *m, request *r)
+{
+    if (s_from_before(p, r) || server_pull_ready(p->s, m)) {
+        s_reply_waiting(p, m, r);
+        return;
+    }
+    server_waiting *queued = server_find_waiting(p->s, m->worker);
+    if (queued && ((request *)queued->handle)->seq == r->seq) {
+        s_release(p, queued->handle);   /* the sender may have a new identity */
+        queued->handle = r;
+        return;
+    }
+    if (server_wait(p->s, m, r) < 0) {
+        s_release(p, r);
+        fprintf(stderr, "ps %d: out of memory for a waiting pull\n", p->s->shard);
+    }
+}
+
+/* Opens the gate: the pulls held there are served, in worker order. */
+static void s_open_gate(ps *p)
+{
+    p->evaluator_seen = true;
+    for (int w = 0; w < p->s->workers; w++) {
+        if (p->held[w]) {
+            request *r = p->held[w];
+            p->held[w] = NULL;
+            s_serve_pull(p, &p->held_pull[w], r);
+        }
+    }
+    s_wake(p);
+}
+
+/* Tells each peer held at the gate, once a second, that the shard is
+ * there (an empty message, which clients skip): without a reply, a worker
+ * started long before the evaluator would reach its timeout. */
+static void s_keepalive(ps *p)
+{
+    double now = run_wall();
+    if (!s_gated(p) || now < p->next_keepalive) {
+        return;
+    }
+    p->next_keepalive = now + 1;
+    for (int w = 0; w < p->s->workers; w++) {
+        request *r = p->held[w];
+        zmq_msg_t id;
+        zmq_msg_init(&id);
+        if (r && zmq_msg_copy(&id, &r->identity) == 0 &&
+            zmq_msg_send(&id, p->router, ZMQ_SNDMORE | ZMQ_DONTWAIT) >= 0) {
+            zmq_send(p->router, "", 0, ZMQ_DONTWAIT);
+        } else {
+            zmq_msg_close(&id);
+        }
+    }
+}
+
+/* A pull: a worker's held at the gate (s_gated), else served
+ * (s_serve_pull). */
 static void s_pull(ps *p, const zmq_msg_t *identity, const wire_header *h)
 {
     pull_msg m = {.worker = h->worker, .min_version = h->base_version};
@@ -285,24 +352,15 @@ static void s_pull(ps *p, const zmq_msg_t *identity, const wire_header *h)
         return;
     }
     bool evaluator = h->worker == WIRE_EVALUATOR;
-    if (s_from_before(p, r) ||
-        ((evaluator || !s_gated(p)) && server_pull_ready(p->s, &m))) {
-        s_reply_waiting(p, &m, r);
-        if (evaluator && !p->evaluator_seen) {
-            p->evaluator_seen = true;   /* the workers waiting may begin */
-            s_wake(p);
-        }
+    if (!evaluator && s_gated(p) && !s_from_before(p, r)) {   /* held; a resend replaces it */
+        s_release(p, p->held[h->worker]);
+        p->held[h->worker] = r;
+        p->held_pull[h->worker] = m;
         return;
     }
-    server_waiting *queued = server_find_waiting(p->s, h->worker);
-    if (queued && ((request *)queued->handle)->seq == h->seq) {
-        s_release(p, queued->handle);   /* the sender may have a new identity */
-        queued->handle = r;
-        return;
-    }
-    if (server_wait(p->s, &m, r) < 0) {
-        s_release(p, r);
-        s_reject(p, "out of memory for a waiting pull", h, true);
+    s_serve_pull(p, &m, r);
+    if (evaluator && s_gated(p)) {
+        s_open_gate(p);   /* the workers held may begin */
     }
 }
 
@@ -382,6 +440,9 @@ static int s_handle(ps *p, net_msg *m)
     if (h.generation == 0 && h.worker < (uint32_t)s->workers) {
         p->clients[h.worker].push_seq = 0;   /* a new process: it numbers from 1 again */
     }
+    if (h.generation != 0 && h.worker < (uint32_t)s->workers && s_gated(p)) {
+        s_open_gate(p);   /* a worker that has been answered before: a job under way */
+    }
     if (h.type == WIRE_PULL) {
         s_pull(p, identity, &h);
         return 0;
@@ -426,6 +487,13 @@ int ps_serve(server *s, void *zmq_ctx, const ps_options *o, shard_client *client
     ps p = {.s = s, .o = o, .clients = clients, .generation = generation,
             .restored_version = atomic_load(&s->version), .lost_before = s->stats.lost_updates};
     p.old_version = p.restored_version;
+    p.held = calloc((size_t)s->workers, sizeof *p.held);
+    p.held_pull = calloc((size_t)s->workers, sizeof *p.held_pull);
+    if (!p.held || !p.held_pull) {
+        free(p.held);
+        free(p.held_pull);
+        return error_set(err, ERROR_RUNTIME, "ps %d: out of memory", s->shard);
+    }
     faults_init(&p.faults, &o->faults, o->seed, (uint64_t)WIRE_ANY << 16 | (uint64_t)s->shard);
     p.next_checkpoint = o->checkpoint_every > 0 ? run_wall() + o->checkpoint_every : 0;
     int rc = s_open(&p, zmq_ctx, err);
@@ -446,6 +514,7 @@ int ps_serve(server *s, void *zmq_ctx, const ps_options *o, shard_client *client
         if (got > 0) {
             net_msg_close(&m);
         }
+        s_keepalive(&p);
         if (p.next_checkpoint > 0 && run_wall() >= p.next_checkpoint) {
             s_checkpoint(&p);
             p.next_checkpoint = run_wall() + o->checkpoint_every;
@@ -462,6 +531,11 @@ int ps_serve(server *s, void *zmq_ctx, const ps_options *o, shard_client *client
     s->stats.lost_updates = p.lost_before + (p.old_version > p.restored_version
                                              ? p.old_version - p.restored_version : 0);
     server_drop_waiting(s, s_release, &p);
+    for (int w = 0; w < s->workers; w++) {
+        s_release(&p, p.held[w]);
+    }
+    free(p.held);
+    free(p.held_pull);
     if (p.router) {
         /* The last replies (DONE and SHUTDOWN acks) must reach their peers:
          * give them time to leave, which linger 0 would not. */

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/backend/backend.h"
@@ -19,9 +20,6 @@ int record_begin(record *rec, const experiment *e, const char *dir, error *err)
     run_summary *sum = &rec->sum;
     experiment_summary(e, sum);
     backend_resolve(&e->backend, sum->device, sizeof sum->device);
-    char path[4800];
-    snprintf(path, sizeof path, "%s/eval.csv", dir);
-    summary_take_evals(sum, path);
     run_log(&rec->r, "evaluator: %s, %d workers, %d shards, started by hand or by an engine; "
             "this folder is the run's", e->algorithm_name, e->workers, e->servers);
     return summary_write(dir, sum, err);
@@ -32,7 +30,8 @@ void record_eval(record *rec, double loss, double acc)
     summary_add_eval(&rec->sum, loss, acc);
 }
 
-/* steps-K.csv of the workers that share this folder, into steps.csv. */
+/* steps-K.csv of the workers that share this folder, appended to
+ * steps.csv (a resumed run's earlier steps are there already). */
 static void s_gather_steps(record *rec, int workers, double t0)
 {
     bool any = false;
@@ -43,8 +42,12 @@ static void s_gather_steps(record *rec, int workers, double t0)
     }
     char path[4800];
     snprintf(path, sizeof path, "%s/steps.csv", rec->r.dir);
-    if (any && (rec->r.steps = fopen(path, "we"))) {
-        fprintf(rec->r.steps, "%s\n", RUN_STEPS_HEADER);
+    struct stat st;
+    bool fresh = stat(path, &st) != 0 || st.st_size == 0;
+    if (any && (rec->r.steps = fopen(path, "ae"))) {
+        if (fresh) {
+            fprintf(rec->r.steps, "%s\n", RUN_STEPS_HEADER);
+        }
         collect_steps(&rec->r, workers, t0);
     }
 }
@@ -58,7 +61,9 @@ int record_end(record *rec, const experiment *e, const shard_stats *stats, int s
         summary_add_shard(sum, &stats[k]);
         end = fmax(end, stats[k].last_push_at);
     }
-    s_gather_steps(rec, e->workers, t0);
+    if (rc == 0) {   /* every worker is done: their files are whole */
+        s_gather_steps(rec, e->workers, t0);
+    }
     sum->time_s = t0 > 0 ? end - t0 : 0;
     sum->startup_s = t0 > 0 ? fmax(0, t0 - sum->started_at) : 0;
     sum->wall_time_s = run_wall() - sum->started_at;

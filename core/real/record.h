@@ -18,15 +18,16 @@ typedef struct record {
 } record;
 
 /* Writes dir's config.ini from e's config, opens its log, and writes a
- * summary with the run's identity (complete = false), taking in the
- * evaluations already in its eval.csv (a restarted evaluator). */
+ * summary with the run's identity (complete = false). The evaluator takes
+ * in eval.csv's earlier evaluations when the job is under way. */
 int record_begin(record *rec, const experiment *e, const char *dir, error *err);
 /* One evaluation of the centre model (a non-finite loss: diverged). */
 void record_eval(record *rec, double loss, double acc);
 /* The end: the shards' last counters in, training timed from t0 (the first
  * step, Unix time; 0 if none) to the last push any shard received, the
- * workers' steps gathered, the summary finished and written, complete when
- * rc == 0 and no file lost data. Returns rc, or -1 with err set. */
+ * workers' steps gathered when rc == 0 (every worker done), the summary
+ * finished and written, complete when rc == 0 and no file lost data.
+ * Returns rc, or -1 with err set. */
 int record_end(record *rec, const experiment *e, const shard_stats *stats, int servers,
                double t0, int rc, error *err);
 

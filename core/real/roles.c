@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/export.h"
 #include "core/real/engines.h"
@@ -192,6 +193,7 @@ typedef struct evaluator {
     long n_train;
     double t0;                /* the first step, Unix time; 0 until a shard has seen it */
     int evaluations;
+    bool placed;              /* whether it knows if the job is fresh or under way */
 } evaluator;
 
 /* Asks the shards' counters: learns t0, whether every worker is done, and
@@ -244,6 +246,37 @@ static int s_wait(evaluator *v, error *err)
     }
 }
 
+/* At the first evaluation: a job under way (the shards' versions or
+ * samples past 0: this evaluator restarted, or a run resumed) keeps the
+ * evaluations eval.csv has; a fresh one starts it anew, and without a
+ * launcher steps.csv too (a folder reused by a job started again by hand
+ * holds the last one's). */
+static int s_place_in_job(evaluator *v, uint64_t total, error *err)
+{
+    bool under_way = total > 0;
+    for (int k = 0; k < v->cs->servers; k++) {
+        under_way = under_way || v->versions[k] > 0;
+    }
+    v->placed = true;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/eval.csv", v->run_dir);
+    if (under_way) {
+        if (v->rec) {
+            summary_take_evals(&v->rec->sum, path);
+        }
+        return 0;
+    }
+    if (fflush(v->csv) != 0 || ftruncate(fileno(v->csv), 0) != 0) {
+        return error_set(err, ERROR_RUNTIME, "%s: cannot start it anew", path);
+    }
+    fprintf(v->csv, "%s\n", RUN_EVAL_HEADER);
+    if (v->rec) {   /* a launcher holds its own steps.csv open */
+        snprintf(path, sizeof path, "%s/steps.csv", v->run_dir);
+        remove(path);
+    }
+    return 0;
+}
+
 /* Pulls the centre, evaluates it, and writes its row (and reports it to a
  * launcher); *last when it is the final one (every worker done) or the run
  * diverged: the loss is not finite, or a shard refused a push holding NaN
@@ -268,6 +301,9 @@ static int s_evaluate(evaluator *v, bool *last, error *err)
     double trained = 0;   /* a resumed run's training before the interruption */
     for (int k = 0; k < cs->servers; k++) {
         trained = fmax(trained, v->stats[k].trained_s);
+    }
+    if (!v->placed && s_place_in_job(v, total, err) < 0) {
+        return -1;
     }
     double t = v->t0 > 0 ? run_wall() - v->t0 : trained, loss, acc;
     double epoch = (double)total / (double)v->n_train;
