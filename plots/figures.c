@@ -8,6 +8,7 @@
 #include <cJSON.h>
 
 #include "plots/gnuplot.h"
+#include "plots/labels.h"
 
 #define FIGURE_GRID 60   /* points per convergence curve */
 
@@ -123,8 +124,8 @@ static const char *s_convergence(const figure_options *o, plot_runs *set,
 {
     int xc = strcmp(o->x, "epoch") == 0 ? 1 : strcmp(o->x, "updates") == 0 ? 2 : 0;
     int yc = strcmp(o->y, "loss") == 0 ? 4 : 5;
-    s_string(gp, "xlabel", xc == 0 ? "time (s)" : xc == 1 ? "epochs" : "server updates");
-    s_string(gp, "ylabel", yc == 4 ? "test loss" : "test accuracy");
+    s_string(gp, "xlabel", label_of(o->x));
+    s_string(gp, "ylabel", label_of(yc == 4 ? "loss" : "acc"));
     for (int g = 0; g < set->ngroups; g++) {
         if (s_convergence_group(set, g, xc, yc, place, err) < 0) {
             return NULL;
@@ -195,14 +196,57 @@ static int s_scaling_group(const plot_runs *set, int g, const figure_place *plac
 static const char *s_scaling(const figure_options *o, plot_runs *set, const figure_place *place,
                              FILE *gp, error *err)
 {
+    bool xs_known = false, ys_known = false;
     for (int r = 0; r < set->count; r++) {
         set->runs[r].x = plot_run_number(&set->runs[r], o->x);
         set->runs[r].y = plot_run_number(&set->runs[r], o->y);
+        xs_known = xs_known || !isnan(set->runs[r].x);
+        ys_known = ys_known || !isnan(set->runs[r].y);
     }
-    s_string(gp, "xlabel", o->x);
-    s_string(gp, "ylabel", o->y);
-    fprintf(gp, "speedup = %d\n", strcmp(o->y, "samples_per_s") == 0 &&
-                                  strcmp(o->x, "workers") == 0);
+    if (!xs_known || !ys_known) {
+        error_set(err, ERROR_USAGE, "asgd plot: %s %s: no run has a number there (a summary "
+                  "field such as samples_per_s, or a config key such as cluster.workers)",
+                  xs_known ? "--y" : "--x", xs_known ? o->y : o->x);
+        return NULL;
+    }
+    s_string(gp, "xlabel", label_of(o->x));
+    s_string(gp, "ylabel", label_of(o->y));
+    bool speedup = strcmp(o->y, "samples_per_s") == 0 &&
+                   (strcmp(o->x, "workers") == 0 || strcmp(o->x, "cluster.workers") == 0);
+    fprintf(gp, "speedup = %d\n", speedup);
+    /* a tick at every x with data (a log axis labels only powers of ten),
+     * and the base of each group's speed-up: its smallest x */
+    double *xs = malloc(PLOT_MAX_RUNS * sizeof *xs), base = NAN;
+    int nx = 0;
+    bool one_base = true;
+    for (int g = 0; xs && g < set->ngroups; g++) {
+        double *gx = xs + nx;
+        int n = s_group_xs(set, g, gx);
+        if (n > 0) {
+            one_base = one_base && (isnan(base) || base == gx[0]);
+            base = isnan(base) ? gx[0] : base;
+        }
+        nx += n;
+    }
+    if (xs && nx > 0 && nx <= PLOT_MAX_RUNS) {
+        qsort(xs, (size_t)nx, sizeof *xs, s_by_value);
+        fprintf(gp, "set xtics (");
+        for (int i = 0; i < nx; i++) {
+            if (i == 0 || xs[i] != xs[i - 1]) {
+                fprintf(gp, "%s\"%g\" %.9g", i ? ", " : "", xs[i], xs[i]);
+            }
+        }
+        fprintf(gp, ")\n");
+    }
+    free(xs);
+    char words[200];
+    if (one_base && !isnan(base)) {
+        snprintf(words, sizeof words, "speed-up over %g %s", base,
+                 base == 1 && strcmp(label_of(o->x), "workers") == 0 ? "worker" : label_of(o->x));
+    } else {
+        snprintf(words, sizeof words, "speed-up over each group's fewest %s", label_of(o->x));
+    }
+    s_string(gp, "speedup_label", words);
     for (int g = 0; g < set->ngroups; g++) {
         if (s_scaling_group(set, g, place, err) < 0) {
             return NULL;
@@ -211,8 +255,10 @@ static const char *s_scaling(const figure_options *o, plot_runs *set, const figu
     return "scaling";
 }
 
-/* Group g's staleness histogram, summed over its runs, as a CDF. */
-static int s_staleness_group(const plot_runs *set, int g, const figure_place *place, error *err)
+/* Group g's staleness histogram, summed over its runs, as a CDF; *p999
+ * the staleness by which 99.9% of its pushes came, *largest the most. */
+static int s_staleness_group(const plot_runs *set, int g, const figure_place *place,
+                             int *p999, int *largest, error *err)
 {
     double h[64] = {0}, total = 0;
     for (int r = 0; r < set->count; r++) {
@@ -235,8 +281,13 @@ static int s_staleness_group(const plot_runs *set, int g, const figure_place *pl
     while (last > 0 && h[last] == 0) {
         last--;
     }
+    *largest = last;
+    *p999 = last;
     for (int i = 0; i <= last + 1 && i < 64; i++) {
         acc += h[i];
+        if (total > 0 && acc / total >= 0.999 && *p999 == last) {
+            *p999 = i;
+        }
         fprintf(f, "%d %.9g\n", i, total > 0 ? acc / total : 1);
     }
     return s_close(f, place, err);
@@ -246,12 +297,24 @@ static const char *s_staleness(const figure_options *o, plot_runs *set,
                                const figure_place *place, FILE *gp, error *err)
 {
     (void)o;
-    (void)gp;
+    int xmax = 1, largest = 0;
     for (int g = 0; g < set->ngroups; g++) {
-        if (s_staleness_group(set, g, place, err) < 0) {
+        int p999, most;
+        if (s_staleness_group(set, g, place, &p999, &most, err) < 0) {
             return NULL;
         }
+        xmax = p999 + 1 > xmax ? p999 + 1 : xmax;
+        largest = most > largest ? most : largest;
     }
+    char words[160];
+    if (largest >= xmax) {   /* a few pushes lie beyond the axis: say how far */
+        snprintf(words, sizeof words, "staleness (updates; 99.9%% of pushes shown, largest %d%s)",
+                 largest, largest == 63 ? "+" : "");
+    } else {
+        snprintf(words, sizeof words, "staleness (updates)");
+    }
+    s_string(gp, "xlabel", words);
+    fprintf(gp, "xmax = %d\n", xmax);
     return "staleness";
 }
 
@@ -274,11 +337,43 @@ static double s_bar_value(const figure_options *o, const plot_run *run)
     return v;
 }
 
+/* A group's bar: the mean and range of its runs' values. */
+typedef struct bar {
+    const char *group;
+    double mean, lo, hi;
+    bool reached;             /* some run has a value */
+} bar;
+
+/* The groups with a value first, by it; those with none last. */
+static int s_bar_order(const bar *x, const bar *y, int sign)
+{
+    if (x->reached != y->reached) {
+        return x->reached ? -1 : 1;
+    }
+    return sign * (x->mean < y->mean ? -1 : x->mean > y->mean);
+}
+
+static int s_bar_ascending(const void *a, const void *b)
+{
+    return s_bar_order(a, b, 1);
+}
+
+static int s_bar_descending(const void *a, const void *b)
+{
+    return s_bar_order(a, b, -1);
+}
+
+/* Bars best first: the least time to the target, the most samples/s. */
 static const char *s_bars(const figure_options *o, plot_runs *set, const figure_place *place,
                           FILE *gp, error *err)
 {
-    FILE *f = s_data(place, 1, "group mean min max", err);
+    bar *bars = calloc((size_t)set->ngroups, sizeof *bars);
+    FILE *f = bars ? s_data(place, 1, "group mean min max reached", err) : NULL;
     if (!f) {
+        free(bars);
+        if (!bars) {
+            error_set(err, ERROR_RUNTIME, "out of memory");
+        }
         return NULL;
     }
     for (int g = 0; g < set->ngroups; g++) {
@@ -293,15 +388,29 @@ static const char *s_bars(const figure_options *o, plot_runs *set, const figure_
                 k++;
             }
         }
-        if (k > 0) {
-            fprintf(f, "\"%s\" %.9g %.9g %.9g\n", set->groups[g], sum / k, lo, hi);
-        } else {
-            fprintf(stderr, "asgd plot: %s never reaches test accuracy %g\n", set->groups[g],
-                    o->target);
+        bars[g] = (bar){.group = set->groups[g], .mean = k ? sum / k : 0, .lo = k ? lo : 0,
+                        .hi = k ? hi : 0, .reached = k > 0};
+        if (!k) {
+            fprintf(stderr, "asgd plot: %s never reaches test accuracy %g (shown as not "
+                    "reached)\n", set->groups[g], o->target);
         }
     }
-    s_string(gp, "ylabel", o->kind == KIND_THROUGHPUT ? "samples/s"
-                                                      : "time to target test accuracy (s)");
+    qsort(bars, (size_t)set->ngroups, sizeof *bars,
+          o->kind == KIND_THROUGHPUT ? s_bar_descending : s_bar_ascending);
+    for (int g = 0; g < set->ngroups; g++) {
+        char quoted[600];
+        gnuplot_quote(quoted, sizeof quoted, bars[g].group);
+        fprintf(f, "%s %.9g %.9g %.9g %d\n", quoted, bars[g].mean, bars[g].lo, bars[g].hi,
+                bars[g].reached);
+    }
+    free(bars);
+    char words[200];
+    if (o->kind == KIND_THROUGHPUT) {
+        snprintf(words, sizeof words, "%s", label_of("samples_per_s"));
+    } else {
+        snprintf(words, sizeof words, "time to test accuracy %g (s)", o->target);
+    }
+    s_string(gp, "ylabel", words);
     return s_close(f, place, err) < 0 ? NULL : "bars";
 }
 

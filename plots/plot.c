@@ -8,13 +8,18 @@
 
 #include "plots/figures.h"
 #include "plots/gnuplot.h"
+#include "plots/labels.h"
 #include "plots/runs.h"
 
 #define PLOT_MAX_DIRS 256
 
+enum size { SIZE_COLUMN, SIZE_PAGE, SIZE_SLIDE };
+static const char *const s_sizes[] = {"column", "page", "slide", NULL};
+
 typedef struct options {
     figure_options figure;
     const char *out, *group, *title;
+    int size;                 /* enum size */
     bool logx, logy;
     const char *dirs[PLOT_MAX_DIRS];
     int ndirs;
@@ -22,7 +27,8 @@ typedef struct options {
 
 static const char s_usage[] =
     "usage: asgd plot RUN_OR_SWEEP_DIR... -o FIG.pdf|png|svg [--kind K] [--group KEY] "
-    "[--x X] [--y Y] [--logx] [--logy] [--title T] [--target ACC]";
+    "[--x X] [--y Y] [--logx] [--logy] [--title T] [--target ACC] "
+    "[--size column|page|slide]";
 
 static int s_kind(const char *name, error *err)
 {
@@ -54,6 +60,13 @@ static int s_option(options *o, const char *a, const char *value, error *err)
         o->title = value;
     } else if (strcmp(a, "--target") == 0) {
         o->figure.target = strtod(value, NULL);
+    } else if (strcmp(a, "--size") == 0) {
+        for (o->size = 0; s_sizes[o->size] && strcmp(s_sizes[o->size], value); o->size++) {
+        }
+        if (!s_sizes[o->size]) {
+            return error_set(err, ERROR_USAGE, "asgd plot: --size %s is not one of column, "
+                             "page, slide", value);
+        }
     } else {
         return error_set(err, ERROR_USAGE, "asgd plot: unknown option %s", a);
     }
@@ -98,19 +111,126 @@ static int s_parse(options *o, int argc, char **argv, error *err)
     return 0;
 }
 
-/* The gnuplot terminal for the figure's extension; NULL for another. */
-static const char *s_terminal(const char *ext)
+static void s_string_var(FILE *gp, const char *name, const char *value)
 {
-    if (strcmp(ext, ".pdf") == 0) {
-        return "pdfcairo noenhanced font \"Sans,9\" size 6in,3.6in";
+    char quoted[600];
+    gnuplot_quote(quoted, sizeof quoted, value);
+    fprintf(gp, "%s = %s\n", name, quoted);
+}
+
+/* The gnuplot terminal for the figure's extension and size; NULL for an
+ * extension it does not draw. Sizes: a column of a two-column paper
+ * (3.5 in), a page's width (7 in), a 16:9 slide; fonts at print size
+ * (8-9 pt on paper, 16 pt on a slide). A PNG is drawn at 200 dpi. */
+static const char *s_terminal(const char *ext, int size)
+{
+    static const char *const pdf[] = {
+        "pdfcairo noenhanced font \"Sans,8\" size 3.5in,2.6in",
+        "pdfcairo noenhanced font \"Sans,9\" size 7in,3.2in",
+        "pdfcairo noenhanced font \"Sans,16\" size 10in,5.625in",
+    };
+    static const char *const png[] = {
+        "pngcairo noenhanced font \"Sans,8\" size 700,520 fontscale 2.2",
+        "pngcairo noenhanced font \"Sans,9\" size 1400,640 fontscale 2.2",
+        "pngcairo noenhanced font \"Sans,16\" size 1920,1080 fontscale 1.8",
+    };
+    static const char *const svg[] = {
+        "svg noenhanced font \"Sans,8\" size 252,187",
+        "svg noenhanced font \"Sans,9\" size 504,230",
+        "svg noenhanced font \"Sans,16\" size 720,405",
+    };
+    return strcmp(ext, ".pdf") == 0 ? pdf[size] : strcmp(ext, ".png") == 0 ? png[size]
+           : strcmp(ext, ".svg") == 0 ? svg[size] : NULL;
+}
+
+/* Group styles: 16 colours (Okabe-Ito's 7 and 9 of Paul Tol's, no
+ * yellow: all readable on white), and in black and white 16 distinct
+ * pairs of dash pattern and point type; beyond 16 they repeat. */
+static const char *const s_colours[16] = {
+    "#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000", "#882255",
+    "#332288", "#117733", "#999933", "#aa4499", "#44aa99", "#661100", "#6699cc", "#888888",
+};
+static const int s_points[15] = {7, 5, 9, 13, 1, 2, 6, 4, 8, 12, 3, 11, 10, 14, 15};
+
+static void s_styles(FILE *gp, int groups)
+{
+    for (int g = 0; g < groups; g++) {
+        fprintf(gp, "set style line %d lc rgb \"%s\" lw 2 dt %d pt %d ps 0.8 pi 6\n", g + 1,
+                s_colours[g % 16], 1 + g % 4, s_points[g % 15]);
     }
-    if (strcmp(ext, ".png") == 0) {
-        return "pngcairo noenhanced font \"Sans,11\" size 1100,660";
+    fprintf(gp, "set style increment user\n");
+}
+
+/* What every run shares, for the title: "mlp on fashion-mnist, 4
+ * workers, 3 seeds" (a field that varies is left out: it is on an axis
+ * or in the legend). */
+static void s_setting(char *out, size_t n, const plot_runs *set)
+{
+    char model[64] = "", data[64] = "", workers[32] = "", mode[16] = "";
+    const char *keys[] = {"model", "dataset", "workers", "mode"};
+    char *vals[] = {model, data, workers, mode};
+    size_t sizes[] = {sizeof model, sizeof data, sizeof workers, sizeof mode};
+    for (int k = 0; k < 4; k++) {
+        plot_run_value(&set->runs[0], keys[k], vals[k], sizes[k]);
+        for (int r = 1; r < set->count && vals[k][0]; r++) {
+            char v[64];
+            plot_run_value(&set->runs[r], keys[k], v, sizeof v);
+            if (strcmp(v, vals[k]) != 0) {
+                vals[k][0] = '\0';
+            }
+        }
     }
-    if (strcmp(ext, ".svg") == 0) {
-        return "svg noenhanced font \"Sans,11\" size 900,540";
+    int most = 0;   /* runs per group: the seeds */
+    for (int g = 0; g < set->ngroups; g++) {
+        int k = 0;
+        for (int r = 0; r < set->count; r++) {
+            k += set->runs[r].g == g;
+        }
+        most = k > most ? k : most;
     }
-    return NULL;
+    int at = snprintf(out, n, "%s%s%s", model, model[0] && data[0] ? " on " : "", data);
+    if (workers[0] && at < (int)n) {
+        at += snprintf(out + at, n - (size_t)at, "%s%s worker%s", at ? ", " : "", workers,
+                       strcmp(workers, "1") ? "s" : "");
+    }
+    if (most > 1 && at < (int)n) {
+        at += snprintf(out + at, n - (size_t)at, "%smean of %d runs", at ? ", " : "", most);
+    }
+    if (strcmp(mode, "sim") == 0 && at < (int)n) {
+        snprintf(out + at, n - (size_t)at, "%ssimulated", at ? ", " : "");
+    }
+}
+
+/* The figure's title: --title, else what it shows and the setting. */
+static void s_title(char *out, size_t n, const options *o, const plot_runs *set)
+{
+    if (o->title) {
+        snprintf(out, n, "%s", o->title);
+        return;
+    }
+    const figure_options *f = &o->figure;
+    char what[200], setting[300];
+    switch (f->kind) {
+    case KIND_CONVERGENCE:
+        snprintf(what, sizeof what, "%s", strcmp(f->y, "loss") == 0 ? "Test loss"
+                                                                    : "Test accuracy");
+        break;
+    case KIND_SCALING:
+        snprintf(what, sizeof what, "%s against %s", label_of(f->y), label_of(f->x));
+        what[0] = (char)(what[0] >= 'a' && what[0] <= 'z' ? what[0] - 32 : what[0]);
+        break;
+    case KIND_STALENESS:
+        snprintf(what, sizeof what, "Staleness of pushes");
+        break;
+    case KIND_TTA:
+        snprintf(what, sizeof what, "Time to test accuracy %g", f->target);
+        break;
+    default:
+        snprintf(what, sizeof what, "Throughput");
+        break;
+    }
+    s_setting(setting, sizeof setting, set);
+    snprintf(out, n, "%s%s%s", what, setting[0] ? ": " : "", setting);
 }
 
 /* The prologue every template reads (plots/templates/style.gp). */
@@ -126,14 +246,19 @@ static void s_prologue(FILE *gp, const options *o, const plot_runs *set, const f
     fprintf(gp, "stem = %s\ngroups = %d\narray titles[%d] = [", quoted, set->ngroups,
             set->ngroups);
     for (int g = 0; g < set->ngroups; g++) {
-        char title[300];
-        snprintf(title, sizeof title, "%s%s", set->groups[g],
-                 set->diverged[g] ? " (diverged)" : "");
+        char legend[300], title[320];
+        label_group(legend, sizeof legend, o->group, set->groups[g]);
+        snprintf(title, sizeof title, "%s%s", legend, set->diverged[g] ? " (diverged)" : "");
         gnuplot_quote(quoted, sizeof quoted, title);
         fprintf(gp, "%s%s", g ? ", " : "", quoted);
     }
-    gnuplot_quote(quoted, sizeof quoted, o->title ? o->title : figure_kinds[o->figure.kind]);
+    char title[600];
+    s_title(title, sizeof title, o, set);
+    gnuplot_quote(quoted, sizeof quoted, title);
     fprintf(gp, "]\nfigure_title = %s\nlogx = %d\nlogy = %d\n", quoted, o->logx, o->logy);
+    s_string_var(gp, "size", s_sizes[o->size]);
+    s_string_var(gp, "group_label", label_of(o->group));
+    s_styles(gp, set->ngroups);
 }
 
 /* Writes DIR/STEM.gp and the data files; runs gnuplot on it. */
@@ -169,7 +294,7 @@ int plot_main(int argc, char **argv, error *err)
         return -1;
     }
     const char *dot = strrchr(o.out, '.');
-    const char *terminal = dot ? s_terminal(dot) : NULL;
+    const char *terminal = dot ? s_terminal(dot, o.size) : NULL;
     if (!terminal) {
         return error_set(err, ERROR_USAGE, "asgd plot: -o %s: the figure must end in .pdf, .png "
                          "or .svg", o.out);
@@ -182,7 +307,8 @@ int plot_main(int argc, char **argv, error *err)
     const char *slash = strrchr(o.out, '/');
     snprintf(pl.dir, sizeof pl.dir, "%.*s", slash ? (int)(slash - o.out) : 1, slash ? o.out : ".");
     const char *file = slash ? slash + 1 : o.out;
-    snprintf(pl.stem, sizeof pl.stem, "%.*s", (int)(dot - file), file);
+    /* the whole name: fig.pdf and fig.png keep a script and data each */
+    snprintf(pl.stem, sizeof pl.stem, "%s", file);
     plot_runs set;
     int rc = plot_runs_collect(&set, o.dirs, o.ndirs, o.group, err);
     if (rc == 0) {

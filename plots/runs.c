@@ -40,9 +40,10 @@ void plot_run_value(const plot_run *r, const char *key, char *out, size_t n)
 
 double plot_run_number(const plot_run *r, const char *key)
 {
-    char v[256];
+    char v[256], *end;
     plot_run_value(r, key, v, sizeof v);
-    return v[0] ? strtod(v, NULL) : NAN;
+    double x = strtod(v, &end);
+    return v[0] && *end == '\0' ? x : NAN;   /* "sync" is no number, not 0 */
 }
 
 static int s_by_name(const void *a, const void *b)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,8 +123,8 @@ static void test_script_redraws_the_figure(void **state)
     support_run_asgd(&f->r, f->dir, args);
     assert_int_equal(f->r.status, 0);
     long size = s_size(out);
-    snprintf(gp, sizeof gp, "%s/redraw.gp", f->dir);
-    snprintf(dat, sizeof dat, "%s/redraw-1.dat", f->dir);
+    snprintf(gp, sizeof gp, "%s/redraw.png.gp", f->dir);
+    snprintf(dat, sizeof dat, "%s/redraw.png-1.dat", f->dir);
     assert_true(s_size(gp) > 100);
     assert_true(s_size(dat) > 100);
     remove(out);
@@ -132,7 +133,7 @@ static void test_script_redraws_the_figure(void **state)
         if (chdir(f->dir) != 0) {
             _exit(126);
         }
-        execlp("gnuplot", "gnuplot", "redraw.gp", (char *)NULL);
+        execlp("gnuplot", "gnuplot", "redraw.png.gp", (char *)NULL);
         _exit(127);
     }
     int status;
@@ -166,11 +167,156 @@ static void test_diverged_runs_are_marked(void **state)
     support_run_asgd(&f->r, f->dir, args);
     assert_int_equal(f->r.status, 0);
     assert_non_null(strstr(f->r.out, "2 runs, 2 groups"));
-    snprintf(gp, sizeof gp, "%s/div.gp", f->dir);
+    snprintf(gp, sizeof gp, "%s/div.png.gp", f->dir);
     char *script = support_read_file(gp);
     assert_non_null(strstr(script, "\"wild (diverged)\""));
     assert_null(strstr(script, "calm (diverged)"));
     free(script);
+}
+
+/* asgd plot's .gp for the fixture's runs with extra arguments (out is the
+ * figure in f->dir); returns the script's text (caller frees). */
+static char *s_script(support_fixture *f, const char *name, const char *const *extra)
+{
+    char out[700], gp[720];
+    snprintf(out, sizeof out, "%s/%s", f->dir, name);
+    const char *args[24] = {"plot", s_runs, "-o", out};
+    int n = 4;
+    for (int i = 0; extra && extra[i]; i++) {
+        args[n++] = extra[i];
+    }
+    args[n] = NULL;
+    support_run_asgd(&f->r, f->dir, args);
+    if (f->r.status != 0) {
+        fail_msg("%s: %s", name, f->r.err);
+    }
+    snprintf(gp, sizeof gp, "%s.gp", out);
+    char *text = support_read_file(gp);
+    assert_non_null(text);
+    return text;
+}
+
+/* fig.pdf and fig.svg keep a script and data each: the second once
+ * overwrote the first's. */
+static void test_each_output_keeps_its_own_script(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char *pdf = s_script(f, "fig.pdf", NULL);
+    char *svg = s_script(f, "fig.svg", NULL);
+    assert_non_null(strstr(pdf, "set output \"fig.pdf\""));
+    assert_non_null(strstr(svg, "set output \"fig.svg\""));
+    assert_non_null(strstr(pdf, "stem = \"fig.pdf\""));
+    char dat[720];
+    snprintf(dat, sizeof dat, "%s/fig.pdf-1.dat", f->dir);
+    assert_true(s_size(dat) > 0);
+    snprintf(dat, sizeof dat, "%s/fig.svg-1.dat", f->dir);
+    assert_true(s_size(dat) > 0);
+    free(pdf);
+    free(svg);
+}
+
+/* Axis labels and legends in words, titles that state the setting and the
+ * target, groups that miss the target listed as not reached, bars best
+ * first, a tick at every worker count. */
+static void test_labels_titles_and_bars(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    const char *const scaling[] = {"--kind", "scaling", "--y", "final_test_acc", "--group",
+                                   "cluster.workers", "--x", "train.lr", "--logx", NULL};
+    char *gp = s_script(f, "scaling.png", scaling);
+    assert_non_null(strstr(gp, "ylabel = \"final test accuracy\""));
+    assert_non_null(strstr(gp, "\"workers = 1\", \"workers = 2\""));
+    free(gp);
+    const char *const by_workers[] = {"--kind", "scaling", "--group", "train.algorithm",
+                                      "--logx", NULL};
+    gp = s_script(f, "speedup.png", by_workers);
+    assert_non_null(strstr(gp, "set xtics (\"1\" 1, \"2\" 2)"));
+    assert_non_null(strstr(gp, "speedup_label = \"speed-up over 1 worker\""));
+    assert_non_null(strstr(gp, "xlabel = \"workers\""));
+    assert_non_null(strstr(gp, "ylabel = \"samples/s\""));
+    assert_non_null(strstr(gp, "figure_title = \"Samples/s against workers: softmax on "
+                               "synthetic, mean of 4 runs, simulated\""));
+    free(gp);
+    const char *const missed[] = {"--kind", "time-to-accuracy", "--target", "0.999", NULL};
+    gp = s_script(f, "tta.png", missed);
+    assert_non_null(strstr(gp, "figure_title = \"Time to test accuracy 0.999: softmax on "
+                               "synthetic, mean of 4 runs, simulated\""));
+    assert_non_null(strstr(gp, "ylabel = \"time to test accuracy 0.999 (s)\""));
+    free(gp);
+    char path[720];
+    snprintf(path, sizeof path, "%s/tta.png-1.dat", f->dir);
+    char *dat = support_read_file(path);
+    assert_non_null(strstr(dat, "\"sync\" 0 0 0 0\n"));   /* listed, not reached */
+    assert_non_null(strstr(dat, "\"hogwild\" 0 0 0 0\n"));
+    free(dat);
+    const char *const throughput[] = {"--kind", "throughput", "--group", "cluster.workers",
+                                      NULL};
+    gp = s_script(f, "bars.png", throughput);
+    free(gp);
+    snprintf(path, sizeof path, "%s/bars.png-1.dat", f->dir);
+    dat = support_read_file(path);
+    double before = INFINITY;
+    int rows = 0;
+    for (char *line = strchr(dat, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        char group[64];
+        double mean;
+        assert_int_equal(sscanf(line + 1, "%63s %lf", group, &mean), 2);
+        assert_true(mean <= before);   /* the most samples/s first */
+        before = mean;
+        rows++;
+    }
+    assert_int_equal(rows, 2);
+    free(dat);
+}
+
+/* Up to 16 groups each have a colour of their own, and in black and white
+ * a dash pattern and point type pair of their own. */
+static void test_sixteen_groups_sixteen_styles(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char path[800], text[1024];
+    snprintf(path, sizeof path, "%s/seeds.ini", f->dir);
+    snprintf(text, sizeof text, "[sweep]\nbase = base.ini\nname = seeds\nout = %s\n"
+             "seeds = 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16\n"
+             "[grid]\ntrain.algorithm = hogwild\n", f->out);
+    support_write_file(path, text);
+    const char *sweep[] = {"sweep", path, NULL};
+    support_run_asgd(&f->r, f->dir, sweep);
+    assert_int_equal(f->r.status, 0);
+    char runs[700], out[700];
+    snprintf(runs, sizeof runs, "%s/seeds", f->out);
+    snprintf(out, sizeof out, "%s/sixteen.png", f->dir);
+    const char *args[] = {"plot", runs, "-o", out, "--group", "experiment.seed", NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "16 runs, 16 groups"));
+    snprintf(path, sizeof path, "%s.gp", out);
+    char *gp = support_read_file(path);
+    char colours[16][16], dashes[16][16];
+    int n = 0;
+    for (char *line = strstr(gp, "set style line "); line; line = strstr(line + 1,
+                                                                         "set style line ")) {
+        int g, dt, pt;
+        char colour[16];
+        assert_int_equal(sscanf(line, "set style line %d lc rgb \"%15[^\"]\" lw 2 dt %d pt %d",
+                                &g, colour, &dt, &pt), 4);
+        assert_int_equal(g, n + 1);
+        assert_string_not_equal(colour, "#f0e442");   /* no yellow on white */
+        snprintf(colours[n], sizeof colours[n], "%s", colour);
+        snprintf(dashes[n], sizeof dashes[n], "%d/%d", dt, pt);
+        n++;
+    }
+    assert_int_equal(n, 16);
+    for (int a = 0; a < 16; a++) {
+        for (int b = a + 1; b < 16; b++) {
+            assert_string_not_equal(colours[a], colours[b]);
+            assert_string_not_equal(dashes[a], dashes[b]);
+        }
+    }
+    free(gp);
 }
 
 static void test_errors(void **state)
@@ -194,6 +340,15 @@ static void test_errors(void **state)
     const char *bad_kind[] = {"plot", s_runs, "-o", out, "--kind", "pie", NULL};
     support_run_asgd(&f->r, f->dir, bad_kind);
     assert_int_equal(f->r.status, 2);
+    const char *bad_size[] = {"plot", s_runs, "-o", out, "--size", "poster", NULL};
+    support_run_asgd(&f->r, f->dir, bad_size);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "--size poster"));
+    const char *words[] = {"plot", s_runs, "-o", out, "--kind", "scaling", "--x",
+                           "train.algorithm", NULL};
+    support_run_asgd(&f->r, f->dir, words);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "--x train.algorithm: no run has a number there"));
     const char *empty[] = {"plot", f->dir, "-o", out, "--group", "x", NULL};
     support_run_asgd(&f->r, "/", empty);
     assert_int_equal(f->r.status, 0);      /* the fixture's runs are under f->dir too */
@@ -209,6 +364,9 @@ int main(void)
         cmocka_unit_test(test_every_kind_in_every_format),
         cmocka_unit_test(test_script_redraws_the_figure),
         cmocka_unit_test(test_diverged_runs_are_marked),
+        cmocka_unit_test(test_each_output_keeps_its_own_script),
+        cmocka_unit_test(test_labels_titles_and_bars),
+        cmocka_unit_test(test_sixteen_groups_sixteen_styles),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, s_setup, s_teardown);

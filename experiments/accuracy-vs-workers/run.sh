@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Sweeps rules x workers x 3 seeds (simulated; resumable) and draws
-# accuracy-vs-workers.png beside this file.
+# runs/rules-vs-workers/accuracy-vs-workers.png (the copy beside this file is refreshed by hand).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 "$root/scripts/build.sh"
 "$root/build/asgd" sweep "$here/sweep.ini" -j 2
-"$root/build/asgd" plot "$root/runs/rules-vs-workers" -o "$here/accuracy-vs-workers.png" \
+"$root/build/asgd" plot "$root/runs/rules-vs-workers" -o "$root/runs/rules-vs-workers/accuracy-vs-workers.png" \
     --kind scaling --x workers --y final_test_acc --logx \
     --title "final test accuracy against workers (mean, min-max over 3 seeds)"

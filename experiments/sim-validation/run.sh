@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # hogwild and sync with 4 workers, real and simulated: prints mean
 # staleness, final accuracy, updates and time for each, and draws
-# validation.png (test accuracy against updates, real and simulated side by
+# runs/sim-validation/validation.png (test accuracy against updates, real and simulated side by
 # side) with gnuplot. Run folders go to runs/sim-validation/.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,7 +27,7 @@ for rule in hogwild sync; do
 done
 gnuplot <<GP
 set terminal pngcairo size 1100,420 font "Sans,11"
-set output "$here/validation.png"
+set output "$root/runs/sim-validation/validation.png"
 set datafile separator ","
 set key bottom right
 set grid
@@ -43,4 +43,4 @@ plot "$data/sync-real.csv" every ::1 using 3:6 with linespoints lw 2 pt 7 title 
      "$data/sync-sim.csv" every ::1 using 3:6 with linespoints lw 2 dt 2 pt 6 title "simulated"
 unset multiplot
 GP
-echo "figure: $here/validation.png"
+echo "figure: $root/runs/sim-validation/validation.png (the committed $here/validation.png: cp it there on purpose)"

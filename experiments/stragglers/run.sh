@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # sync, sync with 2 backup workers, hogwild and dynsgd as the fraction of
 # 4x-slower workers grows (simulated, 8 workers). Prints a Markdown table,
-# draws stragglers.png beside this file; run folders go to runs/stragglers/.
+# draws runs/stragglers/stragglers.png (this folder's copy is refreshed by hand); run folders go to runs/stragglers/.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -31,7 +31,7 @@ for rule in "sync" "sync backups=2" "hogwild" "dynsgd"; do
             "$(field "$dir" staleness_mean)" "$(field "$dir" staleness_max)" "$(field "$dir" dropped)"
     done
 done
-"$root/build/asgd" plot "$root/runs/stragglers" -o "$here/stragglers.png" --kind scaling \
+"$root/build/asgd" plot "$root/runs/stragglers" -o "$root/runs/stragglers/stragglers.png" --kind scaling \
     --x sim.straggler_fraction --y time_s \
     --title "virtual time to finish 3 epochs against the fraction of 4x-slower workers" >/dev/null
-echo "figure: $here/stragglers.png"
+echo "figure: $root/runs/stragglers/stragglers.png (the committed $here/stragglers.png: cp it there on purpose)"

@@ -1,13 +1,14 @@
 # scaling.gp: a summary field of each group against a key (workers, by
-# default), the mean with min-max bars; with speedup, beside it the
-# speed-up over the group's first point and the ideal line.
-# STEM-G.dat: x mean min max speedup ideal.
+# default), the mean with min-max bars, ticks at every x that has data;
+# with speedup, beside it the speed-up over each group's smallest x and
+# the ideal line. STEM-G.dat: x mean min max speedup ideal.
 set xlabel xlabel
 set ylabel ylabel
-if (speedup) { set multiplot layout 1,2 }
+set offsets graph 0.04, graph 0.04, graph 0.04, graph 0.04
+if (speedup) { set multiplot layout 1,2 title figure_title; unset title }
 plot for [g=1:groups] data(g) using 1:2:3:4 with yerrorlines ls g title titles[g]
 if (speedup) {
-    set ylabel "speed-up"
+    set ylabel speedup_label
     plot for [g=1:groups] data(g) using 1:5 with linespoints ls g title titles[g], \
          data(1) using 1:6 with lines lc rgb "black" dt 3 title "ideal"
     unset multiplot
