@@ -16,6 +16,7 @@
 #include "plots/plot.h"
 #include "core/real/roles.h"
 #include "core/run.h"
+#include "core/suggest.h"
 #include "core/sequential.h"
 #include "core/sim/sim.h"
 #include "sweep/sweep.h"
@@ -85,7 +86,8 @@ static const char s_role_usage[] =
 
 static int s_fail(const error *err)
 {
-    fprintf(stderr, "asgd: %s\n", err->msg);
+    /* a message that names its command already ("asgd plot: ...") once */
+    fprintf(stderr, "%s%s\n", strncmp(err->msg, "asgd ", 5) == 0 ? "" : "asgd: ", err->msg);
     return err->status ? err->status : ERROR_RUNTIME;
 }
 
@@ -233,6 +235,12 @@ static int s_sweep(int argc, char **argv)
                 fprintf(stderr, "asgd sweep: -j needs a positive number\n");
                 return ERROR_USAGE;
             }
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            static const char *const known[] = {"-j", NULL};
+            const char *near = suggest_nearest(argv[i], known);
+            fprintf(stderr, "asgd sweep: unknown option %s%s%s (usage: asgd sweep SWEEP "
+                    "[-j N])\n", argv[i], near ? "; did you mean " : "", near ? near : "");
+            return ERROR_USAGE;
         } else if (!path) {
             path = argv[i];
         } else {
@@ -308,6 +316,15 @@ int main(int argc, char **argv)
         }
         return 0;
     }
-    fprintf(stderr, "asgd: unknown command \"%s\"\n%s", cmd, s_usage);
+    static const char *const commands[] = {"train", "sweep", "eval", "plot", "ps", "worker",
+                                           "evaluator", "role", "k8s", "keys", "help",
+                                           "--version", NULL};
+    const char *near = suggest_nearest(cmd, commands);
+    if (near) {   /* a typo: the one line that helps, not the whole usage */
+        fprintf(stderr, "asgd: unknown command \"%s\"; did you mean \"%s\"? (asgd help)\n",
+                cmd, near);
+    } else {
+        fprintf(stderr, "asgd: unknown command \"%s\"\n%s", cmd, s_usage);
+    }
     return ERROR_USAGE;
 }

@@ -2,6 +2,7 @@
  * and the resolved-config writer; the typed getters are config_get.c. */
 #include "core/config.h"
 #include "core/config_entry.h"
+#include "core/suggest.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -408,32 +409,6 @@ int config_error(const config *c, const char *section, const char *key, error *e
     return config_bad(c, e, err, what);
 }
 
-/* Edit distance of a and b (both short), for "did you mean". */
-static int s_distance(const char *a, const char *b)
-{
-    size_t n = strlen(b);
-    int row[64];
-    if (strlen(a) >= 63 || n >= 63) {
-        return 99;
-    }
-    for (size_t j = 0; j <= n; j++) {
-        row[j] = (int)j;
-    }
-    for (size_t i = 1; a[i - 1]; i++) {
-        int diagonal = row[0];
-        row[0] = (int)i;
-        for (size_t j = 1; j <= n; j++) {
-            int above = row[j];
-            int best = diagonal + (a[i - 1] != b[j - 1]);
-            best = above + 1 < best ? above + 1 : best;
-            best = row[j - 1] + 1 < best ? row[j - 1] + 1 : best;
-            row[j] = best;
-            diagonal = above;
-        }
-    }
-    return row[n];
-}
-
 /* "unknown key", with the closest known key when there is a close one: in
  * the same section within a few edits, or the same name in another. */
 static void s_unknown(const config *known, const entry *e, char *what, size_t n)
@@ -443,7 +418,7 @@ static void s_unknown(const config *known, const entry *e, char *what, size_t n)
     for (int i = 0; known && i < known->count; i++) {
         const entry *k = &known->entries[i];
         int same = strcmp(k->section, e->section) == 0;
-        int d = same ? s_distance(e->key, k->key) : strcmp(e->key, k->key) == 0 ? 1 : 99;
+        int d = same ? suggest_distance(e->key, k->key) : strcmp(e->key, k->key) == 0 ? 1 : 99;
         int limit = strlen(e->key) <= 4 ? 1 : 2;
         if (d <= limit && d < best_d) {
             best = k;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/suggest.h"
 #include "plots/figures.h"
 #include "plots/gnuplot.h"
 #include "plots/labels.h"
@@ -68,7 +69,11 @@ static int s_option(options *o, const char *a, const char *value, error *err)
                              "page, slide", value);
         }
     } else {
-        return error_set(err, ERROR_USAGE, "asgd plot: unknown option %s", a);
+        static const char *const known[] = {"-o", "--kind", "--group", "--x", "--y", "--title",
+                                            "--target", "--size", "--logx", "--logy", NULL};
+        const char *near = suggest_nearest(a, known);
+        return error_set(err, ERROR_USAGE, "asgd plot: unknown option %s%s%s%s", a,
+                         near ? "; did you mean " : "", near ? near : "", near ? "?" : "");
     }
     return 0;
 }

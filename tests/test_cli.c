@@ -107,6 +107,25 @@ static void test_usage_errors(void **state)
     const char *bare[] = {"train", NULL};
     support_run_asgd(&f->r, f->dir, bare);
     assert_int_equal(f->r.status, 2);
+    /* a typo gets the word it was meant to be, in one line */
+    const char *typo[] = {"trian", "x.ini", NULL};
+    support_run_asgd(&f->r, f->dir, typo);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "unknown command \"trian\"; did you mean \"train\"?"));
+    assert_null(strstr(f->r.err, "usage:"));
+    const char *flag[] = {"plot", f->dir, "-o", "x.png", "--kindd", "scaling", NULL};
+    support_run_asgd(&f->r, f->dir, flag);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "asgd plot: unknown option --kindd; did you mean --kind?"));
+    assert_null(strstr(f->r.err, "asgd: asgd"));
+    const char *sweep_flag[] = {"sweep", "-k", "2", "grid.ini", NULL};
+    support_run_asgd(&f->r, f->dir, sweep_flag);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "unknown option -k; did you mean -j"));
+    const char *version[] = {"--version", NULL};
+    support_run_asgd(&f->r, f->dir, version);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "asgd "));
 }
 
 static void test_missing_dataset(void **state)
