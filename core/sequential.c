@@ -5,33 +5,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/export.h"
 #include "core/partition.h"
+#include "core/progress.h"
 #include "core/stop.h"
 #include "core/summary.h"
 
-typedef struct progress {
-    bool tty;
-    double last;
-} progress;
-
-static void s_progress(progress *p, double now, const experiment *e, double epoch,
-                       double samples_per_s, double acc, bool final)
+/* Where training stands (core/progress.h). */
+static void s_progress(progress *p, const experiment *e, double epoch, double samples_per_s,
+                       double acc, bool final)
 {
-    if (!p->tty || (!final && now - p->last < 0.25)) {
+    if (!progress_due(p, final)) {
         return;
     }
-    p->last = now;
-    fprintf(stderr, "\r%s: epoch %.2f/%g | %.0f samples/s | test acc %s",
-            e->name, epoch, e->epochs, samples_per_s,
-            acc < 0 ? "-" : "");
+    char accuracy[16] = "-";
     if (acc >= 0) {
-        fprintf(stderr, "%.4f", acc);
+        snprintf(accuracy, sizeof accuracy, "%.4f", acc);
     }
-    fprintf(stderr, "   %s", final ? "\n" : "");
-    fflush(stderr);
+    progress_say(p, final, epoch / e->epochs, "%s: sequential, epoch %.2f/%g | %.0f samples/s | "
+                 "test acc %s", e->name, epoch, e->epochs, samples_per_s, accuracy);
 }
 
 /* The baseline's state: one model, its parameters on the backend, one
@@ -110,11 +103,10 @@ static bool s_evaluate(trainer *t, long step, double time_s)
 /* Trains for total_steps (or until stopped), evaluating at step 0, every
  * eval.every seconds of training time and at the end; returns the steps
  * taken. */
-static long s_train(trainer *t, long total_steps, double wall_start)
+static long s_train(trainer *t, long total_steps, double wall_start, progress *prog)
 {
     experiment *e = t->e;
     int batch = (int)e->batch;
-    progress prog = {.tty = isatty(STDERR_FILENO) != 0, .last = 0};
     double last_eval = 0;
     long step = 0;
     for (;;) {
@@ -136,8 +128,8 @@ static long s_train(trainer *t, long total_steps, double wall_start)
         if (step % e->steps_every == 0) {
             run_step_row(t->r->steps, now, 0, step, step_loss, 0, 0);
         }
-        s_progress(&prog, now, e, (double)step * batch / e->train.n,
-                   now > 0 ? step * batch / now : 0, t->acc, false);
+        s_progress(prog, e, (double)step * batch / e->train.n, now > 0 ? step * batch / now : 0,
+                   t->acc, false);
     }
 }
 
@@ -178,7 +170,9 @@ int sequential_train(experiment *e, run *r, error *err)
             t.m->nparams, e->train.n, e->test.n, total_steps, e->batch);
     stop_install();
     double wall_start = run_now();
-    long step = s_train(&t, total_steps, wall_start);
+    progress prog;
+    progress_start(&prog);
+    long step = s_train(&t, total_steps, wall_start, &prog);
     int stopped = stop_requested();
     stop_uninstall();
     run_summary *sum = &t.sum;
@@ -187,8 +181,7 @@ int sequential_train(experiment *e, run *r, error *err)
     sum->train_time_s = sum->time_s;
     summary_finish(sum, e->train.n);
     sum->wall_time_s = run_now() - wall_start;
-    progress done_line = {.tty = isatty(STDERR_FILENO) != 0};
-    s_progress(&done_line, sum->time_s, e, sum->epochs, sum->samples_per_s, t.acc, true);
+    s_progress(&prog, e, sum->epochs, sum->samples_per_s, t.acc, true);
     rc = stopped ? error_set(err, ERROR_RUNTIME, "interrupted after %ld of %ld steps; %s is "
                              "incomplete", step, total_steps, r->dir) : s_save(&t, err);
     rc = summary_end(sum, r, rc, err);

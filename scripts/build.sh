@@ -12,5 +12,9 @@ else
     dir="$root/build"
     flags=(-DCMAKE_BUILD_TYPE=Release)
 fi
+[ -f "$dir/CMakeCache.txt" ] || echo "build: configuring $dir (the first build takes a minute or two)" >&2
 cmake -S "$root" -B "$dir" -DASGD_WERROR=ON "${flags[@]}" >/dev/null
-cmake --build "$dir" -j"$(nproc)" >/dev/null
+# what is compiled, as it is (nothing when everything is up to date); the
+# compiler's errors still reach stderr whole
+cmake --build "$dir" -j"$(nproc)" |
+    { grep --line-buffered -E '^\[ *[0-9]+%\] (Building|Linking)' | sed -u 's/^/build: /' >&2 || true; }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cJSON.h>
 
@@ -109,14 +110,25 @@ static int s_read(sweep *s, error *err)
     if (s->nseeds == 0) {
         return config_error(s->c, "sweep", "seeds", err, "an empty list of values");
     }
-    /* base and out are relative to the sweep file */
+    /* base and out are relative to the sweep file, made absolute: a run's
+     * folder in results.csv does not depend on where the sweep started */
     const char *paths[2] = {base, out};
     char *dest[2] = {s->base, s->out};
+    char cwd[2048];
+    if (!getcwd(cwd, sizeof cwd)) {
+        return error_set(err, ERROR_RUNTIME, "cannot tell the current folder");
+    }
     for (int i = 0; i < 2; i++) {
+        char rel[4200];
         if (paths[i][0] == '/' || !slash) {
-            snprintf(dest[i], sizeof s->base, "%s", paths[i]);
+            snprintf(rel, sizeof rel, "%s", paths[i]);
         } else {
-            snprintf(dest[i], sizeof s->base, "%.*s/%s", (int)(slash - s->path), s->path, paths[i]);
+            snprintf(rel, sizeof rel, "%.*s/%s", (int)(slash - s->path), s->path, paths[i]);
+        }
+        int n = snprintf(dest[i], sizeof s->base, "%s%s%s", rel[0] == '/' ? "" : cwd,
+                         rel[0] == '/' ? "" : "/", rel);
+        if (n < 0 || n >= (int)sizeof s->base) {
+            return config_error(s->c, "sweep", i ? "out" : "base", err, "the path is too long");
         }
     }
     grid_ctx g = {.s = s, .err = err};

@@ -9,24 +9,10 @@
 #include <unistd.h>
 
 #include "core/proc.h"
+#include "core/progress.h"
 #include "core/run.h"
 #include "core/stop.h"
 #include "sweep/grid.h"
-
-static void s_progress(const sweep *s, int done, int total, int running, double elapsed,
-                       int finished_here, bool final)
-{
-    if (!isatty(STDERR_FILENO)) {
-        return;
-    }
-    fprintf(stderr, "\rsweep %s: %d/%d runs done, %d running", s->name, done, total, running);
-    if (finished_here > 0 && done < total) {
-        double eta = elapsed / finished_here * (total - done);
-        fprintf(stderr, ", ETA %.0f s", eta);
-    }
-    fprintf(stderr, "    %s", final ? "\n" : "");
-    fflush(stderr);
-}
 
 /* The runs in flight and the tallies of a sweep being run. */
 typedef struct runner {
@@ -38,6 +24,28 @@ typedef struct runner {
     int done, skipped, failed, finished_here;
     proc **procs;             /* each run's proc, for proc_reap and proc_stop */
 } runner;
+
+/* Where the sweep stands, and why no more runs go at once when one run's
+ * processes fill the cores. */
+static void s_progress(const runner *rn, progress *p, bool final)
+{
+    if (!progress_due(p, final)) {
+        return;
+    }
+    int heaviest = 1;
+    for (int r = rn->next; r < rn->s->nruns; r++) {
+        heaviest = rn->s->runs[r].weight > heaviest ? rn->s->runs[r].weight : heaviest;
+    }
+    char why[160] = "";
+    if (!final && rn->running <= 1 && heaviest >= rn->capacity && rn->next < rn->s->nruns) {
+        snprintf(why, sizeof why, " (one at a time: a run is %d processes, at most %ld at once "
+                 "on this machine)", heaviest, rn->capacity);
+    }
+    int todo = rn->s->nruns - rn->skipped;
+    progress_say(p, final, todo > 0 ? (double)(rn->done - rn->skipped) / todo : 1,
+                 "sweep %s: %d/%d runs done, %d running, %d failed%s", rn->s->name, rn->done,
+                 rn->s->nruns, rn->running, rn->failed, why);
+}
 
 /* Starts `asgd train BASE overrides...` for run, in a fresh folder: an
  * incomplete one from an interrupted sweep is started afresh. */
@@ -121,7 +129,7 @@ static void s_stop_all(runner *rn)
 }
 
 /* Runs every incomplete run; on SIGINT / SIGTERM stops those in flight. */
-static void s_run_all(runner *rn, double start)
+static void s_run_all(runner *rn, progress *p)
 {
     stop_install();
     for (;;) {
@@ -136,8 +144,7 @@ static void s_run_all(runner *rn, double start)
         while ((i = proc_reap(rn->procs, rn->s->nruns)) >= 0) {
             s_finished(rn, &rn->s->runs[i]);
         }
-        s_progress(rn->s, rn->done, rn->s->nruns, rn->running, run_now() - start,
-                   rn->finished_here, false);
+        s_progress(rn, p, false);
         run_sleep(0.05);
     }
     stop_uninstall();
@@ -181,10 +188,11 @@ int sweep_main(const char *path, long jobs, error *err)
         rn.done += s.runs[r].complete;
     }
     rn.skipped = rn.done;
-    double start = run_now();
-    s_run_all(&rn, start);
+    progress p;
+    progress_start(&p);
+    s_run_all(&rn, &p);
     int stopped = stop_requested();
-    s_progress(&s, rn.done, s.nruns, 0, run_now() - start, rn.finished_here, true);
+    s_progress(&rn, &p, true);
     if (sweep_results(&s, err) < 0) {
         goto done;
     }

@@ -260,6 +260,40 @@ static void test_help_config_lists_resolved_keys(void **state)
     }
 }
 
+/* Output that is not a terminal (CI, nohup, a cluster job) still shows
+ * where a run stands: a whole line every ASGD_PROGRESS_EVERY seconds, and
+ * the last one always; in the sequential trainer, the simulator (its
+ * simulated time too) and the launcher. */
+static void test_progress_lines_when_stderr_is_a_file(void **state)
+{
+    support_fixture *f = *state;
+    setenv("ASGD_PROGRESS_EVERY", "0.01", 1);
+    const char *modes[][4] = {   /* the simulator: small steps, to take a few ms */
+        {"train.algorithm=sequential", "experiment.mode=real", "train.batch=64",
+         "sequential, epoch"},
+        {"train.algorithm=hogwild", "experiment.mode=sim", "train.batch=2",
+         "hogwild simulated, 4 workers"},
+        {"train.algorithm=hogwild", "experiment.mode=real", "train.batch=64", "hogwild, "},
+    };
+    for (int m = 0; m < 3; m++) {
+        const char *args[] = {"train", "/dev/null", f->out_arg, "data.dataset=synthetic",
+                              "train.epochs=3", "cluster.transport=tcp", modes[m][0],
+                              modes[m][1], modes[m][2], NULL};
+        support_run_asgd(&f->r, f->dir, args);
+        assert_int_equal(f->r.status, 0);
+        int lines = 0;
+        for (char *at = strstr(f->r.err, modes[m][3]); at; at = strstr(at + 1, modes[m][3])) {
+            lines++;
+        }
+        if (lines < 2) {
+            fail_msg("%s: %d progress lines in:\n%s", modes[m][3], lines, f->r.err);
+        }
+        assert_null(strchr(f->r.err, '\r'));   /* whole lines, for a log */
+        assert_non_null(strstr(f->r.err, "epoch 3.00/3"));   /* the last line */
+    }
+    unsetenv("ASGD_PROGRESS_EVERY");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -272,6 +306,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cuda_without_a_gpu, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_cnn_config_errors, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_help_config_lists_resolved_keys, support_fixture_setup, support_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_progress_lines_when_stderr_is_a_file, support_fixture_setup, support_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,6 +15,7 @@
 #include <cJSON.h>
 
 #include "core/proc.h"
+#include "core/progress.h"
 #include "core/real/collect.h"
 #include "core/real/cluster.h"
 #include "core/stop.h"
@@ -191,27 +192,22 @@ static bool s_should_restart(const job *j, int status)
     }
 }
 
-static void s_progress(const job *j, bool tty, double *last_print, bool final)
+static void s_progress(const job *j, progress *p, bool final)
 {
-    double now = run_wall();
-    if (!tty || (!final && now - *last_print < 0.5)) {
+    if (!progress_due(p, final)) {
         return;
     }
-    *last_print = now;
     int running = 0;
     for (int i = 0; i < j->count; i++) {
         running += j->children[i].role == ROLE_WORKER && j->children[i].p.pid > 0;
     }
-    fprintf(stderr, "\r%s: %s, %d/%d workers running | epoch %.2f/%g | test acc ",
-            j->e->name, j->e->algorithm_name, running, j->e->workers, j->last_epoch,
-            j->e->epochs);
+    char accuracy[16] = "-";
     if (j->evaluations > 0) {
-        fprintf(stderr, "%.4f", j->last_acc);
-    } else {
-        fprintf(stderr, "-");
+        snprintf(accuracy, sizeof accuracy, "%.4f", j->last_acc);
     }
-    fprintf(stderr, " | %.0f s   %s", now - j->started, final ? "\n" : "");
-    fflush(stderr);
+    progress_say(p, final, j->last_epoch / j->e->epochs, "%s: %s, %d/%d workers running | "
+                 "epoch %.2f/%g | test acc %s", j->e->name, j->e->algorithm_name, running,
+                 j->e->workers, j->last_epoch, j->e->epochs, accuracy);
 }
 
 /* Workers start once the evaluator has reported the initial model, so
@@ -390,11 +386,11 @@ static int s_tick(job *j)
 /* Supervises until the job ends; 0 when it completed. */
 static int s_supervise(job *j, error *err)
 {
-    bool tty = isatty(STDERR_FILENO);
-    double last_print = 0;
+    progress p;
+    progress_start(&p);
     for (;;) {
         if (stop_requested()) {
-            s_progress(j, tty, &last_print, true);
+            s_progress(j, &p, true);
             return error_set(err, ERROR_RUNTIME, "interrupted by signal %d; stopped every "
                              "process; %s is incomplete", stop_requested(), j->r->dir);
         }
@@ -405,7 +401,7 @@ static int s_supervise(job *j, error *err)
         }
         s_read_reports(j);
         if (s_diverged(j)) {   /* stopped at that evaluation: a result, not a failure */
-            s_progress(j, tty, &last_print, true);
+            s_progress(j, &p, true);
             return 0;
         }
         int i;
@@ -418,7 +414,7 @@ static int s_supervise(job *j, error *err)
         }
         if (s_tick(j)) {
             s_read_reports(j);   /* the final evaluation */
-            s_progress(j, tty, &last_print, true);
+            s_progress(j, &p, true);
             return 0;
         }
         if (j->left_early && !s_workers_finished(j) &&
@@ -429,7 +425,7 @@ static int s_supervise(job *j, error *err)
             return error_set(err, ERROR_RUNTIME, "the servers or the evaluator did not finish "
                              "within %g s of the workers ([cluster] timeout)", j->e->timeout);
         }
-        s_progress(j, tty, &last_print, false);
+        s_progress(j, &p, false);
         run_sleep(0.02);
     }
 }

@@ -10,6 +10,7 @@
 #include "core/export.h"
 #include "core/model.h"
 #include "core/partition.h"
+#include "core/progress.h"
 #include "core/sim/simstate.h"
 #include "core/simtime.h"
 #include "core/stop.h"
@@ -206,8 +207,25 @@ static void s_schedule_start(sim *s)
     }
 }
 
+/* Where the simulation stands: epochs, simulated and wall time. */
+static void s_progress(const sim *s, progress *p, bool final)
+{
+    if (!progress_due(p, final)) {
+        return;
+    }
+    double epoch = (double)s->shards[0].srv->samples / (double)s->n_train;
+    char accuracy[16] = "-";
+    if (!isnan(s->sum.final_test_acc)) {
+        snprintf(accuracy, sizeof accuracy, "%.4f", s->sum.final_test_acc);
+    }
+    progress_say(p, final, epoch / s->e->epochs, "%s: %s simulated, %d workers | epoch %.2f/%g "
+                 "| %.2f s simulated | test acc %s | %.2fM events", s->e->name,
+                 s->e->algorithm_name, s->nworkers, epoch, s->e->epochs, s->now, accuracy,
+                 (double)s->events * 1e-6);
+}
+
 /* Processes events until every worker is done; 0 when the run completed. */
-static int s_run(sim *s)
+static int s_run(sim *s, progress *p)
 {
     stop_install();
     sim_event ev;
@@ -215,6 +233,9 @@ static int s_run(sim *s)
            simq_pop(&s->q, &ev)) {
         s->now = ev.t;
         s->events++;
+        if ((s->events & 4095) == 0) {
+            s_progress(s, p, false);
+        }
         s->queued_work -= !sim_periodic(ev.kind);
         s_handle(s, &ev);
         if (sim_periodic(ev.kind) && s->queued_work == 0 && s->started) {
@@ -314,7 +335,10 @@ int sim_train(experiment *e, run *r, error *err)
     if (e->sim.compute == SIM_MEASURED && sim_calibrate(&s) < 0) {
         goto done;
     }
-    rc = s_summarise(&s, s_run(&s), wall0);
+    progress p;
+    progress_start(&p);
+    rc = s_summarise(&s, s_run(&s, &p), wall0);
+    s_progress(&s, &p, true);
 done:
     s_free(&s);
     backend_destroy(&b);
