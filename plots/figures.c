@@ -339,7 +339,7 @@ static double s_bar_value(const figure_options *o, const plot_run *run)
 
 /* A group's bar: the mean and range of its runs' values. */
 typedef struct bar {
-    const char *group;
+    char label[300];          /* the group, and "(2/3 reached)" when only some runs did */
     double mean, lo, hi;
     bool reached;             /* some run has a value */
 } bar;
@@ -378,9 +378,10 @@ static const char *s_bars(const figure_options *o, plot_runs *set, const figure_
     }
     for (int g = 0; g < set->ngroups; g++) {
         double sum = 0, lo = INFINITY, hi = -INFINITY;
-        int k = 0;
+        int k = 0, runs = 0;
         for (int r = 0; r < set->count; r++) {
             double v = set->runs[r].g == g ? s_bar_value(o, &set->runs[r]) : NAN;
+            runs += set->runs[r].g == g;
             if (!isnan(v)) {
                 sum += v;
                 lo = fmin(lo, v);
@@ -388,8 +389,14 @@ static const char *s_bars(const figure_options *o, plot_runs *set, const figure_
                 k++;
             }
         }
-        bars[g] = (bar){.group = set->groups[g], .mean = k ? sum / k : 0, .lo = k ? lo : 0,
-                        .hi = k ? hi : 0, .reached = k > 0};
+        bars[g] = (bar){.mean = k ? sum / k : 0, .lo = k ? lo : 0, .hi = k ? hi : 0,
+                        .reached = k > 0};
+        if (k > 0 && k < runs) {   /* the mean is of those that reached it: say so */
+            snprintf(bars[g].label, sizeof bars[g].label, "%s (%d/%d reached)", set->groups[g],
+                     k, runs);
+        } else {
+            snprintf(bars[g].label, sizeof bars[g].label, "%s", set->groups[g]);
+        }
         if (!k) {
             fprintf(stderr, "asgd plot: %s never reaches test accuracy %g (shown as not "
                     "reached)\n", set->groups[g], o->target);
@@ -399,7 +406,7 @@ static const char *s_bars(const figure_options *o, plot_runs *set, const figure_
           o->kind == KIND_THROUGHPUT ? s_bar_descending : s_bar_ascending);
     for (int g = 0; g < set->ngroups; g++) {
         char quoted[600];
-        gnuplot_quote(quoted, sizeof quoted, bars[g].group);
+        gnuplot_quote(quoted, sizeof quoted, bars[g].label);
         fprintf(f, "%s %.9g %.9g %.9g %d\n", quoted, bars[g].mean, bars[g].lo, bars[g].hi,
                 bars[g].reached);
     }

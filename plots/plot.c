@@ -20,6 +20,7 @@ static const char *const s_sizes[] = {"column", "page", "slide", NULL};
 typedef struct options {
     figure_options figure;
     const char *out, *group, *title;
+    const char *xrange, *yrange;   /* "LO:HI", either end may be empty; NULL: the kind's */
     int size;                 /* enum size */
     bool logx, logy;
     const char *dirs[PLOT_MAX_DIRS];
@@ -29,7 +30,7 @@ typedef struct options {
 static const char s_usage[] =
     "usage: asgd plot RUN_OR_SWEEP_DIR... -o FIG.pdf|png|svg [--kind K] [--group KEY] "
     "[--x X] [--y Y] [--logx] [--logy] [--title T] [--target ACC] "
-    "[--size column|page|slide]";
+    "[--size column|page|slide] [--xrange LO:HI] [--yrange LO:HI]";
 
 static int s_kind(const char *name, error *err)
 {
@@ -40,6 +41,26 @@ static int s_kind(const char *name, error *err)
     }
     return error_set(err, ERROR_USAGE, "asgd plot: --kind %s is not one of convergence, "
                      "scaling, staleness, time-to-accuracy, throughput", name);
+}
+
+/* "LO:HI" with numbers (either may be left out: "0.8:"). */
+static int s_check_range(const char *option, const char *value, error *err)
+{
+    const char *colon = strchr(value, ':');
+    bool ok = colon != NULL;
+    for (int side = 0; ok && side < 2; side++) {
+        const char *at = side ? colon + 1 : value;
+        size_t len = side ? strlen(at) : (size_t)(colon - value);
+        char *end;
+        char part[64];
+        snprintf(part, sizeof part, "%.*s", (int)(len < 63 ? len : 63), at);
+        if (len > 0) {
+            strtod(part, &end);
+            ok = len < 63 && *end == '\0' && end != part;
+        }
+    }
+    return ok ? 0 : error_set(err, ERROR_USAGE, "asgd plot: %s %s: expected LO:HI, numbers "
+                              "(either may be left out, as in 0.8:)", option, value);
 }
 
 /* One option with its value (argv[i + 1]); -1 when it is unknown. */
@@ -61,6 +82,11 @@ static int s_option(options *o, const char *a, const char *value, error *err)
         o->title = value;
     } else if (strcmp(a, "--target") == 0) {
         o->figure.target = strtod(value, NULL);
+    } else if (strcmp(a, "--xrange") == 0 || strcmp(a, "--yrange") == 0) {
+        if (s_check_range(a, value, err) < 0) {
+            return -1;
+        }
+        *(a[2] == 'x' ? &o->xrange : &o->yrange) = value;
     } else if (strcmp(a, "--size") == 0) {
         for (o->size = 0; s_sizes[o->size] && strcmp(s_sizes[o->size], value); o->size++) {
         }
@@ -70,7 +96,8 @@ static int s_option(options *o, const char *a, const char *value, error *err)
         }
     } else {
         static const char *const known[] = {"-o", "--kind", "--group", "--x", "--y", "--title",
-                                            "--target", "--size", "--logx", "--logy", NULL};
+                                            "--target", "--size", "--logx", "--logy",
+                                            "--xrange", "--yrange", NULL};
         const char *near = suggest_nearest(a, known);
         return error_set(err, ERROR_USAGE, "asgd plot: unknown option %s%s%s%s", a,
                          near ? "; did you mean " : "", near ? near : "", near ? "?" : "");
@@ -262,6 +289,12 @@ static void s_prologue(FILE *gp, const options *o, const plot_runs *set, const f
     gnuplot_quote(quoted, sizeof quoted, title);
     fprintf(gp, "]\nfigure_title = %s\nlogx = %d\nlogy = %d\n", quoted, o->logx, o->logy);
     s_string_var(gp, "size", s_sizes[o->size]);
+    if (o->xrange) {   /* the kind's template leaves a range given here alone */
+        fprintf(gp, "set xrange [%s]\nxrange_set = 1\n", o->xrange);
+    }
+    if (o->yrange) {
+        fprintf(gp, "set yrange [%s]\nyrange_set = 1\n", o->yrange);
+    }
     s_string_var(gp, "group_label", label_of(o->group));
     s_styles(gp, set->ngroups);
 }

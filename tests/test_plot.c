@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <glob.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cJSON.h>
 
 #include "support.h"
 
@@ -271,6 +274,46 @@ static void test_labels_titles_and_bars(void **state)
     free(dat);
 }
 
+/* A group of which only some runs reach the target is drawn over those,
+ * and its label says how many of how many did. */
+static void test_a_target_some_runs_miss(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char pattern[700];
+    snprintf(pattern, sizeof pattern, "%s/*/summary.json", s_runs);
+    glob_t found;
+    assert_int_equal(glob(pattern, 0, NULL, &found), 0);
+    double lo = INFINITY, hi = -INFINITY;   /* hogwild's runs' best accuracies */
+    for (size_t i = 0; i < found.gl_pathc; i++) {
+        cJSON *j = support_json_file(found.gl_pathv[i]);
+        cJSON *label = cJSON_GetObjectItemCaseSensitive(j, "label");
+        if (cJSON_IsString(label) && strcmp(label->valuestring, "hogwild") == 0) {
+            double best = support_json_number(j, "best_test_acc");
+            lo = fmin(lo, best);
+            hi = fmax(hi, best);
+        }
+        cJSON_Delete(j);
+    }
+    globfree(&found);
+    if (!(hi > lo)) {
+        skip();   /* every hogwild run ended alike: no target splits them */
+    }
+    char target[32];
+    snprintf(target, sizeof target, "%.6f", (lo + hi) / 2);
+    const char *const tta[] = {"--kind", "time-to-accuracy", "--target", target, NULL};
+    free(s_script(f, "some.png", tta));
+    char path[720];
+    snprintf(path, sizeof path, "%s/some.png-1.dat", f->dir);
+    char *dat = support_read_file(path);
+    char *row = strstr(dat, "\"hogwild (");
+    assert_non_null(row);
+    int k, n;
+    assert_int_equal(sscanf(row, "\"hogwild (%d/%d reached)\"", &k, &n), 2);
+    assert_true(k > 0 && k < n && n == 4);
+    free(dat);
+}
+
 /* Up to 16 groups each have a colour of their own, and in black and white
  * a dash pattern and point type pair of their own. */
 static void test_sixteen_groups_sixteen_styles(void **state)
@@ -366,6 +409,7 @@ int main(void)
         cmocka_unit_test(test_diverged_runs_are_marked),
         cmocka_unit_test(test_each_output_keeps_its_own_script),
         cmocka_unit_test(test_labels_titles_and_bars),
+        cmocka_unit_test(test_a_target_some_runs_miss),
         cmocka_unit_test(test_sixteen_groups_sixteen_styles),
         cmocka_unit_test(test_errors),
     };

@@ -4,6 +4,6 @@
 # STEM-G.dat: staleness cdf.
 set xlabel xlabel
 set ylabel "fraction of pushes"
-set yrange [0:1.05]
-set xrange [0:xmax]
+if (!exists("yrange_set")) { set yrange [0:1.05] }
+if (!exists("xrange_set")) { set xrange [0:xmax] }
 plot for [g=1:groups] data(g) using 1:2 with steps ls g title titles[g]
