@@ -14,6 +14,7 @@
 #include "core/real/k8s.h"
 #include "core/real/launcher.h"
 #include "plots/plot.h"
+#include "plots/report.h"
 #include "core/real/roles.h"
 #include "core/run.h"
 #include "core/suggest.h"
@@ -33,7 +34,10 @@ static const char s_usage[] =
     "  eval RUN_DIR                           a run's saved model (model.npy) on its test set\n"
     "  plot DIR... -o FIG.pdf|png|svg [--kind convergence|scaling|staleness|time-to-accuracy|\n"
     "       throughput] [--group KEY] [--x X] [--y Y] [--logx] [--logy] [--title T]\n"
-    "       [--target ACC]                    figures from run folders, through gnuplot\n"
+    "       [--target ACC] [--size column|page|slide] [--xrange LO:HI] [--yrange LO:HI]\n"
+    "                                         figures from run folders, through gnuplot\n"
+    "  report DIR... [-o OUT] [--target ACC]  a Markdown and HTML page for runs or a sweep:\n"
+    "                                         summaries, what differs, figures, provenance\n"
     "  ps|worker|evaluator CONFIG [flags] [section.key=value ...]\n"
     "                                         one role of a distributed job, for runs\n"
     "                                         across hosts (see `asgd help ps`)\n"
@@ -289,6 +293,10 @@ int main(int argc, char **argv)
         error err = {0};
         return plot_main(argc - 2, argv + 2, &err) < 0 ? s_fail(&err) : 0;
     }
+    if (strcmp(cmd, "report") == 0) {
+        error err = {0};
+        return report_main(argc - 2, argv + 2, &err) < 0 ? s_fail(&err) : 0;
+    }
     static const char *const roles[] = {"ps", "worker", "evaluator"};
     for (int r = 0; r < 3; r++) {
         if (strcmp(cmd, roles[r]) == 0) {
@@ -316,7 +324,8 @@ int main(int argc, char **argv)
         }
         return 0;
     }
-    static const char *const commands[] = {"train", "sweep", "eval", "plot", "ps", "worker",
+    static const char *const commands[] = {"train", "sweep", "eval", "plot", "report", "ps",
+                                           "worker",
                                            "evaluator", "role", "k8s", "keys", "help",
                                            "--version", NULL};
     const char *near = suggest_nearest(cmd, commands);

@@ -394,6 +394,21 @@ int config_each(config *c, const char *section,
     return 0;
 }
 
+int config_each_entry(const config *c,
+                      int (*fn)(void *ctx, const char *section, const char *key,
+                                const char *value),
+                      void *ctx)
+{
+    for (int i = 0; i < c->count; i++) {
+        const entry *e = &c->entries[i];
+        int rc = fn(ctx, e->section, e->key, e->value);
+        if (rc) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
 int config_error(const config *c, const char *section, const char *key, error *err,
                  const char *fmt, ...)
 {

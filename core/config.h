@@ -67,6 +67,13 @@ int config_each(config *c, const char *section,
                 int (*fn)(void *ctx, const char *key, const char *value, int line),
                 void *ctx);
 
+/* Calls fn for every entry, every section, in order (nothing is marked
+ * read): for tools that compare whole configs. */
+int config_each_entry(const config *c,
+                      int (*fn)(void *ctx, const char *section, const char *key,
+                                const char *value),
+                      void *ctx);
+
 /* For values a module parses itself: -1 with err set to "WHERE: [section]
  * key: MESSAGE", WHERE being the file and line or the command line. */
 int config_error(const config *c, const char *section, const char *key, error *err,

@@ -362,6 +362,71 @@ static void test_sixteen_groups_sixteen_styles(void **state)
     free(gp);
 }
 
+/* asgd report: the page for a set of runs, in Markdown and HTML: every
+ * run's summary, the keys that differ (the sweep's grid and seed), the
+ * figures, the provenance; without gnuplot, the page says why it has no
+ * figures. */
+static void test_report(void **state)
+{
+    support_fixture *f = *state;
+    char out[700], path[800];
+    snprintf(out, sizeof out, "%s/report", f->dir);
+    const char *args[] = {"report", s_runs, "-o", out, "--target", "0.3", NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    snprintf(path, sizeof path, "%s/report.md", out);
+    char *md = support_read_file(path);
+    assert_non_null(md);
+    assert_non_null(strstr(md, "8 complete runs in 2 groups"));
+    int rows = 0;
+    for (char *at = strstr(md, "\n| train.algorithm="); at; at = strstr(at + 1,
+                                                                      "\n| train.algorithm=")) {
+        rows++;
+    }
+    assert_int_equal(rows, 3 * 8);   /* each run in the summaries, differences, provenance */
+    char *differs = strstr(md, "## What differs");
+    assert_non_null(differs);
+    char *header = strstr(differs, "\n| run |");
+    assert_non_null(header);
+    char line[1024];
+    snprintf(line, sizeof line, "%.*s", (int)strcspn(header + 1, "\n"), header + 1);
+    assert_non_null(strstr(line, "experiment.seed"));
+    assert_non_null(strstr(line, "train.algorithm"));
+    assert_non_null(strstr(line, "cluster.workers"));
+    assert_null(strstr(line, "train.epochs"));   /* the same in every run */
+    assert_null(strstr(line, "experiment.run_id"));
+    assert_non_null(strstr(md, "## Provenance"));
+    snprintf(path, sizeof path, "%s/report.html", out);
+    char *html = support_read_file(path);
+    assert_non_null(strstr(html, "<table>"));
+    assert_non_null(strstr(html, "<th>final test acc</th>"));
+    if (support_have("gnuplot")) {
+        assert_non_null(strstr(md, "![convergence](report-convergence.png)"));
+        assert_non_null(strstr(html, "<img src=\"report-convergence.png\""));
+        snprintf(path, sizeof path, "%s/report-convergence.png", out);
+        s_expect_figure(path);
+    }
+    free(md);
+    free(html);
+    const char *old = getenv("PATH");   /* without gnuplot: a page, and why no figures */
+    char saved[4096];
+    snprintf(saved, sizeof saved, "%s", old ? old : "");
+    setenv("PATH", "/nonexistent", 1);
+    support_run_asgd(&f->r, f->dir, args);
+    setenv("PATH", saved, 1);
+    assert_int_equal(f->r.status, 0);
+    snprintf(path, sizeof path, "%s/report.md", out);
+    md = support_read_file(path);
+    assert_non_null(strstr(md, "No figures: gnuplot is not installed"));
+    free(md);
+    const char *no_dirs[] = {"report", NULL};
+    support_run_asgd(&f->r, f->dir, no_dirs);
+    assert_int_equal(f->r.status, 2);
+    const char *bad_target[] = {"report", s_runs, "--target", "3", NULL};
+    support_run_asgd(&f->r, f->dir, bad_target);
+    assert_int_equal(f->r.status, 2);
+}
+
 static void test_errors(void **state)
 {
     support_fixture *f = *state;
@@ -411,6 +476,7 @@ int main(void)
         cmocka_unit_test(test_labels_titles_and_bars),
         cmocka_unit_test(test_a_target_some_runs_miss),
         cmocka_unit_test(test_sixteen_groups_sixteen_styles),
+        cmocka_unit_test(test_report),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, s_setup, s_teardown);

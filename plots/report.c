@@ -1,0 +1,413 @@
+/* report.c: `asgd report`: a Markdown and HTML page for a set of runs. */
+#include "plots/report.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cJSON.h>
+
+#include "core/config.h"
+#include "core/provenance.h"
+#include "core/run.h"
+#include "core/suggest.h"
+#include "plots/gnuplot.h"
+#include "plots/plot.h"
+#include "plots/runs.h"
+
+#define REPORT_MAX_DIRS 256
+#define REPORT_MAX_KEYS 512
+
+/* The page, written to both files at once. */
+typedef struct doc {
+    FILE *md, *html;
+} doc;
+
+static void s_html_text(FILE *f, const char *t)
+{
+    for (; *t; t++) {
+        switch (*t) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*t, f);
+        }
+    }
+}
+
+/* A Markdown table cell: a | would end it, a newline the row. */
+static void s_md_cell(FILE *f, const char *t)
+{
+    for (; *t; t++) {
+        if (*t == '|') {
+            fputs("\\|", f);
+        } else {
+            fputc(*t == '\n' ? ' ' : *t, f);
+        }
+    }
+}
+
+static void s_heading(doc *d, int level, const char *text)
+{
+    fprintf(d->md, "\n%.*s %s\n\n", level, "####", text);
+    fprintf(d->html, "<h%d>", level);
+    s_html_text(d->html, text);
+    fprintf(d->html, "</h%d>\n", level);
+}
+
+static void s_para(doc *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void s_para(doc *d, const char *fmt, ...)
+{
+    char text[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    fprintf(d->md, "%s\n\n", text);
+    fputs("<p>", d->html);
+    s_html_text(d->html, text);
+    fputs("</p>\n", d->html);
+}
+
+static void s_row(doc *d, int n, const char *const *cells, bool header)
+{
+    fputs("|", d->md);
+    fputs("<tr>", d->html);
+    for (int i = 0; i < n; i++) {
+        fputc(' ', d->md);
+        s_md_cell(d->md, cells[i]);
+        fputs(" |", d->md);
+        fputs(header ? "<th>" : "<td>", d->html);
+        s_html_text(d->html, cells[i]);
+        fputs(header ? "</th>" : "</td>", d->html);
+    }
+    fputs("\n", d->md);
+    fputs("</tr>\n", d->html);
+    if (header) {
+        fputs("|", d->md);
+        for (int i = 0; i < n; i++) {
+            fputs("---|", d->md);
+        }
+        fputs("\n", d->md);
+    }
+}
+
+static void s_table_start(doc *d, int n, const char *const *header)
+{
+    fputs("<table>\n", d->html);
+    s_row(d, n, header, true);
+}
+
+static void s_table_end(doc *d)
+{
+    fputs("\n", d->md);
+    fputs("</table>\n", d->html);
+}
+
+static void s_image(doc *d, const char *file, const char *alt)
+{
+    fprintf(d->md, "![%s](%s)\n\n", alt, file);
+    fputs("<p><img src=\"", d->html);
+    s_html_text(d->html, file);
+    fputs("\" alt=\"", d->html);
+    s_html_text(d->html, alt);
+    fputs("\"></p>\n", d->html);
+}
+
+/* A summary field as text: a number with `digits` decimals, or the string. */
+static void s_field(char *out, size_t n, const cJSON *summary, const char *key, int digits)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(summary, key);
+    if (cJSON_IsNumber(v)) {
+        snprintf(out, n, "%.*f", digits, v->valuedouble);
+    } else if (cJSON_IsString(v)) {
+        snprintf(out, n, "%s", v->valuestring);
+    } else if (cJSON_IsBool(v)) {
+        snprintf(out, n, "%s", cJSON_IsTrue(v) ? "yes" : "no");
+    } else {
+        snprintf(out, n, "-");
+    }
+}
+
+/* A run's name on the page: its folder's last part. */
+static const char *s_name(const plot_run *r)
+{
+    const char *slash = strrchr(r->dir, '/');
+    return slash ? slash + 1 : r->dir;
+}
+
+static void s_summaries(doc *d, const plot_runs *set)
+{
+    static const char *const header[] = {"run", "rule", "mode", "workers", "final test acc",
+                                         "best test acc", "training time (s)", "samples/s",
+                                         "mean staleness", "diverged"};
+    static const char *const keys[] = {"label", "mode", "workers", "final_test_acc",
+                                       "best_test_acc", "time_s", "samples_per_s",
+                                       "staleness_mean", "diverged"};
+    static const int digits[] = {0, 0, 0, 4, 4, 2, 0, 2, 0};
+    s_heading(d, 2, "Runs");
+    s_table_start(d, 10, header);
+    for (int r = 0; r < set->count; r++) {
+        char cells[10][256];
+        const char *row[10] = {cells[0]};
+        snprintf(cells[0], sizeof cells[0], "%.200s", s_name(&set->runs[r]));
+        for (int k = 0; k < 9; k++) {
+            s_field(cells[k + 1], sizeof cells[k + 1], set->runs[r].summary, keys[k], digits[k]);
+            row[k + 1] = cells[k + 1];
+        }
+        s_row(d, 10, row, false);
+    }
+    s_table_end(d);
+}
+
+/* Every run's config, as "section.key" = value, for the keys that differ. */
+typedef struct configs {
+    int runs, nkeys;
+    char *keys[REPORT_MAX_KEYS];
+    char **values;            /* runs x REPORT_MAX_KEYS, NULL: not in that run */
+    int run;                  /* the run being read */
+} configs;
+
+static int s_key_index(configs *c, const char *key)
+{
+    for (int k = 0; k < c->nkeys; k++) {
+        if (strcmp(c->keys[k], key) == 0) {
+            return k;
+        }
+    }
+    if (c->nkeys == REPORT_MAX_KEYS || !(c->keys[c->nkeys] = strdup(key))) {
+        return -1;
+    }
+    return c->nkeys++;
+}
+
+static int s_take_entry(void *ctx, const char *section, const char *key, const char *value)
+{
+    configs *c = ctx;
+    char name[300];
+    snprintf(name, sizeof name, "%s.%s", section, key);
+    if (strcmp(name, "experiment.run_id") == 0 || strcmp(name, "experiment.out") == 0) {
+        return 0;   /* they differ by construction */
+    }
+    int k = s_key_index(c, name);
+    if (k >= 0) {
+        free(c->values[c->run * REPORT_MAX_KEYS + k]);
+        c->values[c->run * REPORT_MAX_KEYS + k] = strdup(value);
+    }
+    return 0;
+}
+
+static bool s_differs(const configs *c, int k)
+{
+    const char *first = c->values[k];
+    for (int r = 1; r < c->runs; r++) {
+        const char *v = c->values[r * REPORT_MAX_KEYS + k];
+        if (!first != !v || (first && strcmp(first, v) != 0)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void s_differences(doc *d, const plot_runs *set)
+{
+    configs c = {.runs = set->count};
+    c.values = calloc((size_t)set->count * REPORT_MAX_KEYS, sizeof *c.values);
+    s_heading(d, 2, "What differs between the runs");
+    for (int r = 0; c.values && r < set->count; r++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/config.ini", set->runs[r].dir);
+        error err;
+        config *cfg = config_load(path, &err);
+        c.run = r;
+        if (cfg) {
+            config_each_entry(cfg, s_take_entry, &c);
+        }
+        config_destroy(&cfg);
+    }
+    int differing[REPORT_MAX_KEYS], n = 0;
+    for (int k = 0; c.values && k < c.nkeys; k++) {
+        if (s_differs(&c, k)) {
+            differing[n++] = k;
+        }
+    }
+    if (n == 0) {
+        s_para(d, "Every run has the same resolved config%s.",
+               set->count > 1 ? " (but its run id): they differ only by chance" : "");
+    } else {
+        const char *header[REPORT_MAX_KEYS + 1] = {"run"};
+        for (int i = 0; i < n; i++) {
+            header[i + 1] = c.keys[differing[i]];
+        }
+        s_para(d, "The keys of the resolved configs (config.ini) whose values are not the same "
+               "in every run (-: a key that run's config does not have); all other keys are.");
+        s_table_start(d, n + 1, header);
+        for (int r = 0; r < set->count; r++) {
+            const char *row[REPORT_MAX_KEYS + 1] = {s_name(&set->runs[r])};
+            for (int i = 0; i < n; i++) {
+                const char *v = c.values[r * REPORT_MAX_KEYS + differing[i]];
+                row[i + 1] = v ? v : "-";
+            }
+            s_row(d, n + 1, row, false);
+        }
+        s_table_end(d);
+    }
+    for (int k = 0; k < c.nkeys; k++) {
+        free(c.keys[k]);
+        for (int r = 0; c.values && r < c.runs; r++) {
+            free(c.values[r * REPORT_MAX_KEYS + k]);
+        }
+    }
+    free(c.values);
+}
+
+/* The figures, each drawn by asgd plot into out. */
+static void s_figures(doc *d, const char *out, const char *const *dirs, int ndirs,
+                      const char *target)
+{
+    static const char *const kinds[] = {"convergence", "time-to-accuracy", "throughput",
+                                        "staleness"};
+    s_heading(d, 2, "Figures");
+    if (!gnuplot_available()) {
+        s_para(d, "No figures: gnuplot is not installed (apt-get install gnuplot-nox), and "
+               "asgd report draws them with it.");
+        return;
+    }
+    for (int i = 0; i < 4; i++) {
+        char file[64], path[4200];
+        snprintf(file, sizeof file, "report-%s.png", kinds[i]);
+        snprintf(path, sizeof path, "%s/%s", out, file);
+        char *argv[REPORT_MAX_DIRS + 10];
+        int argc = 0;
+        for (int k = 0; k < ndirs; k++) {
+            argv[argc++] = (char *)dirs[k];
+        }
+        const char *rest[] = {"-o", path, "--kind", kinds[i], "--target", target, "--size",
+                              "page"};
+        for (int k = 0; k < 8; k++) {
+            argv[argc++] = (char *)rest[k];
+        }
+        error err = {0};
+        if (plot_main(argc, argv, &err) < 0) {
+            s_para(d, "%s: not drawn: %s", kinds[i], err.msg);
+        } else {
+            s_image(d, file, kinds[i]);
+        }
+    }
+}
+
+static void s_provenance(doc *d, const plot_runs *set)
+{
+    static const char *const header[] = {"run", "started", "host", "cpu", "cores", "device",
+                                         "asgd", "commit", "uncommitted changes", "command"};
+    static const char *const keys[] = {"started", "host", "cpu", "cores", "device",
+                                       "asgd_version", "git_commit", "git_dirty", "command"};
+    s_heading(d, 2, "Provenance");
+    s_table_start(d, 10, header);
+    for (int r = 0; r < set->count; r++) {
+        char cells[10][1024];
+        const char *row[10] = {cells[0]};
+        snprintf(cells[0], sizeof cells[0], "%.200s", s_name(&set->runs[r]));
+        for (int k = 0; k < 9; k++) {
+            s_field(cells[k + 1], sizeof cells[k + 1], set->runs[r].summary, keys[k], 0);
+            row[k + 1] = cells[k + 1];
+        }
+        cells[7][12] = '\0';   /* the commit, short */
+        s_row(d, 10, row, false);
+    }
+    s_table_end(d);
+}
+
+typedef struct report_options {
+    const char *dirs[REPORT_MAX_DIRS];
+    int ndirs;
+    const char *out, *target;
+} report_options;
+
+static int s_parse(report_options *o, int argc, char **argv, error *err)
+{
+    *o = (report_options){.target = "0.8"};
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if ((strcmp(a, "-o") == 0 || strcmp(a, "--target") == 0) && i + 1 < argc) {
+            *(a[1] == 'o' ? &o->out : &o->target) = argv[++i];
+        } else if (a[0] == '-') {
+            static const char *const known[] = {"-o", "--target", NULL};
+            const char *near = suggest_nearest(a, known);
+            return error_set(err, ERROR_USAGE, "asgd report: unknown option %s%s%s%s", a,
+                             near ? "; did you mean " : "", near ? near : "", near ? "?" : "");
+        } else if (o->ndirs == REPORT_MAX_DIRS) {
+            return error_set(err, ERROR_USAGE, "asgd report: too many folders");
+        } else {
+            o->dirs[o->ndirs++] = a;
+        }
+    }
+    if (o->ndirs == 0) {
+        return error_set(err, ERROR_USAGE, "usage: asgd report RUN_OR_SWEEP_DIR... [-o OUT] "
+                         "[--target ACC]");
+    }
+    char *end;
+    double t = strtod(o->target, &end);
+    if (*end || end == o->target || !(t > 0 && t <= 1)) {
+        return error_set(err, ERROR_USAGE, "asgd report: --target %s: expected a test "
+                         "accuracy above 0, at most 1", o->target);
+    }
+    o->out = o->out ? o->out : o->dirs[0];
+    return 0;
+}
+
+int report_main(int argc, char **argv, error *err)
+{
+    report_options o;
+    if (s_parse(&o, argc, argv, err) < 0 || run_make_dirs(o.out, err) < 0) {
+        return -1;
+    }
+    plot_runs set;
+    if (plot_runs_collect(&set, o.dirs, o.ndirs, "experiment.label", err) < 0) {
+        return -1;
+    }
+    char md_path[4200], html_path[4200];
+    snprintf(md_path, sizeof md_path, "%s/report.md", o.out);
+    snprintf(html_path, sizeof html_path, "%s/report.html", o.out);
+    doc d = {.md = fopen(md_path, "w"), .html = fopen(html_path, "w")};
+    int rc = 0;
+    if (!d.md || !d.html) {
+        rc = error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", d.md ? html_path : md_path,
+                       strerror(errno));
+    } else {
+        fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>asgd report</title>"
+              "<style>body{font-family:sans-serif;max-width:72em;margin:2em auto}"
+              "table{border-collapse:collapse;font-size:90%}td,th{border:1px solid #ccc;"
+              "padding:2px 6px;text-align:left}img{max-width:100%}</style></head><body>\n",
+              d.html);
+        fputs("# asgd report\n\n", d.md);
+        fputs("<h1>asgd report</h1>\n", d.html);
+        time_t now = time(NULL);
+        struct tm tm;
+        char when[64];
+        gmtime_r(&now, &tm);
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &tm);
+        s_para(&d, "%d complete runs in %d groups under %s%s, written %s by %s.", set.count,
+               set.ngroups, o.dirs[0], o.ndirs > 1 ? " and the other folders given" : "", when,
+               provenance_version_line());
+        s_summaries(&d, &set);
+        s_differences(&d, &set);
+        s_figures(&d, o.out, o.dirs, o.ndirs, o.target);
+        s_provenance(&d, &set);
+        fputs("</body></html>\n", d.html);
+    }
+    if ((d.md && fclose(d.md) != 0) || (d.html && fclose(d.html) != 0)) {
+        rc = rc < 0 ? rc : error_set(err, ERROR_RUNTIME, "%s: cannot write (is the disk "
+                                     "full?)", o.out);
+    }
+    if (rc == 0) {
+        printf("%s %s (%d runs)\n", md_path, html_path, set.count);
+    }
+    plot_runs_free(&set);
+    return rc;
+}
