@@ -196,7 +196,7 @@ static void s_styles(FILE *gp, int groups)
 /* What every run shares, for the title: "mlp on fashion-mnist, 4
  * workers, 3 seeds" (a field that varies is left out: it is on an axis
  * or in the legend). */
-static void s_setting(char *out, size_t n, const plot_runs *set)
+static void s_setting(char *out, size_t n, const plot_runs *set, const char *x, bool pooled)
 {
     char model[64] = "", data[64] = "", workers[32] = "", mode[16] = "";
     const char *keys[] = {"model", "dataset", "workers", "mode"};
@@ -212,21 +212,27 @@ static void s_setting(char *out, size_t n, const plot_runs *set)
             }
         }
     }
-    int most = 0;   /* runs per group: the seeds */
-    for (int g = 0; g < set->ngroups; g++) {
+    int most = 0;   /* runs behind one line (or, with x, one point): the seeds */
+    double *xs = calloc((size_t)set->count, sizeof *xs);
+    for (int r = 0; xs && x && r < set->count; r++) {
+        xs[r] = plot_run_number(&set->runs[r], x);
+    }
+    for (int r = 0; xs && r < set->count; r++) {
         int k = 0;
-        for (int r = 0; r < set->count; r++) {
-            k += set->runs[r].g == g;
+        for (int q = 0; q < set->count; q++) {
+            k += set->runs[q].g == set->runs[r].g && xs[q] == xs[r];
         }
         most = k > most ? k : most;
     }
+    free(xs);
     int at = snprintf(out, n, "%s%s%s", model, model[0] && data[0] ? " on " : "", data);
     if (workers[0] && at < (int)n) {
         at += snprintf(out + at, n - (size_t)at, "%s%s worker%s", at ? ", " : "", workers,
                        strcmp(workers, "1") ? "s" : "");
     }
-    if (most > 1 && at < (int)n) {
-        at += snprintf(out + at, n - (size_t)at, "%smean of %d runs", at ? ", " : "", most);
+    if (most > 1 && at < (int)n) {   /* a CDF pools its runs' pushes; the rest average */
+        at += snprintf(out + at, n - (size_t)at, pooled ? "%s%d runs pooled" : "%smean of %d runs",
+                       at ? ", " : "", most);
     }
     if (strcmp(mode, "sim") == 0 && at < (int)n) {
         snprintf(out + at, n - (size_t)at, "%ssimulated", at ? ", " : "");
@@ -247,10 +253,14 @@ static void s_title(char *out, size_t n, const options *o, const plot_runs *set)
         snprintf(what, sizeof what, "%s", strcmp(f->y, "loss") == 0 ? "Test loss"
                                                                     : "Test accuracy");
         break;
-    case KIND_SCALING:
-        snprintf(what, sizeof what, "%s against %s", label_of(f->y), label_of(f->x));
+    case KIND_SCALING: {   /* the axes' words, without their units */
+        const char *y = label_of(f->y), *x = label_of(f->x);
+        const char *yu = strstr(y, " ("), *xu = strstr(x, " (");
+        snprintf(what, sizeof what, "%.*s against %.*s", yu ? (int)(yu - y) : (int)strlen(y), y,
+                 xu ? (int)(xu - x) : (int)strlen(x), x);
         what[0] = (char)(what[0] >= 'a' && what[0] <= 'z' ? what[0] - 32 : what[0]);
         break;
+    }
     case KIND_STALENESS:
         snprintf(what, sizeof what, "Staleness of pushes");
         break;
@@ -261,8 +271,34 @@ static void s_title(char *out, size_t n, const options *o, const plot_runs *set)
         snprintf(what, sizeof what, "Throughput");
         break;
     }
-    s_setting(setting, sizeof setting, set);
+    s_setting(setting, sizeof setting, set, f->kind == KIND_SCALING ? f->x : NULL,
+              f->kind == KIND_STALENESS);
     snprintf(out, n, "%s%s%s", what, setting[0] ? ": " : "", setting);
+}
+
+/* A quoted gnuplot string broken into lines of about `width` characters,
+ * at spaces ("\n" inside double quotes is a newline to gnuplot): a title
+ * wider than a column figure is cut off, not wrapped. */
+static void s_wrap(char *quoted, size_t n, size_t width)
+{
+    char out[1200];
+    size_t at = 0, line = 0;
+    const char *colon = strstr(quoted, ": ");   /* what it shows, then the setting */
+    bool long_title = strlen(quoted) > width;   /* measured as the lines are, quotes in */
+    for (const char *p = quoted; *p && at + 3 < sizeof out; p++) {
+        const char *next = strchr(p + 1, ' ');
+        size_t word = next ? (size_t)(next - p) : strlen(p);
+        if (*p == ' ' && line > 0 && (line + word > width || (long_title && p == colon + 1))) {
+            out[at++] = '\\';
+            out[at++] = 'n';
+            line = 0;
+            continue;
+        }
+        out[at++] = *p;
+        line++;
+    }
+    out[at] = '\0';
+    snprintf(quoted, n, "%.1199s", out);
 }
 
 /* The prologue every template reads (plots/templates/style.gp). */
@@ -287,6 +323,7 @@ static void s_prologue(FILE *gp, const options *o, const plot_runs *set, const f
     char title[600];
     s_title(title, sizeof title, o, set);
     gnuplot_quote(quoted, sizeof quoted, title);
+    s_wrap(quoted, sizeof quoted, o->size == SIZE_COLUMN ? 48 : o->size == SIZE_PAGE ? 68 : 60);
     fprintf(gp, "]\nfigure_title = %s\nlogx = %d\nlogy = %d\n", quoted, o->logx, o->logy);
     s_string_var(gp, "size", s_sizes[o->size]);
     if (o->xrange) {   /* the kind's template leaves a range given here alone */

@@ -239,12 +239,13 @@ static void test_labels_titles_and_bars(void **state)
     assert_non_null(strstr(gp, "speedup_label = \"speed-up over 1 worker\""));
     assert_non_null(strstr(gp, "xlabel = \"workers\""));
     assert_non_null(strstr(gp, "ylabel = \"samples/s\""));
-    assert_non_null(strstr(gp, "figure_title = \"Samples/s against workers: softmax on "
-                               "synthetic, mean of 4 runs, simulated\""));
+    /* each point is the mean of its 2 seeds (once said 4: the group's runs) */
+    assert_non_null(strstr(gp, "figure_title = \"Samples/s against workers:\\nsoftmax on "
+                               "synthetic, mean of 2 runs, simulated\""));
     free(gp);
     const char *const missed[] = {"--kind", "time-to-accuracy", "--target", "0.999", NULL};
     gp = s_script(f, "tta.png", missed);
-    assert_non_null(strstr(gp, "figure_title = \"Time to test accuracy 0.999: softmax on "
+    assert_non_null(strstr(gp, "figure_title = \"Time to test accuracy 0.999:\\nsoftmax on "
                                "synthetic, mean of 4 runs, simulated\""));
     assert_non_null(strstr(gp, "ylabel = \"time to test accuracy 0.999 (s)\""));
     free(gp);

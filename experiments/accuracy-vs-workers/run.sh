@@ -7,5 +7,4 @@ root=$(cd "$here/../.." && pwd)
 "$root/scripts/build.sh"
 "$root/build/asgd" sweep "$here/sweep.ini" -j 2
 "$root/build/asgd" plot "$root/runs/rules-vs-workers" -o "$root/runs/rules-vs-workers/accuracy-vs-workers.png" \
-    --kind scaling --x workers --y final_test_acc --logx \
-    --title "final test accuracy against workers (mean, min-max over 3 seeds)"
+    --kind scaling --x workers --y final_test_acc --logx --size page

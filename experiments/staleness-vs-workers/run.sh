@@ -8,5 +8,4 @@ root=$(cd "$here/../.." && pwd)
 "$root/scripts/build.sh"
 "$root/build/asgd" sweep "$root/experiments/accuracy-vs-workers/sweep.ini" -j 2
 "$root/build/asgd" plot "$root/runs/rules-vs-workers" -o "$root/runs/rules-vs-workers/staleness-vs-workers.png" \
-    --kind scaling --x workers --y staleness_mean --logx \
-    --title "mean staleness of pushes against workers"
+    --kind scaling --x workers --y staleness_mean --logx --size page

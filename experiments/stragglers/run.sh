@@ -32,6 +32,5 @@ for rule in "sync" "sync backups=2" "hogwild" "dynsgd"; do
     done
 done
 "$root/build/asgd" plot "$root/runs/stragglers" -o "$root/runs/stragglers/stragglers.png" --kind scaling \
-    --x sim.straggler_fraction --y time_s \
-    --title "virtual time to finish 3 epochs against the fraction of 4x-slower workers" >/dev/null
+    --x sim.straggler_fraction --y time_s --size page >/dev/null
 echo "figure: $root/runs/stragglers/stragglers.png (the committed $here/stragglers.png: cp it there on purpose)"

@@ -7,5 +7,4 @@ root=$(cd "$here/../.." && pwd)
 "$root/scripts/build.sh"
 "$root/build/asgd" sweep "$here/sweep.ini" -j 2
 "$root/build/asgd" plot "$root/runs/window" -o "$root/runs/window/window.png" --kind scaling \
-    --x algorithm.window --y final_test_acc --logx \
-    --title "final test accuracy against the window, 4 workers (3 seeds)"
+    --x algorithm.window --y final_test_acc --logx --size page

@@ -4,7 +4,8 @@
 # the ideal line. STEM-G.dat: x mean min max speedup ideal.
 set xlabel xlabel
 set ylabel ylabel
-set offsets graph 0.04, graph 0.04, graph 0.04, graph 0.04
+set autoscale xfix   # the data's range, not the next tick's, with a margin
+set offsets graph 0.04, graph 0.04, 0, 0
 if (speedup) { set multiplot layout 1,2 title figure_title; unset title }
 plot for [g=1:groups] data(g) using 1:2:3:4 with yerrorlines ls g title titles[g]
 if (speedup) {
