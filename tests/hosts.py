@@ -86,6 +86,12 @@ class Hosts:
         try:
             _remove_stale()
             self._make()
+            # a host must run a command (nsenter and unshare need privileges a
+            # container may not give) and reach another over the bridge
+            probe = subprocess.run(self.command(0, ["ip", "route", "get", self.addresses[-1]]),
+                                   capture_output=True, text=True)
+            if probe.returncode != 0:
+                raise RuntimeError(f"a command on a host failed: {probe.stderr.strip()}")
         except (RuntimeError, OSError) as e:
             self.close()
             raise Unavailable(f"cannot make network namespaces: {e}")
