@@ -7,7 +7,7 @@
 
 extern const algorithm algorithm_sync, algorithm_hogwild, algorithm_downpour,
     algorithm_agn, algorithm_sagn, algorithm_dynsgd, algorithm_easgd, algorithm_aeasgd,
-    algorithm_aeamsgd, algorithm_ssp, algorithm_average;
+    algorithm_aeamsgd, algorithm_ssp, algorithm_average, algorithm_dcasgd;
 
 static const algorithm *const s_all[] = {
     &algorithm_sync,
@@ -21,6 +21,7 @@ static const algorithm *const s_all[] = {
     &algorithm_aeamsgd,
     &algorithm_ssp,
     &algorithm_average,
+    &algorithm_dcasgd,
     NULL,
 };
 

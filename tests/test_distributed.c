@@ -253,10 +253,13 @@ static void test_one_worker_follows_sequential_exactly(void **state)
     char *sync = s_trajectory(f, "sync", NULL);
     char *hog = s_trajectory(f, "hogwild", NULL);
     char *down = s_trajectory(f, "downpour", downpour_sgd);
+    char *dc = s_trajectory(f, "dcasgd", NULL);   /* theta never moves between pull and push */
     assert_true(strlen(seq) > 1000);
     assert_string_equal(sync, seq);
     assert_string_equal(hog, seq);
     assert_string_equal(down, seq);
+    assert_string_equal(dc, seq);
+    free(dc);
     free(seq);
     free(sync);
     free(hog);

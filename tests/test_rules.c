@@ -325,6 +325,7 @@ static void test_agn_dynsgd_sagn_ssp_average_loops(void **state)
     s_one_worker_run("sagn", "window = 1\n", s_rounds5, CENTRE_SGD);
     s_one_worker_run("ssp", "staleness = 0\n", "p0 s0 p1 s1 p2 s2 p3 s3 p4 s4 ", CENTRE_SGD);
     s_one_worker_run("average", "window = 1\n", s_rounds5, CENTRE_SGD);
+    s_one_worker_run("dcasgd", "", s_async5, CENTRE_SGD);   /* one worker: plain SGD */
 }
 
 static void test_elastic_rules_with_alpha_zero_keep_the_centre(void **state)
@@ -480,6 +481,31 @@ static void test_server_steps_by_hand(void **state)
     assert_true(server_version_reached(s, &(pull_msg){.worker = 0, .min_version = 1}));
     server_destroy(&s);
     free(p);
+    /* dcasgd: worker 0 pulls theta = 0 (after worker 1's first push); worker
+     * 1's second push moves it to -1; worker 0's gradient 1 is corrected by
+     * lambda * g * g * (-1 - 0) = -0.5 (worker 1 pushed on what it pulled) */
+    s = s_server("dcasgd", "[algorithm]\nlambda = 0.5\n", 2, (const float[]){1}, 1, &p);
+    server_answer(s, &(pull_msg){.worker = 1});
+    server_push(s, &(push_msg){.worker = 1, .values = (const float[]){2}});
+    s_expect_theta(s, (const float[]){0});
+    server_answer(s, &(pull_msg){.worker = 0});
+    server_answer(s, &(pull_msg){.worker = 1});
+    server_push(s, &(push_msg){.worker = 1, .values = (const float[]){2}});
+    s_expect_theta(s, (const float[]){-1});
+    server_push(s, &(push_msg){.worker = 0, .values = (const float[]){1}});
+    s_expect_theta(s, (const float[]){-1.25f});   /* hogwild: -1.5 */
+    server_destroy(&s);
+    free(p);
+    /* DC-ASGD-a (the paper's lambda 2): 2 / sqrt(ms), ms = 0.95 ms + 0.05 g^2 */
+    s = s_server("dcasgd", "[algorithm]\nadaptive = on\nlambda = 2\n", 2, (const float[]){1}, 1,
+                 &p);
+    server_answer(s, &(pull_msg){.worker = 0});
+    server_push(s, &(push_msg){.worker = 1, .values = (const float[]){2}});
+    server_push(s, &(push_msg){.worker = 0, .values = (const float[]){1}});
+    float ms = 0.95f * (0.05f * 4) + 0.05f * 1, lambda = 2 / sqrtf(ms + 1e-7f);
+    s_expect_theta(s, (const float[]){-0.5f * (1 + lambda * 1 * (0 - 1))});
+    server_destroy(&s);
+    free(p);
     /* average: the centre becomes the workers' mean */
     s = s_server("average", "", 2, (const float[]){0, 0}, 2, &p);
     server_push(s, &(push_msg){.worker = 0, .tag = 0, .values = (const float[]){1, 3}});
@@ -603,6 +629,7 @@ static void test_every_rule_rejects_bad_keys(void **state)
         {"easgd", "window = 0"}, {"aeasgd", "alpha = 2"}, {"aeamsgd", "momentum = 1"},
         {"aeamsgd", "alpha = x"}, {"ssp", "staleness = -1"}, {"average", "window = 0"},
         {"agn", "alpha = 0.5"},   /* a key agn does not have */
+        {"dcasgd", "lambda = -1"}, {"dcasgd", "ms_decay = 1"}, {"dcasgd", "adaptive = maybe"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[256];

@@ -292,6 +292,28 @@ static void test_equivalences_in_virtual_time(void **state)
     free(agn);
 }
 
+/* DC-ASGD: with lambda = 0 it is Hogwild step for step, at 4 workers; with
+ * its lambda the correction changes the steps (the workers' gradients are
+ * stale), and with one worker it is sequential SGD again. */
+static void test_dcasgd_equivalences_in_virtual_time(void **state)
+{
+    support_fixture *f = *state;
+    char *seq = s_trajectory(f, "sequential", NULL, NULL, NULL);
+    char *one = s_trajectory(f, "dcasgd", NULL, NULL, NULL);
+    char *hog = s_trajectory(f, "hogwild", "cluster.workers=4", NULL, NULL);
+    char *zero = s_trajectory(f, "dcasgd", "cluster.workers=4", "algorithm.lambda=0", NULL);
+    char *dc = s_trajectory(f, "dcasgd", "cluster.workers=4", "algorithm.lambda=1", NULL);
+    assert_string_equal(one, seq);
+    assert_true(strlen(hog) > 1000);
+    assert_string_equal(zero, hog);
+    assert_string_not_equal(dc, hog);
+    free(seq);
+    free(one);
+    free(hog);
+    free(zero);
+    free(dc);
+}
+
 static void test_alpha_zero_and_dynsgd_tau_in_virtual_time(void **state)
 {
     support_fixture *f = *state;
@@ -696,6 +718,7 @@ int main(void)
         cmocka_unit_test(test_bad_sim_values_name_the_key),
         T(test_same_seed_same_bytes),
         T(test_equivalences_in_virtual_time),
+        T(test_dcasgd_equivalences_in_virtual_time),
         T(test_alpha_zero_and_dynsgd_tau_in_virtual_time),
         T(test_ssp_bound_under_heavy_stragglers),
         T(test_failure_and_recovery),

@@ -1,0 +1,138 @@
+/* dcasgd.c: delay-compensated asynchronous SGD (DC-ASGD).
+ *
+ *   worker:  pull theta; g = the gradient at what it pulled; push g (as
+ *            Hogwild does)
+ *   server:  on each worker's pull, keep theta_bak[w] = the theta it got;
+ *            on its push g:
+ *              theta <- theta - lr * (g + lambda * g * g * (theta - theta_bak[w]))
+ *            (elementwise): g is corrected by a cheap diagonal estimate of
+ *            the Hessian, g * g, times how far theta moved since w pulled.
+ *   adaptive = on (DC-ASGD-a): lambda is lambda / sqrt(ms + 1e-7) per
+ *            element, ms <- m * ms + (1 - m) * g * g over every push.
+ *
+ * With lambda = 0 it is Hogwild; with one worker theta never moves between
+ * a pull and its push, so it is sequential SGD. Keys: lambda (0.04; the
+ * paper's DC-ASGD-a used 2), adaptive (off), ms_decay (0.95).
+ *
+ * Reference: Zheng, Meng, Wang, Chen, Yu, Ma, Liu, "Asynchronous
+ * Stochastic Gradient Descent with Delay Compensation" (ICML 2017),
+ * Algorithm 1 and section 5 (DC-ASGD-c and DC-ASGD-a). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algorithms/algorithm.h"
+#include "algorithms/rulekit.h"
+#include "algorithms/server.h"
+#include "algorithms/worker.h"
+
+typedef struct dcasgd_params {
+    float lr, lambda, ms_decay;
+    bool adaptive;
+} dcasgd_params;
+
+static void *s_configure(config *c, const rule_context *ctx, rule_info *info, error *err)
+{
+    (void)info;   /* one apply thread: a push reads and writes the state */
+    if (ctx->optim->kind != OPTIM_SGD) {
+        config_fail(c, "train", "optimizer", err, "dcasgd applies plain SGD at the server; "
+                    "set optimizer = sgd");
+        return NULL;
+    }
+    dcasgd_params *p = rule_params(sizeof *p, "dcasgd", err);
+    bool adaptive;
+    double lambda, decay;
+    if (!p || config_get_bool(c, "algorithm", "adaptive", false, &adaptive, err) < 0 ||
+        config_get_double(c, "algorithm", "lambda", 0.04, 0, 1e6,
+                          CONFIG_CLOSED, &lambda, err) < 0 ||
+        config_get_double(c, "algorithm", "ms_decay", 0.95, 0, 1, CONFIG_OPEN_HI, &decay,
+                          err) < 0) {
+        free(p);
+        return NULL;
+    }
+    *p = (dcasgd_params){.lr = (float)ctx->optim->lr, .lambda = (float)lambda,
+                         .ms_decay = (float)decay, .adaptive = adaptive};
+    return p;
+}
+
+static int s_worker_run(worker *w)
+{
+    while (!worker_done(w)) {
+        if (worker_pull(w, 0) < 0) {
+            return -1;
+        }
+        worker_gradient(w);
+        if (worker_push(w, w->grad, 0) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The shard's state, flat (a checkpoint saves it as bytes): each worker's
+ * backup, then the mean square of the gradients, then a scratch vector. */
+static float *s_backup(server *s, uint32_t w)
+{
+    return (float *)s->state + (size_t)w * s->n;
+}
+
+static float *s_mean_square(server *s)
+{
+    return s_backup(s, (uint32_t)s->workers);
+}
+
+static size_t s_state_bytes(const server *s)
+{
+    return ((size_t)s->workers + 2) * s->n * sizeof(float);
+}
+
+static void *s_init(server *s)
+{
+    float *state = malloc(s_state_bytes(s) + sizeof(float));   /* n may be 0 */
+    if (state) {   /* every worker starts from the initial theta; no gradient yet */
+        for (int w = 0; w < s->workers; w++) {
+            memcpy(state + (size_t)w * s->n, s->theta, s->n * sizeof(float));
+        }
+        memset(state + (size_t)s->workers * s->n, 0, 2 * s->n * sizeof(float));
+    }
+    return state;
+}
+
+static void s_on_pull(server *s, const pull_msg *m)
+{
+    if (m->worker < (uint32_t)s->workers) {
+        memcpy(s_backup(s, m->worker), s->theta, s->n * sizeof(float));
+    }
+}
+
+static void s_on_push(server *s, const push_msg *m)
+{
+    const dcasgd_params *p = s->params;
+    const float *g = m->values, *bak = s_backup(s, m->worker);
+    float *ms = s_mean_square(s), *step = ms + s->n;
+    for (size_t i = 0; i < s->n; i++) {
+        float g2 = g[i] * g[i], lambda = p->lambda;
+        if (p->adaptive) {
+            ms[i] = p->ms_decay * ms[i] + (1 - p->ms_decay) * g2;
+            lambda /= sqrtf(ms[i] + 1e-7f);
+        }
+        step[i] = g[i] + lambda * g2 * (s->theta[i] - bak[i]);
+    }
+    server_record_applied(s, m);
+    server_add(s, step, -p->lr);
+}
+
+const algorithm algorithm_dcasgd = {
+    .version = ALGORITHM_VERSION,
+    .name = "dcasgd",
+    .summary = "delay-compensated ASGD: each gradient corrected by lambda * g * g * (theta - "
+               "what its worker pulled); adaptive = on scales lambda by 1 / sqrt(mean g^2)",
+    .keys = "lambda (0.04), adaptive (off), ms_decay (0.95)",
+    .configure = s_configure,
+    .worker_run = s_worker_run,
+    .server_init = s_init,
+    .server_state_bytes = s_state_bytes,
+    .server_on_push = s_on_push,
+    .server_on_pull = s_on_pull,
+    .server_pull_ready = server_always_ready,
+};
