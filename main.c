@@ -183,10 +183,11 @@ static void s_help_algorithms(bool names_only)
         return;
     }
     printf("train.algorithm: the update rule; its keys go in [algorithm]\n\n");
-    printf("  %-11s %s\n  %-11s keys: none (uses [train] optimizer, lr, batch)\n",
+    printf("  %-13s %s\n  %-13s keys: none (uses [train] optimizer, lr, batch)\n",
            "sequential", "the baseline: one process, local optimizer", "");
     for (const algorithm *const *a = algorithm_all(); *a; a++) {
-        printf("  %-11s %s\n  %-11s keys: %s\n", (*a)->name, (*a)->summary, "", (*a)->keys);
+        printf("  %-13s %s\n  %-13s keys: %s\n", (*a)->name, (*a)->summary, "",
+               (*a)->keys[0] ? (*a)->keys : "none");
     }
     printf("\nDistributed rules also read [cluster]: workers (4), servers (1), transport "
            "(ipc|tcp),\nhost (127.0.0.1), port (0: any free), restart (never|on-failure|"

@@ -7,7 +7,8 @@
 
 extern const algorithm algorithm_sync, algorithm_hogwild, algorithm_downpour,
     algorithm_agn, algorithm_sagn, algorithm_dynsgd, algorithm_easgd, algorithm_aeasgd,
-    algorithm_aeamsgd, algorithm_ssp, algorithm_average, algorithm_dcasgd;
+    algorithm_aeamsgd, algorithm_ssp, algorithm_average, algorithm_dcasgd,
+    algorithm_delayadaptive, algorithm_staleweight;
 
 static const algorithm *const s_all[] = {
     &algorithm_sync,
@@ -22,6 +23,8 @@ static const algorithm *const s_all[] = {
     &algorithm_ssp,
     &algorithm_average,
     &algorithm_dcasgd,
+    &algorithm_delayadaptive,
+    &algorithm_staleweight,
     NULL,
 };
 

@@ -326,6 +326,8 @@ static void test_agn_dynsgd_sagn_ssp_average_loops(void **state)
     s_one_worker_run("ssp", "staleness = 0\n", "p0 s0 p1 s1 p2 s2 p3 s3 p4 s4 ", CENTRE_SGD);
     s_one_worker_run("average", "window = 1\n", s_rounds5, CENTRE_SGD);
     s_one_worker_run("dcasgd", "", s_async5, CENTRE_SGD);   /* one worker: plain SGD */
+    s_one_worker_run("delayadaptive", "", s_async5, CENTRE_SGD);
+    s_one_worker_run("staleweight", "", s_async5, CENTRE_SGD);
 }
 
 static void test_elastic_rules_with_alpha_zero_keep_the_centre(void **state)
@@ -506,6 +508,30 @@ static void test_server_steps_by_hand(void **state)
     s_expect_theta(s, (const float[]){-0.5f * (1 + lambda * 1 * (0 - 1))});
     server_destroy(&s);
     free(p);
+    /* delayadaptive, 2 workers: pushes 0, 1, 2 and 3 updates stale (all computed
+     * at version 0) step lr * min(1, 2 / tau): 1, 1, 1, then 2/3 */
+    s = s_server("delayadaptive", "", 2, (const float[]){0}, 1, &p);
+    for (int i = 0; i < 4; i++) {
+        server_push(s, &(push_msg){.worker = (uint32_t)(i % 2), .values = (const float[]){1}});
+    }
+    s_expect_theta(s, (const float[]){-0.5f * (3 + 2.0f / 3)});
+    server_destroy(&s);
+    free(p);
+    /* staleweight: poly (1 + tau)^-0.5, and hinge with a = 0.5, b = 1 */
+    s = s_server("staleweight", "", 2, (const float[]){0}, 1, &p);
+    server_push(s, &(push_msg){.worker = 0, .values = (const float[]){1}});
+    server_push(s, &(push_msg){.worker = 1, .values = (const float[]){1}});
+    s_expect_theta(s, (const float[]){-0.5f * (1 + 1 / sqrtf(2))});
+    server_destroy(&s);
+    free(p);
+    s = s_server("staleweight", "[algorithm]\nweight = hinge\nb = 1\n", 2, (const float[]){0},
+                 1, &p);
+    for (int i = 0; i < 3; i++) {   /* tau 0 and 1 take the full step; tau 2, 1 / 1.5 */
+        server_push(s, &(push_msg){.worker = (uint32_t)(i % 2), .values = (const float[]){1}});
+    }
+    s_expect_theta(s, (const float[]){-0.5f * (2 + 1 / 1.5f)});
+    server_destroy(&s);
+    free(p);
     /* average: the centre becomes the workers' mean */
     s = s_server("average", "", 2, (const float[]){0, 0}, 2, &p);
     server_push(s, &(push_msg){.worker = 0, .tag = 0, .values = (const float[]){1, 3}});
@@ -630,6 +656,8 @@ static void test_every_rule_rejects_bad_keys(void **state)
         {"aeamsgd", "alpha = x"}, {"ssp", "staleness = -1"}, {"average", "window = 0"},
         {"agn", "alpha = 0.5"},   /* a key agn does not have */
         {"dcasgd", "lambda = -1"}, {"dcasgd", "ms_decay = 1"}, {"dcasgd", "adaptive = maybe"},
+        {"delayadaptive", "window = 2"}, {"staleweight", "weight = linear"},
+        {"staleweight", "a = -1"}, {"staleweight", "b = x"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[256];

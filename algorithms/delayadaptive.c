@@ -1,0 +1,75 @@
+/* delayadaptive.c: asynchronous SGD with delay-adaptive step sizes.
+ *
+ *   worker:  pull theta; g = the gradient at what it pulled; push g
+ *   server:  tau = version - the version g was computed on;
+ *            theta <- theta - lr * min(1, N / tau) * g     (N: the workers)
+ *
+ * A push at most N updates stale takes the full step; a staler one a step
+ * shrunk in proportion, which is what gives the rule its guarantee under
+ * arbitrary delays (the authors' code writes lr * N / max(N, tau)). With
+ * one worker tau is 0 and it is sequential SGD. No keys of its own.
+ *
+ * Reference: Mishchenko, Bach, Even, Woodworth, "Asynchronous SGD Beats
+ * Minibatch SGD Under Arbitrary Delays" (NeurIPS 2022), section 3. */
+#include <stdlib.h>
+
+#include "algorithms/algorithm.h"
+#include "algorithms/rulekit.h"
+#include "algorithms/server.h"
+#include "algorithms/worker.h"
+
+typedef struct delayadaptive_params {
+    float lr;
+    int workers;
+} delayadaptive_params;
+
+static void *s_configure(config *c, const rule_context *ctx, rule_info *info, error *err)
+{
+    (void)info;
+    if (ctx->optim->kind != OPTIM_SGD) {
+        config_fail(c, "train", "optimizer", err, "delayadaptive applies plain SGD at the "
+                    "server; set optimizer = sgd");
+        return NULL;
+    }
+    delayadaptive_params *p = rule_params(sizeof *p, "delayadaptive", err);
+    if (p) {
+        *p = (delayadaptive_params){.lr = (float)ctx->optim->lr, .workers = ctx->workers};
+    }
+    return p;
+}
+
+static int s_worker_run(worker *w)
+{
+    while (!worker_done(w)) {
+        if (worker_pull(w, 0) < 0) {
+            return -1;
+        }
+        worker_gradient(w);
+        if (worker_push(w, w->grad, 0) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void s_on_push(server *s, const push_msg *m)
+{
+    const delayadaptive_params *p = s->params;
+    uint64_t version = s->version;
+    uint64_t tau = version > m->base_version ? version - m->base_version : 0;
+    float scale = tau > (uint64_t)p->workers ? (float)p->workers / (float)tau : 1.0f;
+    server_record_applied(s, m);
+    server_add(s, m->values, -p->lr * scale);
+}
+
+const algorithm algorithm_delayadaptive = {
+    .version = ALGORITHM_VERSION,
+    .name = "delayadaptive",
+    .summary = "asynchronous SGD with delay-adaptive steps: a gradient tau updates stale steps "
+               "lr * min(1, workers / tau)",
+    .keys = "",
+    .configure = s_configure,
+    .worker_run = s_worker_run,
+    .server_on_push = s_on_push,
+    .server_pull_ready = server_always_ready,
+};
