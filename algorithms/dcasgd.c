@@ -34,9 +34,8 @@ typedef struct dcasgd_params {
 static void *s_configure(config *c, const rule_context *ctx, rule_info *info, error *err)
 {
     (void)info;   /* one apply thread: a push reads and writes the state */
-    if (ctx->optim->kind != OPTIM_SGD) {
-        config_fail(c, "train", "optimizer", err, "dcasgd applies plain SGD at the server; "
-                    "set optimizer = sgd");
+    float lr;
+    if (rule_plain_sgd(c, ctx, "dcasgd", &lr, err) < 0) {
         return NULL;
     }
     dcasgd_params *p = rule_params(sizeof *p, "dcasgd", err);
@@ -50,23 +49,9 @@ static void *s_configure(config *c, const rule_context *ctx, rule_info *info, er
         free(p);
         return NULL;
     }
-    *p = (dcasgd_params){.lr = (float)ctx->optim->lr, .lambda = (float)lambda,
+    *p = (dcasgd_params){.lr = lr, .lambda = (float)lambda,
                          .ms_decay = (float)decay, .adaptive = adaptive};
     return p;
-}
-
-static int s_worker_run(worker *w)
-{
-    while (!worker_done(w)) {
-        if (worker_pull(w, 0) < 0) {
-            return -1;
-        }
-        worker_gradient(w);
-        if (worker_push(w, w->grad, 0) < 0) {
-            return -1;
-        }
-    }
-    return 0;
 }
 
 /* The shard's state, flat (a checkpoint saves it as bytes): each worker's
@@ -129,7 +114,7 @@ const algorithm algorithm_dcasgd = {
                "what its worker pulled); adaptive = on scales lambda by 1 / sqrt(mean g^2)",
     .keys = "lambda (0.04), adaptive (off), ms_decay (0.95)",
     .configure = s_configure,
-    .worker_run = s_worker_run,
+    .worker_run = worker_run_gradients,
     .server_init = s_init,
     .server_state_bytes = s_state_bytes,
     .server_on_push = s_on_push,

@@ -26,37 +26,21 @@ typedef struct delayadaptive_params {
 static void *s_configure(config *c, const rule_context *ctx, rule_info *info, error *err)
 {
     (void)info;
-    if (ctx->optim->kind != OPTIM_SGD) {
-        config_fail(c, "train", "optimizer", err, "delayadaptive applies plain SGD at the "
-                    "server; set optimizer = sgd");
+    float lr;
+    if (rule_plain_sgd(c, ctx, "delayadaptive", &lr, err) < 0) {
         return NULL;
     }
     delayadaptive_params *p = rule_params(sizeof *p, "delayadaptive", err);
     if (p) {
-        *p = (delayadaptive_params){.lr = (float)ctx->optim->lr, .workers = ctx->workers};
+        *p = (delayadaptive_params){.lr = lr, .workers = ctx->workers};
     }
     return p;
-}
-
-static int s_worker_run(worker *w)
-{
-    while (!worker_done(w)) {
-        if (worker_pull(w, 0) < 0) {
-            return -1;
-        }
-        worker_gradient(w);
-        if (worker_push(w, w->grad, 0) < 0) {
-            return -1;
-        }
-    }
-    return 0;
 }
 
 static void s_on_push(server *s, const push_msg *m)
 {
     const delayadaptive_params *p = s->params;
-    uint64_t version = s->version;
-    uint64_t tau = version > m->base_version ? version - m->base_version : 0;
+    uint64_t tau = server_push_staleness(s, m);
     float scale = tau > (uint64_t)p->workers ? (float)p->workers / (float)tau : 1.0f;
     server_record_applied(s, m);
     server_add(s, m->values, -p->lr * scale);
@@ -69,7 +53,7 @@ const algorithm algorithm_delayadaptive = {
                "lr * min(1, workers / tau)",
     .keys = "",
     .configure = s_configure,
-    .worker_run = s_worker_run,
+    .worker_run = worker_run_gradients,
     .server_on_push = s_on_push,
     .server_pull_ready = server_always_ready,
 };

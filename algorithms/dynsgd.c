@@ -37,8 +37,7 @@ static int s_worker_run(worker *w)
 
 static void s_on_push(server *s, const push_msg *m)
 {
-    uint64_t version = s->version;
-    uint64_t tau = version > m->base_version ? version - m->base_version : 0;
+    uint64_t tau = server_push_staleness(s, m);
     server_record_applied(s, m);   /* records the same tau as staleness */
     server_add(s, m->values, 1.0f / (float)(tau + 1));
 }

@@ -26,32 +26,17 @@ static void *s_configure(config *c, const rule_context *ctx, rule_info *info, er
     if (config_get_int(c, "algorithm", "server_threads", 1, 1, 64, &threads, err) < 0) {
         return NULL;
     }
-    if (ctx->optim->kind != OPTIM_SGD) {
-        config_fail(c, "train", "optimizer", err, "hogwild applies plain SGD at the server; "
-                    "set optimizer = sgd");
+    float lr;
+    if (rule_plain_sgd(c, ctx, "hogwild", &lr, err) < 0) {
         return NULL;
     }
     hogwild_params *p = rule_params(sizeof *p, "hogwild", err);
     if (!p) {
         return NULL;
     }
-    p->lr = (float)ctx->optim->lr;
+    p->lr = lr;
     info->server_threads = (int)threads;
     return p;
-}
-
-static int s_worker_run(worker *w)
-{
-    while (!worker_done(w)) {
-        if (worker_pull(w, 0) < 0) {
-            return -1;
-        }
-        worker_gradient(w);
-        if (worker_push(w, w->grad, 0) < 0) {
-            return -1;
-        }
-    }
-    return 0;
 }
 
 static void s_on_push(server *s, const push_msg *m)
@@ -67,7 +52,7 @@ const algorithm algorithm_hogwild = {
     .summary = "asynchronous SGD: every gradient applied at once, from several threads if asked",
     .keys = "server_threads (1)",
     .configure = s_configure,
-    .worker_run = s_worker_run,
+    .worker_run = worker_run_gradients,
     .server_on_push = s_on_push,
     .server_pull_ready = server_always_ready,
 };

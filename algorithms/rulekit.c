@@ -32,3 +32,14 @@ int rule_backups(config *c, const rule_context *ctx, long *out, error *err)
 {
     return config_get_int(c, "algorithm", "backups", 0, 0, ctx->workers - 1, out, err);
 }
+
+int rule_plain_sgd(config *c, const rule_context *ctx, const char *rule, float *lr,
+                   error *err)
+{
+    if (ctx->optim->kind != OPTIM_SGD) {
+        return config_fail(c, "train", "optimizer", err, "%s applies plain SGD at the server; "
+                           "set optimizer = sgd", rule);
+    }
+    *lr = (float)ctx->optim->lr;
+    return 0;
+}

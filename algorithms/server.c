@@ -213,10 +213,15 @@ bool server_workers_done(const server *s)
     return s->done_count == s->workers;
 }
 
+uint64_t server_push_staleness(const server *s, const push_msg *m)
+{
+    uint64_t version = atomic_load(&((server *)s)->version);
+    return version > m->base_version ? version - m->base_version : 0;
+}
+
 void server_record_applied(server *s, const push_msg *m)
 {
-    uint64_t version = atomic_load(&s->version);
-    uint64_t staleness = version > m->base_version ? version - m->base_version : 0;
+    uint64_t staleness = server_push_staleness(s, m);
     if (s->threads > 1) {
         pthread_mutex_lock(&s->stats_lock);
     }

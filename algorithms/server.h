@@ -106,6 +106,10 @@ uint64_t server_last_staleness(server *s, uint32_t worker);
 /* The shard's counters now, version and samples included. */
 void server_snapshot(server *s, shard_stats *out);
 
+/* Rule side: how many updates the shard made since m's values were
+ * computed (version - base_version, 0 if the push is from the future),
+ * the tau of the staleness-scaled rules. */
+uint64_t server_push_staleness(const server *s, const push_msg *m);
 /* Rule side: count a push as applied now (staleness = version - base),
  * or as dropped. */
 void server_record_applied(server *s, const push_msg *m);

@@ -32,9 +32,8 @@ typedef struct staleweight_params {
 static void *s_configure(config *c, const rule_context *ctx, rule_info *info, error *err)
 {
     (void)info;
-    if (ctx->optim->kind != OPTIM_SGD) {
-        config_fail(c, "train", "optimizer", err, "staleweight applies plain SGD at the "
-                    "server; set optimizer = sgd");
+    float lr;
+    if (rule_plain_sgd(c, ctx, "staleweight", &lr, err) < 0) {
         return NULL;
     }
     staleweight_params *p = rule_params(sizeof *p, "staleweight", err);
@@ -44,22 +43,8 @@ static void *s_configure(config *c, const rule_context *ctx, rule_info *info, er
         free(p);
         return NULL;
     }
-    p->lr = (float)ctx->optim->lr;
+    p->lr = lr;
     return p;
-}
-
-static int s_worker_run(worker *w)
-{
-    while (!worker_done(w)) {
-        if (worker_pull(w, 0) < 0) {
-            return -1;
-        }
-        worker_gradient(w);
-        if (worker_push(w, w->grad, 0) < 0) {
-            return -1;
-        }
-    }
-    return 0;
 }
 
 /* s(tau) */
@@ -78,8 +63,7 @@ static double s_weight(const staleweight_params *p, double tau)
 static void s_on_push(server *s, const push_msg *m)
 {
     const staleweight_params *p = s->params;
-    uint64_t version = s->version;
-    uint64_t tau = version > m->base_version ? version - m->base_version : 0;
+    uint64_t tau = server_push_staleness(s, m);
     float scale = (float)s_weight(p, (double)tau);
     server_record_applied(s, m);
     server_add(s, m->values, -p->lr * scale);
@@ -92,7 +76,7 @@ const algorithm algorithm_staleweight = {
                "(1 + tau)^-a or hinge",
     .keys = "weight (poly: constant|poly|hinge), a (0.5), b (4)",
     .configure = s_configure,
-    .worker_run = s_worker_run,
+    .worker_run = worker_run_gradients,
     .server_on_push = s_on_push,
     .server_pull_ready = server_always_ready,
 };

@@ -164,6 +164,20 @@ uint64_t worker_version(const worker *w)
     return v;
 }
 
+int worker_run_gradients(worker *w)
+{
+    while (!worker_done(w)) {
+        if (worker_pull(w, 0) < 0) {
+            return -1;
+        }
+        worker_gradient(w);
+        if (worker_push(w, w->grad, 0) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int worker_run_windows(worker *w, long window, bool mean)
 {
     float *delta = malloc(w->nparams * sizeof *delta);

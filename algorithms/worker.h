@@ -131,6 +131,11 @@ void worker_elastic(float *x, float *elastic, const float *centre, float alpha, 
 
 /* Loops that several rules run.
  *
+ * One gradient a step, until the budget is spent: pull (no wait), the
+ * gradient at what was pulled, push it (Hogwild, DC-ASGD, the
+ * staleness-scaled rules: they differ on the server). */
+int worker_run_gradients(worker *w);
+/*
  * Windows of local SGD, until the budget is spent: pull (no wait);
  * delta = the sum of up to `window` local steps (worker_local_window),
  * divided by the steps taken when `mean`; push delta with the pulled
