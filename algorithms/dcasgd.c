@@ -19,7 +19,6 @@
  * Algorithm 1 and section 5 (DC-ASGD-c and DC-ASGD-a). */
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "algorithms/algorithm.h"
 #include "algorithms/rulekit.h"
@@ -54,47 +53,23 @@ static void *s_configure(config *c, const rule_context *ctx, rule_info *info, er
     return p;
 }
 
-/* The shard's state, flat (a checkpoint saves it as bytes): each worker's
- * backup, then the mean square of the gradients, then a scratch vector. */
-static float *s_backup(server *s, uint32_t w)
+/* The shard's state (server_pulled_init): each worker's pulled copy,
+ * then the mean square of the gradients and a scratch vector. */
+static void *s_init(server *s)
 {
-    return (float *)s->state + (size_t)w * s->n;
-}
-
-static float *s_mean_square(server *s)
-{
-    return s_backup(s, (uint32_t)s->workers);
+    return server_pulled_init(s, 2);
 }
 
 static size_t s_state_bytes(const server *s)
 {
-    return ((size_t)s->workers + 2) * s->n * sizeof(float);
-}
-
-static void *s_init(server *s)
-{
-    float *state = malloc(s_state_bytes(s) + sizeof(float));   /* n may be 0 */
-    if (state) {   /* every worker starts from the initial theta; no gradient yet */
-        for (int w = 0; w < s->workers; w++) {
-            memcpy(state + (size_t)w * s->n, s->theta, s->n * sizeof(float));
-        }
-        memset(state + (size_t)s->workers * s->n, 0, 2 * s->n * sizeof(float));
-    }
-    return state;
-}
-
-static void s_on_pull(server *s, const pull_msg *m)
-{
-    if (m->worker < (uint32_t)s->workers) {
-        memcpy(s_backup(s, m->worker), s->theta, s->n * sizeof(float));
-    }
+    return server_pulled_bytes(s, 2);
 }
 
 static void s_on_push(server *s, const push_msg *m)
 {
     const dcasgd_params *p = s->params;
-    const float *g = m->values, *bak = s_backup(s, m->worker);
-    float *ms = s_mean_square(s), *step = ms + s->n;
+    const float *g = m->values, *bak = server_pulled(s, m->worker);
+    float *ms = server_pulled(s, (uint32_t)s->workers), *step = ms + s->n;
     for (size_t i = 0; i < s->n; i++) {
         float g2 = g[i] * g[i], lambda = p->lambda;
         if (p->adaptive) {
@@ -118,6 +93,6 @@ const algorithm algorithm_dcasgd = {
     .server_init = s_init,
     .server_state_bytes = s_state_bytes,
     .server_on_push = s_on_push,
-    .server_on_pull = s_on_pull,
+    .server_on_pull = server_keep_pulled,
     .server_pull_ready = server_always_ready,
 };

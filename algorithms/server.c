@@ -213,6 +213,35 @@ bool server_workers_done(const server *s)
     return s->done_count == s->workers;
 }
 
+void *server_pulled_init(server *s, int extra)
+{
+    float *state = malloc(server_pulled_bytes(s, extra) + sizeof(float));   /* n may be 0 */
+    if (state) {
+        for (int w = 0; w < s->workers; w++) {
+            memcpy(state + (size_t)w * s->n, s->theta, s->n * sizeof(float));
+        }
+        memset(state + (size_t)s->workers * s->n, 0, (size_t)extra * s->n * sizeof(float));
+    }
+    return state;
+}
+
+size_t server_pulled_bytes(const server *s, int extra)
+{
+    return ((size_t)s->workers + (size_t)extra) * s->n * sizeof(float);
+}
+
+float *server_pulled(server *s, uint32_t w)
+{
+    return (float *)s->state + (size_t)w * s->n;
+}
+
+void server_keep_pulled(server *s, const pull_msg *m)
+{
+    if (m->worker < (uint32_t)s->workers) {   /* the evaluator keeps no copy */
+        memcpy(server_pulled(s, m->worker), s->theta, s->n * sizeof(float));
+    }
+}
+
 uint64_t server_push_staleness(const server *s, const push_msg *m)
 {
     uint64_t version = atomic_load(&((server *)s)->version);

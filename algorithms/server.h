@@ -106,6 +106,18 @@ uint64_t server_last_staleness(server *s, uint32_t worker);
 /* The shard's counters now, version and samples included. */
 void server_snapshot(server *s, shard_stats *out);
 
+/* Rule side: state that keeps, per worker, the shard's theta as that
+ * worker last pulled it (theta_b of DC-ASGD and Gap-Aware), followed by
+ * `extra` vectors of n floats for the rule's own use, in one flat block (a
+ * checkpoint saves it as bytes). server_pulled_init is a server_init
+ * (every copy starts as the initial theta, the extra vectors at 0; NULL
+ * when out of memory); server_pulled_bytes its size, for
+ * server_state_bytes; server_keep_pulled a server_on_pull. */
+void *server_pulled_init(server *s, int extra);
+size_t server_pulled_bytes(const server *s, int extra);
+void server_keep_pulled(server *s, const pull_msg *m);
+/* Worker w's copy, or (w = s->workers + k) the rule's k-th extra vector. */
+float *server_pulled(server *s, uint32_t w);
 /* Rule side: how many updates the shard made since m's values were
  * computed (version - base_version, 0 if the push is from the future),
  * the tau of the staleness-scaled rules. */

@@ -328,6 +328,7 @@ static void test_agn_dynsgd_sagn_ssp_average_loops(void **state)
     s_one_worker_run("dcasgd", "", s_async5, CENTRE_SGD);   /* one worker: plain SGD */
     s_one_worker_run("delayadaptive", "", s_async5, CENTRE_SGD);
     s_one_worker_run("staleweight", "", s_async5, CENTRE_SGD);
+    s_one_worker_run("gapaware", "", s_async5, CENTRE_SGD);
 }
 
 static void test_elastic_rules_with_alpha_zero_keep_the_centre(void **state)
@@ -532,6 +533,21 @@ static void test_server_steps_by_hand(void **state)
     s_expect_theta(s, (const float[]){-0.5f * (2 + 1 / 1.5f)});
     server_destroy(&s);
     free(p);
+    /* gapaware, decay 0.5: worker 0 pulled theta = -1, which worker 1's second
+     * push moved to -2; C, the mean step, is then 0.75, so G = 1 / 0.75 and
+     * worker 0's gradient 1 counts 0.75 */
+    s = s_server("gapaware", "[algorithm]\ndecay = 0.5\n", 2, (const float[]){0}, 1, &p);
+    server_answer(s, &(pull_msg){.worker = 1});
+    server_push(s, &(push_msg){.worker = 1, .values = (const float[]){2}});   /* C 0: G 0 */
+    s_expect_theta(s, (const float[]){-1});
+    server_answer(s, &(pull_msg){.worker = 0});
+    server_answer(s, &(pull_msg){.worker = 1});
+    server_push(s, &(push_msg){.worker = 1, .values = (const float[]){2}});   /* no gap */
+    s_expect_theta(s, (const float[]){-2});
+    server_push(s, &(push_msg){.worker = 0, .values = (const float[]){1}});
+    s_expect_theta(s, (const float[]){-2.375f});   /* hogwild: -2.5 */
+    server_destroy(&s);
+    free(p);
     /* average: the centre becomes the workers' mean */
     s = s_server("average", "", 2, (const float[]){0, 0}, 2, &p);
     server_push(s, &(push_msg){.worker = 0, .tag = 0, .values = (const float[]){1, 3}});
@@ -658,6 +674,7 @@ static void test_every_rule_rejects_bad_keys(void **state)
         {"dcasgd", "lambda = -1"}, {"dcasgd", "ms_decay = 1"}, {"dcasgd", "adaptive = maybe"},
         {"delayadaptive", "window = 2"}, {"staleweight", "weight = linear"},
         {"staleweight", "a = -1"}, {"staleweight", "b = x"},
+        {"gapaware", "decay = 1"}, {"gapaware", "decay = -0.1"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[256];

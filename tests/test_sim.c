@@ -316,22 +316,25 @@ static void test_dcasgd_equivalences_in_virtual_time(void **state)
 
 /* The staleness-scaled rules' checks in ALGORITHMS.md: staleweight with a
  * constant weight is Hogwild at 4 workers, step for step; delayadaptive
- * with one worker (nothing is stale) is sequential SGD; and the default
- * poly weight does change the steps. */
+ * and gapaware with one worker (nothing is stale, no gap) are sequential
+ * SGD; and the default poly weight does change the steps. */
 static void test_staleness_scaled_rules_in_virtual_time(void **state)
 {
     support_fixture *f = *state;
     char *seq = s_trajectory(f, "sequential", NULL, NULL, NULL);
     char *adaptive = s_trajectory(f, "delayadaptive", NULL, NULL, NULL);
+    char *gap = s_trajectory(f, "gapaware", NULL, NULL, NULL);   /* one worker: no gap */
     char *hog = s_trajectory(f, "hogwild", "cluster.workers=4", NULL, NULL);
     char *constant = s_trajectory(f, "staleweight", "cluster.workers=4",
                                   "algorithm.weight=constant", NULL);
     char *poly = s_trajectory(f, "staleweight", "cluster.workers=4", NULL, NULL);
     assert_string_equal(adaptive, seq);
+    assert_string_equal(gap, seq);
     assert_string_equal(constant, hog);
     assert_string_not_equal(poly, hog);
     free(seq);
     free(adaptive);
+    free(gap);
     free(hog);
     free(constant);
     free(poly);
