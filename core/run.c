@@ -223,6 +223,21 @@ int run_reopen(run *r, const char *dir, error *err)
     return 0;
 }
 
+FILE *run_append_csv(const char *path, const char *header, error *err)
+{
+    struct stat st;
+    bool fresh = stat(path, &st) != 0 || st.st_size == 0;
+    FILE *f = fopen(path, "ae");
+    if (!f) {
+        error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (fresh) {
+        fprintf(f, "%s\n", header);
+    }
+    return f;
+}
+
 int run_adopt(run *r, const char *dir, const config *c, error *err)
 {
     memset(r, 0, sizeof *r);

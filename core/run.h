@@ -30,6 +30,9 @@ int run_create(run *r, const config *c, const char *out_root, const char *name,
 /* Opens an existing run folder to go on with it (asgd train --resume):
  * its metric files for appending, nothing rewritten. */
 int run_reopen(run *r, const char *dir, error *err);
+/* A CSV at path opened for appending (close-on-exec), with header written
+ * first when the file is new or empty; NULL with err naming the path. */
+FILE *run_append_csv(const char *path, const char *header, error *err);
 /* Makes dir, where processes started one by one write their own files, a
  * run folder: config.ini written from c, log.txt opened for appending;
  * eval.csv and steps.csv are left to their writers (r's stay NULL). */

@@ -5,7 +5,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/backend/backend.h"
@@ -42,12 +41,8 @@ static void s_gather_steps(record *rec, int workers, double t0)
     }
     char path[4800];
     snprintf(path, sizeof path, "%s/steps.csv", rec->r.dir);
-    struct stat st;
-    bool fresh = stat(path, &st) != 0 || st.st_size == 0;
-    if (any && (rec->r.steps = fopen(path, "ae"))) {
-        if (fresh) {
-            fprintf(rec->r.steps, "%s\n", RUN_STEPS_HEADER);
-        }
+    error ignored;   /* no steps.csv: the workers' own files stay */
+    if (any && (rec->r.steps = run_append_csv(path, RUN_STEPS_HEADER, &ignored))) {
         collect_steps(&rec->r, workers, t0);
     }
 }

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/export.h"
@@ -18,22 +17,6 @@
 #include "core/stop.h"
 #include "algorithms/worker.h"
 #include "transport/wire.h"
-
-/* A CSV opened for appending, with its header when new. */
-static FILE *s_append_csv(const char *path, const char *header, error *err)
-{
-    struct stat st;
-    bool fresh = stat(path, &st) != 0 || st.st_size == 0;
-    FILE *f = fopen(path, "a");
-    if (!f) {
-        error_set(err, ERROR_RUNTIME, "%s: cannot write", path);
-        return NULL;
-    }
-    if (fresh) {
-        fprintf(f, "%s\n", header);
-    }
-    return f;
-}
 
 /* The keys of role self when [cluster] auth = curve (1), none (0), or -1;
  * without them, a warning for each shard another host could reach. */
@@ -127,7 +110,7 @@ int worker_main(const cluster_spec *cs, experiment *e, const char *run_dir, erro
     partition_free(&mine, 1);   /* the sampler keeps its own copy */
     char path[4200];
     snprintf(path, sizeof path, "%s/steps-%d.csv", run_dir, cs->task);
-    w.steps_csv = s_append_csv(path, RUN_STEPS_HEADER, err);
+    w.steps_csv = run_append_csv(path, RUN_STEPS_HEADER, err);
     w.t0 = 0;   /* rows in Unix time: the launcher takes them from the first step */
     peers p;
     int rc = -1;
@@ -368,7 +351,7 @@ int evaluator_main(const cluster_spec *cs, experiment *e, const char *run_dir, e
     char path[4200];
     snprintf(path, sizeof path, "%s/eval.csv", run_dir);
     v.csv = v.theta && v.versions && v.flags && v.stats
-                ? s_append_csv(path, RUN_EVAL_HEADER, err) : NULL;
+                ? run_append_csv(path, RUN_EVAL_HEADER, err) : NULL;
     int rc = -1;
     record rec;
     if (cs->report_fd >= 0) {
