@@ -113,6 +113,7 @@ typedef struct pull_msg {
 typedef struct rule_context {
     int workers;
     const optim_spec *optim;  /* [train] optimizer and lr */
+    double epochs;            /* [train] epochs: the whole budget */
 } rule_context;
 
 /* What configure() tells the skeleton. The skeleton fills it with defaults

@@ -8,7 +8,8 @@
 extern const algorithm algorithm_sync, algorithm_hogwild, algorithm_downpour,
     algorithm_agn, algorithm_sagn, algorithm_dynsgd, algorithm_easgd, algorithm_aeasgd,
     algorithm_aeamsgd, algorithm_ssp, algorithm_average, algorithm_dcasgd,
-    algorithm_delayadaptive, algorithm_staleweight, algorithm_gapaware;
+    algorithm_delayadaptive, algorithm_staleweight, algorithm_gapaware,
+    algorithm_fedbuff;
 
 static const algorithm *const s_all[] = {
     &algorithm_sync,
@@ -26,6 +27,7 @@ static const algorithm *const s_all[] = {
     &algorithm_delayadaptive,
     &algorithm_staleweight,
     &algorithm_gapaware,
+    &algorithm_fedbuff,
     NULL,
 };
 

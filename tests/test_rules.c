@@ -325,10 +325,16 @@ static void test_agn_dynsgd_sagn_ssp_average_loops(void **state)
     s_one_worker_run("sagn", "window = 1\n", s_rounds5, CENTRE_SGD);
     s_one_worker_run("ssp", "staleness = 0\n", "p0 s0 p1 s1 p2 s2 p3 s3 p4 s4 ", CENTRE_SGD);
     s_one_worker_run("average", "window = 1\n", s_rounds5, CENTRE_SGD);
+    /* post-local SGD: 3 of the 5 steps (0.6 epochs) in rounds of one step,
+     * then one round of 2; local SGD from the start: rounds of 2, 2, 1 */
+    s_one_worker_run("average", "window = 2\nswitch_epoch = 0.6\n",
+                     "p0 s0 p1 s1 p2 s2 p3 s3 p4 ", CENTRE_SGD);
+    s_one_worker_run("average", "window = 2\n", "p0 s0 p1 s1 p2 s2 p3 ", CENTRE_SGD);
     s_one_worker_run("dcasgd", "", s_async5, CENTRE_SGD);   /* one worker: plain SGD */
     s_one_worker_run("delayadaptive", "", s_async5, CENTRE_SGD);
     s_one_worker_run("staleweight", "", s_async5, CENTRE_SGD);
     s_one_worker_run("gapaware", "", s_async5, CENTRE_SGD);
+    s_one_worker_run("fedbuff", "window = 1\n", s_async5, CENTRE_SGD);   /* K 1, tau 0 */
 }
 
 static void test_elastic_rules_with_alpha_zero_keep_the_centre(void **state)
@@ -414,6 +420,8 @@ static void test_windows_by_hand(void **state)
     s_one_worker_run("sagn", "window = 2\n", "p0 s0 p1 s1 p2 s2 p3 ", CENTRE_BY_HAND);
     s_by_hand = s_dynsgd_by_hand;
     s_one_worker_run("dynsgd", "window = 2\n", "p0 s0 p0 s0 p0 s0 ", CENTRE_BY_HAND);
+    /* one worker: K = 1 and tau = 0, so every delta is added whole */
+    s_one_worker_run("fedbuff", "window = 2\n", "p0 s0 p0 s0 p0 s0 ", CENTRE_BY_HAND);
     s_by_hand = s_downpour_by_hand;
     s_one_worker_run("downpour", "window = 2\nfetch = 3\nserver_optimizer = sgd\n"
                      "server_lr = 0.1\nlocal_optimizer = sgd\n", "p0 s0 p0 s0 s0 ",
@@ -548,6 +556,32 @@ static void test_server_steps_by_hand(void **state)
     s_expect_theta(s, (const float[]){-2.375f});   /* hogwild: -2.5 */
     server_destroy(&s);
     free(p);
+    /* fedbuff, K 2, server_lr 0.5: nothing moves until the second push,
+     * then the mean of the two deltas at half; a delta one aggregation
+     * stale counts 1 / sqrt(2) */
+    s = s_server("fedbuff", "[algorithm]\nbuffer = 2\nserver_lr = 0.5\n", 2,
+                 (const float[]){0}, 1, &p);
+    server_push(s, &(push_msg){.worker = 0, .values = (const float[]){2}});
+    s_expect_theta(s, (const float[]){0});
+    assert_int_equal(s->version, 0);
+    server_push(s, &(push_msg){.worker = 1, .values = (const float[]){4}});
+    s_expect_theta(s, (const float[]){1.5f});
+    assert_int_equal(s->version, 1);
+    server_push(s, &(push_msg){.worker = 0, .values = (const float[]){2}});   /* tau 1 */
+    server_push(s, &(push_msg){.worker = 1, .base_version = 1, .values = (const float[]){-2}});
+    s_expect_theta(s, (const float[]){1.5f + 0.25f * (2 / sqrtf(2) - 2)});
+    assert_int_equal(s->version, 2);
+    server_destroy(&s);
+    free(p);
+    /* with weight none, K 1 and server_lr 1, every delta is added at once,
+     * stale or not (AGN without the 1 / lambda) */
+    s = s_server("fedbuff", "[algorithm]\nbuffer = 1\nweight = none\n", 2,
+                 (const float[]){0}, 1, &p);
+    server_push(s, &(push_msg){.worker = 0, .values = (const float[]){2}});
+    server_push(s, &(push_msg){.worker = 1, .values = (const float[]){3}});   /* tau 1 */
+    s_expect_theta(s, (const float[]){5});
+    server_destroy(&s);
+    free(p);
     /* average: the centre becomes the workers' mean */
     s = s_server("average", "", 2, (const float[]){0, 0}, 2, &p);
     server_push(s, &(push_msg){.worker = 0, .tag = 0, .values = (const float[]){1, 3}});
@@ -675,6 +709,9 @@ static void test_every_rule_rejects_bad_keys(void **state)
         {"delayadaptive", "window = 2"}, {"staleweight", "weight = linear"},
         {"staleweight", "a = -1"}, {"staleweight", "b = x"},
         {"gapaware", "decay = 1"}, {"gapaware", "decay = -0.1"},
+        {"fedbuff", "buffer = 0"}, {"fedbuff", "buffer = 99"}, {"fedbuff", "server_lr = 0"},
+        {"fedbuff", "weight = linear"}, {"fedbuff", "window = 0"},
+        {"average", "switch_epoch = -1"}, {"average", "switch_epoch = 99"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[256];
@@ -682,7 +719,7 @@ static void test_every_rule_rejects_bad_keys(void **state)
         error err = {0};
         config *c = config_parse_string(text, "bad.ini", &err);
         rule_info info = {.server_threads = 1, .server_optim = s_sgd, .local_optim = s_sgd};
-        rule_context ctx = {.workers = 4, .optim = &s_sgd};
+        rule_context ctx = {.workers = 4, .optim = &s_sgd, .epochs = 10};
         void *p = algorithm_find(cases[i][0])->configure(c, &ctx, &info, &err);
         if (p && config_check_unused(c, NULL, NULL, NULL, &err) == 0) {
             fail_msg("%s accepted \"%s\"", cases[i][0], cases[i][1]);

@@ -250,12 +250,16 @@ static void test_same_seed_same_bytes(void **state)
 }
 
 /* Step index and loss of every row, and the final loss. */
-static char *s_trajectory(support_fixture *f, const char *algorithm, const char *k1,
-                          const char *k2, const char *k3)
+static char *s_trajectory(support_fixture *f, const char *algorithm, ...)
 {
     char alg[64], dir[4096];
     snprintf(alg, sizeof alg, "train.algorithm=%s", algorithm);
-    const char *extra[] = {alg, "cluster.workers=1", "cluster.servers=2", k1, k2, k3, NULL};
+    const char *extra[16] = {alg, "cluster.workers=1", "cluster.servers=2"};
+    va_list keys;
+    va_start(keys, algorithm);
+    for (int k = 3; k < 15 && (extra[k] = va_arg(keys, const char *)); k++) {
+    }
+    va_end(keys);
     if (strcmp(algorithm, "sequential") == 0) {
         const char *args[] = {"train", "/dev/null", f->out_arg, "data.dataset=synthetic",
                               "model.type=mlp", "model.hidden=16,8", "train.epochs=2",
@@ -274,12 +278,13 @@ static char *s_trajectory(support_fixture *f, const char *algorithm, const char 
 static void test_equivalences_in_virtual_time(void **state)
 {
     support_fixture *f = *state;
-    char *seq = s_trajectory(f, "sequential", NULL, NULL, NULL);
-    char *sync = s_trajectory(f, "sync", NULL, NULL, NULL);
-    char *hog = s_trajectory(f, "hogwild", NULL, NULL, NULL);
+    char *seq = s_trajectory(f, "sequential", NULL);
+    char *sync = s_trajectory(f, "sync", NULL);
+    char *hog = s_trajectory(f, "hogwild", NULL);
     char *down = s_trajectory(f, "downpour", "algorithm.window=1",
-                              "algorithm.server_optimizer=sgd", "algorithm.local_optimizer=sgd");
-    char *agn = s_trajectory(f, "agn", "algorithm.window=1", NULL, NULL);
+                              "algorithm.server_optimizer=sgd", "algorithm.local_optimizer=sgd",
+                              NULL);
+    char *agn = s_trajectory(f, "agn", "algorithm.window=1", NULL);
     assert_true(strlen(seq) > 1000);
     assert_string_equal(sync, seq);
     assert_string_equal(hog, seq);
@@ -298,9 +303,9 @@ static void test_equivalences_in_virtual_time(void **state)
 static void test_dcasgd_equivalences_in_virtual_time(void **state)
 {
     support_fixture *f = *state;
-    char *seq = s_trajectory(f, "sequential", NULL, NULL, NULL);
-    char *one = s_trajectory(f, "dcasgd", NULL, NULL, NULL);
-    char *hog = s_trajectory(f, "hogwild", "cluster.workers=4", NULL, NULL);
+    char *seq = s_trajectory(f, "sequential", NULL);
+    char *one = s_trajectory(f, "dcasgd", NULL);
+    char *hog = s_trajectory(f, "hogwild", "cluster.workers=4", NULL);
     char *zero = s_trajectory(f, "dcasgd", "cluster.workers=4", "algorithm.lambda=0", NULL);
     char *dc = s_trajectory(f, "dcasgd", "cluster.workers=4", "algorithm.lambda=1", NULL);
     assert_string_equal(one, seq);
@@ -321,13 +326,13 @@ static void test_dcasgd_equivalences_in_virtual_time(void **state)
 static void test_staleness_scaled_rules_in_virtual_time(void **state)
 {
     support_fixture *f = *state;
-    char *seq = s_trajectory(f, "sequential", NULL, NULL, NULL);
-    char *adaptive = s_trajectory(f, "delayadaptive", NULL, NULL, NULL);
-    char *gap = s_trajectory(f, "gapaware", NULL, NULL, NULL);   /* one worker: no gap */
-    char *hog = s_trajectory(f, "hogwild", "cluster.workers=4", NULL, NULL);
+    char *seq = s_trajectory(f, "sequential", NULL);
+    char *adaptive = s_trajectory(f, "delayadaptive", NULL);
+    char *gap = s_trajectory(f, "gapaware", NULL);   /* one worker: no gap */
+    char *hog = s_trajectory(f, "hogwild", "cluster.workers=4", NULL);
     char *constant = s_trajectory(f, "staleweight", "cluster.workers=4",
                                   "algorithm.weight=constant", NULL);
-    char *poly = s_trajectory(f, "staleweight", "cluster.workers=4", NULL, NULL);
+    char *poly = s_trajectory(f, "staleweight", "cluster.workers=4", NULL);
     assert_string_equal(adaptive, seq);
     assert_string_equal(gap, seq);
     assert_string_equal(constant, hog);
@@ -338,6 +343,39 @@ static void test_staleness_scaled_rules_in_virtual_time(void **state)
     free(hog);
     free(constant);
     free(poly);
+}
+
+/* FedBuff with K = 1 and no staleness weight adds each delta at once (AGN
+ * without its 1 / lambda): with window 1 it is Hogwild at 4 workers, and
+ * with one worker sequential SGD; its default buffer changes the steps.
+ * Post-local SGD whose switch comes at the last epoch is averaging after
+ * every step, and a switch half way is neither. */
+static void test_fedbuff_and_post_local_in_virtual_time(void **state)
+{
+    support_fixture *f = *state;
+    char *seq = s_trajectory(f, "sequential", NULL);
+    char *one = s_trajectory(f, "fedbuff", "algorithm.window=1", NULL);
+    char *hog = s_trajectory(f, "hogwild", "cluster.workers=4", NULL);
+    char *k1 = s_trajectory(f, "fedbuff", "cluster.workers=4", "algorithm.window=1",
+                            "algorithm.buffer=1", "algorithm.weight=none", NULL);
+    char *buffered = s_trajectory(f, "fedbuff", "cluster.workers=4", "algorithm.window=1", NULL);
+    assert_string_equal(one, seq);
+    assert_string_equal(k1, hog);
+    assert_string_not_equal(buffered, hog);
+    char *every = s_trajectory(f, "average", "cluster.workers=2", "algorithm.window=1", NULL);
+    char *all = s_trajectory(f, "average", "cluster.workers=2", "algorithm.window=10",
+                             "algorithm.switch_epoch=2", NULL);
+    char *half = s_trajectory(f, "average", "cluster.workers=2", "algorithm.window=10",
+                              "algorithm.switch_epoch=1", NULL);
+    char *local = s_trajectory(f, "average", "cluster.workers=2", "algorithm.window=10", NULL);
+    assert_true(strlen(every) > 1000);
+    assert_string_equal(all, every);
+    assert_string_not_equal(half, every);
+    assert_string_not_equal(half, local);
+    char *texts[] = {seq, one, hog, k1, buffered, every, all, half, local};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        free(texts[i]);
+    }
 }
 
 static void test_alpha_zero_and_dynsgd_tau_in_virtual_time(void **state)
@@ -746,6 +784,7 @@ int main(void)
         T(test_equivalences_in_virtual_time),
         T(test_dcasgd_equivalences_in_virtual_time),
         T(test_staleness_scaled_rules_in_virtual_time),
+        T(test_fedbuff_and_post_local_in_virtual_time),
         T(test_alpha_zero_and_dynsgd_tau_in_virtual_time),
         T(test_ssp_bound_under_heavy_stragglers),
         T(test_failure_and_recovery),
