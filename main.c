@@ -193,6 +193,8 @@ static void s_help_algorithms(bool names_only)
            "(ipc|tcp),\nhost (127.0.0.1), port (0: any free), restart (never|on-failure|"
            "exit-code),\nbackoff_limit (3), timeout (60 s), auth (none|curve), keys (a folder "
            "from asgd keys).\n");
+    printf("Any rule's pushes may be compressed, in [algorithm]: compress (none|fp16|bf16|"
+           "topk:F|\nrandomk:F|sign|qsgd:B), error_feedback (off).\n");
 }
 
 /* `asgd keys DIR [--workers N]`. */

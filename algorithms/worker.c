@@ -1,10 +1,12 @@
 /* worker.c: the worker primitives and step metrics. */
 #include "algorithms/worker.h"
-#include "core/run.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/run.h"
+#include "core/stop.h"
 
 long worker_budget(long total_steps, int workers, int id, bool lockstep)
 {
@@ -97,16 +99,37 @@ void worker_settle(worker *w)
     }
 }
 
+/* Sleeps in short slices, so that a stop request is seen within 0.1 s. */
+static void s_replay_sleep(double until)
+{
+    for (double now = run_wall(); now < until && !stop_requested(); now = run_wall()) {
+        run_sleep(fmin(0.1, until - now));
+    }
+}
+
 float worker_gradient(worker *w)
 {
     worker_settle(w);
     if (w->link && w->link->compute) {
         w->link->compute(w);
     }
+    double started = 0, back;
+    if (w->replay) {
+        started = run_wall();
+        w->replay_t0 = w->replay_t0 > 0 ? w->replay_t0 : started;
+        if (trace_away(w->replay, started - w->replay_t0, &back)) {
+            s_replay_sleep(w->replay_t0 + back);
+            started = run_wall();
+        }
+    }
     float loss = 0;
     if (!w->null_compute) {
         sampler_next(&w->sp, w->x, w->y, w->batch);
         loss = model_gradient_host(w->m, w->grad, w->theta, w->x, w->y, w->batch);
+    }
+    if (w->replay && w->replay->speed > 1) {
+        double now = run_wall();
+        s_replay_sleep(now + (w->replay->speed - 1) * (now - started));
     }
     w->steps++;
     w->samples_since_push += (uint32_t)w->batch;

@@ -20,6 +20,7 @@
 #include "core/model.h"
 #include "core/optim.h"
 #include "core/partition.h"
+#include "core/trace.h"
 
 typedef struct worker worker;
 
@@ -67,6 +68,10 @@ struct worker {
     double t0;                /* the clock's zero, Unix time (real mode) */
     uint32_t samples_since_push;
     bool null_compute;        /* the simulator's null model: no real gradients */
+    /* real mode with cluster.trace: the device whose slowdown and time away
+     * worker_gradient replays by sleeping (core/trace.h); NULL: none */
+    const trace_device *replay;
+    double replay_t0;         /* Unix time of its first minibatch: the trace's 0 */
     bool round_leader;        /* the link sends pushes to shard 0 first (algorithm.h) */
     /* transport */
     const worker_link *link;
@@ -115,7 +120,9 @@ int worker_pull_into(worker *w, float *dst, uint64_t min_version);
 int worker_push(worker *w, const float *values, uint64_t tag);
 void worker_settle(worker *w);
 /* Gradient of the next minibatch at theta into grad; returns its loss and
- * records the step. */
+ * records the step. With w->replay, first sleeps through any time its
+ * device is away, and after it (speed - 1) times the gradient's time (a
+ * faster device, speed < 1, is not replayed). */
 float worker_gradient(worker *w);
 /* theta <- local optimizer(theta, grad). */
 void worker_local_step(worker *w);

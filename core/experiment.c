@@ -53,6 +53,7 @@ static int s_read_cluster(experiment *e, const experiment_shape *shape, error *e
 {
     config *c = e->c;
     long workers, servers;
+    const char *replay;
     if (config_get_int(c, "cluster", "workers", 4, 1, 4096, &workers, err) < 0 ||
         config_get_int(c, "cluster", "servers", 1, 1, 256, &servers, err) < 0 ||
         config_get_enum(c, "cluster", "transport", "ipc", s_transports, &e->transport, err) < 0 ||
@@ -73,8 +74,13 @@ static int s_read_cluster(experiment *e, const experiment_shape *shape, error *e
         config_get_double(c, "cluster", "duplicate", 0, 0, 0.9, CONFIG_CLOSED,
                           &e->faults.duplicate, err) < 0 ||
         config_get_double(c, "checkpoint", "every", 0, 0, 1e9, CONFIG_CLOSED,
-                          &e->checkpoint_every, err) < 0) {
+                          &e->checkpoint_every, err) < 0 ||
+        config_get_string(c, "cluster", "trace", "", &replay, err) < 0) {
         return -1;
+    }
+    error why = {0};
+    if (replay[0] && trace_load(&e->replay, replay, &why) < 0) {
+        return config_fail(c, "cluster", "trace", err, "%s", why.msg);
     }
     e->workers = shape && shape->workers > 0 ? shape->workers : (int)workers;
     e->servers = shape && shape->servers > 0 ? shape->servers : (int)servers;
@@ -108,7 +114,7 @@ static int s_read_rule(experiment *e, const experiment_shape *shape, error *err)
     e->rule_info = (rule_info){.server_threads = 1, .server_optim = e->optim,
                                .local_optim = e->optim};
     e->rule = e->alg->configure(c, &ctx, &e->rule_info, err);
-    return e->rule ? 0 : -1;
+    return e->rule ? compress_spec_configure(&e->compress, c, err) : -1;
 }
 
 static int s_read_keys(experiment *e, const char *path, const experiment_shape *shape,
@@ -169,6 +175,7 @@ static void s_free_parts(experiment *e)
     free(e->rule);
     e->rule = NULL;
     sim_spec_free(&e->sim);
+    trace_free(&e->replay);
 }
 
 /* Every key asgd reads in some configuration: a config on which every
@@ -278,6 +285,10 @@ void experiment_summary(const experiment *e, run_summary *sum)
     sum->params = (long)e->nparams;
     sum->seed = e->seed;
     sum->epochs_target = e->epochs;
+    compress_spec_name(&e->compress, sum->compress, sizeof sum->compress);
+    if (e->compress.error_feedback && e->compress.kind != COMPRESS_NONE) {
+        strncat(sum->compress, "+ef", sizeof sum->compress - strlen(sum->compress) - 1);
+    }
 }
 
 long experiment_total_steps(const experiment *e, long n_train)

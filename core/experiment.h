@@ -11,6 +11,7 @@
 #include "algorithms/algorithm.h"
 #include "algorithms/worker.h"
 #include "core/backend/backend.h"
+#include "core/compress.h"
 #include "core/config.h"
 #include "core/faults.h"
 #include "core/data.h"
@@ -45,6 +46,7 @@ typedef struct experiment {
     const algorithm *alg;    /* NULL for the sequential baseline */
     void *rule;              /* the rule's parameters (alg->configure) */
     rule_info rule_info;
+    compress_spec compress;  /* [algorithm] compress, error_feedback: any rule's pushes */
     double epochs;
     long batch;
     optim_spec optim;
@@ -64,6 +66,7 @@ typedef struct experiment {
     int auth;                /* enum cluster_auth */
     const char *keys;        /* the CURVE keys' folder ("": the launcher makes them) */
     fault_spec faults;       /* latency, jitter, drop, duplicate (core/faults.h) */
+    trace replay;            /* cluster.trace: a device trace real workers replay (n 0: none) */
     /* [checkpoint] */
     double checkpoint_every; /* seconds between a shard's checkpoints; 0: only when stopped */
     /* [backend] */

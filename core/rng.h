@@ -23,6 +23,7 @@ enum rng_purpose {
     RNG_SIM,           /* the simulator: stragglers, compute and network times */
     RNG_DROPOUT,       /* dropout masks' seed, one per worker */
     RNG_FAULTS,        /* injected message faults, one stream per sender and shard */
+    RNG_COMPRESS,      /* randomk's choices and qsgd's rounding, one stream per worker */
 };
 
 void rng_seed(rng *r, uint64_t seed);

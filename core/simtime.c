@@ -76,7 +76,7 @@ int sim_spec_configure(sim_spec *s, config *c, int workers, int shards, unsigned
 {
     memset(s, 0, sizeof *s);
     s->workers = workers;
-    const char *pause, *fail;
+    const char *pause, *fail, *trace_path;
     int nspeed;
     double *given = malloc((size_t)workers * sizeof *given);
     s->speed = malloc((size_t)workers * sizeof *s->speed);
@@ -108,7 +108,13 @@ int sim_spec_configure(sim_spec *s, config *c, int workers, int shards, unsigned
                           err) < 0 ||
         config_get_double(c, "sim", "startup_sd", 0, 0, 1e6, CONFIG_CLOSED, &s->startup_sd,
                           err) < 0 ||
-        config_get_string(c, "sim", "fail", "", &fail, err) < 0) {
+        config_get_string(c, "sim", "fail", "", &fail, err) < 0 ||
+        config_get_string(c, "sim", "trace", "", &trace_path, err) < 0) {
+        goto done;
+    }
+    error why = {0};
+    if (trace_path[0] && trace_load(&s->trace, trace_path, &why) < 0) {
+        config_fail(c, "sim", "trace", err, "%s", why.msg);
         goto done;
     }
     if (nspeed != 0 && nspeed != workers) {
@@ -144,6 +150,9 @@ int sim_spec_configure(sim_spec *s, config *c, int workers, int shards, unsigned
     for (int i = 0; i < slow; i++) {
         s->speed[order[i]] *= s->straggler_slowdown;
     }
+    for (int k = 0; s->trace.n > 0 && k < workers; k++) {
+        s->speed[k] *= trace_device_of(&s->trace, k)->speed;
+    }
     free(order);
     rc = 0;
 done:
@@ -158,6 +167,7 @@ void sim_spec_free(sim_spec *s)
 {
     free(s->speed);
     s->speed = NULL;
+    trace_free(&s->trace);
 }
 
 double sim_compute_time(const sim_spec *s, int k, rng *r)
@@ -197,13 +207,18 @@ double sim_startup_time(const sim_spec *s, rng *r)
                              : s->startup_mean;
 }
 
-double sim_message_time(const sim_spec *s, double bytes, rng *r)
+double sim_message_time(const sim_spec *s, int k, double bytes, rng *r)
 {
-    double latency = s->latency;
+    double latency = s->latency, bandwidth = s->bandwidth;
+    if (s->trace.n > 0) {
+        const trace_device *d = trace_device_of(&s->trace, k);
+        latency = d->latency >= 0 ? d->latency : latency;
+        bandwidth = d->bandwidth > 0 ? d->bandwidth : bandwidth;
+    }
     if (s->jitter > 0) {
         latency = fmax(0, latency + s->jitter * rng_normal(r));
     }
-    return latency + bytes / s->bandwidth;
+    return latency + bytes / bandwidth;
 }
 
 double sim_after_pauses(const sim_spec *s, int k, double t)

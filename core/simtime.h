@@ -29,7 +29,9 @@
  *                  at T2 or, under the restart policy, as the launcher
  *                  restarts a shard process; messages sent to it meanwhile
  *                  go again every [cluster] resend seconds, as real
- *                  workers resend them */
+ *                  workers resend them
+ *   trace          FILE.csv: each worker's speed, link and times away from
+ *                  a device trace (core/trace.h) */
 #ifndef ASGD_SIMTIME_H
 #define ASGD_SIMTIME_H
 
@@ -38,6 +40,7 @@
 #include "core/config.h"
 #include "core/error.h"
 #include "core/rng.h"
+#include "core/trace.h"
 
 enum sim_compute {
     SIM_CONSTANT, SIM_NORMAL, SIM_LOGNORMAL, SIM_EXPONENTIAL, SIM_MEASURED, SIM_NULL
@@ -65,6 +68,7 @@ typedef struct sim_spec {
     double startup_mean, startup_sd;
     sim_window failures[SIM_MAX_EVENTS_LISTED];
     int nfailures;
+    trace trace;               /* sim.trace (n 0: none) */
 } sim_spec;
 
 /* Reads [sim] for `workers` workers and `shards` shards; stragglers are
@@ -75,8 +79,9 @@ void sim_spec_free(sim_spec *s);
 
 /* One minibatch's compute time for worker k (model x speed factor). */
 double sim_compute_time(const sim_spec *s, int k, rng *r);
-/* A message of `bytes` bytes: its time on the wire. */
-double sim_message_time(const sim_spec *s, double bytes, rng *r);
+/* A message of `bytes` bytes on worker k's link: its time on the wire
+ * (the trace's latency and bandwidth for k, where it gives them). */
+double sim_message_time(const sim_spec *s, int k, double bytes, rng *r);
 /* When worker k starts. */
 double sim_startup_time(const sim_spec *s, rng *r);
 /* When worker k, ready at t, can compute: after any pause covering t. */

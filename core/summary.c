@@ -20,7 +20,8 @@
     X(staleness_max) X(bytes_in) X(bytes_out)
 /* Counters added since: a file (or a checkpoint's counters) written before
  * them reads them as 0. */
-#define SHARD_COUNTERS_SINCE(X) X(injected_drops) X(injected_duplicates)
+#define SHARD_COUNTERS_SINCE(X) X(injected_drops) X(injected_duplicates) X(push_bytes) \
+    X(push_messages)
 
 char *shard_stats_json(const shard_stats *st)
 {
@@ -173,6 +174,10 @@ void summary_say_diverged(const run_summary *s, const char *dir)
 void summary_add_shard(run_summary *s, const shard_stats *st)
 {
     s->pushes += (long)st->pushes;
+    s->push_bytes += (double)st->push_bytes;
+    if (st->push_messages > 0) {
+        s->bytes_per_push += (double)st->push_bytes / (double)st->push_messages;
+    }
     s->staleness_sum += (double)st->staleness_sum;
     if ((long)st->staleness_max > s->staleness_max) {
         s->staleness_max = (long)st->staleness_max;
@@ -281,6 +286,9 @@ int summary_write(const char *dir, const run_summary *s, error *err)
     cJSON_AddNumberToObject(j, "staleness_max", (double)s->staleness_max);
     if (s->servers > 0) {
         cJSON_AddNumberToObject(j, "servers", s->servers);
+        cJSON_AddStringToObject(j, "compress", s->compress[0] ? s->compress : "none");
+        cJSON_AddNumberToObject(j, "push_bytes", s->push_bytes);
+        cJSON_AddNumberToObject(j, "bytes_per_push", s->bytes_per_push);
         cJSON_AddNumberToObject(j, "dropped", (double)s->dropped);
         cJSON_AddNumberToObject(j, "rejected", (double)s->rejected);
         cJSON_AddNumberToObject(j, "foreign", (double)s->foreign);

@@ -43,6 +43,8 @@ typedef struct shard_stats {
     uint64_t staleness_sum, staleness_max;
     uint64_t histogram[SUMMARY_STALENESS_BINS];
     uint64_t bytes_in, bytes_out;
+    uint64_t push_bytes;      /* pushes received: headers and payloads as sent */
+    uint64_t push_messages;   /* pushes received (applied, dropped or refused) */
     double first_pull_at;     /* the first worker pull (0: none) */
     double last_push_at;      /* the last push received */
     double resumed_at;        /* the first worker pull since the shard was last restored
@@ -63,6 +65,7 @@ typedef struct run_summary {
     /* what ran (experiment_summary fills these) */
     const char *algorithm, *label, *model, *mode;
     const char *dataset;        /* its name: fashion-mnist, mnist, idx, synthetic */
+    char compress[32];          /* [algorithm] compress, and "+ef" with error feedback */
     const char *data_path;      /* where its files were read from ("" for synthetic) */
     int workers;
     int servers;                /* distributed runs: shards (0: the baseline) */
@@ -83,6 +86,10 @@ typedef struct run_summary {
     long samples;
     double samples_per_s;
     long pushes;                /* pushes applied, over every shard */
+    double push_bytes;          /* pushes' bytes on the wire (header and payload), over
+                                   every shard */
+    double bytes_per_push;      /* one worker push, all its shards' parts together: the
+                                   sum over shards of push_bytes / pushes received */
     double staleness_sum;       /* over the same pushes */
     double staleness_mean;
     long staleness_max;

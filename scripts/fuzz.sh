@@ -2,7 +2,7 @@
 # Builds the libFuzzer harnesses in fuzz/ with clang (into build-fuzz/) and
 # runs each for SECONDS (default 5) from its seed corpus in fuzz/corpus/.
 #
-#   scripts/fuzz.sh [SECONDS] [wire|config|cluster|idx ...]
+#   scripts/fuzz.sh [SECONDS] [wire|compress|config|cluster|idx ...]
 #
 # ./test.sh runs every harness briefly; a long campaign is, for example,
 #   scripts/fuzz.sh 600 wire
@@ -20,7 +20,7 @@ seconds=${1:-5}
 shift || true
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
-    names=(wire config cluster idx)
+    names=(wire compress config cluster idx)
 fi
 dir="$root/build-fuzz"
 
@@ -43,7 +43,7 @@ failed=0
 for name in "${names[@]}"; do
     bin="$dir/fuzz/fuzz_$name"
     if [ ! -x "$bin" ]; then
-        echo "fuzz: no harness \"$name\" (wire, config, cluster, idx)" >&2
+        echo "fuzz: no harness \"$name\" (wire, compress, config, cluster, idx)" >&2
         exit 2
     fi
     corpus="$dir/corpus/$name"

@@ -118,8 +118,20 @@ def idx_seeds():
                                              gzip.compress(labels, mtime=0)))
 
 
+def compress_seeds():
+    """fuzz_compress: format, qsgd bits, value count (2 bytes), payload."""
+    def seed(fmt, bits, count, payload):
+        return bytes([fmt, bits]) + struct.pack("<H", count) + payload
+    write("compress", "f16", seed(1, 0, 3, struct.pack("<3H", 0x3C00, 0xC000, 0x7BFF)))
+    write("compress", "bf16", seed(2, 0, 2, struct.pack("<2H", 0x3F80, 0x4000)))
+    write("compress", "sparse", seed(3, 0, 10, struct.pack("<IfIf", 1, 0.5, 7, -2.0)))
+    write("compress", "signs", seed(4, 0, 9, struct.pack("<f", 0.25) + bytes([0x5A, 0x01])))
+    write("compress", "levels", seed(5, 4, 3, struct.pack("<fI", 2.0, 4) + bytes([0x3F, 0x51])))
+
+
 if __name__ == "__main__":
     wire_seeds()
+    compress_seeds()
     config_seeds()
     cluster_seeds()
     idx_seeds()

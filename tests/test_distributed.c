@@ -266,6 +266,86 @@ static void test_one_worker_follows_sequential_exactly(void **state)
     free(down);
 }
 
+/* Compressed pushes cross real processes as the simulator models them:
+ * one worker over two shards takes the very steps in both (the shards
+ * decode what the worker's compressor encoded, its random draws included),
+ * with the same bytes per push; topk:1, which keeps every value, is
+ * sequential SGD. */
+static void test_compressed_pushes_match_the_simulator(void **state)
+{
+    support_fixture *f = *state;
+    const char *kinds[][3] = {
+        {"algorithm.compress=fp16", NULL},
+        {"algorithm.compress=qsgd:4", NULL},
+        {"algorithm.compress=randomk:0.5", "algorithm.error_feedback=on"},
+        {"algorithm.compress=sign", "algorithm.error_feedback=on"},
+    };
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        char *real = s_trajectory(f, "hogwild", kinds[i]);
+        char dir[4096], path[4200];
+        s_run_dir(f, dir, sizeof dir);
+        snprintf(path, sizeof path, "%s/summary.json", dir);
+        cJSON *j = support_json_file(path);
+        double bytes = support_json_number(j, "bytes_per_push");
+        assert_true(support_json_number(j, "rejected") == 0);
+        cJSON_Delete(j);
+        const char *sim[] = {"experiment.mode=sim", kinds[i][0], kinds[i][1], NULL};
+        char *simulated = s_trajectory(f, "hogwild", sim);
+        s_run_dir(f, dir, sizeof dir);
+        snprintf(path, sizeof path, "%s/summary.json", dir);
+        j = support_json_file(path);
+        assert_true(support_json_number(j, "bytes_per_push") == bytes);
+        cJSON_Delete(j);
+        if (strcmp(real, simulated) != 0) {
+            fail_msg("%s: the real run's steps differ from the simulator's", kinds[i][0]);
+        }
+        free(real);
+        free(simulated);
+    }
+    const char *whole[] = {"algorithm.compress=topk:1", NULL};
+    char *seq = s_trajectory(f, "sequential", NULL);
+    char *all = s_trajectory(f, "hogwild", whole);
+    assert_string_equal(all, seq);
+    free(seq);
+    free(all);
+}
+
+/* Real workers replay a device trace by sleeping: worker 1's device is
+ * away for its first second, so its first step comes no sooner than a
+ * second into the run, while worker 0 has long begun; the run completes
+ * with every sample pushed. */
+static void test_real_workers_replay_a_trace(void **state)
+{
+    support_fixture *f = *state;
+    char trace[4200], key[4300];
+    snprintf(trace, sizeof trace, "%s/trace.csv", f->dir);
+    support_write_file(trace, "device,speed,bandwidth,latency,off\n0,1,,,\n1,2,,,0-1\n");
+    snprintf(key, sizeof key, "cluster.trace=%s", trace);
+    const char *extra[] = {"cluster.workers=2", "cluster.servers=1", key, NULL};
+    char *steps = s_trajectory(f, "hogwild", extra);
+    free(steps);
+    char dir[4096], path[4200];
+    s_run_dir(f, dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/steps.csv", dir);
+    char *text = support_read_file(path), *save;
+    double first[2] = {1e9, 1e9};
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        double t;
+        int worker;
+        if (sscanf(line, "%lf,%d", &t, &worker) == 2 && worker >= 0 && worker < 2 &&
+            t < first[worker]) {
+            first[worker] = t;
+        }
+    }
+    free(text);
+    assert_true(first[1] >= 1.0 && first[1] < 1e9);
+    assert_true(first[0] < first[1]);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    cJSON *j = support_json_file(path);
+    assert_true(support_json_number(j, "samples") == 313 * 64);   /* 2 epochs of 10,000 */
+    cJSON_Delete(j);
+}
+
 /* Injected faults cost time and nothing else: with messages dropped, sent
  * twice and held, one worker's run over two shards takes the very steps it
  * takes without them (every lost request is sent again, every copy taken
@@ -985,6 +1065,8 @@ int main(void)
         T(test_sync_with_a_backup_worker_drops_gradients),
         T(test_one_worker_follows_sequential_exactly),
         T(test_cnn_workers),
+        T(test_compressed_pushes_match_the_simulator),
+        T(test_real_workers_replay_a_trace),
         T(test_faults_change_nothing_but_time),
         T(test_agn_window_one_follows_hogwild),
         T(test_every_rule_learns_with_three_workers),

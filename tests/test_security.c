@@ -196,6 +196,80 @@ static void test_server_survives_garbage(void **state)
     free(init);
 }
 
+/* One sparse pair of a compressed push: index and value, little-endian. */
+static void s_pair(uint8_t *at, uint32_t index, float value)
+{
+    uint32_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    for (int i = 0; i < 4; i++) {
+        at[i] = (uint8_t)(index >> (8 * i));
+        at[4 + i] = (uint8_t)(bits >> (8 * i));
+    }
+}
+
+/* A shard of a run with compress = topk takes sparse pushes only, and
+ * checks each whole before it touches a parameter: plain floats, indices
+ * out of range, repeated or out of order, too many pairs and a ragged
+ * payload are refused and counted; a NaN is refused as in any push; a
+ * good pair moves exactly its parameter. */
+static void test_a_compressed_shard_checks_every_payload(void **state)
+{
+    support_fixture *f = *state;
+    char config[512];
+    snprintf(config, sizeof config, "%s[algorithm]\ncompress = topk:0.5\n", s_small);
+    support_write_file(f->config, config);
+    int port = wire_client_free_port();
+    int ps = s_start_ps(f, port, 0, NULL);
+    size_t n;
+    float *init = s_initial(f, &n);
+    void *ctx = zmq_ctx_new();
+    void *sock = wire_client_open(ctx, port, NULL);
+    wire_header push = {.type = WIRE_PUSH, .worker = 0, .shard = 0, .offset = 0, .count = n,
+                        .encoding = WIRE_SPARSE};
+    uint8_t pairs[8 * 32];
+    float plain[64] = {0};
+    wire_header f32 = push;
+    f32.encoding = WIRE_F32;
+    int refused = 0;
+    wire_client_send(sock, &f32, plain, n * sizeof(float)), refused++;
+    s_pair(pairs, (uint32_t)n, 1);                           /* past the shard's range */
+    wire_client_send(sock, &push, pairs, 8), refused++;
+    s_pair(pairs, 5, 1);
+    s_pair(pairs + 8, 5, 1);                                 /* the same index twice */
+    wire_client_send(sock, &push, pairs, 16), refused++;
+    s_pair(pairs + 8, 2, 1);                                 /* out of order */
+    wire_client_send(sock, &push, pairs, 16), refused++;
+    for (uint32_t i = 0; i < n + 1; i++) {                   /* more pairs than values */
+        s_pair(pairs + 8 * i, i, 1);
+    }
+    wire_client_send(sock, &push, pairs, 8 * (n + 1)), refused++;
+    wire_client_send(sock, &push, pairs, 12), refused++;     /* half a pair */
+    s_pair(pairs, 1, NAN);
+    wire_client_send(sock, &push, pairs, 8);                 /* well formed, not finite */
+    s_expect_untouched(sock, 0, init, n);
+    cJSON *stats = s_stats(sock, n);
+    assert_true(support_json_number(stats, "rejected") == refused);
+    assert_true(support_json_number(stats, "nonfinite") == 1);
+    assert_true(support_json_number(stats, "pushes") == 0);
+    cJSON_Delete(stats);
+
+    s_pair(pairs, 3, 2);   /* a good push: parameter 3 takes lr * 2, the rest stay */
+    wire_client_send(sock, &push, pairs, 8);
+    wire_header pull = {.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD};
+    wire_client_send(sock, &pull, NULL, 0);
+    float got[64];
+    wire_header reply;
+    assert_int_equal(s_receive(sock, &reply, got, sizeof got, n), n * sizeof(float));
+    assert_int_equal(reply.base_version, 1);
+    init[3] -= 0.05f * 2;
+    assert_memory_equal(got, init, n * sizeof *got);
+    kill(ps, SIGTERM);
+    assert_int_equal(support_wait(ps), 0);
+    zmq_close(sock);
+    zmq_ctx_term(ctx);
+    free(init);
+}
+
 /* A job's first evaluation is of the initial model, however its processes
  * were started: a shard that expects an evaluator holds the workers' pulls
  * until the evaluator's first, then answers them at version 0. */
@@ -619,6 +693,7 @@ int main(void)
 #define T(name) cmocka_unit_test_setup_teardown(name, support_fixture_setup, support_fixture_teardown)
     const struct CMUnitTest tests[] = {
         T(test_server_survives_garbage),
+        T(test_a_compressed_shard_checks_every_payload),
         T(test_workers_begin_after_the_first_evaluation),
         T(test_messages_speak_only_for_their_sender),
         T(test_unknown_curve_keys_get_nothing),

@@ -22,6 +22,7 @@
 #include "core/sim/simqueue.h"
 #include "core/simtime.h"
 #include "support.h"
+#include "transport/wire.h"
 
 static void test_events_come_out_in_time_order_ties_first_in(void **state)
 {
@@ -120,7 +121,7 @@ static void test_speed_stragglers_and_pauses(void **state)
     assert_true(sim_after_pauses(&s, 3, 4.0) == 4.0);
     assert_true(sim_after_pauses(&s, 3, 6.0) == 8.0);   /* two windows back to back */
     assert_true(sim_after_pauses(&s, 2, 6.0) == 6.0);
-    assert_true(fabs(sim_message_time(&s, 1.25e9, &r) - (1 + 50e-6)) < 1e-12);
+    assert_true(fabs(sim_message_time(&s, 0, 1.25e9, &r) - (1 + 50e-6)) < 1e-12);
     sim_spec_free(&s);
 }
 
@@ -378,6 +379,51 @@ static void test_fedbuff_and_post_local_in_virtual_time(void **state)
     }
 }
 
+/* Compression in virtual time: topk:1 keeps every value, so with one
+ * worker (where the bytes' time cannot reorder pushes) it is the
+ * uncompressed run step for step, with or without error feedback (which
+ * then has nothing to keep), at twice the bytes (index and value); fp16
+ * halves them and does change the steps. The bytes set the network time:
+ * on slow links, 4 workers' fp16 pushes finish sooner. */
+static void test_compression_in_virtual_time(void **state)
+{
+    support_fixture *f = *state;
+    const char *runs[][3] = {
+        {"algorithm.compress=none", "cluster.workers=1"},
+        {"algorithm.compress=topk:1", "cluster.workers=1"},
+        {"algorithm.compress=topk:1", "algorithm.error_feedback=on"},
+        {"algorithm.compress=fp16", "cluster.workers=1"},
+        {"algorithm.compress=none", "sim.bandwidth=1e6"},
+        {"algorithm.compress=fp16", "sim.bandwidth=1e6"},
+    };
+    enum { RUNS = sizeof runs / sizeof runs[0] };
+    char dirs[RUNS][4096];
+    for (int i = 0; i < RUNS; i++) {
+        const char *extra[] = {"train.algorithm=hogwild", i < 4 ? "cluster.workers=1"
+                               : "cluster.workers=4", "cluster.servers=2", runs[i][0],
+                               runs[i][1], NULL};
+        s_sim(f, extra, dirs[i], sizeof dirs[i]);
+    }
+    char *plain = support_trajectory(dirs[0]), *all = support_trajectory(dirs[1]);
+    char *all_ef = support_trajectory(dirs[2]), *half = support_trajectory(dirs[3]);
+    double n = s_num(dirs[0], "params");
+    assert_float_equal(s_num(dirs[0], "bytes_per_push"), 2 * WIRE_HEADER_SIZE + 4 * n, 0);
+    assert_float_equal(s_num(dirs[1], "bytes_per_push"), 2 * WIRE_HEADER_SIZE + 8 * n, 0);
+    assert_float_equal(s_num(dirs[3], "bytes_per_push"), 2 * WIRE_HEADER_SIZE + 2 * n, 0);
+    /* every push reaches both shards */
+    assert_float_equal(s_num(dirs[3], "push_bytes"),
+                       s_num(dirs[3], "bytes_per_push") * s_num(dirs[3], "pushes") / 2, 0);
+    assert_true(strlen(plain) > 1000);
+    assert_string_equal(all, plain);
+    assert_string_equal(all_ef, plain);
+    assert_string_not_equal(half, plain);
+    assert_true(s_num(dirs[5], "time_s") < s_num(dirs[4], "time_s"));
+    free(plain);
+    free(all);
+    free(all_ef);
+    free(half);
+}
+
 static void test_alpha_zero_and_dynsgd_tau_in_virtual_time(void **state)
 {
     support_fixture *f = *state;
@@ -480,6 +526,13 @@ static void test_failure_and_recovery(void **state)
     assert_true(u6 > 0);
     assert_int_equal(u6, u8);
     free(eval);
+    /* a restarted worker takes up what remains of its share, as a real one
+     * does: the run's samples are its epochs', not more */
+    const char *hog[] = {"train.algorithm=hogwild", "cluster.workers=3",
+                         "cluster.restart=on-failure", "sim.fail=1@0.05-0.08", NULL};
+    s_sim(f, hog, dir, sizeof dir);
+    assert_true(s_num(dir, "restarts") == 1);
+    assert_true(s_num(dir, "samples") == 313 * 64);   /* 2 epochs of 10,000, batch 64 */
     /* never: the run fails cleanly */
     const char *args[] = {"train", "/dev/null", f->out_arg, "experiment.mode=sim",
                           "data.dataset=synthetic", "train.algorithm=hogwild", "cluster.workers=3",
@@ -488,6 +541,70 @@ static void test_failure_and_recovery(void **state)
     assert_int_equal(f->r.status, 1);
     assert_non_null(strstr(f->r.err, "worker 2 failed at 0.010 s"));
     assert_non_null(strstr(f->r.err, "restart = never"));
+}
+
+/* A device trace: device 1 three times slower on a slow link, device 2
+ * away from 0.02 to 0.05 s. The traced run takes longer; worker 2 leaves
+ * at 0.02 s, no step of it ends while it is away, and it rejoins at 0.05
+ * s without counting as a restart (restart = never: a device away is no
+ * failure); it takes up its share, so the samples are the epochs' as
+ * without the trace. A start inside an absence waits for its end. */
+static void test_device_traces_in_virtual_time(void **state)
+{
+    support_fixture *f = *state;
+    char trace[4200], key[4300];
+    snprintf(trace, sizeof trace, "%s/trace.csv", f->dir);
+    support_write_file(trace, "device,speed,bandwidth,latency,off\n0,1,,,\n1,3,1e6,0.001,\n"
+                       "2,1,,,0.02-0.05\n");
+    snprintf(key, sizeof key, "sim.trace=%s", trace);
+    const char *plain[] = {"train.algorithm=hogwild", "cluster.workers=3", NULL};
+    const char *traced[] = {"train.algorithm=hogwild", "cluster.workers=3", key, NULL};
+    char dir[4096], traced_dir[4096];
+    s_sim(f, plain, dir, sizeof dir);
+    s_sim(f, traced, traced_dir, sizeof traced_dir);
+    assert_true(s_num(traced_dir, "time_s") > s_num(dir, "time_s"));
+    assert_true(s_num(traced_dir, "samples") == 313 * 64);
+    assert_true(s_num(dir, "samples") == 313 * 64);
+    assert_true(s_num(traced_dir, "restarts") == 0);
+    char *log = s_file(traced_dir, "log.txt");
+    assert_non_null(strstr(log, "worker 2 away at 0.020000 s, back at 0.050000 s (trace)"));
+    free(log);
+    char *steps = s_file(traced_dir, "steps.csv"), *save;
+    int rows_of_2 = 0;
+    for (char *line = strtok_r(steps, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        double t;
+        int worker;
+        if (sscanf(line, "%lf,%d", &t, &worker) == 2 && worker == 2) {
+            rows_of_2++;
+            if (t > 0.02 && t < 0.05) {
+                fail_msg("worker 2 took a step at %g s, while away", t);
+            }
+        }
+    }
+    assert_true(rows_of_2 > 10);
+    free(steps);
+    /* away from the start: worker 0 begins at 0.03 s */
+    support_write_file(trace, "device,speed,bandwidth,latency,off\n0,1,,,0-0.03\n1,1,,,\n");
+    s_sim(f, traced, traced_dir, sizeof traced_dir);
+    steps = s_file(traced_dir, "steps.csv");
+    double first = 1e9;
+    for (char *line = strtok_r(steps, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        double t;
+        int worker;
+        if (sscanf(line, "%lf,%d", &t, &worker) == 2 && worker == 0 && t < first) {
+            first = t;
+        }
+    }
+    assert_true(first > 0.03 && first < 1);
+    free(steps);
+    /* a broken trace is a config error naming the key and the file's line */
+    support_write_file(trace, "device,speed,bandwidth,latency,off\n0,0,,,\n");
+    const char *args[] = {"train", "/dev/null", f->out_arg, "experiment.mode=sim",
+                          "data.dataset=synthetic", "train.algorithm=hogwild", key, NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "trace"));
+    assert_non_null(strstr(f->r.err, "trace.csv:2: column 2"));
 }
 
 /* The numbers a log line "... version V ..." gives after `after`. */
@@ -785,9 +902,11 @@ int main(void)
         T(test_dcasgd_equivalences_in_virtual_time),
         T(test_staleness_scaled_rules_in_virtual_time),
         T(test_fedbuff_and_post_local_in_virtual_time),
+        T(test_compression_in_virtual_time),
         T(test_alpha_zero_and_dynsgd_tau_in_virtual_time),
         T(test_ssp_bound_under_heavy_stragglers),
         T(test_failure_and_recovery),
+        T(test_device_traces_in_virtual_time),
         T(test_shard_failure_restores_its_checkpoint),
         T(test_shared_cores_and_startup),
         T(test_a_thousand_workers),

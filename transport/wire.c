@@ -1,6 +1,8 @@
 /* wire.c: encoding and validating message headers. */
 #include "transport/wire.h"
 
+#include "core/compress.h"
+
 static void s_put16(uint8_t *p, uint16_t v)
 {
     p[0] = (uint8_t)v;
@@ -97,19 +99,34 @@ static int s_decode_common(wire_header *h, const uint8_t *buf, size_t len,
         *why = "unknown message type";
         return -1;
     }
-    if (h->encoding > WIRE_JSON) {
+    if (h->encoding > WIRE_LEVELS) {
         *why = "unknown payload encoding";
         return -1;
     }
     return 0;
 }
 
-/* A float payload covering [offset, offset + count) inside [lo, hi). */
-static int s_check_range(const wire_header *h, int frames, size_t payload_len,
-                         uint64_t lo, uint64_t hi, const char **why)
+uint16_t wire_encoding_of(int format)
 {
-    if (h->encoding != WIRE_F32) {
-        *why = "payload encoding is not float32";
+    return format == FORMAT_F32 ? WIRE_F32 : (uint16_t)(format + WIRE_F16 - FORMAT_F16);
+}
+
+int wire_format_of(uint16_t encoding)
+{
+    return encoding == WIRE_F32 ? FORMAT_F32
+           : encoding >= WIRE_F16 && encoding <= WIRE_LEVELS ? encoding - WIRE_F16 + FORMAT_F16
+           : -1;
+}
+
+/* A payload of `encoding` (its qsgd bits) covering [offset, offset +
+ * count) inside [lo, hi). */
+static int s_check_range(const wire_header *h, int frames, size_t payload_len,
+                         uint64_t lo, uint64_t hi, uint16_t encoding, int bits,
+                         const char **why)
+{
+    if (h->encoding != encoding) {
+        *why = encoding == WIRE_F32 ? "payload encoding is not float32"
+                                    : "payload encoding is not the run's compression";
         return -1;
     }
     if (frames != 2) {
@@ -120,7 +137,7 @@ static int s_check_range(const wire_header *h, int frames, size_t payload_len,
         *why = "element range is not the shard's";
         return -1;
     }
-    if (payload_len != h->count * sizeof(float)) {
+    if (!compress_size_ok(wire_format_of(encoding), bits, h->count, payload_len)) {
         *why = "payload size does not match the element count";
         return -1;
     }
@@ -180,7 +197,8 @@ int wire_decode(wire_header *h, const uint8_t *buf, size_t len, int frames,
             *why = "unknown worker";
             return -1;
         }
-        return s_check_range(h, frames, payload_len, lim->lo, lim->hi, why);
+        return s_check_range(h, frames, payload_len, lim->lo, lim->hi, lim->push_encoding,
+                             lim->push_bits, why);
     case WIRE_CONTROL:
         if (h->tag < WIRE_CONTROL_DONE || h->tag > WIRE_CONTROL_SHUTDOWN) {
             *why = "unknown control message";
@@ -218,7 +236,7 @@ int wire_decode_reply(wire_header *h, const uint8_t *buf, size_t len, int frames
         return -1;
     }
     if (h->encoding == WIRE_F32) {
-        return s_check_range(h, frames, payload_len, lo, hi, why);
+        return s_check_range(h, frames, payload_len, lo, hi, WIRE_F32, 0, why);
     }
     if (h->encoding == WIRE_JSON) {
         if (frames != 2) {

@@ -1,7 +1,8 @@
 /* wire.h: the asgd wire format.
  *
  * A message is one header frame and, for pushes and pull replies, one
- * payload frame of raw little-endian float32 values. The header is a fixed
+ * payload frame: raw little-endian float32 values, or for a push under
+ * [algorithm] compress one of the compressed payloads of core/compress.h. The header is a fixed
  * 80-byte little-endian struct, encoded field by field so that it means
  * the same on any host:
  *
@@ -55,7 +56,11 @@
 #define WIRE_ANY 0xffffffffu       /* worker field of a tool: it may only ask for counters */
 
 enum wire_type { WIRE_PULL = 1, WIRE_PUSH, WIRE_REPLY, WIRE_CONTROL };
-enum wire_encoding { WIRE_F32 = 0, WIRE_NO_PAYLOAD = 1, WIRE_JSON = 2 };
+enum wire_encoding {
+    WIRE_F32 = 0, WIRE_NO_PAYLOAD = 1, WIRE_JSON = 2,
+    /* compressed pushes (core/compress.h's formats) */
+    WIRE_F16 = 3, WIRE_BF16 = 4, WIRE_SPARSE = 5, WIRE_SIGNS = 6, WIRE_LEVELS = 7,
+};
 enum wire_control {
     WIRE_CONTROL_DONE = 1,     /* this worker / the evaluator has finished */
     WIRE_CONTROL_STATS,        /* reply carries the shard's counters as JSON */
@@ -91,13 +96,20 @@ typedef struct wire_header {
     uint32_t generation;
 } wire_header;
 
-/* What the receiver accepts: its shard index and element range, and how
- * many workers may speak to it. */
+/* What the receiver accepts: its shard index and element range, how many
+ * workers may speak to it, and the one encoding its pushes come in (the
+ * run's compression; 0 is float32). */
 typedef struct wire_limits {
     uint32_t shard;
     uint64_t lo, hi;           /* the shard owns elements [lo, hi) */
     uint32_t workers;
+    uint16_t push_encoding;    /* enum wire_encoding */
+    int push_bits;             /* WIRE_LEVELS: the run's qsgd bits */
 } wire_limits;
+
+/* The wire encoding of a compress.h payload format, and back (-1: none). */
+uint16_t wire_encoding_of(int format);
+int wire_format_of(uint16_t encoding);
 
 void wire_encode(uint8_t out[WIRE_HEADER_SIZE], const wire_header *h);
 

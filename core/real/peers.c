@@ -31,6 +31,12 @@ int peers_open(peers *p, const cluster_spec *cs, uint64_t nparams, uint32_t self
         peers_close(p);
         return error_set(err, ERROR_RUNTIME, "out of memory");
     }
+    if (o->compress.kind != COMPRESS_NONE && self < WIRE_EVALUATOR &&
+        !(p->compress = compressor_new(&o->compress, nparams, p->count, o->seed, (int)self,
+                                       err))) {
+        peers_close(p);
+        return -1;
+    }
     for (int k = 0; k < p->count; k++) {
         char endpoint[CLUSTER_ADDRESS_MAX + 16];
         net_endpoint(endpoint, sizeof endpoint, cs->ps[k], false);
@@ -62,6 +68,7 @@ void peers_close(peers *p)
     free(p->generation);
     free(p->seen);
     free(p->faults);
+    compressor_free(&p->compress);
     if (p->ctx) {
         zmq_ctx_term(p->ctx);
     }
@@ -248,8 +255,13 @@ static int s_push_one(peers *p, int k, const float *values, uint64_t tag,
                      .tag = tag, .base_version = versions[k], .offset = p->lo[k],
                      .count = p->hi[k] - p->lo[k], .encoding = WIRE_F32,
                      .samples = samples, .flags = flags};
-    const float *payload = values + p->lo[k];
+    const void *payload = values + p->lo[k];
     size_t bytes = (size_t)h.count * sizeof(float);
+    if (p->compress) {   /* its part as peers_push compressed it */
+        h.encoding = wire_encoding_of(compress_format_of(&p->compress->spec));
+        payload = p->compress->payload[k];
+        bytes = p->compress->len[k];
+    }
     if (p->faults) {   /* a push that may be lost is acknowledged, and sent again */
         h.flags |= WIRE_FLAG_ACK;
     }
@@ -280,6 +292,10 @@ int peers_push(peers *p, const float *values, uint64_t tag, const uint64_t *vers
                uint32_t samples, bool leader, error *err)
 {
     uint16_t flags = 0;
+    if (p->compress) {   /* the last push's payloads may still be in flight */
+        net_settle(&p->pending);
+        compressor_push(p->compress, values);
+    }
     if (leader && p->count > 1 &&
         s_push_one(p, 0, values, tag, versions, samples, WIRE_FLAG_VERDICT, &flags, err) < 0) {
         return -1;

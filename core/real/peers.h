@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "core/real/cluster.h"
+#include "core/compress.h"
 #include "core/error.h"
 #include "core/faults.h"
 #include "core/summary.h"
@@ -19,7 +20,8 @@ typedef struct peers_options {
     double resend;            /* seconds without an answer before a request is sent again */
     const net_auth *auth;     /* CURVE keys; NULL: none */
     fault_spec faults;        /* injected into pulls, pushes and their replies */
-    uint64_t seed;            /* the faults' streams: one per sender and shard */
+    uint64_t seed;            /* the faults' and compression's streams */
+    compress_spec compress;   /* how pushes are compressed (kind none: float32) */
 } peers_options;
 
 typedef struct peers {
@@ -37,6 +39,7 @@ typedef struct peers {
     long restarts;            /* shard restorations seen (WIRE_FLAG_RESTARTED) */
     net_pending pending;      /* zero-copy payloads not yet released */
     faults *faults;           /* per shard, when o.faults injects any; else NULL */
+    compressor *compress;     /* a worker's, when o.compress compresses; else NULL */
 } peers;
 
 /* One dealer per shard of cs, a CURVE client with o->auth. Requests that

@@ -215,8 +215,35 @@ static void s_checkpoint(ps *p)
 
 /* A push. Its values may arrive at any offset of ZeroMQ's buffer; floats
  * are read from an aligned copy. */
+/* A compressed push's payload checked whole and made float32 values in
+ * body's place; -1 (body untouched) when it breaks its format. */
+static int s_decompress(ps *p, const wire_header *h, zmq_msg_t *body)
+{
+    zmq_msg_t dense;
+    if (zmq_msg_init_size(&dense, h->count * sizeof(float)) < 0) {
+        s_reject(p, "no memory to decode a compressed push", h, true);
+        return -1;
+    }
+    const char *why;
+    if (compress_decode(wire_format_of(h->encoding), p->limits.push_bits, zmq_msg_data(body),
+                        zmq_msg_size(body), h->count, zmq_msg_data(&dense), &why) < 0) {
+        zmq_msg_close(&dense);
+        s_reject(p, why, h, true);
+        return -1;
+    }
+    zmq_msg_close(body);
+    zmq_msg_init(body);
+    zmq_msg_move(body, &dense);
+    return 0;
+}
+
 static void s_push(ps *p, const request *r, const wire_header *h, zmq_msg_t *body)
 {
+    p->s->stats.push_bytes += WIRE_HEADER_SIZE + zmq_msg_size(body);
+    p->s->stats.push_messages++;
+    if (h->encoding != WIRE_F32 && s_decompress(p, h, body) < 0) {
+        return;
+    }
     if ((uintptr_t)zmq_msg_data(body) % _Alignof(float) != 0) {
         zmq_msg_t aligned;
         zmq_msg_init_size(&aligned, zmq_msg_size(body));
@@ -467,7 +494,9 @@ static int s_open(ps *p, void *zmq_ctx, error *err)
     server *s = p->s;
     const ps_options *o = p->o;
     p->limits = (wire_limits){.shard = (uint32_t)s->shard, .lo = s->lo, .hi = s->hi,
-                              .workers = (uint32_t)s->workers};
+                              .workers = (uint32_t)s->workers,
+                              .push_encoding = wire_encoding_of(compress_format_of(&o->compress)),
+                              .push_bits = o->compress.bits};
     if (senders_init(&p->senders, (uint32_t)s->workers, o->auth != NULL) < 0) {
         return error_set(err, ERROR_RUNTIME, "ps %d: out of memory", s->shard);
     }
@@ -651,7 +680,7 @@ int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *e
         ps_options o = {.endpoint = endpoint, .expect_evaluator = cs->evaluator,
                         .auth = curve ? &auth : NULL, .checkpoint = checkpoint,
                         .checkpoint_every = e->checkpoint_every, .restored = restored,
-                        .faults = e->faults, .seed = e->seed};
+                        .faults = e->faults, .seed = e->seed, .compress = e->compress};
         stop_install();
         rc = ps_serve(s, ctx, &o, clients, generation, err);
         stop_uninstall();

@@ -34,6 +34,7 @@ typedef struct ps_options {
     bool restored;             /* s was taken up from a checkpoint */
     fault_spec faults;         /* drop and duplicate for replies to pulls and pushes */
     uint64_t seed;             /* their stream's */
+    compress_spec compress;    /* the encoding pushes must come in */
 } ps_options;
 
 /* Serves s until it should stop; 0 on a normal end. clients (s->workers)

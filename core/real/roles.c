@@ -112,6 +112,7 @@ int worker_main(const cluster_spec *cs, experiment *e, const char *run_dir, erro
     snprintf(path, sizeof path, "%s/steps-%d.csv", run_dir, cs->task);
     w.steps_csv = run_append_csv(path, RUN_STEPS_HEADER, err);
     w.t0 = 0;   /* rows in Unix time: the launcher takes them from the first step */
+    w.replay = e->replay.n > 0 ? trace_device_of(&e->replay, cs->task) : NULL;
     peers p;
     int rc = -1;
     net_auth auth;
@@ -119,7 +120,7 @@ int worker_main(const cluster_spec *cs, experiment *e, const char *run_dir, erro
     snprintf(self, sizeof self, "worker-%d", cs->task);
     int curve = w.steps_csv ? s_auth(cs, e, self, &auth, err) : -1;
     peers_options po = {.timeout = e->timeout, .resend = e->resend, .faults = e->faults,
-                        .seed = e->seed,
+                        .seed = e->seed, .compress = e->compress,
                         .auth = curve > 0 ? &auth : NULL};
     if (curve >= 0 && peers_open(&p, cs, w.nparams, (uint32_t)cs->task, &po, err) == 0) {
         w.link = &s_zmq_link;

@@ -45,9 +45,15 @@ static void s_handle(sim *s, const sim_event *e)
 {
     switch (e->kind) {
     case EV_START:
-        if (sim_worker_start(s, e->worker) < 0) {
+        if (s->now < s->workers[e->worker].away_until) {   /* its device is away */
+            sim_schedule(s, (sim_event){.t = s->workers[e->worker].away_until,
+                                        .kind = EV_START, .worker = e->worker});
+        } else if (sim_worker_start(s, e->worker) < 0) {
             s->failed = true;
         }
+        break;
+    case EV_AWAY:
+        sim_worker_away(s, e->worker, e->back);
         break;
     case EV_RESUME: {
         sim_worker *sw = &s->workers[e->worker];
@@ -185,7 +191,8 @@ static int s_setup(sim *s)
 }
 
 /* The initial evaluation first, then every worker at its start-up time,
- * the failures [sim] fail lists and, with [checkpoint] every, the
+ * the failures [sim] fail lists, the times each worker's device is away
+ * (sim.trace) and, with [checkpoint] every, the
  * checkpoints from time 0 on, as a real shard writes one when it starts. */
 static void s_schedule_start(sim *s)
 {
@@ -201,6 +208,13 @@ static void s_schedule_start(sim *s)
         sim_schedule(s, (sim_event){.t = f->from, .kind = EV_FAIL,
                                   .worker = f->shard ? -1 : f->index,
                                   .shard = f->shard ? f->index : -1, .back = f->to});
+    }
+    for (int k = 0; e->sim.trace.n > 0 && k < s->nworkers; k++) {
+        const trace_device *d = trace_device_of(&e->sim.trace, k);
+        for (int i = 0; i < d->noff; i++) {
+            sim_schedule(s, (sim_event){.t = d->off_from[i], .kind = EV_AWAY, .worker = k,
+                                        .back = d->off_to[i]});
+        }
     }
     if (e->checkpoint_every > 0) {
         sim_schedule(s, (sim_event){.t = 0, .kind = EV_CHECKPOINT});

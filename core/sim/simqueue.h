@@ -19,6 +19,7 @@ typedef struct sim_event {
                                   EV_ARRIVE_VERDICT: the verdict itself */
     bool ask;                  /* a push to the round's leader: answer its verdict */
     const float *values;       /* a push's payload (the worker's buffer) */
+    uint64_t bytes;            /* a push: its size on the wire, header and payload */
     double back;               /* a failure: when the worker or shard returns (< 0: the
                                   restart policy decides) */
     uint32_t generation;       /* a request: the shard's generation its sender last

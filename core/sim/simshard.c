@@ -94,6 +94,8 @@ static void s_push(sim *s, int k, const sim_event *m)
 {
     sim_shard *sh = &s->shards[k];
     int verdict = PUSH_LATE;
+    sh->srv->stats.push_bytes += m->bytes;
+    sh->srv->stats.push_messages++;
     if (s_from_before(sh, m)) {   /* computed on what this shard no longer holds */
         sh->srv->stats.dropped++;
     } else {

@@ -23,7 +23,7 @@ double sim_arrival(sim *s, int worker, int shard, int to_shard, double bytes)
 {
     double *last = &s->link_free[((size_t)worker * (size_t)s->nshards + (size_t)shard) * 2 +
                                  (size_t)to_shard];
-    double t = s->now + sim_message_time(&s->e->sim, bytes, &s->net_rng);
+    double t = s->now + sim_message_time(&s->e->sim, worker, bytes, &s->net_rng);
     if (t < *last) {
         t = *last;
     }

@@ -33,6 +33,7 @@ enum ev_kind {
     EV_ARRIVE_VERDICT,   /* the round leader's verdict on a push reaches its worker */
     EV_SHARD_BACK,       /* a failed shard returns from its checkpoint */
     EV_CHECKPOINT,       /* every shard writes its checkpoint */
+    EV_AWAY,             /* a worker's device goes away until `back` (sim.trace) */
 };
 
 /* Events that recur for as long as the run lasts, and so are not work
@@ -62,6 +63,8 @@ typedef struct sim_worker {
     int verdict;             /* the round leader's, on the push being sent */
     float *pull_dst;
     rng compute_rng;
+    compressor *compress;    /* its pushes' compression ([algorithm] compress), or NULL */
+    double away_until;       /* its device is away until then (sim.trace) */
     double compute_start;    /* when its current minibatch could start */
     int restarts;
 } sim_worker;
@@ -149,6 +152,11 @@ int sim_worker_start(sim *s, int k);
 /* Worker k fails now; back >= 0: it returns then, else the restart
  * policy decides. */
 void sim_worker_fail(sim *s, int k, double back);
+/* Worker k's device goes away until back (sim.trace): a running worker
+ * leaves at once, losing what it had not pushed, and starts again at back
+ * (whatever [cluster] restart says: a device away is no failure); one not
+ * started yet starts no earlier than back; one done stays done. */
+void sim_worker_away(sim *s, int k, double back);
 /* Resumes a waiting worker until its next wait. */
 void sim_worker_wake(sim_worker *sw);
 /* Worker k, if still running, unwinds its loop now (every primitive

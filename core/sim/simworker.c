@@ -4,6 +4,7 @@
 #include "core/sim/simstate.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,11 +84,12 @@ static int s_push_to(sim_worker *sw, int k, const float *values, uint64_t tag, u
     sim *s = sw->s;
     worker *w = &sw->w;
     server *srv = s->shards[k].srv;
-    double bytes = WIRE_HEADER_SIZE + (double)srv->n * sizeof(float);
-    sim_event e = {.t = sim_arrival(s, w->id, k, 1, bytes), .kind = EV_ARRIVE_PUSH,
+    uint64_t bytes = WIRE_HEADER_SIZE + (sw->compress ? sw->compress->len[k]
+                                                      : srv->n * sizeof(float));
+    sim_event e = {.t = sim_arrival(s, w->id, k, 1, (double)bytes), .kind = EV_ARRIVE_PUSH,
                    .worker = w->id, .shard = k, .incarnation = sw->incarnation, .tag = tag,
                    .version = w->versions[k], .samples = samples, .verdict = verdict,
-                   .ask = ask, .values = values + srv->lo,
+                   .ask = ask, .values = values + srv->lo, .bytes = bytes,
                    .generation = s->heard[(size_t)w->id * s->nshards + k]};
     if (sim_schedule(s, e) < 0) {
         return -1;
@@ -96,12 +98,21 @@ static int s_push_to(sim_worker *sw, int k, const float *values, uint64_t tag, u
     return 0;
 }
 
+static void s_link_settle(worker *w);
+
 static int s_link_push(worker *w, const float *values, uint64_t tag, uint32_t samples)
 {
     sim_worker *sw = w->link_state;
     sim *s = sw->s;
     if (sw->failed) {
         return -1;
+    }
+    if (sw->compress) {   /* the shards take what they decode; the last push is read first */
+        s_link_settle(w);
+        if (sw->failed) {
+            return -1;
+        }
+        values = compressor_push(sw->compress, values);
     }
     int first = 0, verdict = PUSH_UNDECIDED;
     if (w->round_leader && s->nshards > 1) {   /* shard 0 first, then its verdict */
@@ -247,8 +258,20 @@ int sim_worker_start(sim *s, int k)
     if (worker_init(&sw->w, &spec, k, s->m, &s->e->train, &s->parts[k], err) < 0) {
         return -1;
     }
+    if (sw->compress) {
+        compressor_reset(sw->compress);   /* a restarted worker has lost its residual */
+    } else if (s->e->compress.kind != COMPRESS_NONE &&
+               !(sw->compress = compressor_new(&s->e->compress, sw->w.nparams, s->nshards,
+                                               s->e->seed, k, err))) {
+        return -1;
+    }
     sw->w.link = &s_sim_link;
     sw->w.link_state = sw;
+    if (sw->incarnation > 0) {   /* restarted: it takes up its share, as a real worker does */
+        uint64_t mine = atomic_load(&s->shards[0].srv->worker_samples[k]);
+        long done = (long)(mine / (uint64_t)sw->w.batch);
+        sw->w.steps = done < sw->w.budget ? done : sw->w.budget;
+    }
     sw->w.steps_csv = s->r->steps;
     sw->w.null_compute = s->e->sim.compute == SIM_NULL;
     sw->s = s;
@@ -307,6 +330,21 @@ void sim_worker_fail(sim *s, int k, double back)
     sim_schedule(s, (sim_event){.t = at, .kind = EV_START, .worker = k});
 }
 
+void sim_worker_away(sim *s, int k, double back)
+{
+    sim_worker *sw = &s->workers[k];
+    if (sw->done) {
+        return;
+    }
+    sw->away_until = back;
+    if (!sw->running) {
+        return;
+    }
+    run_log(s->r, "sim: worker %d away at %.6f s, back at %.6f s (trace)", k, s->now, back);
+    sim_worker_stop(s, k);
+    sim_schedule(s, (sim_event){.t = back, .kind = EV_START, .worker = k});
+}
+
 bool sim_worker_alive(const sim *s, int worker, int incarnation)
 {
     const sim_worker *sw = &s->workers[worker];
@@ -346,6 +384,7 @@ int sim_calibrate(sim *s)
 void sim_worker_free(sim_worker *sw)
 {
     worker_free(&sw->w);
+    compressor_free(&sw->compress);
     if (sw->stack) {
         munmap(sw->stack, SIM_STACK);
         sw->stack = NULL;

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Every compressor, with and without error feedback, on the experiments of
+# the RULES (default: hogwild and downpour, 4 workers, real processes) for
+# EPOCHS epochs (default: the experiment's own, 10). Prints a Markdown
+# table: bytes per push (one worker's push to every shard, headers
+# included), how many times fewer than uncompressed, final test accuracy,
+# and samples/s while training.
+#   bench/compression.sh [EPOCHS] [RULES...]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+epochs=${1:-}
+shift || true
+rules=("$@")
+[ ${#rules[@]} -gt 0 ] || rules=(hogwild downpour)
+"$root/scripts/build.sh"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+field() { grep -o "\"$2\":[^,}]*" "$1/summary.json" | head -1 | grep -o '[0-9.e+-]*$'; }
+
+echo "| rule | compress | error feedback | bytes per push | fewer bytes | final test accuracy | samples/s |"
+echo "|---|---|---|---|---|---|---|"
+for rule in "${rules[@]}"; do
+    config="$root/experiments/$rule/config.ini"
+    plain=""
+    for compress in none fp16 bf16 topk:0.01 randomk:0.01 sign qsgd:4; do
+        for feedback in off on; do
+            [ "$compress" = none ] && [ "$feedback" = on ] && continue
+            args=(experiment.out="$out" algorithm.compress="$compress"
+                  algorithm.error_feedback="$feedback")
+            [ -n "$epochs" ] && args+=(train.epochs="$epochs")
+            dir=$("$root/build/asgd" train "$config" "${args[@]}")
+            bytes=$(field "$dir" bytes_per_push)
+            [ -n "$plain" ] || plain=$bytes
+            printf "| %s | %s | %s | %.0f | %.1fx | %.4f | %.0f |\n" "$rule" "$compress" \
+                "$feedback" "$bytes" "$(awk "BEGIN { print $plain / $bytes }")" \
+                "$(field "$dir" final_test_acc)" "$(field "$dir" samples_per_s)"
+        done
+    done
+done
