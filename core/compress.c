@@ -439,10 +439,17 @@ static size_t s_capacity(const compress_spec *s, uint64_t count)
 compressor *compressor_new(const compress_spec *spec, size_t n, int parts, uint64_t seed,
                            int worker, error *err)
 {
+    if (spec->kind == COMPRESS_NONE || n / (size_t)parts >= UINT32_MAX) {
+        error_set(err, ERROR_USAGE, "compression: %s", spec->kind == COMPRESS_NONE
+                  ? "nothing to compress with (compress = none)"
+                  : "a shard's part of the parameters is too long for 32-bit indices");
+        return NULL;
+    }
     compressor *c = calloc(1, sizeof *c);
     bool ok = c != NULL;
     if (ok) {
-        *c = (compressor){.spec = *spec, .n = n, .parts = parts,
+        *c = (compressor){.spec = *spec, .n = n, .parts = parts, .seed = seed,
+                          .worker = worker,
                           .r = rng_derive(seed, RNG_COMPRESS, (uint64_t)worker)};
         c->lo = calloc((size_t)parts, sizeof *c->lo);
         c->hi = calloc((size_t)parts, sizeof *c->hi);
@@ -498,6 +505,7 @@ void compressor_reset(compressor *c)
     if (c->residual) {
         memset(c->residual, 0, c->n * sizeof *c->residual);
     }
+    c->r = rng_derive(c->seed, RNG_COMPRESS, (uint64_t)c->worker);
 }
 
 const float *compressor_push(compressor *c, const float *values)
@@ -540,7 +548,10 @@ const float *compressor_push(compressor *c, const float *values)
     }
     if (c->residual) {
         for (size_t i = 0; i < c->n; i++) {
-            c->residual[i] = x[i] - c->decoded[i];
+            float left = x[i] - c->decoded[i];
+            /* a NaN or an infinity was sent (the shard refuses the push) or
+             * dropped: kept, it would spoil every push after */
+            c->residual[i] = isfinite(left) ? left : 0;
         }
     }
     return c->decoded;

@@ -6,8 +6,9 @@
  *
  * What a worker pushes is cut into the shards' ranges and each part is
  * compressed on its own (as BytePS and ps-lite compress per partition):
- *   fp16, bf16   each value as a 16-bit float (round to nearest even;
- *                fp16 saturates at +-65504)
+ *   fp16, bf16   each value as a 16-bit float (round to nearest even; a
+ *                finite value stays finite: fp16 saturates at +-65504,
+ *                bf16 at its largest)
  *   topk:F       the round(F n) values of largest magnitude (at least 1),
  *                as (index, value) pairs in index order; NaN counts as
  *                the largest, so the shard still refuses it
@@ -28,6 +29,11 @@
  * sign and unscaled randomk, not of qsgd on a long vector (one part of n
  * values at 2^B - 1 levels errs by up to sqrt(n) / (2^B - 1) times its
  * norm), whose residual then grows without bound; asgd runs it as asked.
+ * The residual assumes each push is applied: a push the shard drops (late
+ * in a round, or refused) takes its part of the residual with it, and a
+ * NaN or an infinity is never kept in the residual. Values are not
+ * checked on the worker: topk sends a NaN first, so that the shard
+ * refuses the push as it would a float32 one; randomk may not pick it.
  *
  * Payloads, all little-endian (the wire's encoding field says which):
  *   F16, BF16   count 16-bit values
@@ -101,14 +107,18 @@ typedef struct compressor {
     float *scratch;           /* topk's magnitudes (largest part) */
     uint32_t *picked;         /* randomk's indices (largest part) */
     rng r;                    /* randomk's choices and qsgd's rounding */
+    uint64_t seed;            /* and where that stream starts */
+    int worker;
     uint64_t bytes;           /* payload bytes of every push so far */
 } compressor;
 
-/* NULL with err set when out of memory. seed and worker pick the stream. */
+/* NULL with err set when out of memory, for kind none, or for a part
+ * longer than 32-bit indices reach. seed and worker pick the stream. */
 compressor *compressor_new(const compress_spec *spec, size_t n, int parts, uint64_t seed,
                            int worker, error *err);
 void compressor_free(compressor **c);
-/* Forgets the residual, as a restarted worker does. */
+/* Forgets the residual and starts the stream again, as a restarted worker
+ * does. */
 void compressor_reset(compressor *c);
 /* Compresses values (n): fills each part's payload and returns what the
  * shards will decode, part by part (c->decoded), bit for bit. */

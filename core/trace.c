@@ -44,11 +44,14 @@ static int s_intervals(trace_device *d, const char *p, const char *path, long li
         if (!*p) {
             break;
         }
-        const char *dash = strchr(p, '-'), *end = strchr(p, ' ');
+        const char *end = strchr(p, ' ');
         end = end ? end : p + strlen(p);
-        double from, to;
-        if (!dash || dash > end || !s_number(p, dash, &from) || !s_number(dash + 1, end, &to) ||
-            from < 0) {
+        /* FROM ends where strtod stops (5e-05-0.5 is 5e-05 to 0.5) */
+        char *dash;
+        errno = 0;
+        double from = strtod(p, &dash), to;
+        if (dash == p || dash >= end || *dash != '-' || errno != 0 || !isfinite(from) ||
+            !s_number(dash + 1, end, &to) || from < 0) {
             return s_bad(err, path, line, 5, "off: expected FROM-TO intervals in seconds, "
                          "separated by spaces");
         }

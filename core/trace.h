@@ -13,7 +13,8 @@
  *   latency    seconds a message of the device takes before its bytes
  *              (empty: [sim]'s)
  *   off        when the device is away: FROM-TO intervals in seconds from
- *              the run's start, separated by spaces, in order and apart
+ *              the run's start, separated by spaces, in order, none
+ *              overlapping the next (one may end where the next begins)
  *
  * Worker k is device k mod the trace's rows, so a trace of 100 devices
  * serves any number of workers. scripts/trace.py writes synthetic ones.
@@ -26,7 +27,10 @@
  * would (it pulls the model and takes up what remains of its share). Real
  * workers (cluster.trace) replay the speed and the off intervals by
  * sleeping: after each minibatch (speed - 1) times its compute time, and
- * through an off interval before the next, keeping what they hold. */
+ * through an off interval before the next, keeping what they hold. A real
+ * worker knows no run-wide clock: its trace time starts at its own first
+ * minibatch (a restarted process starts it again), whereas the
+ * simulator's starts at the run's time 0, before start-up delays. */
 #ifndef ASGD_TRACE_H
 #define ASGD_TRACE_H
 

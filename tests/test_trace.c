@@ -30,14 +30,15 @@ static void test_a_trace_is_read_whole(void **state)
     s_write("# a comment\n\ndevice,speed,bandwidth,latency,off\n"
             "0,1,,,\n"
             "1,3.5,2e7,0.02,0.5-1.5 4-4.25\n"
-            "2,0.5,1e9,0,\r\n");
+            "2,0.5,1e9,0,\r\n"
+            "3,1,,,5e-05-0.25 0.25-0.5\n");   /* an exponent; touching intervals */
     trace t;
     error err = {0};
     assert_int_equal(trace_load(&t, s_path, &err), 0);
-    assert_int_equal(t.n, 3);
+    assert_int_equal(t.n, 4);
     assert_true(t.devices[0].speed == 1 && t.devices[0].bandwidth == 0 &&
                 t.devices[0].latency < 0 && t.devices[0].noff == 0);
-    const trace_device *d = trace_device_of(&t, 4);   /* 4 mod 3 */
+    const trace_device *d = trace_device_of(&t, 5);   /* 5 mod 4 */
     assert_ptr_equal(d, &t.devices[1]);
     assert_true(d->speed == 3.5 && d->bandwidth == 2e7 && d->latency == 0.02);
     assert_int_equal(d->noff, 2);
@@ -47,6 +48,9 @@ static void test_a_trace_is_read_whole(void **state)
     assert_false(trace_away(d, 1.5, &until));
     assert_true(trace_away(d, 4.1, &until) && until == 4.25);
     assert_true(t.devices[2].latency == 0);
+    d = &t.devices[3];
+    assert_true(d->noff == 2 && d->off_from[0] == 5e-05 && d->off_to[1] == 0.5);
+    assert_true(trace_away(d, 0.25, &until) && until == 0.5);
     trace_free(&t);
     unlink(s_path);
 }

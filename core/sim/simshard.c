@@ -94,6 +94,9 @@ static void s_push(sim *s, int k, const sim_event *m)
 {
     sim_shard *sh = &s->shards[k];
     int verdict = PUSH_LATE;
+    if (!sim_worker_alive(s, m->worker, m->incarnation)) {
+        return;   /* its process is gone, and with it the push in flight (and its buffers) */
+    }
     sh->srv->stats.push_bytes += m->bytes;
     sh->srv->stats.push_messages++;
     if (s_from_before(sh, m)) {   /* computed on what this shard no longer holds */
@@ -230,7 +233,10 @@ void sim_shard_fail(sim *s, int k, double back)
             s_send_again(s, *m);
             continue;
         }
-        sh->lost += sim_worker_alive(s, m->worker, m->incarnation);
+        if (!sim_worker_alive(s, m->worker, m->incarnation)) {
+            continue;   /* an earlier life's: not the live worker's to wait for */
+        }
+        sh->lost++;
         sim_worker *sw = &s->workers[m->worker];
         if (--sw->pending_pushes == 0 && sw->waiting == WAIT_SETTLE) {
             sim_worker_wake(sw);
