@@ -10,7 +10,7 @@
 #include "plots/gnuplot.h"
 #include "plots/labels.h"
 
-#define FIGURE_GRID 60   /* points per convergence curve */
+#define FIGURE_MAX_POINTS 2000   /* a convergence curve's points, at most */
 
 const char *const figure_kinds[] = {"convergence", "scaling", "staleness", "time-to-accuracy",
                                     "throughput", NULL};
@@ -40,20 +40,6 @@ static void s_string(FILE *gp, const char *name, const char *value)
     char quoted[600];
     gnuplot_quote(quoted, sizeof quoted, value);
     fprintf(gp, "%s = %s\n", name, quoted);
-}
-
-static double s_interp(const double *xs, const double *ys, int n, double x)
-{
-    if (x <= xs[0]) {
-        return ys[0];
-    }
-    for (int i = 1; i < n; i++) {
-        if (x <= xs[i]) {
-            double span = xs[i] - xs[i - 1];
-            return span > 0 ? ys[i - 1] + (ys[i] - ys[i - 1]) * (x - xs[i - 1]) / span : ys[i];
-        }
-    }
-    return ys[n - 1];
 }
 
 /* One curve per run of group g, as eval.csv columns. */
@@ -92,7 +78,72 @@ static void s_free_curves(curves *c)
     }
 }
 
-/* Group g's mean and min-max over a grid of FIGURE_GRID + 1 points. */
+static int s_compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The x values at which the runs of c were evaluated, up to c->xmax,
+ * sorted and each once, thinned evenly to at most FIGURE_MAX_POINTS (the
+ * last kept): a single run's curve is its own points, not a resampling
+ * that would straighten what happens between grid points. NULL when out
+ * of memory. */
+static double *s_grid(const curves *c, int *count)
+{
+    size_t total = 0;
+    for (int k = 0; k < c->count; k++) {
+        total += (size_t)c->n[k];
+    }
+    double *g = malloc((total ? total : 1) * sizeof *g);
+    if (!g) {
+        return NULL;
+    }
+    size_t n = 0;
+    for (int k = 0; k < c->count; k++) {
+        for (int i = 0; i < c->n[k] && c->xs[k][i] <= c->xmax; i++) {
+            g[n++] = c->xs[k][i];
+        }
+    }
+    qsort(g, n, sizeof *g, s_compare_doubles);
+    size_t unique = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (unique == 0 || g[i] != g[unique - 1]) {
+            g[unique++] = g[i];
+        }
+    }
+    size_t step = (unique + FIGURE_MAX_POINTS - 1) / FIGURE_MAX_POINTS, kept = 0;
+    for (size_t i = 0; step > 1 && i < unique; i++) {
+        if (i % step == 0 || i == unique - 1) {
+            g[kept++] = g[i];
+        }
+    }
+    *count = (int)(step > 1 ? kept : unique);
+    return g;
+}
+
+/* Run k's value at x, with x never below the last call's (cursor[k]
+ * walks its points once). */
+static double s_at(const curves *c, int k, int *cursor, double x)
+{
+    const double *xs = c->xs[k], *ys = c->ys[k];
+    int i = cursor[k];
+    while (i < c->n[k] && xs[i] < x) {
+        i++;
+    }
+    cursor[k] = i;
+    if (i == 0) {
+        return ys[0];
+    }
+    if (i == c->n[k]) {
+        return ys[i - 1];
+    }
+    double span = xs[i] - xs[i - 1];
+    return span > 0 ? ys[i - 1] + (ys[i] - ys[i - 1]) * (x - xs[i - 1]) / span : ys[i];
+}
+
+/* Group g's mean and min-max at every x where one of its runs was
+ * evaluated (s_grid), each run interpolated between its own points. */
 static int s_convergence_group(const plot_runs *set, int g, int xc, int yc,
                                const figure_place *place, error *err)
 {
@@ -103,19 +154,26 @@ static int s_convergence_group(const plot_runs *set, int g, int xc, int yc,
         return c ? -1 : error_set(err, ERROR_RUNTIME, "out of memory");
     }
     s_read_curves(c, set, g, xc, yc);
+    int points = 0, cursor[PLOT_MAX_RUNS] = {0};
+    double *grid = s_grid(c, &points);
     fprintf(f, "# x mean min max over %d runs\n", c->count);
-    for (int i = 0; c->count > 0 && i <= FIGURE_GRID; i++) {
-        double x = c->xmax * i / FIGURE_GRID, sum = 0, lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; grid && i < points; i++) {
+        double x = grid[i], sum = 0, lo = INFINITY, hi = -INFINITY;
         for (int k = 0; k < c->count; k++) {
-            double y = s_interp(c->xs[k], c->ys[k], c->n[k], x);
+            double y = s_at(c, k, cursor, x);
             sum += y;
             lo = fmin(lo, y);
             hi = fmax(hi, y);
         }
         fprintf(f, "%.9g %.9g %.9g %.9g\n", x, sum / c->count, lo, hi);
     }
+    free(grid);
     s_free_curves(c);
     free(c);
+    if (!grid) {
+        fclose(f);
+        return error_set(err, ERROR_RUNTIME, "out of memory");
+    }
     return s_close(f, place, err);
 }
 

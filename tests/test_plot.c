@@ -177,6 +177,54 @@ static void test_diverged_runs_are_marked(void **state)
     free(script);
 }
 
+/* A convergence curve of one run is that run's own evaluations, every one
+ * of them: it was a resampling on 61 even points, which drew a fall within
+ * the first sixtieth of the run as a straight line to the next point. */
+static void test_a_curve_is_its_runs_own_points(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char out[700], out_arg[800];
+    snprintf(out, sizeof out, "%s/points", f->out);
+    snprintf(out_arg, sizeof out_arg, "experiment.out=%s", out);
+    const char *train[] = {"train", "/dev/null", out_arg, "data.dataset=synthetic",
+                           "model.type=mlp", "model.hidden=16", "train.epochs=40",
+                           "eval.every=0.001", NULL};
+    support_run_asgd(&f->r, f->dir, train);
+    assert_int_equal(f->r.status, 0);
+    char run[4096], path[4200], fig[800];
+    size_t len = strcspn(f->r.out, "\n");
+    memcpy(run, f->r.out, len);
+    run[len] = '\0';
+    snprintf(fig, sizeof fig, "%s/points.png", f->dir);
+    const char *plot[] = {"plot", out, "-o", fig, NULL};
+    support_run_asgd(&f->r, f->dir, plot);
+    assert_int_equal(f->r.status, 0);
+    snprintf(path, sizeof path, "%s/eval.csv", run);
+    char *eval = support_read_file(path), *save;
+    snprintf(path, sizeof path, "%s/points.png-1.dat", f->dir);
+    char *dat = support_read_file(path);
+    assert_non_null(eval);
+    assert_non_null(dat);
+    int rows = 0;
+    for (char *line = strtok_r(eval, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        double t, epoch, updates, samples, loss, acc;
+        if (sscanf(line, "%lf,%lf,%lf,%lf,%lf,%lf", &t, &epoch, &updates, &samples, &loss,
+                   &acc) != 6) {
+            continue;
+        }
+        char want[128];
+        snprintf(want, sizeof want, "\n%.9g %.9g ", t, acc);
+        if (!strstr(dat, want)) {
+            fail_msg("evaluation at %g s (accuracy %g) is not a point of the curve", t, acc);
+        }
+        rows++;
+    }
+    assert_true(rows > 61);
+    free(eval);
+    free(dat);
+}
+
 /* asgd plot's .gp for the fixture's runs with extra arguments (out is the
  * figure in f->dir); returns the script's text (caller frees). */
 static char *s_script(support_fixture *f, const char *name, const char *const *extra)
@@ -473,6 +521,7 @@ int main(void)
         cmocka_unit_test(test_every_kind_in_every_format),
         cmocka_unit_test(test_script_redraws_the_figure),
         cmocka_unit_test(test_diverged_runs_are_marked),
+        cmocka_unit_test(test_a_curve_is_its_runs_own_points),
         cmocka_unit_test(test_each_output_keeps_its_own_script),
         cmocka_unit_test(test_labels_titles_and_bars),
         cmocka_unit_test(test_a_target_some_runs_miss),
