@@ -3,8 +3,8 @@
 #include "core/data.h"
 
 #include <errno.h>
-#include <stdbool.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +13,8 @@
 #include "core/idx.h"
 #include "core/rng.h"
 
-static const char *const s_sources[] = {"fashion-mnist", "mnist", "idx", "synthetic", NULL};
+static const char *const s_sources[] = {"fashion-mnist", "mnist", "idx", "synthetic",
+                                        "regression", NULL};
 static const char *const s_normalizations[] = {"standard", "scale", "none", NULL};
 
 /* The classes the first n labels make: the largest label + 1, when every
@@ -124,8 +125,9 @@ int data_spec_configure(data_spec *s, config *c, error *err)
         return -1;
     }
     const char *default_path = s->source == DATA_FASHION_MNIST ? DATA_FASHION_MNIST_PATH : "";
-    long default_train = s->source == DATA_SYNTHETIC ? 10000 : 0;
-    long default_test = s->source == DATA_SYNTHETIC ? 2000 : 0;
+    bool generated = s->source == DATA_SYNTHETIC || s->source == DATA_REGRESSION;
+    long default_train = generated ? 10000 : 0;
+    long default_test = generated ? 2000 : 0;
     if (config_get_string(c, "data", "path", default_path, &s->path, err) < 0 ||
         config_get_int(c, "data", "train_size", default_train, 0, 1L << 30,
                        &s->train_size, err) < 0 ||
@@ -142,9 +144,18 @@ int data_spec_configure(data_spec *s, config *c, error *err)
                               &s->noise, err) < 0) {
             return -1;
         }
+    } else if (s->source == DATA_REGRESSION) {
+        s->classes = 1;
+        if (config_get_int(c, "data", "dim", 400, 1, 1 << 20, &s->dim, err) < 0 ||
+            config_get_double(c, "data", "noise", 0.1, 0, 1e6, CONFIG_CLOSED, &s->noise,
+                              err) < 0) {
+            return -1;
+        }
+    }
+    if (generated) {
         if (s->train_size < 1 || s->test_size < 1) {
             return config_fail(c, "data", s->train_size < 1 ? "train_size" : "test_size", err,
-                               "must be at least 1 for synthetic data");
+                               "must be at least 1 for generated data");
         }
     } else if (s->path[0] == '\0') {
         return config_fail(c, "data", "path", err, "dataset = %s needs the folder holding its "
@@ -189,7 +200,7 @@ static int s_idx_paths(char paths[4][4096], const data_spec *s, error *err)
 
 int data_shape(const data_spec *s, long *n_train, int *dim, int *classes, error *err)
 {
-    if (s->source == DATA_SYNTHETIC) {
+    if (s->source == DATA_SYNTHETIC || s->source == DATA_REGRESSION) {
         *n_train = s->train_size;
         *dim = (int)s->dim;
         *classes = (int)s->classes;
@@ -286,7 +297,7 @@ static int s_scan_pair(const char *images, const char *labels, long limit, datas
 
 int data_check(const data_spec *s, long *n_train, int *dim, int *classes, error *err)
 {
-    if (s->source == DATA_SYNTHETIC) {
+    if (s->source == DATA_SYNTHETIC || s->source == DATA_REGRESSION) {
         return data_shape(s, n_train, dim, classes, err);
     }
     char paths[4][4096];
@@ -310,6 +321,9 @@ int data_load(dataset *train, dataset *test, const data_spec *s,
     if (s->source == DATA_SYNTHETIC) {
         rc = dataset_synthetic(train, test, s->train_size, s->test_size,
                                (int)s->dim, (int)s->classes, s->noise, seed, err);
+    } else if (s->source == DATA_REGRESSION) {
+        rc = dataset_regression(train, test, s->train_size, s->test_size, (int)s->dim,
+                                s->noise, seed, err);
     } else {
         rc = s_load_files(train, test, s, err);
     }
@@ -380,6 +394,57 @@ int dataset_synthetic(dataset *train, dataset *test, long n_train, long n_test,
     s_sample_mixture(train, centres, dim, classes, noise, &rtrain);
     s_sample_mixture(test, centres, dim, classes, noise, &rtest);
     free(centres);
+    return 0;
+}
+
+float data_target_of(int32_t bits)
+{
+    float t;
+    memcpy(&t, &bits, sizeof t);
+    return t;
+}
+
+float data_target(const dataset *d, int i)
+{
+    return data_target_of(d->y[i]);
+}
+
+/* n examples x ~ N(0, I) with targets x.w + noise N(0, 1). */
+static void s_sample_linear(dataset *d, const float *w, int dim, double noise, rng *r)
+{
+    for (int i = 0; i < d->n; i++) {
+        float *x = d->x + (size_t)i * (size_t)dim;
+        double t = 0;
+        for (int j = 0; j < dim; j++) {
+            x[j] = (float)rng_normal(r);
+            t += (double)x[j] * w[j];
+        }
+        float target = (float)(t + noise * rng_normal(r));
+        memcpy(&d->y[i], &target, sizeof target);
+    }
+}
+
+int dataset_regression(dataset *train, dataset *test, long n_train, long n_test, int dim,
+                       double noise, unsigned long seed, error *err)
+{
+    memset(train, 0, sizeof *train);
+    memset(test, 0, sizeof *test);
+    float *w = malloc((size_t)dim * sizeof *w);
+    if (!w || s_alloc(train, n_train, dim, 1) < 0 || s_alloc(test, n_test, dim, 1) < 0) {
+        free(w);
+        dataset_free(train);
+        dataset_free(test);
+        return error_set(err, ERROR_RUNTIME, "regression data: out of memory");
+    }
+    rng r = rng_derive(seed, RNG_DATA, 0);
+    for (int j = 0; j < dim; j++) {
+        w[j] = (float)(rng_normal(&r) / sqrt((double)dim));
+    }
+    rng rtrain = rng_derive(seed, RNG_DATA, 1);
+    rng rtest = rng_derive(seed, RNG_DATA, 2);
+    s_sample_linear(train, w, dim, noise, &rtrain);
+    s_sample_linear(test, w, dim, noise, &rtest);
+    free(w);
     return 0;
 }
 

@@ -1,7 +1,9 @@
 /* data.h: data sets in memory, read from IDX files (idx.h) or generated.
  *
  * A dataset is n examples of dim float features (row-major) with integer
- * labels in [0, classes). */
+ * labels in [0, classes); or, with classes 1, a regression set, whose y[i]
+ * holds the bits of example i's float32 target (data_target), so that
+ * every part of asgd that moves labels moves targets unchanged. */
 #ifndef ASGD_DATA_H
 #define ASGD_DATA_H
 
@@ -21,7 +23,7 @@ typedef struct dataset {
     double mean, std; /* the normalisation applied: x = (raw - mean) / std */
 } dataset;
 
-enum data_source { DATA_FASHION_MNIST, DATA_MNIST, DATA_IDX, DATA_SYNTHETIC };
+enum data_source { DATA_FASHION_MNIST, DATA_MNIST, DATA_IDX, DATA_SYNTHETIC, DATA_REGRESSION };
 enum data_normalize { NORMALIZE_STANDARD, NORMALIZE_SCALE, NORMALIZE_NONE };
 
 /* The [data] keys that choose and shape the data. */
@@ -31,13 +33,14 @@ typedef struct data_spec {
     long train_size;       /* 0 = all (files); examples to make (synthetic) */
     long test_size;
     int normalize;         /* enum data_normalize */
-    long dim, classes;     /* synthetic only */
-    double noise;          /* synthetic only: spread around each centre */
+    long dim, classes;     /* synthetic only (regression: dim) */
+    double noise;          /* synthetic: spread around each centre; regression: of the
+                              targets around the true linear function */
 } data_spec;
 
 #define DATA_FASHION_MNIST_PATH "/usr/share/datasets/fashion-mnist"
 
-/* "fashion-mnist", "mnist", "idx" or "synthetic". */
+/* "fashion-mnist", "mnist", "idx", "synthetic" or "regression". */
 const char *data_source_name(int source);
 
 /* Reads the [data] keys. */
@@ -66,6 +69,15 @@ int dataset_from_idx(dataset *d, const char *images, const char *labels,
 int dataset_synthetic(dataset *train, dataset *test, long n_train, long n_test,
                       int dim, int classes, double noise, unsigned long seed,
                       error *err);
+
+/* Least squares: x ~ N(0, I), a true w ~ N(0, I / dim) and targets x.w +
+ * noise N(0, 1), classes 1 (Mishchenko et al.'s setting). Same seed, same
+ * data. */
+int dataset_regression(dataset *train, dataset *test, long n_train, long n_test, int dim,
+                       double noise, unsigned long seed, error *err);
+/* Example i's target in a regression set. */
+float data_target(const dataset *d, int i);
+float data_target_of(int32_t bits);
 
 /* standard: (x - mean) / std with the training set's scalar mean and std,
  * applied to both sets; scale and none leave values as they are (IDX

@@ -139,6 +139,10 @@ static int s_read_keys(experiment *e, const char *path, const experiment_shape *
         config_get_enum(c, "data", "partition", "iid", s_partitions, &e->partition, err) < 0) {
         return -1;
     }
+    if (e->partition == PARTITION_LABEL_SKEW && e->data.source == DATA_REGRESSION) {
+        return config_fail(c, "data", "partition", err, "label-skew needs classes; "
+                           "regression data has targets");
+    }
     if (e->partition == PARTITION_LABEL_SKEW &&
         config_get_double(c, "data", "alpha", 0.5, 0, 1e6, CONFIG_OPEN_LO,
                           &e->partition_alpha, err) < 0) {
@@ -199,7 +203,8 @@ static const config *s_known_keys(void)
         "train.optimizer=adagrad", "train.optimizer=adam", "train.optimizer=sgd",
         "data.dataset=synthetic", "data.partition=label-skew", "sim.compute=constant",
         "sim.compute=normal", "sim.compute=lognormal", "sim.compute=exponential",
-        "sim.compute=measured", "sim.compute=null", NULL};
+        "sim.compute=measured", "sim.compute=null", "data.partition=iid",
+        "data.dataset=regression", "model.type=linear", NULL};
     for (int i = 0; more[i]; i++) {
         snprintf(variants[n++], sizeof variants[0], "%s", more[i]);
     }

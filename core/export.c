@@ -116,8 +116,10 @@ static cJSON *s_describe(const model *m, const dataset *d)
     cJSON_AddNumberToObject(in, "mean", d->mean);
     cJSON_AddNumberToObject(in, "std", d->std);
     cJSON_AddNumberToObject(j, "classes", m->classes);
-    cJSON_AddStringToObject(j, "output", "the last layer's y: logits; the prediction is their "
-                            "argmax, probabilities their softmax");
+    cJSON_AddStringToObject(j, "output", m->spec.type == MODEL_LINEAR
+                            ? "the last layer's y: the predicted target (least squares)"
+                            : "the last layer's y: logits; the prediction is their argmax, "
+                              "probabilities their softmax");
     cJSON *layers = cJSON_AddArrayToObject(j, "layers");
     for (int i = 0; i < m->layers; i++) {
         cJSON_AddItemToArray(layers, s_layer(&m->layer[i], i));

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const s_types[] = {"softmax", "mlp", "cnn", NULL};
+static const char *const s_types[] = {"softmax", "mlp", "cnn", "linear", NULL};
 static const char *const s_inits[] = {"he", "xavier", NULL};
 
 const char *model_type_name(int type)
@@ -142,10 +142,17 @@ static int s_build_cnn(model *m, const model_spec *s, error *err)
 static int s_build(model *m, error *err)
 {
     const model_spec *s = &m->spec;
+    if ((s->type == MODEL_LINEAR) != (m->classes == 1)) {
+        return error_set(err, ERROR_USAGE, s->type == MODEL_LINEAR
+                         ? "[model] type: linear (least squares) needs regression data "
+                           "(dataset = regression), not %d classes"
+                         : "[model] type: %d class: a regression set needs type = linear",
+                         m->classes);
+    }
     if (s->type == MODEL_CNN && s_build_cnn(m, s, err) < 0) {
         return -1;
     }
-    int hidden = s->type == MODEL_SOFTMAX ? 0 : s->hidden_count;
+    int hidden = s->type == MODEL_SOFTMAX || s->type == MODEL_LINEAR ? 0 : s->hidden_count;
     for (int i = 0; i < hidden; i++) {
         s_dense(m, (int)s->hidden[i], true, s->dropout);
     }

@@ -197,6 +197,33 @@ static const float *s_forward(model *m, const float *params, const float *x, int
     return input;
 }
 
+/* The squared loss of the linear model's rows outputs (one each, in the
+ * backend's memory) against the targets whose bits y holds (host memory):
+ * returns the sum of (out - t)^2 / 2 and, when d is not NULL, writes
+ * scale (out - t) into d (the backend's memory). Done on the host: rows
+ * values each way. */
+static double s_squared_loss(model *m, const float *out, const int32_t *y, int rows,
+                             float *d, float scale)
+{
+    const backend_ops *ops = m->b->ops;
+    float *host = malloc((size_t)rows * sizeof *host);
+    if (!host) {
+        abort();   /* as s_reserve: nothing sensible to do without it */
+    }
+    ops->to_host(m->b, host, out, (size_t)rows * sizeof *host);
+    double sum = 0;
+    for (int i = 0; i < rows; i++) {
+        float r = host[i] - data_target_of(y[i]);
+        sum += 0.5 * (double)r * (double)r;
+        host[i] = scale * r;
+    }
+    if (d) {
+        ops->to_device(m->b, d, host, (size_t)rows * sizeof *host);
+    }
+    free(host);
+    return sum;
+}
+
 float model_gradient(model *m, float *grad, const float *params,
                      const float *x, const int32_t *y, int batch)
 {
@@ -216,11 +243,15 @@ float model_gradient(model *m, float *grad, const float *params,
     int correct;
     int cur = 0;
     float *d = m->delta[cur];
-    /* probabilities overwrite the logits: nothing needs them afterwards */
-    ops->softmax_xent_forward(b, logits, &loss_sum, &correct, logits, labels, batch,
-                              m->classes);
-    ops->softmax_xent_backward(b, d, logits, labels, batch, m->classes,
-                               1.0f / (float)batch);
+    if (m->spec.type == MODEL_LINEAR) {
+        loss_sum = s_squared_loss(m, logits, y, batch, d, 1.0f / (float)batch);
+    } else {
+        /* probabilities overwrite the logits: nothing needs them afterwards */
+        ops->softmax_xent_forward(b, logits, &loss_sum, &correct, logits, labels, batch,
+                                  m->classes);
+        ops->softmax_xent_backward(b, d, logits, labels, batch, m->classes,
+                                   1.0f / (float)batch);
+    }
     for (int i = m->layers - 1; i >= 0; i--) {
         const layer *l = &m->layer[i];
         const float *a_prev = i > 0 ? m->act[i] : input;
@@ -288,13 +319,18 @@ void model_evaluate(model *m, double *loss, double *accuracy,
         }
         s_forward(m, params, d->x + (size_t)start * (size_t)d->dim, rows, false);
         double ls;
-        int right;
-        ops->softmax_xent_forward(b, logits, &ls, &right, logits, labels, rows, m->classes);
+        int right = 0;
+        if (m->spec.type == MODEL_LINEAR) {
+            ls = s_squared_loss(m, logits, d->y + start, rows, NULL, 0);
+        } else {
+            ops->softmax_xent_forward(b, logits, &ls, &right, logits, labels, rows,
+                                      m->classes);
+        }
         loss_sum += ls;
         correct += right;
     }
     *loss = loss_sum / d->n;
-    *accuracy = (double)correct / d->n;
+    *accuracy = m->spec.type == MODEL_LINEAR ? NAN : (double)correct / d->n;
 }
 
 float model_gradient_host(model *m, float *grad, const float *params,

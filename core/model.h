@@ -2,6 +2,10 @@
  *
  * A model is a chain of layers:
  *   softmax  dense(classes)                       multinomial logistic regression
+ *   linear   dense(1), squared loss               least squares, on regression data
+ *            (classes 1: the targets are data_target's); its loss is
+ *            (x.w + b - t)^2 / 2 per example, and evaluation has no accuracy
+ *            (NaN)
  *   mlp      [dense(h) relu]... dense(classes)    hidden sizes in [model] hidden
  *   cnn      [conv(k x k x ch, same) relu, maxpool(p)]... [dense(h) relu]...
  *            dense(classes); channels, kernel, pool and hidden in [model]. The
@@ -36,7 +40,7 @@
 #define MODEL_MAX_CONV 4
 #define MODEL_MAX_LAYERS (2 * MODEL_MAX_CONV + MODEL_MAX_HIDDEN + 1)
 
-enum model_type { MODEL_SOFTMAX, MODEL_MLP, MODEL_CNN };
+enum model_type { MODEL_SOFTMAX, MODEL_MLP, MODEL_CNN, MODEL_LINEAR };
 enum model_init { INIT_HE, INIT_XAVIER };
 enum layer_kind { LAYER_DENSE, LAYER_CONV, LAYER_POOL };
 

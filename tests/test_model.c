@@ -53,7 +53,11 @@ static void s_check_gradient(model *m, int batch, double h)
         x[i] = (float)rng_normal(&r);
     }
     for (int i = 0; i < batch; i++) {
-        y[i] = (int32_t)rng_below(&r, (uint64_t)classes);
+        float target = (float)rng_normal(&r);   /* linear: a target's bits */
+        y[i] = m->spec.type == MODEL_LINEAR ? 0 : (int32_t)rng_below(&r, (uint64_t)classes);
+        if (m->spec.type == MODEL_LINEAR) {
+            memcpy(&y[i], &target, sizeof target);
+        }
     }
     float *params = malloc(m->nparams * sizeof *params);
     float *grad = malloc(m->nparams * sizeof *grad);
@@ -104,6 +108,67 @@ static void test_softmax_gradient_matches_finite_differences(void **state)
     assert_int_equal(m->nparams, 6 * 4 + 4);
     s_check_gradient(m, 5, 1e-2);
     model_destroy(&m);
+}
+
+static void test_linear_gradient_matches_finite_differences(void **state)
+{
+    (void)state;
+    model *m = s_model(MODEL_LINEAR, 6, 1, NULL, 0);
+    assert_int_equal(m->nparams, 6 + 1);
+    s_check_gradient(m, 5, 1e-2);
+    model_destroy(&m);
+}
+
+/* Least squares: the loss is the mean of (x.w + b - t)^2 / 2, computed here
+ * by hand; evaluation has no accuracy; gradient descent on regression data
+ * comes down to the noise's floor (0.1^2 / 2) on the test set; and the
+ * linear model takes regression data only, and regression data only it. */
+static void test_least_squares(void **state)
+{
+    (void)state;
+    dataset d, t;
+    error err = {0};
+    assert_int_equal(dataset_regression(&d, &t, 2000, 500, 8, 0.1, 3, &err), 0);
+    assert_int_equal(d.classes, 1);
+    model *m = s_model(MODEL_LINEAR, 8, 1, NULL, 0);
+    float *params = malloc(m->nparams * sizeof *params);
+    float *grad = malloc(m->nparams * sizeof *grad);
+    model_init_params(m, params, 1);
+    double by_hand = 0;
+    for (int i = 0; i < t.n; i++) {
+        double out = params[8];
+        for (int j = 0; j < 8; j++) {
+            out += (double)t.x[i * 8 + j] * params[j];
+        }
+        double r = out - data_target(&t, i);
+        by_hand += r * r / 2;
+    }
+    by_hand /= t.n;
+    double loss, acc;
+    model_evaluate(m, &loss, &acc, params, &t, 64);
+    assert_true(fabs(loss - by_hand) < 1e-5 * by_hand);
+    assert_true(isnan(acc));
+    float train = model_gradient(m, grad, params, t.x, t.y, t.n);
+    assert_true(fabs(train - loss) < 1e-5 * loss);
+    for (int step = 0; step < 500; step++) {
+        model_gradient(m, grad, params, d.x, d.y, d.n);
+        for (size_t i = 0; i < m->nparams; i++) {
+            params[i] -= 0.5f * grad[i];
+        }
+    }
+    model_evaluate(m, &loss, &acc, params, &t, 64);
+    assert_true(loss > 0.0035 && loss < 0.0065);
+    size_t n;
+    model_spec linear = {.type = MODEL_LINEAR}, softmax = {.type = MODEL_SOFTMAX};
+    assert_int_equal(model_check(&linear, 8, 10, &n, &err), -1);
+    assert_non_null(strstr(err.msg, "regression"));
+    assert_int_equal(model_check(&softmax, 8, 1, &n, &err), -1);
+    assert_non_null(strstr(err.msg, "linear"));
+    free(params);
+    free(grad);
+    model_destroy(&m);
+    dataset_free(&d);
+    dataset_free(&t);
 }
 
 static void test_mlp_gradient_matches_finite_differences(void **state)
@@ -284,6 +349,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_softmax_gradient_matches_finite_differences),
+        cmocka_unit_test(test_linear_gradient_matches_finite_differences),
+        cmocka_unit_test(test_least_squares),
         cmocka_unit_test(test_mlp_gradient_matches_finite_differences),
         cmocka_unit_test(test_cnn_gradient_matches_finite_differences),
         cmocka_unit_test(test_dropout_only_in_training),

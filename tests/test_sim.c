@@ -424,6 +424,33 @@ static void test_compression_in_virtual_time(void **state)
     free(half);
 }
 
+/* Least squares end to end: 4 simulated workers fit regression data to
+ * near the noise's floor (0.1^2 / 2), the summary's accuracy is null (a
+ * regression has none), and a label-skewed split of targets is a config
+ * error. */
+static void test_least_squares_in_virtual_time(void **state)
+{
+    support_fixture *f = *state;
+    const char *extra[] = {"train.algorithm=delayadaptive", "cluster.workers=4",
+                           "data.dataset=regression", "data.dim=20", "model.type=linear",
+                           "train.lr=0.02", NULL};
+    char dir[4096];
+    s_sim(f, extra, dir, sizeof dir);
+    double loss = s_num(dir, "final_test_loss");
+    assert_true(loss > 0.003 && loss < 0.01);
+    char *text = s_file(dir, "summary.json");
+    cJSON *j = cJSON_Parse(text);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, "final_test_acc")));
+    cJSON_Delete(j);
+    free(text);
+    const char *args[] = {"train", "/dev/null", f->out_arg, "experiment.mode=sim",
+                          "train.algorithm=hogwild", "data.dataset=regression",
+                          "model.type=linear", "data.partition=label-skew", NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "data.partition=label-skew: label-skew needs classes"));
+}
+
 static void test_alpha_zero_and_dynsgd_tau_in_virtual_time(void **state)
 {
     support_fixture *f = *state;
@@ -903,6 +930,7 @@ int main(void)
         T(test_staleness_scaled_rules_in_virtual_time),
         T(test_fedbuff_and_post_local_in_virtual_time),
         T(test_compression_in_virtual_time),
+        T(test_least_squares_in_virtual_time),
         T(test_alpha_zero_and_dynsgd_tau_in_virtual_time),
         T(test_ssp_bound_under_heavy_stragglers),
         T(test_failure_and_recovery),
