@@ -68,6 +68,36 @@ static int s_start_ps(support_fixture *f, int port, int evaluator, const char *c
     return support_spawn_asgd(f->dir, args);
 }
 
+/* A shard of config `text` started by `asgd ps` on a free port, a raw
+ * client of it, and the initial parameters it holds (n of them). */
+typedef struct raw_shard {
+    int ps;
+    size_t n;
+    float *init;
+    void *ctx, *sock;
+} raw_shard;
+
+static void s_raw_shard(support_fixture *f, const char *text, raw_shard *r)
+{
+    support_write_file(f->config, text);
+    int port = wire_client_free_port();
+    r->ps = s_start_ps(f, port, 0, NULL);
+    r->init = s_initial(f, &r->n);
+    r->ctx = zmq_ctx_new();
+    r->sock = wire_client_open(r->ctx, port, NULL);
+}
+
+/* Its operator stops the shard (SIGTERM: it exits 0) and the client
+ * closes. */
+static void s_raw_shard_close(raw_shard *r)
+{
+    kill(r->ps, SIGTERM);
+    assert_int_equal(support_wait(r->ps), 0);
+    zmq_close(r->sock);
+    zmq_ctx_term(r->ctx);
+    free(r->init);
+}
+
 /* A reply that must come (within 10 s); its payload's bytes. */
 static size_t s_receive(void *sock, wire_header *h, void *buf, size_t cap, uint64_t hi)
 {
@@ -158,13 +188,10 @@ static int s_send_garbage(void *sock, size_t n)
 static void test_server_survives_garbage(void **state)
 {
     support_fixture *f = *state;
-    support_write_file(f->config, s_small);
-    int port = wire_client_free_port();
-    int ps = s_start_ps(f, port, 0, NULL);
-    size_t n;
-    float *init = s_initial(f, &n);
-    void *ctx = zmq_ctx_new();
-    void *sock = wire_client_open(ctx, port, NULL);
+    raw_shard r;
+    s_raw_shard(f, s_small, &r);
+    size_t n = r.n;
+    void *sock = r.sock;
 
     int sent = s_send_garbage(sock, n);
     /* well-formed pushes holding a NaN and an infinity: refused, counted */
@@ -177,23 +204,19 @@ static void test_server_survives_garbage(void **state)
     wire_client_send(sock, &push, bad, n * sizeof(float));
     free(bad);
 
-    s_expect_untouched(sock, 0, init, n);   /* still serving */
+    s_expect_untouched(sock, 0, r.init, n);   /* still serving */
     cJSON *stats = s_stats(sock, n);
     assert_true(support_json_number(stats, "rejected") == sent);
     assert_true(support_json_number(stats, "nonfinite") == 2);
     assert_true(support_json_number(stats, "pushes") == 0);
     cJSON_Delete(stats);
 
-    kill(ps, SIGTERM);   /* a tool may not stop a shard: its operator may */
-    assert_int_equal(support_wait(ps), 0);
-    zmq_close(sock);
-    zmq_ctx_term(ctx);
+    s_raw_shard_close(&r);   /* a tool may not stop a shard: its operator may */
     char path[600];
     snprintf(path, sizeof path, "%s/ps-0.json", f->dir);
     cJSON *final = support_json_file(path);
     assert_true(support_json_number(final, "rejected") == sent);
     cJSON_Delete(final);
-    free(init);
 }
 
 /* One sparse pair of a compressed push: index and value, little-endian. */
@@ -217,13 +240,11 @@ static void test_a_compressed_shard_checks_every_payload(void **state)
     support_fixture *f = *state;
     char config[512];
     snprintf(config, sizeof config, "%s[algorithm]\ncompress = topk:0.5\n", s_small);
-    support_write_file(f->config, config);
-    int port = wire_client_free_port();
-    int ps = s_start_ps(f, port, 0, NULL);
-    size_t n;
-    float *init = s_initial(f, &n);
-    void *ctx = zmq_ctx_new();
-    void *sock = wire_client_open(ctx, port, NULL);
+    raw_shard r;
+    s_raw_shard(f, config, &r);
+    size_t n = r.n;
+    float *init = r.init;
+    void *sock = r.sock;
     wire_header push = {.type = WIRE_PUSH, .worker = 0, .shard = 0, .offset = 0, .count = n,
                         .encoding = WIRE_SPARSE};
     uint8_t pairs[8 * 32];
@@ -263,11 +284,7 @@ static void test_a_compressed_shard_checks_every_payload(void **state)
     assert_int_equal(reply.base_version, 1);
     init[3] -= 0.05f * 2;
     assert_memory_equal(got, init, n * sizeof *got);
-    kill(ps, SIGTERM);
-    assert_int_equal(support_wait(ps), 0);
-    zmq_close(sock);
-    zmq_ctx_term(ctx);
-    free(init);
+    s_raw_shard_close(&r);
 }
 
 /* A job's first evaluation is of the initial model, however its processes
