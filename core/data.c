@@ -409,7 +409,7 @@ float data_target(const dataset *d, int i)
     return data_target_of(d->y[i]);
 }
 
-/* n examples x ~ N(0, I) with targets x.w + noise N(0, 1). */
+/* n examples x ~ N(0, I) with targets x.w + noise * N(0, 1). */
 static void s_sample_linear(dataset *d, const float *w, int dim, double noise, rng *r)
 {
     for (int i = 0; i < d->n; i++) {

@@ -71,7 +71,7 @@ int dataset_synthetic(dataset *train, dataset *test, long n_train, long n_test,
                       error *err);
 
 /* Least squares: x ~ N(0, I), a true w ~ N(0, I / dim) and targets x.w +
- * noise N(0, 1), classes 1 (Mishchenko et al.'s setting). Same seed, same
+ * noise * N(0, 1), classes 1 (Mishchenko et al.'s setting). Same seed, same
  * data. */
 int dataset_regression(dataset *train, dataset *test, long n_train, long n_test, int dim,
                        double noise, unsigned long seed, error *err);

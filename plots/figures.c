@@ -143,7 +143,8 @@ static double s_at(const curves *c, int k, int *cursor, double x)
 }
 
 /* Group g's mean and min-max at every x where one of its runs was
- * evaluated (s_grid), each run interpolated between its own points. */
+ * evaluated (s_grid), each run interpolated between its own points;
+ * returns how many of its runs have a curve, -1 on error. */
 static int s_convergence_group(const plot_runs *set, int g, int xc, int yc,
                                const figure_place *place, error *err)
 {
@@ -154,7 +155,7 @@ static int s_convergence_group(const plot_runs *set, int g, int xc, int yc,
         return c ? -1 : error_set(err, ERROR_RUNTIME, "out of memory");
     }
     s_read_curves(c, set, g, xc, yc);
-    int points = 0, cursor[PLOT_MAX_RUNS] = {0};
+    int curves = c->count, points = 0, cursor[PLOT_MAX_RUNS] = {0};
     double *grid = s_grid(c, &points);
     fprintf(f, "# x mean min max over %d runs\n", c->count);
     for (int i = 0; grid && i < points; i++) {
@@ -174,7 +175,7 @@ static int s_convergence_group(const plot_runs *set, int g, int xc, int yc,
         fclose(f);
         return error_set(err, ERROR_RUNTIME, "out of memory");
     }
-    return s_close(f, place, err);
+    return s_close(f, place, err) < 0 ? -1 : curves;
 }
 
 static const char *s_convergence(const figure_options *o, plot_runs *set,
@@ -184,10 +185,19 @@ static const char *s_convergence(const figure_options *o, plot_runs *set,
     int yc = strcmp(o->y, "loss") == 0 ? 4 : 5;
     s_string(gp, "xlabel", label_of(o->x));
     s_string(gp, "ylabel", label_of(yc == 4 ? "loss" : "acc"));
+    int curves = 0;
     for (int g = 0; g < set->ngroups; g++) {
-        if (s_convergence_group(set, g, xc, yc, place, err) < 0) {
+        int n = s_convergence_group(set, g, xc, yc, place, err);
+        if (n < 0) {
             return NULL;
         }
+        curves += n;
+    }
+    if (curves == 0) {   /* not a figure of empty axes */
+        error_set(err, ERROR_USAGE, "asgd plot: --y %s: no run has a test %s at any evaluation%s",
+                  o->y, yc == 4 ? "loss" : "accuracy",
+                  yc == 5 ? " (a regression run has none: --y loss)" : "");
+        return NULL;
     }
     return "convergence";
 }

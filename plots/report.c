@@ -144,23 +144,25 @@ static const char *s_name(const plot_run *r)
 static void s_summaries(doc *d, const plot_runs *set)
 {
     static const char *const header[] = {"run", "rule", "mode", "workers", "final test acc",
-                                         "best test acc", "training time (s)", "samples/s",
-                                         "mean staleness", "diverged"};
+                                         "best test acc", "final test loss",
+                                         "training time (s)", "samples/s", "mean staleness",
+                                         "diverged"};
     static const char *const keys[] = {"label", "mode", "workers", "final_test_acc",
-                                       "best_test_acc", "time_s", "samples_per_s",
-                                       "staleness_mean", "diverged"};
-    static const int digits[] = {0, 0, 0, 4, 4, 2, 0, 2, 0};
+                                       "best_test_acc", "final_test_loss", "time_s",
+                                       "samples_per_s", "staleness_mean", "diverged"};
+    static const int digits[] = {0, 0, 0, 4, 4, 4, 2, 0, 2, 0};
+    enum { COLUMNS = sizeof header / sizeof header[0] };
     s_heading(d, 2, "Runs");
-    s_table_start(d, 10, header);
+    s_table_start(d, COLUMNS, header);
     for (int r = 0; r < set->count; r++) {
-        char cells[10][256];
-        const char *row[10] = {cells[0]};
+        char cells[COLUMNS][256];
+        const char *row[COLUMNS] = {cells[0]};
         snprintf(cells[0], sizeof cells[0], "%.200s", s_name(&set->runs[r]));
-        for (int k = 0; k < 9; k++) {
+        for (int k = 0; k < COLUMNS - 1; k++) {
             s_field(cells[k + 1], sizeof cells[k + 1], set->runs[r].summary, keys[k], digits[k]);
             row[k + 1] = cells[k + 1];
         }
-        s_row(d, 10, row, false);
+        s_row(d, COLUMNS, row, false);
     }
     s_table_end(d);
 }

@@ -225,6 +225,99 @@ static void test_a_curve_is_its_runs_own_points(void **state)
     free(dat);
 }
 
+/* A least-squares run has a test loss and no accuracy: its convergence
+ * figure is of the loss, and asking for accuracy says so rather than
+ * drawing empty axes (it wrote "nan inf -inf" rows); its report shows
+ * the final loss. */
+static void test_a_regression_run_plots_its_loss(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char out[700], out_arg[800];
+    snprintf(out, sizeof out, "%s/regression", f->out);
+    snprintf(out_arg, sizeof out_arg, "experiment.out=%s", out);
+    const char *train[] = {"train", "/dev/null", out_arg, "data.dataset=regression",
+                           "data.dim=20", "data.train_size=2000", "data.test_size=500",
+                           "data.normalize=none", "model.type=linear", "train.epochs=2",
+                           "train.lr=0.01", "eval.every=0.002", "experiment.mode=sim",
+                           "train.algorithm=hogwild", "cluster.workers=2", NULL};
+    support_run_asgd(&f->r, f->dir, train);
+    assert_int_equal(f->r.status, 0);
+    char fig[800], path[800];
+    snprintf(fig, sizeof fig, "%s/regression.png", f->dir);
+    const char *acc[] = {"plot", out, "-o", fig, NULL};
+    support_run_asgd(&f->r, f->dir, acc);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "--y loss"));
+    const char *loss[] = {"plot", out, "-o", fig, "--y", "loss", NULL};
+    support_run_asgd(&f->r, f->dir, loss);
+    assert_int_equal(f->r.status, 0);
+    s_expect_figure(fig);
+    snprintf(path, sizeof path, "%s/regression.png-1.dat", f->dir);
+    char *dat = support_read_file(path), *save;
+    assert_non_null(dat);
+    int rows = 0;
+    for (char *line = strtok_r(dat, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        double x, mean, lo, hi;
+        if (line[0] != '#') {
+            assert_int_equal(sscanf(line, "%lf %lf %lf %lf", &x, &mean, &lo, &hi), 4);
+            assert_true(isfinite(mean) && lo <= mean && mean <= hi);
+            rows++;
+        }
+    }
+    assert_true(rows >= 3);
+    free(dat);
+    snprintf(path, sizeof path, "%s/report", f->dir);
+    const char *report[] = {"report", out, "-o", path, NULL};
+    support_run_asgd(&f->r, f->dir, report);
+    assert_int_equal(f->r.status, 0);
+    snprintf(path, sizeof path, "%s/report/report.md", f->dir);
+    char *md = support_read_file(path);
+    assert_non_null(strstr(md, "| final test loss |"));
+    free(md);
+}
+
+/* A curve is a function of its x: rows of an eval.csv whose x goes back
+ * (a run resumed on its own clock) are not drawn as a line doubling back. */
+static void test_a_curve_goes_forward(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char out[700], out_arg[800];
+    snprintf(out, sizeof out, "%s/backward", f->out);
+    snprintf(out_arg, sizeof out_arg, "experiment.out=%s", out);
+    const char *train[] = {"train", "/dev/null", out_arg, "data.dataset=synthetic",
+                           "model.type=softmax", "train.epochs=2", "eval.every=0.1", NULL};
+    support_run_asgd(&f->r, f->dir, train);
+    assert_int_equal(f->r.status, 0);
+    char run[4096], path[4200], fig[800];
+    size_t len = strcspn(f->r.out, "\n");
+    memcpy(run, f->r.out, len);
+    run[len] = '\0';
+    snprintf(path, sizeof path, "%s/eval.csv", run);
+    FILE *csv = fopen(path, "a");
+    assert_non_null(csv);
+    fprintf(csv, "0.000001,0.5,1,64,9.5,0.01\n");   /* back to the start, a wild value */
+    fclose(csv);
+    snprintf(fig, sizeof fig, "%s/backward.png", f->dir);
+    const char *plot[] = {"plot", out, "-o", fig, NULL};
+    support_run_asgd(&f->r, f->dir, plot);
+    assert_int_equal(f->r.status, 0);
+    snprintf(path, sizeof path, "%s/backward.png-1.dat", f->dir);
+    char *dat = support_read_file(path), *save;
+    assert_non_null(dat);
+    double last = -INFINITY;
+    for (char *line = strtok_r(dat, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        double x, mean;
+        if (line[0] != '#' && sscanf(line, "%lf %lf", &x, &mean) == 2) {
+            assert_true(x > last);
+            assert_true(mean != 0.01);
+            last = x;
+        }
+    }
+    free(dat);
+}
+
 /* asgd plot's .gp for the fixture's runs with extra arguments (out is the
  * figure in f->dir); returns the script's text (caller frees). */
 static char *s_script(support_fixture *f, const char *name, const char *const *extra)
@@ -522,6 +615,8 @@ int main(void)
         cmocka_unit_test(test_script_redraws_the_figure),
         cmocka_unit_test(test_diverged_runs_are_marked),
         cmocka_unit_test(test_a_curve_is_its_runs_own_points),
+        cmocka_unit_test(test_a_regression_run_plots_its_loss),
+        cmocka_unit_test(test_a_curve_goes_forward),
         cmocka_unit_test(test_each_output_keeps_its_own_script),
         cmocka_unit_test(test_labels_titles_and_bars),
         cmocka_unit_test(test_a_target_some_runs_miss),
