@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "core/idx.h"
@@ -134,7 +135,8 @@ int data_spec_configure(data_spec *s, config *c, error *err)
         config_get_int(c, "data", "test_size", default_test, 0, 1L << 30,
                        &s->test_size, err) < 0 ||
         config_get_enum(c, "data", "normalize", "standard", s_normalizations,
-                        &s->normalize, err) < 0) {
+                        &s->normalize, err) < 0 ||
+        config_get_string(c, "data", "cache", "auto", &s->cache, err) < 0) {
         return -1;
     }
     if (s->source == DATA_SYNTHETIC) {
@@ -175,8 +177,7 @@ static void s_idx_path(char *buf, size_t n, const char *folder, const char *stem
     snprintf(buf, n, "%s/%s.gz", folder, stem);
 }
 
-/* The four IDX files of a file-backed spec, checked to exist. */
-static int s_idx_paths(char paths[4][4096], const data_spec *s, error *err)
+int data_files(char paths[4][4096], const data_spec *s, error *err)
 {
     static const char *const stems[4] = {
         "train-images-idx3-ubyte", "train-labels-idx1-ubyte",
@@ -208,7 +209,7 @@ int data_shape(const data_spec *s, long *n_train, int *dim, int *classes, error 
     }
     char paths[4][4096];
     idx_file im, lb;
-    if (s_idx_paths(paths, s, err) < 0 || idx_read_header(&im, paths[0], err) < 0) {
+    if (data_files(paths, s, err) < 0 || idx_read_header(&im, paths[0], err) < 0) {
         return -1;
     }
     if (im.ndims < 2) {
@@ -260,7 +261,7 @@ static int s_load_files(dataset *train, dataset *test, const data_spec *s,
                         error *err)
 {
     char paths[4][4096];
-    if (s_idx_paths(paths, s, err) < 0) {
+    if (data_files(paths, s, err) < 0) {
         return -1;
     }
     if (dataset_from_idx(train, paths[0], paths[1], s->train_size, err) < 0) {
@@ -302,7 +303,7 @@ int data_check(const data_spec *s, long *n_train, int *dim, int *classes, error 
     }
     char paths[4][4096];
     dataset train, test;
-    if (s_idx_paths(paths, s, err) < 0 ||
+    if (data_files(paths, s, err) < 0 ||
         s_scan_pair(paths[0], paths[1], s->train_size, &train, err) < 0 ||
         s_scan_pair(paths[2], paths[3], s->test_size, &test, err) < 0 ||
         s_check_sets(&train, &test, s, paths, err) < 0) {
@@ -477,7 +478,11 @@ void dataset_normalize(dataset *train, dataset *test, int how)
 
 void dataset_free(dataset *d)
 {
-    free(d->x);
-    free(d->y);
+    if (d->mapped > 0) {
+        munmap(d->x, d->mapped);
+    } else {
+        free(d->x);
+        free(d->y);
+    }
     memset(d, 0, sizeof *d);
 }

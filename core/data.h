@@ -21,6 +21,8 @@ typedef struct dataset {
     float *x;         /* n x dim */
     int32_t *y;       /* n */
     double mean, std; /* the normalisation applied: x = (raw - mean) / std */
+    size_t mapped;    /* > 0: x and y lie in a read-only mapping of this many
+                         bytes at x, shared with other processes (datacache.h) */
 } dataset;
 
 enum data_source { DATA_FASHION_MNIST, DATA_MNIST, DATA_IDX, DATA_SYNTHETIC, DATA_REGRESSION };
@@ -36,6 +38,7 @@ typedef struct data_spec {
     long dim, classes;     /* synthetic only (regression: dim) */
     double noise;          /* synthetic: spread around each centre; regression: of the
                               targets around the true linear function */
+    const char *cache;     /* "auto", "off" or a folder (datacache.h); NULL: off */
 } data_spec;
 
 #define DATA_FASHION_MNIST_PATH "/usr/share/datasets/fashion-mnist"
@@ -45,6 +48,10 @@ const char *data_source_name(int source);
 
 /* Reads the [data] keys. */
 int data_spec_configure(data_spec *s, config *c, error *err);
+
+/* The four IDX files of a file-backed spec (train images, train labels,
+ * test images, test labels), each checked to exist. */
+int data_files(char paths[4][4096], const data_spec *s, error *err);
 
 /* Loads (or generates) the training and test sets, normalised as the spec
  * says with statistics of the training set. */

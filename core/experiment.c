@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/datacache.h"
 #include "core/partition.h"
 #include "core/run.h"
 
@@ -259,7 +260,7 @@ static int s_check_model(experiment *e, error *err)
 
 int experiment_load(experiment *e, error *err)
 {
-    if (data_load(&e->train, &e->test, &e->data, e->seed, err) < 0) {
+    if (datacache_load(&e->train, &e->test, &e->data, e->seed, err) < 0) {
         return -1;
     }
     e->n_train = e->train.n;
