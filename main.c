@@ -195,6 +195,9 @@ static void s_help_algorithms(bool names_only)
            "from asgd keys).\n");
     printf("Any rule's pushes may be compressed, in [algorithm]: compress (none|fp16|bf16|"
            "topk:F|\nrandomk:F|sign|qsgd:B), error_feedback (off).\n");
+    printf("prefetch (off): hogwild, downpour, delayadaptive and staleweight ask for the next "
+           "pull\nbefore the gradient, so that it overlaps compute (one more push of "
+           "staleness).\n");
 }
 
 /* `asgd keys DIR [--workers N]`. */

@@ -59,6 +59,11 @@
  *   training (answer them at once). With server_threads > 1 it may run
  *   while pushes are applied.
  *
+ * prefetch (a flag)
+ *   worker_run calls worker_prefetch, so that [algorithm] prefetch = on
+ *   overlaps the next pull with the gradient; the rule's file says what
+ *   that changes. A rule without it refuses the key.
+ *
  * server_on_pull (optional)
  *   Told, as a pull is answered, that m->worker now holds the shard's
  *   current theta (per-worker state at pull time: delay-compensated ASGD
@@ -79,8 +84,8 @@
 
 /* The layout of this table: a rule that states another version is refused
  * (algorithm_check). 2 added server_free and server_on_pull; 3 added
- * server_state_bytes. */
-#define ALGORITHM_VERSION 3
+ * server_state_bytes; 4 added prefetch. */
+#define ALGORITHM_VERSION 4
 
 struct worker;
 struct server;
@@ -150,6 +155,7 @@ typedef struct algorithm {
     void (*server_on_push)(struct server *s, const push_msg *m);
     bool (*server_pull_ready)(struct server *s, const pull_msg *m);
     void (*server_on_pull)(struct server *s, const pull_msg *m);
+    bool prefetch;            /* worker_run calls worker_prefetch */
 } algorithm;
 
 /* The registry (registry.c). */

@@ -16,7 +16,11 @@
  *
  * Reference: Zheng, Meng, Wang, Chen, Yu, Ma, Liu, "Asynchronous
  * Stochastic Gradient Descent with Delay Compensation" (ICML 2017),
- * Algorithm 1 and section 5 (DC-ASGD-c and DC-ASGD-a). */
+ * Algorithm 1 and section 5 (DC-ASGD-c and DC-ASGD-a).
+ *
+ * It does not prefetch: its shard keeps what each worker last pulled, and
+ * a pull answered early would replace that before the push computed on it
+ * arrives. */
 #include <math.h>
 #include <stdlib.h>
 

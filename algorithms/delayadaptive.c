@@ -10,7 +10,12 @@
  * one worker tau is 0 and it is sequential SGD. No keys of its own.
  *
  * Reference: Mishchenko, Bach, Even, Woodworth, "Asynchronous SGD Beats
- * Minibatch SGD Under Arbitrary Delays" (NeurIPS 2022), section 3. */
+ * Minibatch SGD Under Arbitrary Delays" (NeurIPS 2022), section 3.
+ *
+ * With [algorithm] prefetch = on the next pull goes out before the
+ * gradient (worker_run_gradients): communication overlaps compute, and
+ * each gradient is computed on parameters without this worker's previous
+ * push (one more of staleness, counted as any other). */
 #include <stdlib.h>
 
 #include "algorithms/algorithm.h"
@@ -54,6 +59,7 @@ const algorithm algorithm_delayadaptive = {
     .keys = "",
     .configure = s_configure,
     .worker_run = worker_run_gradients,
+    .prefetch = true,
     .server_on_push = s_on_push,
     .server_pull_ready = server_always_ready,
 };

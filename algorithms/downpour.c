@@ -9,7 +9,11 @@
  * variant; unlike tmulc18's, every worker has the same local learning rate,
  * worker 0 included). With window = fetch = 1 and SGD on both sides it is
  * the sequential trajectory. Reference: Dean et al., "Large scale
- * distributed deep networks" (NIPS 2012). */
+ * distributed deep networks" (NIPS 2012).
+ *
+ * With [algorithm] prefetch = on the pull of a fetch step goes out before
+ * the gradient of the step before it: communication overlaps compute, and
+ * the parameters fetched miss the push of that step, if it pushes. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,11 +64,12 @@ static int s_worker_run(worker *w)
     float *a = calloc(w->nparams, sizeof *a);
     int rc = a ? 0 : -1;
     for (long step = 0; rc == 0 && !worker_done(w); step++) {
-        if (step % p->fetch == 0) {
-            rc = worker_pull(w, 0);
-            if (rc < 0) {
-                break;
-            }
+        if (step % p->fetch == 0 && (rc = worker_pull(w, 0)) < 0) {
+            break;
+        }
+        if ((step + 1) % p->fetch == 0 && w->steps + 1 < w->budget &&
+            (rc = worker_prefetch(w, 0)) < 0) {
+            break;
         }
         worker_gradient(w);
         worker_local_step(w);
@@ -96,6 +101,7 @@ const algorithm algorithm_downpour = {
             "local_optimizer (adagrad|sgd = DOWNPOUR-Easy)",
     .configure = s_configure,
     .worker_run = s_worker_run,
+    .prefetch = true,
     .server_on_push = s_on_push,
     .server_pull_ready = server_always_ready,
 };

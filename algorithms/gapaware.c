@@ -14,7 +14,11 @@
  * so it is sequential SGD. Keys: decay (0.99).
  *
  * Reference: Barkai, Hakimi, Schuster, "Gap-Aware Mitigation of Gradient
- * Staleness" (ICLR 2020), Algorithm 1. */
+ * Staleness" (ICLR 2020), Algorithm 1.
+ *
+ * It does not prefetch: its shard keeps what each worker last pulled, and
+ * a pull answered early would replace that before the push computed on it
+ * arrives. */
 #include <math.h>
 #include <stdlib.h>
 

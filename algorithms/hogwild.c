@@ -8,7 +8,12 @@
  * the point of Hogwild; each element's update is atomic, as the paper
  * assumes (server_add's stripes), so none is lost. Reference: Niu, Recht,
  * Re, Wright, "Hogwild!: A lock-free approach to parallelizing stochastic
- * gradient descent" (NIPS 2011). */
+ * gradient descent" (NIPS 2011).
+ *
+ * With [algorithm] prefetch = on the next pull goes out before the
+ * gradient (worker_run_gradients): communication overlaps compute, and
+ * each gradient is computed on parameters without this worker's previous
+ * push (one more of staleness, counted as any other). */
 #include <stdlib.h>
 
 #include "algorithms/algorithm.h"
@@ -53,6 +58,7 @@ const algorithm algorithm_hogwild = {
     .keys = "server_threads (1)",
     .configure = s_configure,
     .worker_run = worker_run_gradients,
+    .prefetch = true,
     .server_on_push = s_on_push,
     .server_pull_ready = server_always_ready,
 };

@@ -11,7 +11,12 @@
  *
  * Reference: Xie, Koyejo, Gupta, "Asynchronous Federated Optimization"
  * (FedAsync, 2019), section 5.2's staleness functions, as FLSim's
- * AsyncWeight implements them. */
+ * AsyncWeight implements them.
+ *
+ * With [algorithm] prefetch = on the next pull goes out before the
+ * gradient (worker_run_gradients): communication overlaps compute, and
+ * each gradient is computed on parameters without this worker's previous
+ * push (one more of staleness, counted as any other). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -77,6 +82,7 @@ const algorithm algorithm_staleweight = {
     .keys = "weight (poly: constant|poly|hinge), a (0.5), b (4)",
     .configure = s_configure,
     .worker_run = worker_run_gradients,
+    .prefetch = true,
     .server_on_push = s_on_push,
     .server_pull_ready = server_always_ready,
 };

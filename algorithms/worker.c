@@ -37,6 +37,7 @@ int worker_init(worker *w, const worker_spec *spec, int id, model *m, const data
     w->budget = worker_budget(spec->total_steps, spec->workers, id, spec->lockstep);
     w->steps_every = spec->steps_every;
     w->round_leader = spec->round_leader;
+    w->prefetch = spec->prefetch;
     rng masks = rng_derive(spec->seed, RNG_DROPOUT, (uint64_t)id);
     model_seed_dropout(m, rng_next(&masks));
     backend *b = m->b;
@@ -90,6 +91,14 @@ int worker_push(worker *w, const float *values, uint64_t tag)
     uint32_t samples = w->samples_since_push;
     w->samples_since_push = 0;
     return w->link->push(w, values, tag, samples);
+}
+
+int worker_prefetch(worker *w, uint64_t min_version)
+{
+    if (!w->prefetch || !w->link || !w->link->prefetch) {
+        return 0;
+    }
+    return w->link->prefetch(w, min_version);
 }
 
 void worker_settle(worker *w)
@@ -190,7 +199,7 @@ uint64_t worker_version(const worker *w)
 int worker_run_gradients(worker *w)
 {
     while (!worker_done(w)) {
-        if (worker_pull(w, 0) < 0) {
+        if (worker_pull(w, 0) < 0 || (w->steps + 1 < w->budget && worker_prefetch(w, 0) < 0)) {
             return -1;
         }
         worker_gradient(w);

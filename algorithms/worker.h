@@ -30,6 +30,11 @@ typedef struct worker_link {
      * (nparams) and each shard's version into w->versions; also sets
      * w->staleness from the replies. */
     int (*pull)(worker *w, float *dst, uint64_t min_version);
+    /* Asks every shard for its parameters now, as pull would with
+     * min_version, without waiting: the next pull with a min_version no
+     * higher takes those replies (the versions and staleness they carry
+     * included) instead of asking again. NULL: no prefetching. */
+    int (*prefetch)(worker *w, uint64_t min_version);
     /* Sends values (nparams) split by shard, with the tag and w->versions
      * as base versions; with w->round_leader, to shard 0 first and then to
      * the others with its verdict (algorithm.h, rule_info.round_leader). */
@@ -73,6 +78,7 @@ struct worker {
     const trace_device *replay;
     double replay_t0;         /* Unix time of its first minibatch: the trace's 0 */
     bool round_leader;        /* the link sends pushes to shard 0 first (algorithm.h) */
+    bool prefetch;            /* [algorithm] prefetch = on (worker_prefetch) */
     /* transport */
     const worker_link *link;
     void *link_state;
@@ -90,6 +96,7 @@ typedef struct worker_spec {
     uint64_t seed;             /* experiment.seed: minibatch and dropout streams */
     bool round_leader;         /* rule_info.round_leader: pushes go to shard 0 first */
     bool lockstep;             /* rule_info.lockstep: every worker the same budget */
+    bool prefetch;             /* [algorithm] prefetch = on */
 } worker_spec;
 
 /* Worker id's minibatches, of total_steps for all `workers` together: the
@@ -119,6 +126,14 @@ int worker_pull_into(worker *w, float *dst, uint64_t min_version);
  * wait for the send to finish. */
 int worker_push(worker *w, const float *values, uint64_t tag);
 void worker_settle(worker *w);
+/* With [algorithm] prefetch = on (w->prefetch), asks every shard for its
+ * parameters now, so that they travel while the worker computes; the next
+ * worker_pull with a min_version no higher answers from them. What is
+ * pulled then misses every push applied after this call, this worker's
+ * next one included: its gradient is one of its own pushes staler (and
+ * the shards count that staleness as any other). A no-op with prefetch off
+ * or a link without it (the tests' direct link). */
+int worker_prefetch(worker *w, uint64_t min_version);
 /* Gradient of the next minibatch at theta into grad; returns its loss and
  * records the step. With w->replay, first sleeps through any time its
  * device is away, and after it (speed - 1) times the gradient's time (a
@@ -140,7 +155,9 @@ void worker_elastic(float *x, float *elastic, const float *centre, float alpha, 
  *
  * One gradient a step, until the budget is spent: pull (no wait), the
  * gradient at what was pulled, push it (Hogwild, DC-ASGD, the
- * staleness-scaled rules: they differ on the server). */
+ * staleness-scaled rules: they differ on the server). With prefetch the
+ * next step's pull goes out before the gradient: it overlaps the
+ * gradient, and misses this step's push. */
 int worker_run_gradients(worker *w);
 /*
  * Windows of local SGD, until the budget is spent: pull (no wait);

@@ -115,7 +115,19 @@ static int s_read_rule(experiment *e, const experiment_shape *shape, error *err)
     e->rule_info = (rule_info){.server_threads = 1, .server_optim = e->optim,
                                .local_optim = e->optim};
     e->rule = e->alg->configure(c, &ctx, &e->rule_info, err);
-    return e->rule ? compress_spec_configure(&e->compress, c, err) : -1;
+    if (!e->rule || config_get_bool(c, "algorithm", "prefetch", false, &e->prefetch, err) < 0) {
+        return -1;
+    }
+    if (e->prefetch && !e->alg->prefetch) {
+        return config_fail(c, "algorithm", "prefetch", err, "%s does not prefetch: %s",
+                           e->alg->name, e->rule_info.lockstep
+                               ? "its workers wait for each round's parameters"
+                           : e->alg->server_on_pull
+                               ? "its shard keeps what each worker last pulled, which a pull "
+                                 "answered early would replace"
+                               : "its worker loop does not ask for the next pull early");
+    }
+    return compress_spec_configure(&e->compress, c, err);
 }
 
 static int s_read_keys(experiment *e, const char *path, const experiment_shape *shape,
@@ -309,7 +321,7 @@ worker_spec experiment_worker_spec(const experiment *e, long n_train)
         .workers = e->workers, .shards = e->servers, .batch = (int)e->batch,
         .total_steps = experiment_total_steps(e, n_train), .steps_every = e->steps_every,
         .seed = e->seed, .round_leader = e->rule_info.round_leader,
-        .lockstep = e->rule_info.lockstep,
+        .lockstep = e->rule_info.lockstep, .prefetch = e->prefetch,
     };
 }
 

@@ -47,6 +47,7 @@ typedef struct experiment {
     void *rule;              /* the rule's parameters (alg->configure) */
     rule_info rule_info;
     compress_spec compress;  /* [algorithm] compress, error_feedback: any rule's pushes */
+    bool prefetch;           /* [algorithm] prefetch: the next pull overlaps the gradient */
     double epochs;
     long batch;
     optim_spec optim;

@@ -266,6 +266,55 @@ static void test_one_worker_follows_sequential_exactly(void **state)
     free(down);
 }
 
+/* [algorithm] prefetch = on: one worker's next pull goes out before its
+ * gradient, so each shard answers it before that worker's previous push:
+ * every push but the first is exactly one update stale, the simulator
+ * takes the very steps the real processes take, DOWNPOUR with window =
+ * fetch = 1 and SGD takes Hogwild's, and it is not the sequential path.
+ * Rules that cannot prefetch refuse the key. */
+static void test_prefetch_is_one_push_staler(void **state)
+{
+    support_fixture *f = *state;
+    const char *on[] = {"algorithm.prefetch=on", NULL};
+    char *real = s_trajectory(f, "hogwild", on);
+    char dir[4096], path[4200];
+    s_run_dir(f, dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    cJSON *j = support_json_file(path);
+    double steps = support_json_number(j, "updates");   /* pushes: to each of 2 shards */
+    assert_true(steps > 100 && support_json_number(j, "pushes") == 2 * steps);
+    assert_true(support_json_number(j, "staleness_max") == 1);
+    assert_true(fabs(support_json_number(j, "staleness_mean") - (steps - 1) / steps) < 1e-9);
+    cJSON_Delete(j);
+    const char *sim[] = {"experiment.mode=sim", "algorithm.prefetch=on", NULL};
+    char *simulated = s_trajectory(f, "hogwild", sim);
+    const char *down_on[] = {"algorithm.prefetch=on", "algorithm.window=1", "algorithm.fetch=1",
+                             "algorithm.server_optimizer=sgd", "algorithm.local_optimizer=sgd",
+                             NULL};
+    char *down = s_trajectory(f, "downpour", down_on);
+    char *seq = s_trajectory(f, "sequential", NULL);
+    assert_string_equal(real, simulated);
+    assert_string_equal(down, real);
+    assert_string_not_equal(real, seq);
+    free(real);
+    free(simulated);
+    free(down);
+    free(seq);
+    const char *refused[][2] = {{"train.algorithm=sync", "algorithm.prefetch=on"},
+                                {"train.algorithm=dcasgd", "algorithm.prefetch=on"},
+                                {"train.algorithm=agn", "algorithm.prefetch=on"},
+                                {"train.algorithm=hogwild", "algorithm.prefetch=maybe"}};
+    for (int i = 0; i < 4; i++) {
+        const char *args[] = {"train", "/dev/null", f->out_arg, refused[i][0], refused[i][1],
+                              "data.dataset=synthetic", NULL};
+        support_run_asgd(&f->r, f->dir, args);
+        assert_int_equal(f->r.status, 2);
+        if (!strstr(f->r.err, "prefetch")) {
+            fail_msg("%s: \"%s\" does not name the key", refused[i][0], f->r.err);
+        }
+    }
+}
+
 /* Compressed pushes cross real processes as the simulator models them:
  * one worker over two shards takes the very steps in both (the shards
  * decode what the worker's compressor encoded, its random draws included),
@@ -1065,6 +1114,7 @@ int main(void)
         T(test_sync_with_a_backup_worker_drops_gradients),
         T(test_one_worker_follows_sequential_exactly),
         T(test_cnn_workers),
+        T(test_prefetch_is_one_push_staler),
         T(test_compressed_pushes_match_the_simulator),
         T(test_real_workers_replay_a_trace),
         T(test_faults_change_nothing_but_time),

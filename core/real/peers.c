@@ -24,9 +24,10 @@ int peers_open(peers *p, const cluster_spec *cs, uint64_t nparams, uint32_t self
     p->seq = calloc((size_t)p->count, sizeof *p->seq);
     p->generation = calloc((size_t)p->count, sizeof *p->generation);
     p->seen = calloc((size_t)p->count, sizeof *p->seen);
+    p->asked = calloc((size_t)p->count, sizeof *p->asked);
     bool faulty = faults_on(&o->faults);
     p->faults = faulty ? calloc((size_t)p->count, sizeof *p->faults) : NULL;
-    if (!p->ctx || !p->sockets || !p->lo || !p->hi || !p->seq || !p->generation || !p->seen ||
+    if (!p->ctx || !p->sockets || !p->lo || !p->hi || !p->seq || !p->generation || !p->seen || !p->asked ||
         (faulty && !p->faults)) {
         peers_close(p);
         return error_set(err, ERROR_RUNTIME, "out of memory");
@@ -67,6 +68,7 @@ void peers_close(peers *p)
     free(p->seq);
     free(p->generation);
     free(p->seen);
+    free(p->asked);
     free(p->faults);
     compressor_free(&p->compress);
     if (p->ctx) {
@@ -199,24 +201,41 @@ static int s_receive(peers *p, int k, const wire_header *h, const void *payload,
     }
 }
 
+/* A pull for min_version to every shard, the requests kept in p->asked. */
+static int s_ask_pull(peers *p, uint64_t min_version, error *err)
+{
+    for (int k = 0; k < p->count; k++) {
+        p->asked[k] = (wire_header){.type = WIRE_PULL, .worker = p->self, .shard = (uint32_t)k,
+                                    .tag = p->seen[k], .base_version = min_version,
+                                    .encoding = WIRE_NO_PAYLOAD};
+        if (s_ask(p, k, &p->asked[k], NULL, 0, err) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int peers_prefetch(peers *p, uint64_t min_version, error *err)
+{
+    p->prefetched = false;
+    if (s_ask_pull(p, min_version, err) < 0) {
+        return -1;
+    }
+    p->prefetched = true;
+    p->prefetch_min = min_version;
+    return 0;
+}
+
 int peers_pull(peers *p, float *theta, uint64_t min_version, uint64_t *versions,
                uint16_t *flags, uint64_t *staleness, uint64_t *total, error *err)
 {
-    wire_header *asked = calloc((size_t)p->count, sizeof *asked);
-    if (!asked) {
-        return error_set(err, ERROR_RUNTIME, "out of memory");
-    }
-    int rc = 0;
-    for (int k = 0; rc == 0 && k < p->count; k++) {
-        asked[k] = (wire_header){.type = WIRE_PULL, .worker = p->self, .shard = (uint32_t)k,
-                                 .tag = p->seen[k], .base_version = min_version,
-                                 .encoding = WIRE_NO_PAYLOAD};
-        rc = s_ask(p, k, &asked[k], NULL, 0, err);
-    }
+    bool asked = p->prefetched && min_version <= p->prefetch_min;
+    p->prefetched = false;
+    int rc = asked ? 0 : s_ask_pull(p, min_version, err);
     for (int k = 0; rc == 0 && k < p->count; k++) {
         net_msg m;
         wire_header h;
-        if (s_receive(p, k, &asked[k], NULL, 0, &m, &h, err) < 0) {
+        if (s_receive(p, k, &p->asked[k], NULL, 0, &m, &h, err) < 0) {
             rc = -1;
             break;
         }
@@ -240,7 +259,6 @@ int peers_pull(peers *p, float *theta, uint64_t min_version, uint64_t *versions,
         }
         net_msg_close(&m);
     }
-    free(asked);
     return rc;
 }
 
@@ -271,6 +289,7 @@ static int s_push_one(peers *p, int k, const float *values, uint64_t tag,
     if (flags != WIRE_FLAG_VERDICT && !p->faults) {
         return 0;
     }
+    p->prefetched = false;   /* a prefetch's replies, come first, are dropped while this waits */
     net_msg m;
     wire_header reply;
     if (s_receive(p, k, &h, payload, bytes, &m, &reply, err) < 0) {

@@ -40,6 +40,9 @@ typedef struct peers {
     net_pending pending;      /* zero-copy payloads not yet released */
     faults *faults;           /* per shard, when o.faults injects any; else NULL */
     compressor *compress;     /* a worker's, when o.compress compresses; else NULL */
+    wire_header *asked;       /* per shard: the pull request last sent */
+    bool prefetched;          /* asked holds a prefetch not yet received */
+    uint64_t prefetch_min;    /* its min_version */
 } peers;
 
 /* One dealer per shard of cs, a CURVE client with o->auth. Requests that
@@ -64,6 +67,12 @@ void peers_close(peers *p);
  * the last pull answers at once, flagged WIRE_FLAG_RESTARTED. */
 int peers_pull(peers *p, float *theta, uint64_t min_version, uint64_t *versions,
                uint16_t *flags, uint64_t *staleness, uint64_t *total, error *err);
+/* Sends a pull for min_version to every shard without waiting: the next
+ * peers_pull with a min_version no higher receives its replies instead of
+ * asking again (a higher one asks again, and the early replies are
+ * dropped as answers to another request). */
+int peers_prefetch(peers *p, uint64_t min_version, error *err);
+
 /* A verdict reply's tag: the push made shard 0's round, or came late. */
 enum { PEERS_IN_ROUND = 1, PEERS_LATE = 2 };
 

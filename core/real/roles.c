@@ -52,6 +52,14 @@ static int s_link_push(worker *w, const float *values, uint64_t tag, uint32_t sa
     return rc;
 }
 
+static int s_link_prefetch(worker *w, uint64_t min_version)
+{
+    peers *p = w->link_state;
+    int rc = peers_prefetch(p, min_version, &s_link_err);
+    w->bytes = p->bytes;
+    return rc;
+}
+
 static void s_link_settle(worker *w)
 {
     net_settle(&((peers *)w->link_state)->pending);
@@ -60,6 +68,7 @@ static void s_link_settle(worker *w)
 static const worker_link s_zmq_link = {
     .pull = s_link_pull,
     .push = s_link_push,
+    .prefetch = s_link_prefetch,
     .settle = s_link_settle,
 };
 

@@ -44,9 +44,9 @@ static void s_reply(void *ctx, const pull_msg *m, void *handle)
     sim_worker *sw = &s->workers[worker];
     server *srv = s->shards[k].srv;
     memcpy(sw->pull_dst + srv->lo, server_answer(srv, m), srv->n * sizeof(float));
-    sw->w.versions[k] = srv->version;
+    sw->pull_versions[k] = srv->version;
     if (k == 0) {
-        sw->w.staleness = srv->last_staleness[worker];
+        *sw->pull_staleness = srv->last_staleness[worker];
     }
     double bytes = WIRE_HEADER_SIZE + (double)srv->n * sizeof(float);
     sim_schedule(s, (sim_event){.t = sim_arrival(s, worker, k, 0, bytes), .kind = EV_ARRIVE_REPLY,

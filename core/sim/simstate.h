@@ -61,7 +61,13 @@ typedef struct sim_worker {
     enum wait_kind waiting;
     int pending_replies, pending_pushes;
     int verdict;             /* the round leader's, on the push being sent */
-    float *pull_dst;
+    float *pull_dst;         /* where the shards' replies go: the pull's dst, or prefetch */
+    uint64_t *pull_versions, *pull_staleness;
+    /* [algorithm] prefetch: a pull asked early, its replies kept here until
+     * the worker pulls (allocated at its first prefetch) */
+    float *prefetch;
+    uint64_t *prefetch_versions, prefetch_staleness, prefetch_min;
+    bool prefetched;
     rng compute_rng;
     compressor *compress;    /* its pushes' compression ([algorithm] compress), or NULL */
     double away_until;       /* its device is away until then (sim.trace) */

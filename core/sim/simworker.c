@@ -53,14 +53,16 @@ void sim_worker_wake(sim_worker *sw)
 
 /* ---- the worker link ---- */
 
-static int s_link_pull(worker *w, float *dst, uint64_t min_version)
+/* Sends a pull for min_version to every shard, the replies to go to dst,
+ * versions and staleness. */
+static int s_ask_pull(sim_worker *sw, float *dst, uint64_t *versions, uint64_t *staleness,
+                      uint64_t min_version)
 {
-    sim_worker *sw = w->link_state;
     sim *s = sw->s;
-    if (sw->failed) {
-        return -1;
-    }
+    worker *w = &sw->w;
     sw->pull_dst = dst;
+    sw->pull_versions = versions;
+    sw->pull_staleness = staleness;
     sw->pending_replies = s->nshards;
     for (int k = 0; k < s->nshards; k++) {
         sim_event e = {.t = sim_arrival(s, w->id, k, 1, SIM_PULL_BYTES), .kind = EV_ARRIVE_PULL,
@@ -71,9 +73,60 @@ static int s_link_pull(worker *w, float *dst, uint64_t min_version)
             return -1;
         }
     }
-    sw->waiting = WAIT_REPLIES;
-    s_yield(sw);
+    return 0;
+}
+
+/* Until every reply asked for has come. */
+static int s_wait_replies(sim_worker *sw)
+{
+    if (sw->pending_replies > 0 && !sw->failed) {
+        sw->waiting = WAIT_REPLIES;
+        s_yield(sw);
+    }
     return sw->failed ? -1 : 0;
+}
+
+static int s_link_pull(worker *w, float *dst, uint64_t min_version)
+{
+    sim_worker *sw = w->link_state;
+    if (sw->failed) {
+        return -1;
+    }
+    if (sw->prefetched) {   /* its replies, once all have come */
+        sw->prefetched = false;
+        if (s_wait_replies(sw) < 0) {
+            return -1;
+        }
+        if (min_version <= sw->prefetch_min) {
+            memcpy(dst, sw->prefetch, w->nparams * sizeof *dst);
+            memcpy(w->versions, sw->prefetch_versions, (size_t)w->shards * sizeof *w->versions);
+            w->staleness = sw->prefetch_staleness;
+            return 0;
+        }
+    }
+    if (s_ask_pull(sw, dst, w->versions, &w->staleness, min_version) < 0) {
+        return -1;
+    }
+    return s_wait_replies(sw);
+}
+
+static int s_link_prefetch(worker *w, uint64_t min_version)
+{
+    sim_worker *sw = w->link_state;
+    if (sw->failed) {
+        return -1;
+    }
+    if (!sw->prefetch) {
+        sw->prefetch = malloc(w->nparams * sizeof *sw->prefetch);
+        sw->prefetch_versions = calloc((size_t)w->shards, sizeof *sw->prefetch_versions);
+        if (!sw->prefetch || !sw->prefetch_versions) {
+            return error_set(sw->s->err, ERROR_RUNTIME, "sim: out of memory");
+        }
+    }
+    sw->prefetched = true;
+    sw->prefetch_min = min_version;
+    return s_ask_pull(sw, sw->prefetch, sw->prefetch_versions, &sw->prefetch_staleness,
+                      min_version);
 }
 
 /* A push of values to shard k, with the round leader's verdict, or asking
@@ -206,6 +259,7 @@ static double s_link_now(worker *w)
 
 static const worker_link s_sim_link = {
     .pull = s_link_pull,
+    .prefetch = s_link_prefetch,
     .push = s_link_push,
     .settle = s_link_settle,
     .compute = s_link_compute,
@@ -278,6 +332,7 @@ int sim_worker_start(sim *s, int k)
     sw->failed = false;
     sw->running = true;
     sw->pending_replies = sw->pending_pushes = 0;
+    sw->prefetched = false;
     sw->incarnation++;
     memset(&s->heard[(size_t)k * s->nshards], 0, (size_t)s->nshards * sizeof *s->heard);
     getcontext(&sw->ctx);
@@ -385,6 +440,10 @@ void sim_worker_free(sim_worker *sw)
 {
     worker_free(&sw->w);
     compressor_free(&sw->compress);
+    free(sw->prefetch);
+    free(sw->prefetch_versions);
+    sw->prefetch = NULL;
+    sw->prefetch_versions = NULL;
     if (sw->stack) {
         munmap(sw->stack, SIM_STACK);
         sw->stack = NULL;

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# One real hogwild worker against the sequential trainer, with
+# [algorithm] prefetch off and on (the next pull overlapping the
+# gradient): the MLP 256-128 on Fashion-MNIST, batch 64, one BLAS thread
+# per process, no evaluation during training. The three alternate, REPS
+# times each; each line gives the median samples/s (summary.json) with the
+# smallest and largest, the median over the sequential trainer's median,
+# and the median accuracy and staleness.
+#   bench/overlap.sh [EPOCHS (2)] [REPS (5)]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+epochs=${1:-2}
+reps=${2:-5}
+"$root/scripts/build.sh"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+field() { grep -o "\"$2\":[^,]*" "$1/summary.json" | grep -o '[0-9.e+-]*$'; }
+median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+
+names=(sequential "hogwild, 1 worker, prefetch off" "hogwild, 1 worker, prefetch on")
+configs=(sequential hogwild hogwild)
+extras=("" "cluster.workers=1 algorithm.prefetch=off" "cluster.workers=1 algorithm.prefetch=on")
+for ((r = 0; r < reps; r++)); do
+    for i in 0 1 2; do
+        read -r -a extra <<<"${extras[$i]}"
+        dir=$("$root/build/asgd" train "$root/experiments/${configs[$i]}/config.ini" \
+              experiment.out="$out" train.epochs="$epochs" backend.threads=1 eval.every=0 \
+              "${extra[@]}" 2>/dev/null | tail -1)
+        echo "$(field "$dir" samples_per_s) $(field "$dir" final_test_acc) \
+$(field "$dir" staleness_mean || echo 0)" >>"$out/$i"
+    done
+done
+base=$(awk '{print $1}' "$out/0" | median)
+echo "| run | samples/s, median | min | max | against sequential | final test acc | staleness mean |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
+for i in 0 1 2; do
+    rate=$(awk '{print $1}' "$out/$i" | median)
+    printf "| %s | %.0f | %.0f | %.0f | %.2f | %.4f | %.3f |\n" "${names[$i]}" "$rate" \
+        "$(awk '{print $1}' "$out/$i" | sort -g | head -1)" \
+        "$(awk '{print $1}' "$out/$i" | sort -g | tail -1)" \
+        "$(awk -v a="$rate" -v b="$base" 'BEGIN {print a / b}')" \
+        "$(awk '{print $2}' "$out/$i" | median)" "$(awk '{print $3}' "$out/$i" | median)"
+done
