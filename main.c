@@ -20,6 +20,7 @@
 #include "core/suggest.h"
 #include "core/sequential.h"
 #include "core/sim/sim.h"
+#include "core/threads/threads.h"
 #include "sweep/sweep.h"
 #include "transport/auth.h"
 
@@ -147,7 +148,8 @@ static int s_train(int argc, char **argv)
         if (backend_check(&e.backend, &err) == 0 &&
             (processes ? experiment_check(&e, &err) : experiment_load(&e, &err)) == 0 &&
             run_create(&r, e.c, e.out_root, e.name, e.run_id, &err) == 0) {
-            rc = e.mode == MODE_SIM ? sim_train(&e, &r, &err)
+            rc = e.mode == MODE_SIM       ? sim_train(&e, &r, &err)
+                 : e.mode == MODE_THREADS ? threads_train(&e, &r, &err)
                  : e.alg ? launcher_train(&e, &r, false, &err) : sequential_train(&e, &r, &err);
             run_close(&r);
         }

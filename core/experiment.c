@@ -10,7 +10,7 @@
 #include "core/partition.h"
 #include "core/run.h"
 
-static const char *const s_modes[] = {"real", "sim", NULL};
+static const char *const s_modes[] = {"real", "sim", "threads", NULL};
 static const char *const s_partitions[] = {"iid", "label-skew", NULL};
 static const char *const s_transports[] = {"ipc", "tcp", NULL};
 static const char *const s_restarts[] = {"never", "on-failure", "exit-code", NULL};
@@ -130,6 +130,32 @@ static int s_read_rule(experiment *e, const experiment_shape *shape, error *err)
     return compress_spec_configure(&e->compress, c, err);
 }
 
+/* What experiment.mode = threads cannot do: it has no network to compress
+ * for or to fault, no processes to pause or to checkpoint. */
+static int s_check_threads(experiment *e, error *err)
+{
+    static const char *const network = "experiment.mode = threads has no network (use real "
+                                       "or sim)";
+    const char *fault = e->faults.latency > 0 ? "latency" : e->faults.jitter > 0 ? "jitter"
+                        : e->faults.drop > 0 ? "drop" : e->faults.duplicate > 0 ? "duplicate"
+                        : NULL;
+    if (e->compress.kind != COMPRESS_NONE) {
+        return config_fail(e->c, "algorithm", "compress", err, "%s", network);
+    }
+    if (fault) {
+        return config_fail(e->c, "cluster", fault, err, "%s", network);
+    }
+    if (e->replay.n > 0) {
+        return config_fail(e->c, "cluster", "trace", err, "experiment.mode = threads does not "
+                           "replay a trace (sim.trace simulates one)");
+    }
+    if (e->checkpoint_every > 0) {
+        return config_fail(e->c, "checkpoint", "every", err, "experiment.mode = threads does "
+                           "not checkpoint its shards");
+    }
+    return 0;
+}
+
 static int s_read_keys(experiment *e, const char *path, const experiment_shape *shape,
                        error *err)
 {
@@ -183,7 +209,7 @@ static int s_read_keys(experiment *e, const char *path, const experiment_shape *
         sim_spec_configure(&e->sim, c, e->workers, e->servers, e->seed, err) < 0) {
         return -1;
     }
-    return 0;
+    return e->mode == MODE_THREADS ? s_check_threads(e, err) : 0;
 }
 
 /* An experiment's parts that s_read_keys allocates (not its config). */

@@ -21,7 +21,7 @@
 #include "core/simtime.h"
 #include "core/summary.h"
 
-enum run_mode { MODE_REAL, MODE_SIM };
+enum run_mode { MODE_REAL, MODE_SIM, MODE_THREADS };
 enum cluster_transport { TRANSPORT_IPC, TRANSPORT_TCP };
 /* Kubeflow's restart policies, applied to workers. */
 enum restart_policy { RESTART_NEVER, RESTART_ON_FAILURE, RESTART_EXIT_CODE };

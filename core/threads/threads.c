@@ -1,0 +1,419 @@
+/* threads.c: worker threads over one parameter vector in one process, the
+ * shards' handlers run in place, the main thread evaluating; see
+ * threads.h. */
+#include "core/threads/threads.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "algorithms/server.h"
+#include "algorithms/worker.h"
+#include "core/export.h"
+#include "core/model.h"
+#include "core/partition.h"
+#include "core/progress.h"
+#include "core/stop.h"
+
+/* A shard and what orders the threads around it: pulls always hold the
+ * lock (the rule's readiness and on-pull hook are no concurrent code);
+ * pushes hold it unless the rule applies them at once (server_threads >
+ * 1); every push and every finished worker wakes the waiting pulls. */
+typedef struct tshard {
+    server *srv;
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+} tshard;
+
+typedef struct threads_run threads_run;
+
+/* One worker thread. */
+typedef struct tworker {
+    threads_run *t;
+    int id;
+    worker w;
+    backend *b;
+    model *m;
+    pthread_t thread;
+    bool started;
+    int rc;
+    error err;
+} tworker;
+
+struct threads_run {
+    experiment *e;
+    run *r;
+    error *err;
+    int nworkers, nshards;
+    tshard *shards;
+    tworker *workers;
+    shard *parts;
+    backend *eval_b;
+    model *eval_m;            /* the evaluator's */
+    float *centre;
+    double t0;                /* run_now() when the threads start */
+    _Atomic double first_step;   /* run_now() of the first worker pull; 0 before */
+    atomic_bool stopping;     /* diverged or interrupted: every primitive fails */
+    atomic_int finished;      /* worker threads that have returned */
+    run_summary sum;
+};
+
+static double s_elapsed(const threads_run *t)
+{
+    double first = atomic_load(&t->first_step);
+    return first > 0 ? run_now() - first : 0;
+}
+
+/* ---- the link ---- */
+
+static int s_link_pull(worker *w, float *dst, uint64_t min_version)
+{
+    tworker *tw = w->link_state;
+    threads_run *t = tw->t;
+    double zero = 0;
+    atomic_compare_exchange_strong(&t->first_step, &zero, run_now());
+    for (int k = 0; k < t->nshards; k++) {
+        tshard *sh = &t->shards[k];
+        server *srv = sh->srv;
+        pull_msg pm = {.worker = (uint32_t)w->id, .min_version = min_version};
+        pthread_mutex_lock(&sh->lock);
+        while (!server_pull_ready(srv, &pm)) {
+            if (atomic_load(&t->stopping) || stop_requested()) {
+                pthread_mutex_unlock(&sh->lock);
+                return -1;
+            }
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_nsec += 100000000;   /* and look at stopping again in 0.1 s */
+            if (until.tv_nsec >= 1000000000) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000;
+            }
+            pthread_cond_timedwait(&sh->changed, &sh->lock, &until);
+        }
+        memcpy(dst + srv->lo, server_answer(srv, &pm), srv->n * sizeof *dst);
+        w->versions[k] = atomic_load(&srv->version);
+        if (k == 0) {
+            w->staleness = server_last_staleness(srv, (uint32_t)w->id);
+        }
+        pthread_mutex_unlock(&sh->lock);
+    }
+    return atomic_load(&t->stopping) || stop_requested() ? -1 : 0;
+}
+
+/* Shard k applies values (nparams) on this thread; returns its verdict. */
+static int s_push_to(threads_run *t, worker *w, int k, const float *values, uint64_t tag,
+                     uint32_t samples, int verdict)
+{
+    tshard *sh = &t->shards[k];
+    server *srv = sh->srv;
+    push_msg m = {.worker = (uint32_t)w->id, .tag = tag, .base_version = w->versions[k],
+                  .samples = samples, .verdict = verdict, .values = values + srv->lo};
+    bool locked = srv->threads == 1;
+    if (locked) {
+        pthread_mutex_lock(&sh->lock);
+    }
+    int taken = server_push(srv, &m);
+    if (!locked) {
+        pthread_mutex_lock(&sh->lock);
+    }
+    pthread_cond_broadcast(&sh->changed);
+    pthread_mutex_unlock(&sh->lock);
+    return taken;
+}
+
+static int s_link_push(worker *w, const float *values, uint64_t tag, uint32_t samples)
+{
+    tworker *tw = w->link_state;
+    threads_run *t = tw->t;
+    if (atomic_load(&t->stopping) || stop_requested()) {
+        return -1;
+    }
+    int first = 0, verdict = PUSH_UNDECIDED;
+    if (w->round_leader && t->nshards > 1) {   /* shard 0 first; the others follow it */
+        verdict = s_push_to(t, w, 0, values, tag, samples, PUSH_UNDECIDED);
+        first = 1;
+    }
+    for (int k = first; k < t->nshards; k++) {
+        s_push_to(t, w, k, values, tag, samples, verdict);
+    }
+    return 0;
+}
+
+static double s_link_now(worker *w)
+{
+    return s_elapsed(((tworker *)w->link_state)->t);
+}
+
+static const worker_link s_threads_link = {
+    .pull = s_link_pull,
+    .push = s_link_push,
+    .now = s_link_now,
+};
+
+/* ---- the workers ---- */
+
+static void *s_worker_thread(void *arg)
+{
+    tworker *tw = arg;
+    threads_run *t = tw->t;
+    tw->rc = t->e->alg->worker_run(&tw->w);
+    if (tw->rc == 0) {   /* done: the rounds and pulls waiting on it go on */
+        for (int k = 0; k < t->nshards; k++) {
+            tshard *sh = &t->shards[k];
+            pthread_mutex_lock(&sh->lock);
+            server_mark_done(sh->srv, (uint32_t)tw->id);
+            pthread_cond_broadcast(&sh->changed);
+            pthread_mutex_unlock(&sh->lock);
+        }
+    }
+    atomic_fetch_add(&t->finished, 1);
+    return NULL;
+}
+
+/* The backend every thread makes for itself: one BLAS thread unless
+ * backend.threads says otherwise (the workers are the parallelism). */
+static backend *s_backend(const experiment *e, error *err)
+{
+    backend_spec spec = e->backend;
+    if (spec.threads == 0) {
+        spec.threads = 1;
+    }
+    return backend_new(&spec, err);
+}
+
+static int s_setup(threads_run *t)
+{
+    experiment *e = t->e;
+    error *err = t->err;
+    t->shards = calloc((size_t)t->nshards, sizeof *t->shards);
+    t->workers = calloc((size_t)t->nworkers, sizeof *t->workers);
+    t->parts = calloc((size_t)t->nworkers, sizeof *t->parts);
+    if (!t->shards || !t->workers || !t->parts) {
+        return error_set(err, ERROR_RUNTIME, "threads: out of memory");
+    }
+    if (!(t->eval_b = s_backend(e, err)) ||
+        !(t->eval_m = model_new(&e->model, t->eval_b, e->train.dim, e->train.classes, err)) ||
+        !(t->centre = malloc(t->eval_m->nparams * sizeof *t->centre)) ||
+        partition_make(t->parts, t->nworkers, &e->train, e->partition, e->partition_alpha,
+                       e->seed, err) < 0) {
+        return t->centre || !t->eval_m ? -1 : error_set(err, ERROR_RUNTIME, "out of memory");
+    }
+    size_t n = t->eval_m->nparams;
+    model_init_params(t->eval_m, t->centre, e->seed);
+    for (int k = 0; k < t->nshards; k++) {
+        tshard *sh = &t->shards[k];
+        sh->srv = server_new(e->alg, e->rule, &e->rule_info, k, t->nshards, t->nworkers,
+                             t->centre, n);
+        if (!sh->srv) {
+            return error_set(err, ERROR_RUNTIME, "threads: out of memory");
+        }
+        pthread_mutex_init(&sh->lock, NULL);
+        pthread_cond_init(&sh->changed, NULL);
+    }
+    worker_spec spec = experiment_worker_spec(e, e->train.n);
+    for (int k = 0; k < t->nworkers; k++) {
+        tworker *tw = &t->workers[k];
+        tw->t = t;
+        tw->id = k;
+        if (!(tw->b = s_backend(e, err)) ||
+            !(tw->m = model_new(&e->model, tw->b, e->train.dim, e->train.classes, err)) ||
+            worker_init(&tw->w, &spec, k, tw->m, &e->train, &t->parts[k], err) < 0) {
+            return -1;
+        }
+        tw->w.link = &s_threads_link;
+        tw->w.link_state = tw;
+        tw->w.steps_csv = t->r->steps;
+    }
+    return 0;
+}
+
+static void s_free(threads_run *t)
+{
+    for (int k = 0; t->workers && k < t->nworkers; k++) {
+        tworker *tw = &t->workers[k];
+        if (tw->m) {
+            worker_free(&tw->w);
+        }
+        model_destroy(&tw->m);
+        backend_destroy(&tw->b);
+    }
+    for (int k = 0; t->shards && k < t->nshards; k++) {
+        if (t->shards[k].srv) {
+            server_destroy(&t->shards[k].srv);
+            pthread_mutex_destroy(&t->shards[k].lock);
+            pthread_cond_destroy(&t->shards[k].changed);
+        }
+    }
+    if (t->parts) {
+        partition_free(t->parts, t->nworkers);
+    }
+    free(t->parts);
+    free(t->workers);
+    free(t->shards);
+    free(t->centre);
+    model_destroy(&t->eval_m);
+    backend_destroy(&t->eval_b);
+}
+
+/* ---- the evaluator ---- */
+
+/* The centre now (each shard's part under its lock: a push applied at once
+ * may be half in it, as a Hogwild reader sees it), evaluated; a row of
+ * eval.csv. A diverged model stops the run. */
+static void s_evaluate(threads_run *t)
+{
+    for (int k = 0; k < t->nshards; k++) {
+        tshard *sh = &t->shards[k];
+        pull_msg pm = {.worker = ALGORITHM_EVALUATOR};
+        pthread_mutex_lock(&sh->lock);
+        memcpy(t->centre + sh->srv->lo, server_answer(sh->srv, &pm),
+               sh->srv->n * sizeof *t->centre);
+        pthread_mutex_unlock(&sh->lock);
+    }
+    server *first = t->shards[0].srv;
+    uint64_t samples = atomic_load(&first->samples), version = atomic_load(&first->version);
+    double loss, acc;
+    model_evaluate_host(t->eval_m, &loss, &acc, t->centre, &t->e->test, (int)t->e->eval_batch);
+    run_eval_row(t->r->eval, s_elapsed(t), (double)samples / (double)t->e->train.n,
+                 (long)version, (long)samples, loss, acc);
+    fflush(t->r->eval);
+    bool refused = false;   /* a worker pushed NaN or infinity: it diverged */
+    for (int k = 0; k < t->nshards; k++) {
+        refused = refused || t->shards[k].srv->stats.nonfinite > 0;
+    }
+    if (summary_add_eval(&t->sum, loss, acc) || refused) {
+        t->sum.diverged = true;
+        atomic_store(&t->stopping, true);
+    }
+}
+
+static void s_progress(threads_run *t, progress *p, bool final)
+{
+    if (!progress_due(p, final)) {
+        return;
+    }
+    double epoch = (double)atomic_load(&t->shards[0].srv->samples) / (double)t->e->train.n;
+    char accuracy[16] = "-";
+    if (!isnan(t->sum.final_test_acc)) {
+        snprintf(accuracy, sizeof accuracy, "%.4f", t->sum.final_test_acc);
+    }
+    progress_say(p, final, epoch / t->e->epochs, "%s: %s, %d threads | epoch %.2f/%g | test "
+                 "acc %s", t->e->name, t->e->algorithm_name, t->nworkers, epoch, t->e->epochs,
+                 accuracy);
+}
+
+/* Starts the workers and evaluates until they have all returned; 0 when
+ * every one finished its budget (or the run diverged). */
+static int s_run(threads_run *t, progress *p)
+{
+    s_evaluate(t);   /* the initial model, at time 0 */
+    t->t0 = run_now();
+    for (int k = 0; k < t->nworkers; k++) {
+        tworker *tw = &t->workers[k];
+        if (pthread_create(&tw->thread, NULL, s_worker_thread, tw) != 0) {
+            atomic_store(&t->stopping, true);
+            error_set(t->err, ERROR_RUNTIME, "threads: cannot start worker %d", k);
+            break;
+        }
+        tw->started = true;
+    }
+    double next = t->e->eval_every;
+    while (atomic_load(&t->finished) < t->nworkers && !atomic_load(&t->stopping)) {
+        if (stop_requested()) {
+            atomic_store(&t->stopping, true);
+            break;
+        }
+        run_sleep(0.01);
+        s_progress(t, p, false);
+        if (t->e->eval_every > 0 && atomic_load(&t->first_step) > 0 && s_elapsed(t) >= next) {
+            s_evaluate(t);
+            next += t->e->eval_every;
+        }
+    }
+    int rc = t->err->msg[0] ? -1 : 0;
+    for (int k = 0; k < t->nworkers; k++) {
+        tworker *tw = &t->workers[k];
+        if (tw->started) {
+            pthread_join(tw->thread, NULL);
+        }
+        if (tw->started && tw->rc < 0 && !atomic_load(&t->stopping) && rc == 0) {
+            rc = error_set(t->err, ERROR_RUNTIME, "threads: worker %d failed", k);
+        }
+    }
+    if (stop_requested() && !t->sum.diverged && rc == 0) {
+        rc = error_set(t->err, ERROR_RUNTIME, "interrupted; %s is incomplete", t->r->dir);
+    }
+    return rc;
+}
+
+/* The final evaluation, the model, and the shards' counters into the
+ * summary (as sim.c's). */
+static int s_summarise(threads_run *t, int rc, double wall0)
+{
+    run_summary *sum = &t->sum;
+    if (!sum->diverged) {
+        s_evaluate(t);
+    }
+    if (rc == 0) {
+        rc = export_model(t->eval_m, t->centre, &t->e->test, t->r->dir, t->err);
+    }
+    for (int k = 0; k < t->nshards; k++) {
+        shard_stats st;
+        char path[4800];
+        error ignored;
+        server_snapshot(t->shards[k].srv, &st);
+        summary_add_shard(sum, &st);
+        snprintf(path, sizeof path, "%s/ps-%d.json", t->r->dir, k);
+        if (shard_stats_write(path, &st, rc == 0 ? t->err : &ignored) < 0) {
+            rc = -1;
+        }
+    }
+    double first = atomic_load(&t->first_step);
+    sum->time_s = sum->train_time_s;   /* shard 0's first pull to its last push */
+    sum->startup_s = first > 0 ? first - t->t0 : 0;
+    summary_finish(sum, t->e->train.n);
+    rc = summary_end(sum, t->r, rc, t->err);
+    sum->wall_time_s = run_now() - wall0;
+    run_log(t->r, "threads: %s: test accuracy %.4f, %ld updates, %.0f samples/s",
+            rc == 0 ? "finished" : "stopped", sum->final_test_acc, sum->updates,
+            sum->samples_per_s);
+    if (sum->diverged) {
+        summary_say_diverged(sum, t->r->dir);
+    }
+    error ignored;
+    return summary_write(t->r->dir, sum, rc == 0 ? t->err : &ignored) < 0 ? -1 : rc;
+}
+
+int threads_train(experiment *e, run *r, error *err)
+{
+    if (!e->alg) {
+        return config_fail(e->c, "experiment", "mode", err, "threads needs a distributed rule; "
+                           "the sequential baseline is sync with one worker");
+    }
+    double wall0 = run_now();
+    threads_run t = {.e = e, .r = r, .err = err, .nworkers = e->workers,
+                     .nshards = e->servers};
+    int rc = -1;
+    if (s_setup(&t) == 0) {
+        experiment_summary(e, &t.sum);
+        snprintf(t.sum.device, sizeof t.sum.device, "%s", backend_describe(t.eval_b));
+        if (summary_write(r->dir, &t.sum, err) == 0) {
+            run_log(r, "threads: %s, %d worker threads, %d shards, %zu parameters",
+                    e->algorithm_name, t.nworkers, t.nshards, t.eval_m->nparams);
+            progress p;
+            progress_start(&p);
+            stop_install();
+            rc = s_run(&t, &p);
+            stop_uninstall();
+            rc = s_summarise(&t, rc, wall0);
+            s_progress(&t, &p, true);
+        }
+    }
+    s_free(&t);
+    return rc;
+}

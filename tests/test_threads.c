@@ -1,0 +1,219 @@
+/* test_threads.c: experiment.mode = threads, workers as threads over one
+ * parameter vector (core/threads/threads.h), through the real binary. One
+ * worker thread follows the sequential trajectory exactly; every rule
+ * learns with three threads (the waiting rules' pulls included); four
+ * Hogwild threads applying at once lose no update; the run folder is the
+ * other modes'; what needs a network is refused by name; Ctrl-C stops it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cJSON.h>
+
+#include "algorithms/algorithm.h"
+#include "support.h"
+
+static void s_run_dir(const support_fixture *f, char *buf, size_t n)
+{
+    size_t len = strcspn(f->r.out, "\n");
+    assert_true(len > 0 && len < n);
+    memcpy(buf, f->r.out, len);
+    buf[len] = '\0';
+}
+
+/* A threads-mode run of `algorithm` on the synthetic set with `workers`
+ * threads and extra overrides (NULL-terminated, or NULL); its folder into
+ * dir. */
+static void s_train(support_fixture *f, const char *algorithm, int workers,
+                    const char *const *extra, char *dir, size_t n)
+{
+    char alg[64], count[64];
+    snprintf(alg, sizeof alg, "train.algorithm=%s", algorithm);
+    snprintf(count, sizeof count, "cluster.workers=%d", workers);
+    const char *args[24] = {"train", "/dev/null", f->out_arg, alg, count,
+                            "experiment.mode=threads", "data.dataset=synthetic",
+                            "model.type=mlp", "model.hidden=32", "train.epochs=4",
+                            "train.lr=0.05", "eval.every=0.05"};
+    int k = 12;
+    for (int i = 0; extra && extra[i]; i++) {
+        args[k++] = extra[i];
+    }
+    args[k] = NULL;
+    support_run_asgd(&f->r, f->dir, args);
+    if (f->r.status != 0) {
+        fail_msg("%s: %s", algorithm, f->r.err);
+    }
+    s_run_dir(f, dir, n);
+}
+
+/* First and last test loss of eval.csv; the first row is the initial
+ * model at time 0. */
+static void s_eval_ends(const char *dir, double *first, double *last)
+{
+    char path[4200], line[512];
+    snprintf(path, sizeof path, "%s/eval.csv", dir);
+    FILE *in = fopen(path, "r");
+    assert_non_null(in);
+    int rows = 0;
+    while (fgets(line, sizeof line, in)) {
+        double t, epoch, loss, acc;
+        long u, s;
+        if (sscanf(line, "%lf,%lf,%ld,%ld,%lf,%lf", &t, &epoch, &u, &s, &loss, &acc) == 6) {
+            if (rows++ == 0) {
+                *first = loss;
+                assert_true(t == 0 && u == 0 && s == 0);
+            }
+            *last = loss;
+        }
+    }
+    fclose(in);
+    assert_true(rows >= 2);
+}
+
+static void test_one_thread_follows_sequential_exactly(void **state)
+{
+    support_fixture *f = *state;
+    const char *common[] = {"train", "/dev/null", f->out_arg, "data.dataset=synthetic",
+                            "model.type=mlp", "model.hidden=16,8", "train.epochs=2",
+                            "eval.every=0", NULL, NULL, NULL, NULL, NULL};
+    char dir[4096];
+    common[8] = "train.algorithm=sequential";
+    support_run_asgd(&f->r, f->dir, common);
+    assert_int_equal(f->r.status, 0);
+    s_run_dir(f, dir, sizeof dir);
+    char *seq = support_trajectory(dir);
+    assert_true(strlen(seq) > 1000);
+    const char *rules[] = {"train.algorithm=hogwild", "train.algorithm=sync",
+                           "train.algorithm=delayadaptive"};
+    for (int i = 0; i < 3; i++) {
+        common[8] = rules[i];
+        common[9] = "experiment.mode=threads";
+        common[10] = "cluster.workers=1";
+        common[11] = "cluster.servers=2";
+        support_run_asgd(&f->r, f->dir, common);
+        if (f->r.status != 0) {
+            fail_msg("%s: %s", rules[i], f->r.err);
+        }
+        s_run_dir(f, dir, sizeof dir);
+        char *t = support_trajectory(dir);
+        if (strcmp(t, seq) != 0) {
+            fail_msg("%s: one thread's steps differ from the sequential trainer's", rules[i]);
+        }
+        free(t);
+    }
+    free(seq);
+}
+
+static void test_every_rule_learns_with_three_threads(void **state)
+{
+    support_fixture *f = *state;
+    for (const algorithm *const *a = algorithm_all(); *a; a++) {
+        char dir[4096];
+        s_train(f, (*a)->name, 3, NULL, dir, sizeof dir);
+        double first, last;
+        s_eval_ends(dir, &first, &last);
+        if (!(last < 0.8 * first)) {
+            fail_msg("%s: test loss %g -> %g", (*a)->name, first, last);
+        }
+    }
+}
+
+/* Four Hogwild threads applying their pushes at once (server_threads 4,
+ * no shard lock): every push is one update and every example counted,
+ * and the folder has the other modes' files. */
+static void test_hogwild_threads_at_once_lose_nothing(void **state)
+{
+    support_fixture *f = *state;
+    const char *at_once[] = {"algorithm.server_threads=4", "cluster.servers=2", NULL};
+    char dir[4096], path[4200];
+    s_train(f, "hogwild", 4, at_once, dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    cJSON *j = support_json_file(path);
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(j, "mode")->valuestring, "threads");
+    double updates = support_json_number(j, "updates"), pushes = support_json_number(j, "pushes");
+    double samples = support_json_number(j, "samples");
+    assert_true(updates > 100);
+    assert_true(pushes == 2 * updates);           /* to each of two shards, each applied */
+    assert_true(samples == 4 * 10000);           /* 4 epochs of the 10,000 examples */
+    assert_true(support_json_number(j, "samples_per_s") > 0);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")));
+    cJSON_Delete(j);
+    const char *files[] = {"eval.csv", "steps.csv", "ps-0.json", "ps-1.json", "config.ini",
+                           "log.txt"};
+    for (int i = 0; i < 6; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        if (access(path, R_OK) != 0) {
+            fail_msg("no %s in a threads run's folder", files[i]);
+        }
+    }
+}
+
+static void test_what_needs_a_network_is_refused(void **state)
+{
+    support_fixture *f = *state;
+    const char *refused[][2] = {{"algorithm.compress=fp16", "algorithm.compress"},
+                                {"cluster.drop=0.1", "cluster.drop"},
+                                {"checkpoint.every=1", "checkpoint.every"},
+                                {"train.algorithm=sequential", "experiment.mode"}};
+    for (int i = 0; i < 4; i++) {
+        const char *args[] = {"train", "/dev/null", f->out_arg, "experiment.mode=threads",
+                              "data.dataset=synthetic", "train.algorithm=hogwild",
+                              refused[i][0], NULL};
+        support_run_asgd(&f->r, f->dir, args);
+        assert_int_equal(f->r.status, 2);
+        if (!strstr(f->r.err, refused[i][1])) {
+            fail_msg("%s: \"%s\" does not name the key", refused[i][0], f->r.err);
+        }
+    }
+}
+
+static void test_sigint_stops_the_threads(void **state)
+{
+    support_fixture *f = *state;
+    const char *args[] = {"train", "/dev/null", f->out_arg, "experiment.mode=threads",
+                          "experiment.name=long", "experiment.run_id=r",
+                          "data.dataset=synthetic", "model.type=mlp", "train.algorithm=sync",
+                          "cluster.workers=3", "train.epochs=100000", "eval.every=0.05", NULL};
+    int pid = support_spawn_asgd(f->dir, args);
+    char eval[600];
+    snprintf(eval, sizeof eval, "%s/long/r/eval.csv", f->out);
+    if (!support_wait_lines(eval, 4, 30)) {
+        kill(pid, SIGKILL);
+        fail_msg("the run did not start");
+    }
+    kill(pid, SIGINT);
+    assert_int_equal(support_wait(pid), 1);
+    char path[600];
+    snprintf(path, sizeof path, "%s/stderr", f->dir);
+    char *err = support_read_file(path);
+    assert_non_null(strstr(err, "interrupted"));
+    free(err);
+    snprintf(path, sizeof path, "%s/long/r/summary.json", f->out);
+    cJSON *j = support_json_file(path);
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(j, "complete")));
+    cJSON_Delete(j);
+}
+
+int main(void)
+{
+#define T(name) cmocka_unit_test_setup_teardown(name, support_fixture_setup, \
+                                                support_fixture_teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_one_thread_follows_sequential_exactly),
+        T(test_every_rule_learns_with_three_threads),
+        T(test_hogwild_threads_at_once_lose_nothing),
+        T(test_what_needs_a_network_is_refused),
+        T(test_sigint_stops_the_threads),
+    };
+#undef T
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
