@@ -2,9 +2,12 @@
 # The simulator's own overhead: hogwild with the null compute model (no
 # time, no gradients) on a tiny softmax model (8 features, 2 classes: 18
 # parameters), so that what is measured is the event loop, the coroutine
-# switches and the shard handlers. Prints events/s and wall time per
+# switches and the shard handlers. Each worker's share of the data is 10
+# examples, passed over STEPS/10 times, so that making the data set takes
+# next to none of the wall time. Prints events/s and wall time per
 # simulated worker-step, for each worker count, as a Markdown table.
 #   bench/sim_overhead.sh [STEPS_PER_WORKER] [WORKER_COUNTS...]
+# ASGD=PATH times another build's binary (to compare two side by side).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 steps=${1:-200}
@@ -20,11 +23,11 @@ field() { grep -o "\"$2\":[^,]*" "$1/summary.json" | grep -o '[0-9.e+-]*$'; }
 echo "| workers | worker-steps | events | wall s | events/s | wall per worker-step |"
 echo "| --- | --- | --- | --- | --- | --- |"
 for n in "${counts[@]}"; do
-    size=$((n * steps))
-    dir=$("$root/build/asgd" train /dev/null experiment.out="$out" experiment.mode=sim \
+    size=$((n * 10))
+    dir=$("${ASGD:-$root/build/asgd}" train /dev/null experiment.out="$out" experiment.mode=sim \
           train.algorithm=hogwild cluster.workers="$n" data.dataset=synthetic \
           data.train_size="$size" data.test_size=16 data.dim=8 data.classes=2 \
-          model.type=softmax train.batch=1 train.epochs=1 sim.compute=null eval.every=0 \
+          model.type=softmax train.batch=1 train.epochs=$((steps / 10)) sim.compute=null eval.every=0 \
           eval.steps_every=1000000000)
     ev=$(field "$dir" sim_events); wall=$(field "$dir" wall_time_s); upd=$(field "$dir" updates)
     awk -v n="$n" -v u="$upd" -v e="$ev" -v w="$wall" 'BEGIN {

@@ -49,6 +49,39 @@ static void test_events_come_out_in_time_order_ties_first_in(void **state)
     simq_free(&q);
 }
 
+/* Pushes and pops interleaved, as the event loop does (slots are reused):
+ * each pop is the earliest waiting event, the first pushed among equals. */
+static void test_the_queue_with_slots_reused(void **state)
+{
+    (void)state;
+    simq q = {0};
+    rng r = rng_derive(4, RNG_SIM, 2);
+    sim_event waiting[600];
+    int nwaiting = 0, pushed = 0;
+    for (int round = 0; round < 20000; round++) {
+        if (nwaiting < 600 && (nwaiting == 0 || rng_below(&r, 3) > 0)) {
+            sim_event e = {.t = (double)rng_below(&r, 40), .worker = pushed++};
+            assert_int_equal(simq_push(&q, e), 0);
+            waiting[nwaiting++] = e;
+            continue;
+        }
+        int first = 0;   /* the reference: the least (t, pushed) by a scan */
+        for (int i = 1; i < nwaiting; i++) {
+            if (waiting[i].t < waiting[first].t ||
+                (waiting[i].t == waiting[first].t && waiting[i].worker < waiting[first].worker)) {
+                first = i;
+            }
+        }
+        sim_event e;
+        assert_int_equal(simq_pop(&q, &e), 1);
+        assert_int_equal(e.worker, waiting[first].worker);
+        assert_true(e.t == waiting[first].t);
+        waiting[first] = waiting[--nwaiting];
+    }
+    assert_true(q.nslots <= 600);   /* left slots were taken again */
+    simq_free(&q);
+}
+
 static sim_spec s_spec(const char *text, int workers)
 {
     error err = {0};
@@ -921,6 +954,7 @@ int main(void)
 #define T(name) cmocka_unit_test_setup_teardown(name, support_fixture_setup, support_fixture_teardown)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_events_come_out_in_time_order_ties_first_in),
+        cmocka_unit_test(test_the_queue_with_slots_reused),
         cmocka_unit_test(test_time_models_have_their_mean_and_spread),
         cmocka_unit_test(test_speed_stragglers_and_pauses),
         cmocka_unit_test(test_bad_sim_values_name_the_key),

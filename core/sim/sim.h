@@ -2,7 +2,7 @@
  * and the evaluator in one process, in virtual time.
  *
  * Each simulated worker runs the rule's unmodified worker loop in a
- * coroutine of its own (ucontext, as SimGrid does); its primitives become
+ * coroutine of its own (simfiber.h, as SimGrid does); its primitives become
  * events: a pull is a message to each shard and a wait for the replies, a
  * push a message whose buffer is released when the shard has applied it,
  * a minibatch a wait of the compute model's time (simtime.h). Shards run

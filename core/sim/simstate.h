@@ -9,13 +9,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <ucontext.h>
 
 #include "algorithms/server.h"
 #include "algorithms/worker.h"
 #include "core/checkpoint.h"
 #include "core/experiment.h"
 #include "core/run.h"
+#include "core/sim/simfiber.h"
 #include "core/sim/simqueue.h"
 #include "core/summary.h"
 
@@ -50,7 +50,7 @@ typedef struct sim sim;
 typedef struct sim_worker {
     worker w;
     sim *s;
-    ucontext_t ctx;
+    sim_fiber fiber;
     char *stack;
     void *fake_stack;        /* AddressSanitizer's, while switched away */
     int incarnation;
@@ -104,7 +104,7 @@ struct sim {
     rng net_rng;
     model *m;
     shard *parts;
-    ucontext_t main_ctx;
+    sim_fiber main_fiber;
     const void *main_stack_bottom;
     size_t main_stack_size;
     int done_workers, restarts;

@@ -26,10 +26,10 @@ static void s_enter(sim *s, sim_worker *sw)
 #ifdef __SANITIZE_ADDRESS__
     void *fake = NULL;
     __sanitizer_start_switch_fiber(&fake, sw->stack, SIM_STACK);
-    swapcontext(&s->main_ctx, &sw->ctx);
+    sim_fiber_switch(&s->main_fiber, &sw->fiber);
     __sanitizer_finish_switch_fiber(fake, NULL, NULL);
 #else
-    swapcontext(&s->main_ctx, &sw->ctx);
+    sim_fiber_switch(&s->main_fiber, &sw->fiber);
 #endif
 }
 
@@ -38,10 +38,10 @@ static void s_yield(sim_worker *sw)
 #ifdef __SANITIZE_ADDRESS__
     sim *s = sw->s;
     __sanitizer_start_switch_fiber(&sw->fake_stack, s->main_stack_bottom, s->main_stack_size);
-    swapcontext(&sw->ctx, &sw->s->main_ctx);
+    sim_fiber_switch(&sw->fiber, &sw->s->main_fiber);
     __sanitizer_finish_switch_fiber(sw->fake_stack, &s->main_stack_bottom, &s->main_stack_size);
 #else
-    swapcontext(&sw->ctx, &sw->s->main_ctx);
+    sim_fiber_switch(&sw->fiber, &sw->s->main_fiber);
 #endif
 }
 
@@ -268,13 +268,12 @@ static const worker_link s_sim_link = {
 
 /* ---- workers' lives ---- */
 
-static sim *s_current;   /* makecontext passes no pointers portably */
-static int s_current_worker;
-
-static void s_trampoline(void)
+/* A worker's coroutine: its rule's loop, then its end, switching away for
+ * good (sim_worker_start makes it anew for a restart). */
+static void s_trampoline(void *arg)
 {
-    sim *s = s_current;
-    sim_worker *sw = &s->workers[s_current_worker];
+    sim_worker *sw = arg;
+    sim *s = sw->s;
 #ifdef __SANITIZE_ADDRESS__
     __sanitizer_finish_switch_fiber(NULL, &s->main_stack_bottom, &s->main_stack_size);
 #endif
@@ -291,7 +290,7 @@ static void s_trampoline(void)
 #ifdef __SANITIZE_ADDRESS__
     __sanitizer_start_switch_fiber(NULL, s->main_stack_bottom, s->main_stack_size);
 #endif
-    /* returning resumes main_ctx through uc_link */
+    sim_fiber_switch(&sw->fiber, &s->main_fiber);
 }
 
 int sim_worker_start(sim *s, int k)
@@ -335,13 +334,7 @@ int sim_worker_start(sim *s, int k)
     sw->prefetched = false;
     sw->incarnation++;
     memset(&s->heard[(size_t)k * s->nshards], 0, (size_t)s->nshards * sizeof *s->heard);
-    getcontext(&sw->ctx);
-    sw->ctx.uc_stack.ss_sp = sw->stack;
-    sw->ctx.uc_stack.ss_size = SIM_STACK;
-    sw->ctx.uc_link = &s->main_ctx;
-    makecontext(&sw->ctx, s_trampoline, 0);
-    s_current = s;
-    s_current_worker = k;
+    sim_fiber_make(&sw->fiber, sw->stack, SIM_STACK, s_trampoline, sw);
     sw->waiting = WAIT_NONE;
     s_enter(s, sw);
     return 0;
