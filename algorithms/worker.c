@@ -46,8 +46,10 @@ int worker_init(worker *w, const worker_spec *spec, int id, model *m, const data
     w->theta = b->ops->host_alloc(b, w->nparams * sizeof *w->theta);
     w->grad = b->ops->host_alloc(b, w->nparams * sizeof *w->grad);
     w->versions = calloc((size_t)spec->shards, sizeof *w->versions);
-    w->x = malloc((size_t)w->batch * (size_t)train->dim * sizeof *w->x);
-    w->y = malloc((size_t)w->batch * sizeof *w->y);
+    w->own_batch = !spec->batch_x;
+    w->x = spec->batch_x ? spec->batch_x
+                         : malloc((size_t)w->batch * (size_t)train->dim * sizeof *w->x);
+    w->y = spec->batch_y ? spec->batch_y : malloc((size_t)w->batch * sizeof *w->y);
     w->local = optim_new(spec->local, w->nparams);
     if (!w->theta || !w->grad || !w->versions || !w->x || !w->y || !w->local ||
         sampler_init(&w->sp, train, mine, rng_derive(spec->seed, RNG_BATCH, (uint64_t)id)) < 0) {
@@ -65,8 +67,10 @@ void worker_free(worker *w)
         b->ops->host_release(b, w->grad);
     }
     free(w->versions);
-    free(w->x);
-    free(w->y);
+    if (w->own_batch) {
+        free(w->x);
+        free(w->y);
+    }
     optim_destroy(&w->local);
     sampler_free(&w->sp);
     w->theta = w->grad = NULL;

@@ -66,6 +66,7 @@ struct worker {
     int batch;
     float *x;
     int32_t *y;
+    bool own_batch;           /* x and y are this worker's (worker_spec.batch_x) */
     sampler sp;
     /* metrics */
     FILE *steps_csv;          /* may be NULL */
@@ -97,6 +98,11 @@ typedef struct worker_spec {
     bool round_leader;         /* rule_info.round_leader: pushes go to shard 0 first */
     bool lockstep;             /* rule_info.lockstep: every worker the same budget */
     bool prefetch;             /* [algorithm] prefetch = on */
+    /* minibatch buffers (batch x dim features, batch labels) shared by
+     * workers that never compute at once (the simulator's: a minibatch is
+     * drawn and consumed without a switch between); NULL: each its own */
+    float *batch_x;
+    int32_t *batch_y;
 } worker_spec;
 
 /* Worker id's minibatches, of total_steps for all `workers` together: the

@@ -55,7 +55,10 @@ static int s_read_cluster(experiment *e, const experiment_shape *shape, error *e
     config *c = e->c;
     long workers, servers;
     const char *replay;
-    if (config_get_int(c, "cluster", "workers", 4, 1, 4096, &workers, err) < 0 ||
+    /* processes and threads: as many as a host or a job holds; simulated
+     * workers: as many as memory holds (bench/RESULTS.md: 65,536) */
+    long most = e->mode == MODE_SIM ? 1L << 20 : 4096;
+    if (config_get_int(c, "cluster", "workers", 4, 1, most, &workers, err) < 0 ||
         config_get_int(c, "cluster", "servers", 1, 1, 256, &servers, err) < 0 ||
         config_get_enum(c, "cluster", "transport", "ipc", s_transports, &e->transport, err) < 0 ||
         config_get_string(c, "cluster", "host", "127.0.0.1", &e->host, err) < 0 ||

@@ -12,6 +12,16 @@ static int s_iid(shard *shards, int workers, const dataset *d, rng *r,
         perm[i] = (uint32_t)i;
     }
     rng_shuffle(r, perm, (size_t)d->n);
+    if (workers > d->n) {   /* one example each, the permutation dealt round and round */
+        for (int w = 0; w < workers; w++) {
+            if (!(shards[w].idx = malloc(sizeof(uint32_t)))) {
+                return -1;
+            }
+            shards[w].idx[0] = perm[w % d->n];
+            shards[w].n = 1;
+        }
+        return 0;
+    }
     size_t base = (size_t)d->n / (size_t)workers, extra = (size_t)d->n % (size_t)workers;
     size_t at = 0;
     for (int w = 0; w < workers; w++) {
@@ -121,9 +131,10 @@ int partition_make(shard *shards, int workers, const dataset *d, int kind,
                    double alpha, uint64_t seed, error *err)
 {
     memset(shards, 0, (size_t)workers * sizeof *shards);
-    if (workers > d->n) {
-        return error_set(err, ERROR_USAGE, "partition: %d workers but only %d "
-                         "training examples", workers, d->n);
+    if (workers > d->n && kind != PARTITION_IID) {
+        return error_set(err, ERROR_USAGE, "partition: %d workers but only %d training "
+                         "examples: label-skew needs one each (iid deals them round again)",
+                         workers, d->n);
     }
     uint32_t *perm = malloc((size_t)d->n * sizeof *perm);
     if (!perm) {

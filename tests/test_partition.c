@@ -110,15 +110,33 @@ static void test_label_skew_is_disjoint_complete_and_skewed(void **state)
     partition_free(iid, 8);
 }
 
-static void test_partition_rejects_too_many_workers(void **state)
+/* More workers than examples: iid deals the permutation round again, one
+ * example each, every example to 2 or 3 of 13 workers over 5 examples;
+ * label-skew, which needs one each per class draw, refuses. */
+static void test_more_workers_than_examples(void **state)
 {
     (void)state;
     dataset tiny, test;
     error err = {0};
     assert_int_equal(dataset_synthetic(&tiny, &test, 5, 1, 2, 2, 1.0, 1, &err), 0);
-    shard shards[6];
-    assert_int_equal(partition_make(shards, 6, &tiny, PARTITION_IID, 0, 1, &err), -1);
+    shard shards[13];
+    assert_int_equal(partition_make(shards, 13, &tiny, PARTITION_IID, 0, 1, &err), 0);
+    int seen[5] = {0};
+    for (int w = 0; w < 13; w++) {
+        assert_int_equal(shards[w].n, 1);
+        assert_true(shards[w].idx[0] < 5);
+        seen[shards[w].idx[0]]++;
+        if (w >= 5) {   /* round again, in the same order */
+            assert_int_equal(shards[w].idx[0], shards[w - 5].idx[0]);
+        }
+    }
+    for (int i = 0; i < 5; i++) {
+        assert_true(seen[i] == 2 || seen[i] == 3);
+    }
+    partition_free(shards, 13);
+    assert_int_equal(partition_make(shards, 6, &tiny, PARTITION_LABEL_SKEW, 0.5, 1, &err), -1);
     assert_int_equal(err.status, ERROR_USAGE);
+    assert_non_null(strstr(err.msg, "label-skew"));
     dataset_free(&tiny);
     dataset_free(&test);
 }
@@ -197,7 +215,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_iid_is_disjoint_complete_balanced),
         cmocka_unit_test(test_label_skew_is_disjoint_complete_and_skewed),
-        cmocka_unit_test(test_partition_rejects_too_many_workers),
+        cmocka_unit_test(test_more_workers_than_examples),
         cmocka_unit_test(test_sampler_visits_each_example_once_per_pass),
         cmocka_unit_test(test_parameter_ranges_are_balanced_and_complete),
     };

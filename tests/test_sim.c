@@ -357,6 +357,29 @@ static void test_dcasgd_equivalences_in_virtual_time(void **state)
  * constant weight is Hogwild at 4 workers, step for step; delayadaptive
  * and gapaware with one worker (nothing is stale, no gap) are sequential
  * SGD; and the default poly weight does change the steps. */
+/* Past the processes' 4,096: 6,000 simulated workers over 2,000 examples
+ * (iid deals them round again, one each) each take their minibatch, and
+ * every example is counted; real mode still refuses that many, by key. */
+static void test_more_workers_than_processes_allow(void **state)
+{
+    support_fixture *f = *state;
+    const char *many[] = {"train.algorithm=hogwild", "cluster.workers=6000",
+                          "data.train_size=2000", "train.batch=1",
+                          "train.epochs=6", "model.type=softmax", "sim.compute=null",
+                          "eval.every=0", NULL};
+    char dir[4096];
+    s_sim(f, many, dir, sizeof dir);
+    assert_true(s_num(dir, "updates") == 12000);
+    assert_true(s_num(dir, "samples") == 12000);
+    assert_true(s_num(dir, "workers") == 6000);
+    const char *real[] = {"train", "/dev/null", f->out_arg, "train.algorithm=hogwild",
+                          "cluster.workers=6000", "data.dataset=synthetic", NULL};
+    support_run_asgd(&f->r, f->dir, real);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "cluster"));
+    assert_non_null(strstr(f->r.err, "workers"));
+}
+
 static void test_staleness_scaled_rules_in_virtual_time(void **state)
 {
     support_fixture *f = *state;
@@ -962,6 +985,7 @@ int main(void)
         T(test_equivalences_in_virtual_time),
         T(test_dcasgd_equivalences_in_virtual_time),
         T(test_staleness_scaled_rules_in_virtual_time),
+        T(test_more_workers_than_processes_allow),
         T(test_fedbuff_and_post_local_in_virtual_time),
         T(test_compression_in_virtual_time),
         T(test_least_squares_in_virtual_time),

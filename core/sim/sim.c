@@ -1,11 +1,13 @@
 /* sim.c: the discrete-event simulator's event loop, with the evaluator;
  * see sim.h. The workers are simworker.c, the shards simshard.c. */
+#define _DEFAULT_SOURCE   /* MAP_ANONYMOUS, MAP_NORESERVE */
 #include "core/sim/sim.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "core/export.h"
 #include "core/model.h"
@@ -137,6 +139,11 @@ static void s_free(sim *s)
     free(s->link_free);
     free(s->heard);
     free(s->centre);
+    free(s->batch_x);
+    free(s->batch_y);
+    if (s->stacks) {
+        munmap(s->stacks, (size_t)s->nworkers * SIM_STACK);
+    }
     free(s->core_queue);
     simq_free(&s->q);
     model_destroy(&s->m);
@@ -160,9 +167,19 @@ static int s_setup(sim *s)
     s->link_free = calloc((size_t)s->nworkers * (size_t)s->nshards * 2, sizeof *s->link_free);
     s->heard = calloc((size_t)s->nworkers * (size_t)s->nshards, sizeof *s->heard);
     s->centre = malloc(n * sizeof *s->centre);
-    if (!s->workers || !s->shards || !s->parts || !s->link_free || !s->heard || !s->centre) {
+    s->batch_x = malloc((size_t)e->batch * (size_t)e->train.dim * sizeof *s->batch_x);
+    s->batch_y = malloc((size_t)e->batch * sizeof *s->batch_y);
+    if (!s->workers || !s->shards || !s->parts || !s->link_free || !s->heard || !s->centre ||
+        !s->batch_x || !s->batch_y) {
         return error_set(err, ERROR_RUNTIME, "sim: out of memory");
     }
+    void *stacks = mmap(NULL, (size_t)s->nworkers * SIM_STACK, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (stacks == MAP_FAILED) {
+        return error_set(err, ERROR_RUNTIME, "sim: no address space for %d workers' stacks "
+                         "(%d KiB each)", s->nworkers, SIM_STACK / 1024);
+    }
+    s->stacks = stacks;
     if (partition_make(s->parts, s->nworkers, &e->train, e->partition, e->partition_alpha,
                        e->seed, err) < 0) {
         return -1;

@@ -19,7 +19,13 @@
 #include "core/sim/simqueue.h"
 #include "core/summary.h"
 
+/* Each worker's coroutine stack, one after another in one mapping
+ * (sim.stacks: a mapping each would pass the kernel's limit on mappings
+ * beyond about 65,000 workers); only the pages a stack touches are
+ * memory. Its lowest SIM_CANARY words hold a pattern checked at every
+ * switch back to the event loop, in place of a guard page. */
 #define SIM_STACK (512 * 1024)
+#define SIM_CANARY 8
 
 enum ev_kind {
     EV_RESUME = 1,       /* a worker's wait for time is over */
@@ -120,6 +126,9 @@ struct sim {
     double first_step;       /* when: time 0 of every row and of time_s */
     error *err;
     float *centre;
+    char *stacks;            /* nworkers x SIM_STACK, reserved, not committed */
+    float *batch_x;          /* the one minibatch buffer all workers draw into */
+    int32_t *batch_y;
     run_summary sum;         /* evaluations go in as they happen */
     long n_train;
 };

@@ -1,6 +1,5 @@
 /* simworker.c: the simulator's workers: coroutines running the rules'
  * worker loops, and the link that turns their primitives into events. */
-#define _DEFAULT_SOURCE   /* MAP_ANONYMOUS, MAP_NORESERVE */
 #include "core/sim/simstate.h"
 
 #include <math.h>
@@ -8,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "core/simtime.h"
 #include "transport/wire.h"
@@ -21,6 +19,29 @@
 
 /* ---- coroutine switching (with AddressSanitizer's fiber annotations) ---- */
 
+#define SIM_CANARY_WORD 0x736b636174736d69ull
+
+/* The pattern at the bottom of sw's stack, written or checked. */
+static void s_canary_set(sim_worker *sw)
+{
+    uint64_t *bottom = (uint64_t *)(void *)sw->stack;
+    for (int i = 0; i < SIM_CANARY; i++) {
+        bottom[i] = SIM_CANARY_WORD;
+    }
+}
+
+static void s_canary_check(const sim_worker *sw)
+{
+    const uint64_t *bottom = (const uint64_t *)(const void *)sw->stack;
+    for (int i = 0; i < SIM_CANARY; i++) {
+        if (bottom[i] != SIM_CANARY_WORD) {
+            fprintf(stderr, "asgd: sim: worker %d overflowed its %d KiB coroutine stack\n",
+                    sw->w.id, SIM_STACK / 1024);
+            abort();
+        }
+    }
+}
+
 static void s_enter(sim *s, sim_worker *sw)
 {
 #ifdef __SANITIZE_ADDRESS__
@@ -31,6 +52,7 @@ static void s_enter(sim *s, sim_worker *sw)
 #else
     sim_fiber_switch(&s->main_fiber, &sw->fiber);
 #endif
+    s_canary_check(sw);
 }
 
 static void s_yield(sim_worker *sw)
@@ -297,17 +319,14 @@ int sim_worker_start(sim *s, int k)
 {
     sim_worker *sw = &s->workers[k];
     error *err = s->err;
-    if (sw->stack == NULL) {
-        sw->stack = mmap(NULL, SIM_STACK, PROT_READ | PROT_WRITE,
-                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (sw->stack == MAP_FAILED) {
-            sw->stack = NULL;
-            return error_set(err, ERROR_RUNTIME, "sim: no memory for worker %d's stack", k);
-        }
-    } else {
+    if (sw->incarnation > 0) {
         worker_free(&sw->w);
     }
+    sw->stack = s->stacks + (size_t)k * SIM_STACK;
+    s_canary_set(sw);
     worker_spec spec = experiment_worker_spec(s->e, s->n_train);
+    spec.batch_x = s->batch_x;
+    spec.batch_y = s->batch_y;
     if (worker_init(&sw->w, &spec, k, s->m, &s->e->train, &s->parts[k], err) < 0) {
         return -1;
     }
@@ -437,8 +456,5 @@ void sim_worker_free(sim_worker *sw)
     free(sw->prefetch_versions);
     sw->prefetch = NULL;
     sw->prefetch_versions = NULL;
-    if (sw->stack) {
-        munmap(sw->stack, SIM_STACK);
-        sw->stack = NULL;
-    }
+    sw->stack = NULL;   /* in sim.stacks */
 }
