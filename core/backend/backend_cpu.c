@@ -136,29 +136,39 @@ static void s_copy(backend *b, float *dst, const float *src, size_t n)
     s_memcpy(b, dst, src, n * sizeof *dst);
 }
 
+/* im2col and col2im go a kernel row at a time: for output pixel (oy, ox)
+ * and kernel row ky, the k x c inputs under kx = 0..k-1 are one run of
+ * memory where the row lies inside the image (and the column run is one
+ * run of col), so each is one copy (or one sum) of k c floats; only the
+ * rows and columns that reach into the padding go element by element. */
 static void s_im2col(backend *b, float *col, const float *in, int n, int h, int w,
                      int c, int k, int pad)
 {
     (void)b;
     const int ho = h + 2 * pad - k + 1, wo = w + 2 * pad - k + 1;
+    const size_t run = (size_t)k * c;
     float *dst = col;
     for (int ni = 0; ni < n; ni++) {
         for (int oy = 0; oy < ho; oy++) {
             for (int ox = 0; ox < wo; ox++) {
-                for (int ky = 0; ky < k; ky++) {
+                int ix0 = ox - pad;
+                bool inside_x = ix0 >= 0 && ix0 + k <= w;
+                for (int ky = 0; ky < k; ky++, dst += run) {
                     int iy = oy + ky - pad;
-                    for (int kx = 0; kx < k; kx++, dst += c) {
-                        int ix = ox + kx - pad;
-                        /* plain loops: c is often 1, where memcpy costs a call per float */
-                        if (iy < 0 || iy >= h || ix < 0 || ix >= w) {
-                            for (int ci = 0; ci < c; ci++) {
-                                dst[ci] = 0.0f;
-                            }
-                        } else {
-                            const float *src = in + (((size_t)ni * h + iy) * w + ix) * c;
-                            for (int ci = 0; ci < c; ci++) {
-                                dst[ci] = src[ci];
-                            }
+                    if (iy < 0 || iy >= h) {
+                        memset(dst, 0, run * sizeof *dst);
+                        continue;
+                    }
+                    const float *row = in + ((size_t)ni * h + iy) * w * c;
+                    if (inside_x) {
+                        memcpy(dst, row + (size_t)ix0 * c, run * sizeof *dst);
+                        continue;
+                    }
+                    for (int kx = 0; kx < k; kx++) {
+                        int ix = ix0 + kx;
+                        for (int ci = 0; ci < c; ci++) {
+                            dst[(size_t)kx * c + ci] =
+                                ix < 0 || ix >= w ? 0.0f : row[(size_t)ix * c + ci];
                         }
                     }
                 }
@@ -172,22 +182,25 @@ static void s_col2im(backend *b, float *din, const float *col, int n, int h, int
 {
     (void)b;
     const int ho = h + 2 * pad - k + 1, wo = w + 2 * pad - k + 1;
+    const size_t run = (size_t)k * c;
     memset(din, 0, (size_t)n * h * w * c * sizeof *din);
     const float *src = col;
     for (int ni = 0; ni < n; ni++) {
         for (int oy = 0; oy < ho; oy++) {
             for (int ox = 0; ox < wo; ox++) {
-                for (int ky = 0; ky < k; ky++) {
+                int ix0 = ox - pad;
+                /* the kernel row's columns inside the image: [kx0, kx1) */
+                int kx0 = ix0 < 0 ? -ix0 : 0, kx1 = ix0 + k > w ? w - ix0 : k;
+                for (int ky = 0; ky < k; ky++, src += run) {
                     int iy = oy + ky - pad;
-                    for (int kx = 0; kx < k; kx++, src += c) {
-                        int ix = ox + kx - pad;
-                        if (iy < 0 || iy >= h || ix < 0 || ix >= w) {
-                            continue;
-                        }
-                        float *d = din + (((size_t)ni * h + iy) * w + ix) * c;
-                        for (int ci = 0; ci < c; ci++) {
-                            d[ci] += src[ci];
-                        }
+                    if (iy < 0 || iy >= h || kx0 >= kx1) {
+                        continue;
+                    }
+                    float *d = din + (((size_t)ni * h + iy) * w + (size_t)(ix0 + kx0)) * c;
+                    const float *from = src + (size_t)kx0 * c;
+                    size_t count = (size_t)(kx1 - kx0) * c;
+                    for (size_t i = 0; i < count; i++) {
+                        d[i] += from[i];
                     }
                 }
             }
@@ -195,6 +208,10 @@ static void s_col2im(backend *b, float *din, const float *col, int n, int h, int
     }
 }
 
+/* Max pooling runs over whole channel vectors (the layout is n x h x w x c)
+ * so that the loops vectorize: the window's first pixel, then each later
+ * one taking a channel only where strictly greater, which is
+ * kernel_pool_argmax's first maximum in scan order (and its NaN handling). */
 static void s_maxpool_forward(backend *b, float *out, const float *in, int n, int h,
                               int w, int c, int s)
 {
@@ -203,14 +220,28 @@ static void s_maxpool_forward(backend *b, float *out, const float *in, int n, in
     for (int ni = 0; ni < n; ni++) {
         for (int oy = 0; oy < ho; oy++) {
             for (int ox = 0; ox < wo; ox++) {
+                const float *first = in + (((size_t)ni * h + (size_t)oy * s) * w +
+                                           (size_t)ox * s) * c;
                 float *o = out + (((size_t)ni * ho + oy) * wo + ox) * c;
-                for (int ci = 0; ci < c; ci++) {
-                    o[ci] = in[kernel_pool_argmax(in, ni, oy, ox, ci, h, w, c, s)];
+                memcpy(o, first, (size_t)c * sizeof *o);
+                for (int dy = 0; dy < s; dy++) {
+                    for (int dx = dy == 0 ? 1 : 0; dx < s; dx++) {
+                        const float *p = first + ((size_t)dy * w + dx) * c;
+                        for (int ci = 0; ci < c; ci++) {
+                            o[ci] = p[ci] > o[ci] ? p[ci] : o[ci];
+                        }
+                    }
                 }
             }
         }
     }
 }
+
+/* Four channels at once (GCC's vector extensions: SSE2 on any x86-64,
+ * plain code elsewhere): the window's first maximum's offset per channel,
+ * where a plain loop compiled to a compare and a branch per element. */
+typedef float pool_f4 __attribute__((vector_size(16)));
+typedef int32_t pool_i4 __attribute__((vector_size(16)));
 
 static void s_maxpool_backward(backend *b, float *din, const float *dout, const float *in,
                                int n, int h, int w, int c, int s)
@@ -224,18 +255,47 @@ static void s_maxpool_backward(backend *b, float *din, const float *dout, const 
     for (int ni = 0; ni < n; ni++) {
         for (int oy = 0; oy < ho; oy++) {
             for (int ox = 0; ox < wo; ox++) {
-                /* zero the window, then route each channel's gradient, while
-                 * the window is in cache (no separate pass over din) */
+                size_t at0 = (((size_t)ni * h + (size_t)oy * s) * w + (size_t)ox * s) * c;
+                const float *first = in + at0;
+                float *dfirst = din + at0;
+                const float *d = dout + (((size_t)ni * ho + oy) * wo + ox) * c;
+                /* zero the window while it is in cache (no separate pass) */
                 for (int dy = 0; dy < s; dy++) {
-                    float *row = din + (((size_t)ni * h + (size_t)oy * s + dy) * w +
-                                        (size_t)ox * s) * c;
-                    for (size_t i = 0; i < (size_t)s * c; i++) {
-                        row[i] = 0.0f;
+                    memset(dfirst + (size_t)dy * w * c, 0, (size_t)s * c * sizeof *din);
+                }
+                int ci = 0;
+                for (; ci + 4 <= c; ci += 4) {
+                    pool_f4 best;
+                    pool_i4 at = {0, 0, 0, 0};
+                    memcpy(&best, first + ci, sizeof best);
+                    for (int dy = 0; dy < s; dy++) {
+                        for (int dx = dy == 0 ? 1 : 0; dx < s; dx++) {
+                            int32_t off = (dy * w + dx) * c;
+                            pool_f4 v;
+                            memcpy(&v, first + off + ci, sizeof v);
+                            pool_i4 more = v > best;   /* -1 where strictly greater */
+                            pool_i4 offs = {off, off, off, off};
+                            best = (pool_f4)(((pool_i4)v & more) | ((pool_i4)best & ~more));
+                            at = (offs & more) | (at & ~more);
+                        }
+                    }
+                    for (int j = 0; j < 4; j++) {
+                        dfirst[(size_t)at[j] + (size_t)ci + j] = d[ci + j];
                     }
                 }
-                const float *d = dout + (((size_t)ni * ho + oy) * wo + ox) * c;
-                for (int ci = 0; ci < c; ci++) {
-                    din[kernel_pool_argmax(in, ni, oy, ox, ci, h, w, c, s)] = d[ci];
+                for (; ci < c; ci++) {
+                    int32_t at = 0;
+                    float best = first[ci];
+                    for (int dy = 0; dy < s; dy++) {
+                        for (int dx = dy == 0 ? 1 : 0; dx < s; dx++) {
+                            int32_t off = (dy * w + dx) * c;
+                            if (first[off + ci] > best) {
+                                best = first[off + ci];
+                                at = off;
+                            }
+                        }
+                    }
+                    dfirst[(size_t)at + (size_t)ci] = d[ci];
                 }
             }
         }
