@@ -6,6 +6,9 @@
 # that its GEMMs alone take (the step's rate as a fraction of cuBLAS's or
 # OpenBLAS's rate for the same shapes). Prints a Markdown table.
 #   bench/step_speed.sh [cuda|cpu] [REPS]
+# THREADS=N sets both sides' CPU threads (OPENBLAS_NUM_THREADS, torch's
+# set_num_threads); ROUNDS=R (1) alternates asgd and PyTorch R times per
+# row and reports the medians, with the range of the rounds' ratios.
 # On a GPU machine PyTorch must see the GPU (python3 -c 'import torch;
 # print(torch.cuda.is_available())'); on the CPU, Debian's python3-torch is
 # installed here when missing.
@@ -22,16 +25,32 @@ else
 fi
 field() { sed "s/.*$1=\([0-9.]*\).*/\1/"; }
 
-echo "| model | batch | device | asgd samples/s | PyTorch samples/s | ratio | GEMM share of asgd's step |"
-echo "| --- | --- | --- | --- | --- | --- | --- |"
+threads=${THREADS:-0}
+rounds=${ROUNDS:-1}
+blas=()   # asgd's threads; PyTorch's are its own (--threads), not its BLAS's
+[ "$threads" = 0 ] || blas=(env OPENBLAS_NUM_THREADS="$threads")
+median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+
+echo "| model | batch | device | threads | asgd samples/s | PyTorch samples/s | ratio (rounds' range) | GEMM share of asgd's step |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 for run in "mlp 64 400" "mlp 512 200" "cnn 64 50"; do
     read -r model batch steps <<<"$run"
     [ "$device" = cpu ] && [ "$model" = cnn ] && steps=10
-    a=$("$root/build/bench/bench_step" "$device" "$model" "$batch" "$steps" "$reps")
-    t=$("$python" "$root/bench/torch_step.py" --device "$device" --model "$model" \
-          --batch "$batch" --steps "$steps" --reps "$reps")
-    as=$(field samples_per_s <<<"$a"); ts=$(field samples_per_s <<<"$t")
-    name=$(sed 's/.*device=\(.*\) model=.*/\1/' <<<"$a")
-    printf "| %s | %s | %s | %.0f | %.0f | %.2f | %s |\n" "$model" "$batch" "$name" "$as" "$ts" \
-        "$(awk -v a="$as" -v t="$ts" 'BEGIN {print a / t}')" "$(field gemm_fraction <<<"$a")"
+    rows=""
+    for ((r = 0; r < rounds; r++)); do
+        a=$("${blas[@]}" "$root/build/bench/bench_step" "$device" "$model" "$batch" "$steps" "$reps")
+        t=$("$python" "$root/bench/torch_step.py" --device "$device" --model "$model" \
+              --batch "$batch" --steps "$steps" --reps "$reps" --threads "$threads")
+        rows+="$(field samples_per_s <<<"$a") $(field samples_per_s <<<"$t") \
+$(field gemm_fraction <<<"$a")"$'\n'
+        name=$(sed 's/.*device=\(.*\) model=.*/\1/' <<<"$a")
+    done
+    as=$(awk 'NF {print $1}' <<<"$rows" | median)
+    ts=$(awk 'NF {print $2}' <<<"$rows" | median)
+    share=$(awk 'NF {print $3}' <<<"$rows" | median)
+    range=$(awk 'NF {r = $1 / $2; if (NR == 1 || r < lo) lo = r; if (NR == 1 || r > hi) hi = r}
+                 END {printf "%.2f-%.2f", lo, hi}' <<<"$rows")
+    printf "| %s | %s | %s | %s | %.0f | %.0f | %.2f (%s) | %s |\n" "$model" "$batch" "$name" \
+        "${threads/#0/default}" "$as" "$ts" "$(awk -v a="$as" -v t="$ts" 'BEGIN {print a / t}')" \
+        "$range" "$share"
 done
