@@ -21,6 +21,7 @@
 #define CACHE_VERSION 1u
 #define CACHE_ALIGN 65536u   /* each set starts on a page, for any page size up to 64 KiB */
 #define CACHE_KEEP_DAYS 14   /* a file unread this long goes when another is made */
+#define CACHE_ASIDE_HOURS 1  /* a file being written this long ago was abandoned */
 
 /* The file: this header, then each set (x, n x dim floats, then y, n
  * int32) at its offset. Native byte order: the file never leaves its host. */
@@ -214,6 +215,10 @@ static int s_map(dataset *train, dataset *test, const char *path, uint64_t key)
             dataset_free(train);
         }
     }
+    if (rc == 0) {   /* used now, whatever the mount does with access times (s_evict) */
+        const struct timespec times[2] = {{.tv_nsec = UTIME_NOW}, {.tv_nsec = UTIME_OMIT}};
+        futimens(fd, times);
+    }
     close(fd);
     return rc;
 }
@@ -283,36 +288,51 @@ static int s_write(const dataset *train, const dataset *test, const char *path, 
     return rc;
 }
 
-/* Removes the folder's cache files (and their locks) that nothing has read
- * for CACHE_KEEP_DAYS, all but `keep`, and locks as old without a file: a sweep over many sizes must not
- * fill the disk with copies. A process still mapping one keeps its pages. */
+/* Whether name is data-*SUFFIX. */
+static bool s_named(const char *name, const char *suffix)
+{
+    size_t len = strlen(name), n = strlen(suffix);
+    return strncmp(name, "data-", 5) == 0 && len > 5 + n && strcmp(name + len - n, suffix) == 0;
+}
+
+/* Removes, besides `keep` and its lock: cache files nothing has mapped for
+ * CACHE_KEEP_DAYS (with their locks), locks as old whose file was never
+ * made (its data failed to load) and that no process holds, and files
+ * written aside more than CACHE_ASIDE_HOURS ago (their writer was killed):
+ * a sweep over many sizes must not fill the disk with copies. A process
+ * still mapping a removed file keeps its pages. */
 static void s_evict(const char *folder, const char *keep)
 {
     DIR *d = opendir(folder);
-    time_t cutoff = time(NULL) - (time_t)CACHE_KEEP_DAYS * 86400;
+    time_t now = time(NULL), cutoff = now - (time_t)CACHE_KEEP_DAYS * 86400;
     for (struct dirent *e = d ? readdir(d) : NULL; e; e = readdir(d)) {
-        size_t len = strlen(e->d_name);
         char path[4400];
         struct stat st;
         snprintf(path, sizeof path, "%s/%s", folder, e->d_name);
-        bool data = len > 9 && strcmp(e->d_name + len - 4, ".bin") == 0;
-        bool lock = len > 14 && strcmp(e->d_name + len - 9, ".bin.lock") == 0;
-        if (strncmp(e->d_name, "data-", 5) != 0 || (!data && !lock) ||
-            strncmp(path, keep, strlen(keep)) == 0 || lstat(path, &st) != 0 ||
-            !S_ISREG(st.st_mode) || (data ? st.st_atime : st.st_mtime) > cutoff) {
+        if (strncmp(path, keep, strlen(keep)) == 0 || lstat(path, &st) != 0 ||
+            !S_ISREG(st.st_mode)) {
             continue;
         }
-        if (lock) {   /* a lock whose file was never made (its data failed to load) */
-            path[strlen(path) - 5] = '\0';
-            if (access(path, F_OK) != 0) {
-                strcat(path, ".lock");
+        if (s_named(e->d_name, ".tmp")) {
+            if (st.st_mtime < now - CACHE_ASIDE_HOURS * 3600) {
                 unlink(path);
             }
-            continue;
+        } else if (s_named(e->d_name, ".bin") && st.st_atime < cutoff) {
+            unlink(path);
+            strncat(path, ".lock", sizeof path - strlen(path) - 1);
+            unlink(path);
+        } else if (s_named(e->d_name, ".bin.lock") && st.st_mtime < cutoff) {
+            path[strlen(path) - 5] = '\0';
+            bool orphan = access(path, F_OK) != 0;
+            strcat(path, ".lock");
+            int fd = orphan ? open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC) : -1;
+            if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0) {   /* nobody making it */
+                unlink(path);
+            }
+            if (fd >= 0) {
+                close(fd);
+            }
         }
-        unlink(path);
-        strncat(path, ".lock", sizeof path - strlen(path) - 1);
-        unlink(path);
     }
     if (d) {
         closedir(d);

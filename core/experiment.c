@@ -130,6 +130,12 @@ static int s_read_rule(experiment *e, const experiment_shape *shape, error *err)
                                  "answered early would replace"
                                : "its worker loop does not ask for the next pull early");
     }
+    if (e->prefetch && faults_on(&e->faults)) {
+        return config_fail(c, "algorithm", "prefetch", err, "not with injected faults "
+                           "([cluster] latency, jitter, drop, duplicate): every push then "
+                           "waits for its acknowledgement, and the early replies would be "
+                           "dropped meanwhile");
+    }
     return compress_spec_configure(&e->compress, c, err);
 }
 
@@ -144,6 +150,10 @@ static int s_check_threads(experiment *e, error *err)
                         : NULL;
     if (e->compress.kind != COMPRESS_NONE) {
         return config_fail(e->c, "algorithm", "compress", err, "%s", network);
+    }
+    if (e->prefetch) {
+        return config_fail(e->c, "algorithm", "prefetch", err, "%s: a pull is a copy, "
+                           "nothing to overlap", network);
     }
     if (fault) {
         return config_fail(e->c, "cluster", fault, err, "%s", network);

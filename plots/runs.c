@@ -181,7 +181,7 @@ int plot_run_eval(const plot_run *r, int xc, int yc, double **xs, double **ys)
         if (sscanf(line, "%lf,%lf,%lf,%lf,%lf,%lf", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) != 6) {
             continue;
         }
-        if (isnan(v[yc]) || isnan(v[xc]) || (n > 0 && v[xc] <= (*xs)[n - 1])) {
+        if (!isfinite(v[yc]) || !isfinite(v[xc]) || (n > 0 && v[xc] <= (*xs)[n - 1])) {
             continue;
         }
         if (n == cap) {

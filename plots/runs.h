@@ -45,8 +45,9 @@ double plot_run_number(const plot_run *r, const char *key);
 
 /* Columns xc and yc of the rows of a run's eval.csv (time_s 0, epoch 1,
  * updates 2, samples 3, test_loss 4, test_acc 5): the rows where y is a
- * number (a regression run has no accuracy) and x goes forward (a curve
- * is a function of x); returns their count (the caller frees xs and ys). */
+ * finite number (a regression run has no accuracy; a diverged one's loss
+ * may be infinite) and x goes forward (a curve is a function of x);
+ * returns their count (the caller frees xs and ys). */
 int plot_run_eval(const plot_run *r, int xc, int yc, double **xs, double **ys);
 
 #endif

@@ -3,7 +3,8 @@
  * another source or option is another file; a damaged, truncated or
  * foreign file is made again; a folder that cannot be made or a full disk
  * leaves a private copy and loses nothing; processes starting at once make
- * one file; an old unread file goes when another is made. The data are
+ * one file; an old unread file, or one abandoned half written, goes when
+ * another is made. The data are
  * small IDX files written here. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -279,26 +280,71 @@ static void test_a_full_disk_loses_nothing(void **state)
     config_destroy(&c);
 }
 
+/* The inode of the cache file this process maps (from /proc/self/maps),
+ * 0 when it maps none. */
+static unsigned long s_mapped_inode(void)
+{
+    FILE *maps = fopen("/proc/self/maps", "r");
+    char line[4600];
+    unsigned long inode = 0;
+    while (maps && fgets(line, sizeof line, maps)) {
+        unsigned long node;
+        char path[4400] = "";
+        if (strstr(line, "/cache/data-") &&
+            sscanf(line, "%*s %*s %*s %*s %lu %4399s", &node, path) == 2) {
+            inode = node;
+        }
+    }
+    if (maps) {
+        fclose(maps);
+    }
+    return inode;
+}
+
+/* Six processes starting at once make the file once: all map the very
+ * file that stays (without the lock each would write its own and rename
+ * it over the others', and they would map different files). */
 static void test_processes_starting_at_once_make_one_file(void **state)
 {
     support_fixture *f = *state;
     s_write_sets(f, 0);
     config *c;
     data_spec s = s_spec(f, &c, "");
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
     pid_t pids[6];
     for (int k = 0; k < 6; k++) {
         pids[k] = fork();
         if (pids[k] == 0) {
-            _exit(s_load_matches(&s) ? 0 : 1);
+            dataset train, test;
+            error err = {0};
+            unsigned long inode = 0;
+            if (datacache_load(&train, &test, &s, 1, &err) == 0) {
+                inode = s_mapped_inode();
+            }
+            _exit(write(fds[1], &inode, sizeof inode) == (ssize_t)sizeof inode ? 0 : 1);
         }
     }
+    close(fds[1]);
     for (int k = 0; k < 6; k++) {
         int status;
         waitpid(pids[k], &status, 0);
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     }
+    char path[4200];
+    error err = {0};
+    struct stat st;
+    assert_int_equal(datacache_path(&s, path, sizeof path, &err), 0);
+    assert_int_equal(stat(path, &st), 0);
+    for (int k = 0; k < 6; k++) {
+        unsigned long inode;
+        assert_int_equal(read(fds[0], &inode, sizeof inode), sizeof inode);
+        assert_true(inode == (unsigned long)st.st_ino);
+    }
+    close(fds[0]);
     assert_int_equal(s_count(f, ".bin"), 2);
     assert_int_equal(s_count(f, ".tmp"), 0);
+    assert_true(s_load_matches(&s));
     config_destroy(&c);
 }
 
@@ -311,20 +357,28 @@ static void test_an_old_unread_file_goes(void **state)
     mkdir(old, 0700);
     snprintf(old, sizeof old, "%s/cache/data-00000000000000aa.bin", f->dir);
     snprintf(recent, sizeof recent, "%s/cache/data-00000000000000bb.bin", f->dir);
-    char lone_lock[400];
+    char lone_lock[400], abandoned[400], writing[400];
     snprintf(lone_lock, sizeof lone_lock, "%s/cache/data-00000000000000cc.bin.lock", f->dir);
+    snprintf(abandoned, sizeof abandoned, "%s/cache/data-00000000000000dd.bin.7.tmp", f->dir);
+    snprintf(writing, sizeof writing, "%s/cache/data-00000000000000ee.bin.8.tmp", f->dir);
     support_write_file(old, "old");
     support_write_file(recent, "recent");
     support_write_file(lone_lock, "");
+    support_write_file(abandoned, "half");
+    support_write_file(writing, "half");
     struct timespec month_ago[2] = {{time(NULL) - 30 * 86400, 0}, {time(NULL) - 30 * 86400, 0}};
+    struct timespec hours_ago[2] = {{time(NULL) - 7200, 0}, {time(NULL) - 7200, 0}};
     assert_int_equal(utimensat(AT_FDCWD, old, month_ago, 0), 0);
     assert_int_equal(utimensat(AT_FDCWD, lone_lock, month_ago, 0), 0);
+    assert_int_equal(utimensat(AT_FDCWD, abandoned, hours_ago, 0), 0);
     config *c;
     data_spec s = s_spec(f, &c, "");
     assert_true(s_load_matches(&s));
     assert_int_equal(access(old, F_OK), -1);
     assert_int_equal(access(lone_lock, F_OK), -1);
+    assert_int_equal(access(abandoned, F_OK), -1);
     assert_int_equal(access(recent, F_OK), 0);
+    assert_int_equal(access(writing, F_OK), 0);   /* perhaps still being written */
     config_destroy(&c);
 }
 

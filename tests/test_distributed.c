@@ -271,7 +271,8 @@ static void test_one_worker_follows_sequential_exactly(void **state)
  * every push but the first is exactly one update stale, the simulator
  * takes the very steps the real processes take, DOWNPOUR with window =
  * fetch = 1 and SGD takes Hogwild's, and it is not the sequential path.
- * Rules that cannot prefetch refuse the key. */
+ * Rules that cannot prefetch refuse the key, and so do injected faults
+ * (their acknowledged pushes would drop the early replies). */
 static void test_prefetch_is_one_push_staler(void **state)
 {
     support_fixture *f = *state;
@@ -300,13 +301,15 @@ static void test_prefetch_is_one_push_staler(void **state)
     free(simulated);
     free(down);
     free(seq);
-    const char *refused[][2] = {{"train.algorithm=sync", "algorithm.prefetch=on"},
-                                {"train.algorithm=dcasgd", "algorithm.prefetch=on"},
-                                {"train.algorithm=agn", "algorithm.prefetch=on"},
-                                {"train.algorithm=hogwild", "algorithm.prefetch=maybe"}};
-    for (int i = 0; i < 4; i++) {
-        const char *args[] = {"train", "/dev/null", f->out_arg, refused[i][0], refused[i][1],
-                              "data.dataset=synthetic", NULL};
+    const char *refused[][3] = {{"train.algorithm=sync", "algorithm.prefetch=on", NULL},
+                                {"train.algorithm=dcasgd", "algorithm.prefetch=on", NULL},
+                                {"train.algorithm=agn", "algorithm.prefetch=on", NULL},
+                                {"train.algorithm=hogwild", "algorithm.prefetch=maybe", NULL},
+                                {"train.algorithm=hogwild", "algorithm.prefetch=on",
+                                 "cluster.drop=0.1"}};
+    for (int i = 0; i < 5; i++) {
+        const char *args[] = {"train", "/dev/null", f->out_arg, "data.dataset=synthetic",
+                              refused[i][0], refused[i][1], refused[i][2], NULL};
         support_run_asgd(&f->r, f->dir, args);
         assert_int_equal(f->r.status, 2);
         if (!strstr(f->r.err, "prefetch")) {

@@ -15,11 +15,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cJSON.h>
 
 #include "algorithms/algorithm.h"
+#include "core/run.h"
 #include "support.h"
 
 static void s_run_dir(const support_fixture *f, char *buf, size_t n)
@@ -161,10 +163,11 @@ static void test_what_needs_a_network_is_refused(void **state)
 {
     support_fixture *f = *state;
     const char *refused[][2] = {{"algorithm.compress=fp16", "algorithm.compress"},
+                                {"algorithm.prefetch=on", "algorithm.prefetch"},
                                 {"cluster.drop=0.1", "cluster.drop"},
                                 {"checkpoint.every=1", "checkpoint.every"},
                                 {"train.algorithm=sequential", "experiment.mode"}};
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         const char *args[] = {"train", "/dev/null", f->out_arg, "experiment.mode=threads",
                               "data.dataset=synthetic", "train.algorithm=hogwild",
                               refused[i][0], NULL};
@@ -174,6 +177,44 @@ static void test_what_needs_a_network_is_refused(void **state)
             fail_msg("%s: \"%s\" does not name the key", refused[i][0], f->r.err);
         }
     }
+}
+
+/* Runs asgd with args (stdout and stderr into f->dir), failing the test
+ * when it has not ended within `seconds` (it is killed then); returns
+ * its exit status. */
+static int s_run_within(support_fixture *f, const char *const *args, double seconds)
+{
+    int pid = support_spawn_asgd(f->dir, args);
+    for (double waited = 0; waited < seconds; waited += 0.05) {
+        int status;
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        }
+        run_sleep(0.05);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    fail_msg("asgd did not end within %g s", seconds);
+    return -1;
+}
+
+/* A run that cannot go on ends, and says why: a sync round whose workers
+ * diverge (their NaN pushes refused, so the round never fills) is a
+ * diverged result; without evaluations during training too. */
+static void test_a_stuck_run_ends(void **state)
+{
+    support_fixture *f = *state;
+    const char *args[] = {"train", "/dev/null", f->out_arg, "experiment.mode=threads",
+                          "experiment.name=wild", "experiment.run_id=r",
+                          "data.dataset=synthetic", "model.type=mlp", "train.algorithm=sync",
+                          "cluster.workers=3", "train.lr=1e6", "train.epochs=50",
+                          "eval.every=0", NULL};
+    assert_int_equal(s_run_within(f, args, 60), 0);
+    char path[600];
+    snprintf(path, sizeof path, "%s/wild/r/summary.json", f->out);
+    cJSON *j = support_json_file(path);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "diverged")));
+    cJSON_Delete(j);
 }
 
 static void test_sigint_stops_the_threads(void **state)
@@ -212,6 +253,7 @@ int main(void)
         T(test_every_rule_learns_with_three_threads),
         T(test_hogwild_threads_at_once_lose_nothing),
         T(test_what_needs_a_network_is_refused),
+        T(test_a_stuck_run_ends),
         T(test_sigint_stops_the_threads),
     };
 #undef T

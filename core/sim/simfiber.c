@@ -3,7 +3,7 @@
 
 #include <stdint.h>
 
-#if defined(__x86_64__)
+#ifdef SIM_FIBER_ASM
 
 /* sim_fiber_switch(from = rdi, to = rsi): push the System V callee-saved
  * registers and the SSE and x87 control words, swap stack pointers, pop
@@ -68,30 +68,23 @@ void sim_fiber_make(sim_fiber *f, void *stack, size_t size, void (*entry)(void *
 
 #else
 
-/* makecontext passes ints: the fiber's entry and argument travel in it. */
-typedef struct fiber_start {
-    void (*entry)(void *);
-    void *arg;
-} fiber_start;
-
+/* makecontext passes ints: the fiber itself travels as two, and its entry
+ * and argument in it (the stack stays the caller's, whole). */
 static void s_start(int hi, int lo)
 {
-    fiber_start *st = (fiber_start *)(uintptr_t)((uint64_t)(uint32_t)hi << 32 |
-                                                  (uint32_t)lo);
-    st->entry(st->arg);
+    sim_fiber *f = (sim_fiber *)(uintptr_t)((uint64_t)(uint32_t)hi << 32 | (uint32_t)lo);
+    f->entry(f->arg);
 }
 
 void sim_fiber_make(sim_fiber *f, void *stack, size_t size, void (*entry)(void *), void *arg)
 {
-    /* the start record lies at the bottom of the fiber's own stack */
-    fiber_start *st = stack;
-    st->entry = entry;
-    st->arg = arg;
+    f->entry = entry;
+    f->arg = arg;
     getcontext(&f->ctx);
-    f->ctx.uc_stack.ss_sp = (char *)stack + sizeof *st;
-    f->ctx.uc_stack.ss_size = size - sizeof *st;
+    f->ctx.uc_stack.ss_sp = stack;
+    f->ctx.uc_stack.ss_size = size;
     f->ctx.uc_link = NULL;
-    uint64_t p = (uint64_t)(uintptr_t)st;
+    uint64_t p = (uint64_t)(uintptr_t)f;
     makecontext(&f->ctx, (void (*)(void))s_start, 2, (int)(uint32_t)(p >> 32), (int)(uint32_t)p);
 }
 

@@ -5,7 +5,9 @@
  * other's: no system call. glibc's swapcontext also saves and restores the
  * signal mask with a system call each time, and with it took half of the
  * simulator's time at 1,024 workers (bench/RESULTS.md). On x86-64 the
- * switch is a few instructions of assembly; elsewhere it is ucontext's.
+ * switch is a few instructions of assembly; elsewhere, or built with
+ * -DASGD_SIM_UCONTEXT (where shadow stacks forbid a switch by `ret`), it is
+ * ucontext's.
  *
  * AddressSanitizer's fiber annotations stay with the caller (simworker.c),
  * around each switch. */
@@ -14,15 +16,19 @@
 
 #include <stddef.h>
 
-#if !defined(__x86_64__)
+#if defined(__x86_64__) && !defined(ASGD_SIM_UCONTEXT)
+#define SIM_FIBER_ASM 1
+#else
 #include <ucontext.h>
 #endif
 
 typedef struct sim_fiber {
-#if defined(__x86_64__)
+#ifdef SIM_FIBER_ASM
     void *sp;                /* its saved stack pointer, while switched away */
 #else
     ucontext_t ctx;
+    void (*entry)(void *);   /* what its first switch runs (makecontext passes ints) */
+    void *arg;
 #endif
 } sim_fiber;
 

@@ -48,7 +48,7 @@ int simq_push(simq *q, sim_event e)
         q->heap = h;
         q->cap = cap;
     }
-    long slot = s_slot(q);
+    long slot = q->next_seq >> (64 - SIMQ_SLOT_BITS) ? -1 : s_slot(q);   /* order would wrap */
     if (slot < 0) {
         return -1;
     }

@@ -48,7 +48,8 @@ typedef struct simq {
     uint64_t next_seq;
 } simq;
 
-/* -1 when out of memory, or with 2^24 events already waiting. */
+/* -1 when out of memory, with 2^24 events already waiting, or after 2^40
+ * in all (the insertion number would no longer fit the key). */
 int simq_push(simq *q, sim_event e);
 /* The earliest event; 0 when the queue is empty. */
 int simq_pop(simq *q, sim_event *out);

@@ -13,7 +13,8 @@ int sim_schedule(sim *s, sim_event e)
     s->queued_work += !sim_periodic(e.kind);
     if (simq_push(&s->q, e) < 0) {
         s->failed = true;
-        error_set(s->err, ERROR_RUNTIME, "sim: out of memory for events");
+        error_set(s->err, ERROR_RUNTIME, "sim: no room for another event (out of memory, "
+                  "2^24 waiting at once, or 2^40 in the run)");
         return -1;
     }
     return 0;

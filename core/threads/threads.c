@@ -57,8 +57,10 @@ struct threads_run {
     float *centre;
     double t0;                /* run_now() when the threads start */
     _Atomic double first_step;   /* run_now() of the first worker pull; 0 before */
-    atomic_bool stopping;     /* diverged or interrupted: every primitive fails */
+    atomic_bool stopping;     /* diverged, failed or interrupted: every primitive fails */
     atomic_int finished;      /* worker threads that have returned */
+    atomic_int failed;        /* of those, the ones whose loop failed */
+    atomic_int waiting;       /* worker threads waiting in a pull */
     run_summary sum;
 };
 
@@ -81,8 +83,14 @@ static int s_link_pull(worker *w, float *dst, uint64_t min_version)
         server *srv = sh->srv;
         pull_msg pm = {.worker = (uint32_t)w->id, .min_version = min_version};
         pthread_mutex_lock(&sh->lock);
+        bool counted = false;
         while (!server_pull_ready(srv, &pm)) {
+            if (!counted) {   /* the main thread's deadlock watch counts it */
+                atomic_fetch_add(&t->waiting, 1);
+                counted = true;
+            }
             if (atomic_load(&t->stopping) || stop_requested()) {
+                atomic_fetch_sub(&t->waiting, 1);
                 pthread_mutex_unlock(&sh->lock);
                 return -1;
             }
@@ -95,8 +103,13 @@ static int s_link_pull(worker *w, float *dst, uint64_t min_version)
             }
             pthread_cond_timedwait(&sh->changed, &sh->lock, &until);
         }
-        memcpy(dst + srv->lo, server_answer(srv, &pm), srv->n * sizeof *dst);
+        if (counted) {
+            atomic_fetch_sub(&t->waiting, 1);
+        }
+        /* the version first: pushes applied at once may land during the
+         * copy, so the copy is at least this new (staleness never short) */
         w->versions[k] = atomic_load(&srv->version);
+        memcpy(dst + srv->lo, server_answer(srv, &pm), srv->n * sizeof *dst);
         if (k == 0) {
             w->staleness = server_last_staleness(srv, (uint32_t)w->id);
         }
@@ -162,14 +175,18 @@ static void *s_worker_thread(void *arg)
     tworker *tw = arg;
     threads_run *t = tw->t;
     tw->rc = t->e->alg->worker_run(&tw->w);
-    if (tw->rc == 0) {   /* done: the rounds and pulls waiting on it go on */
-        for (int k = 0; k < t->nshards; k++) {
-            tshard *sh = &t->shards[k];
-            pthread_mutex_lock(&sh->lock);
+    if (tw->rc < 0 && !atomic_load(&t->stopping)) {   /* failed alone: the run stops */
+        atomic_fetch_add(&t->failed, 1);
+        atomic_store(&t->stopping, true);
+    }
+    for (int k = 0; k < t->nshards; k++) {   /* the rounds and pulls waiting on it go on */
+        tshard *sh = &t->shards[k];
+        pthread_mutex_lock(&sh->lock);
+        if (tw->rc == 0) {
             server_mark_done(sh->srv, (uint32_t)tw->id);
-            pthread_cond_broadcast(&sh->changed);
-            pthread_mutex_unlock(&sh->lock);
         }
+        pthread_cond_broadcast(&sh->changed);
+        pthread_mutex_unlock(&sh->lock);
     }
     atomic_fetch_add(&t->finished, 1);
     return NULL;
@@ -307,8 +324,38 @@ static void s_progress(threads_run *t, progress *p, bool final)
                  accuracy);
 }
 
+/* Whether a worker pushed NaN or infinity (a shard refused it): the run
+ * has diverged, and a round may wait forever for it. */
+static bool s_refused(const threads_run *t)
+{
+    for (int k = 0; k < t->nshards; k++) {
+        server *srv = t->shards[k].srv;
+        if (srv->threads > 1) {
+            pthread_mutex_lock(&srv->stats_lock);
+        }
+        bool refused = srv->stats.nonfinite > 0;
+        if (srv->threads > 1) {
+            pthread_mutex_unlock(&srv->stats_lock);
+        }
+        if (refused) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Shard 0's version and the finished workers: what moves while any
+ * worker can still move. */
+static uint64_t s_progress_mark(const threads_run *t)
+{
+    return atomic_load(&t->shards[0].srv->version) + (uint64_t)atomic_load(&t->finished);
+}
+
 /* Starts the workers and evaluates until they have all returned; 0 when
- * every one finished its budget (or the run diverged). */
+ * every one finished its budget (or the run diverged). Every unfinished
+ * worker waiting in a pull for half a second without anything moving is a
+ * deadlock (a round that waits for a worker that has stopped pushing), as
+ * the simulator finds it. */
 static int s_run(threads_run *t, progress *p)
 {
     s_evaluate(t);   /* the initial model, at time 0 */
@@ -322,7 +369,8 @@ static int s_run(threads_run *t, progress *p)
         }
         tw->started = true;
     }
-    double next = t->e->eval_every;
+    double next = t->e->eval_every, stuck_since = 0;
+    uint64_t mark = s_progress_mark(t);
     while (atomic_load(&t->finished) < t->nworkers && !atomic_load(&t->stopping)) {
         if (stop_requested()) {
             atomic_store(&t->stopping, true);
@@ -330,18 +378,42 @@ static int s_run(threads_run *t, progress *p)
         }
         run_sleep(0.01);
         s_progress(t, p, false);
+        if (s_refused(t)) {
+            s_evaluate(t);   /* diverged: marked, and the run stops */
+            break;
+        }
+        int unfinished = t->nworkers - atomic_load(&t->finished);
+        uint64_t now_mark = s_progress_mark(t);
+        if (atomic_load(&t->waiting) < unfinished || now_mark != mark) {
+            stuck_since = 0;
+            mark = now_mark;
+        } else if (stuck_since == 0) {
+            stuck_since = run_now();
+        } else if (run_now() - stuck_since > 0.5) {
+            atomic_store(&t->stopping, true);
+            error_set(t->err, ERROR_RUNTIME, "threads: deadlock: %d of %d workers wait for "
+                      "pushes that will never come", unfinished, t->nworkers);
+            break;
+        }
         if (t->e->eval_every > 0 && atomic_load(&t->first_step) > 0 && s_elapsed(t) >= next) {
             s_evaluate(t);
             next += t->e->eval_every;
         }
     }
-    int rc = t->err->msg[0] ? -1 : 0;
+    atomic_store(&t->stopping, atomic_load(&t->stopping) || t->err->msg[0]);
+    for (int k = 0; k < t->nshards; k++) {   /* the waiting pulls see it at once */
+        pthread_mutex_lock(&t->shards[k].lock);
+        pthread_cond_broadcast(&t->shards[k].changed);
+        pthread_mutex_unlock(&t->shards[k].lock);
+    }
     for (int k = 0; k < t->nworkers; k++) {
-        tworker *tw = &t->workers[k];
-        if (tw->started) {
-            pthread_join(tw->thread, NULL);
+        if (t->workers[k].started) {
+            pthread_join(t->workers[k].thread, NULL);
         }
-        if (tw->started && tw->rc < 0 && !atomic_load(&t->stopping) && rc == 0) {
+    }
+    int rc = t->err->msg[0] ? -1 : 0;
+    for (int k = 0; rc == 0 && atomic_load(&t->failed) > 0 && k < t->nworkers; k++) {
+        if (t->workers[k].rc < 0) {
             rc = error_set(t->err, ERROR_RUNTIME, "threads: worker %d failed", k);
         }
     }
