@@ -11,6 +11,7 @@
 #include "core/provenance.h"
 #include "core/reeval.h"
 #include "core/experiment.h"
+#include "core/real/calibrate.h"
 #include "core/real/k8s.h"
 #include "core/real/launcher.h"
 #include "plots/plot.h"
@@ -48,6 +49,9 @@ static const char s_usage[] =
     "  k8s CONFIG --image IMAGE [--kind tfjob|pytorchjob] [section.key=value ...]\n"
     "                                         a Kubeflow manifest for the job: its config\n"
     "                                         (and CURVE keys) and one asgd role per pod\n"
+    "  calibrate CONFIG [-o PROFILE]          this host's costs for the experiment (compute,\n"
+    "                                         messages, apply, start-up) as a profile that\n"
+    "                                         [sim] profile reads\n"
     "  keys DIR [--workers N]                 CURVE key pairs for cluster.auth = curve: server,\n"
     "                                         evaluator, worker-0 .. worker-N-1 (N: 8)\n"
     "  --version                              asgd's version and the commit it was built from\n"
@@ -297,6 +301,9 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "keys") == 0) {
         return s_keys(argc - 2, argv + 2);
     }
+    if (strcmp(cmd, "calibrate") == 0) {
+        return calibrate_main(argc - 2, argv + 2);
+    }
     if (strcmp(cmd, "plot") == 0) {
         error err = {0};
         return plot_main(argc - 2, argv + 2, &err) < 0 ? s_fail(&err) : 0;
@@ -334,7 +341,8 @@ int main(int argc, char **argv)
     }
     static const char *const commands[] = {"train", "sweep", "eval", "plot", "report", "ps",
                                            "worker",
-                                           "evaluator", "role", "k8s", "keys", "help",
+                                           "evaluator", "role", "k8s", "keys", "calibrate",
+                                           "help",
                                            "--version", NULL};
     const char *near = suggest_nearest(cmd, commands);
     if (near) {   /* a typo: the one line that helps, not the whole usage */

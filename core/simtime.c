@@ -8,7 +8,86 @@
 #include <string.h>
 
 static const char *const s_models[] = {"constant", "normal", "lognormal", "exponential",
-                                       "measured", "null", NULL};
+                                       "measured", "null", "empirical", NULL};
+
+/* The keys a profile may set (the host's costs), with the built-in
+ * defaults in def, or a profile's. */
+static int s_read_costs(config *c, const sim_spec *def, sim_spec *s, error *err)
+{
+    char quantiles[SIM_MAX_QUANTILES * 24] = "";
+    for (int i = 0; i < def->nquantiles; i++) {
+        size_t len = strlen(quantiles);
+        snprintf(quantiles + len, sizeof quantiles - len, "%s%.9g", i ? "," : "",
+                 def->quantiles[i]);
+    }
+    if (config_get_enum(c, "sim", "compute", s_models[def->compute], s_models, &s->compute,
+                        err) < 0 ||
+        config_get_double(c, "sim", "compute_mean", def->compute_mean, 0, 1e6, CONFIG_CLOSED,
+                          &s->compute_mean, err) < 0 ||
+        config_get_double(c, "sim", "compute_sd", def->compute_sd, 0, 1e6, CONFIG_CLOSED,
+                          &s->compute_sd, err) < 0 ||
+        config_get_double_list(c, "sim", "compute_quantiles", quantiles, 0, 1e6, s->quantiles,
+                               SIM_MAX_QUANTILES, &s->nquantiles, err) < 0 ||
+        config_get_double(c, "sim", "latency", def->latency, 0, 1e3, CONFIG_CLOSED,
+                          &s->latency, err) < 0 ||
+        config_get_double(c, "sim", "jitter", def->jitter, 0, 1e3, CONFIG_CLOSED, &s->jitter,
+                          err) < 0 ||
+        config_get_double(c, "sim", "bandwidth", def->bandwidth, 0, 1e15, CONFIG_OPEN_LO,
+                          &s->bandwidth, err) < 0 ||
+        config_get_double(c, "sim", "apply", def->apply, 0, 1e3, CONFIG_CLOSED, &s->apply,
+                          err) < 0 ||
+        config_get_int(c, "sim", "cores", def->cores, 0, 1 << 20, &s->cores, err) < 0 ||
+        config_get_double(c, "sim", "startup_mean", def->startup_mean, 0, 1e6, CONFIG_CLOSED,
+                          &s->startup_mean, err) < 0 ||
+        config_get_double(c, "sim", "startup_sd", def->startup_sd, 0, 1e6, CONFIG_CLOSED,
+                          &s->startup_sd, err) < 0) {
+        return -1;
+    }
+    if (s->compute == SIM_EMPIRICAL && s->nquantiles < 2) {
+        return config_error(c, "sim", "compute", err, "empirical needs at least two "
+                            "compute_quantiles (asgd calibrate measures them)");
+    }
+    for (int i = 1; i < s->nquantiles; i++) {
+        if (s->quantiles[i] < s->quantiles[i - 1]) {
+            return config_error(c, "sim", "compute_quantiles", err, "must not decrease (%g "
+                                "after %g)", s->quantiles[i], s->quantiles[i - 1]);
+        }
+    }
+    return 0;
+}
+
+static int s_host_key(void *ctx, const char *key, const char *value, int line)
+{
+    (void)ctx;
+    (void)key;
+    (void)value;
+    (void)line;
+    return 0;   /* the host's description: read, for the record */
+}
+
+/* The defaults [sim] profile gives (the built-in ones without it). */
+static int s_profile_costs(config *c, sim_spec *costs, error *err)
+{
+    const sim_spec builtin = {.compute = SIM_CONSTANT, .compute_mean = 0.001,
+                              .latency = 50e-6, .bandwidth = 1.25e9};
+    const char *path;
+    if (config_get_string(c, "sim", "profile", "", &path, err) < 0) {
+        return -1;
+    }
+    if (!path[0]) {
+        *costs = builtin;
+        return 0;
+    }
+    error why = {0};
+    config *profile = config_load(path, &why);
+    int rc = profile ? s_read_costs(profile, &builtin, costs, &why) : -1;
+    if (rc == 0) {
+        config_each(profile, "host", s_host_key, NULL);
+        rc = config_check_unused(profile, NULL, NULL, NULL, &why);
+    }
+    config_destroy(&profile);
+    return rc < 0 ? config_fail(c, "sim", "profile", err, "%s", why.msg) : 0;
+}
 
 /* "K@T1" or "K@T1-T2", comma-separated, into windows; with shards > 0,
  * "psK@..." names shard K instead of worker K. */
@@ -85,11 +164,8 @@ int sim_spec_configure(sim_spec *s, config *c, int workers, int shards, unsigned
         return error_set(err, ERROR_RUNTIME, "sim: out of memory");
     }
     int rc = -1;
-    if (config_get_enum(c, "sim", "compute", "constant", s_models, &s->compute, err) < 0 ||
-        config_get_double(c, "sim", "compute_mean", 0.001, 0, 1e6, CONFIG_CLOSED,
-                          &s->compute_mean, err) < 0 ||
-        config_get_double(c, "sim", "compute_sd", 0, 0, 1e6, CONFIG_CLOSED, &s->compute_sd,
-                          err) < 0 ||
+    sim_spec costs;
+    if (s_profile_costs(c, &costs, err) < 0 || s_read_costs(c, &costs, s, err) < 0 ||
         config_get_double_list(c, "sim", "speed", "", 1e-6, 1e6, given, workers, &nspeed,
                                err) < 0 ||
         config_get_double(c, "sim", "straggler_fraction", 0, 0, 1, CONFIG_CLOSED,
@@ -97,17 +173,6 @@ int sim_spec_configure(sim_spec *s, config *c, int workers, int shards, unsigned
         config_get_double(c, "sim", "straggler_slowdown", 4, 1, 1e6, CONFIG_CLOSED,
                           &s->straggler_slowdown, err) < 0 ||
         config_get_string(c, "sim", "pause", "", &pause, err) < 0 ||
-        config_get_double(c, "sim", "latency", 50e-6, 0, 1e3, CONFIG_CLOSED, &s->latency,
-                          err) < 0 ||
-        config_get_double(c, "sim", "jitter", 0, 0, 1e3, CONFIG_CLOSED, &s->jitter, err) < 0 ||
-        config_get_double(c, "sim", "bandwidth", 1.25e9, 0, 1e15, CONFIG_OPEN_LO, &s->bandwidth,
-                          err) < 0 ||
-        config_get_double(c, "sim", "apply", 0, 0, 1e3, CONFIG_CLOSED, &s->apply, err) < 0 ||
-        config_get_int(c, "sim", "cores", 0, 0, 1 << 20, &s->cores, err) < 0 ||
-        config_get_double(c, "sim", "startup_mean", 0, 0, 1e6, CONFIG_CLOSED, &s->startup_mean,
-                          err) < 0 ||
-        config_get_double(c, "sim", "startup_sd", 0, 0, 1e6, CONFIG_CLOSED, &s->startup_sd,
-                          err) < 0 ||
         config_get_string(c, "sim", "fail", "", &fail, err) < 0 ||
         config_get_string(c, "sim", "trace", "", &trace_path, err) < 0) {
         goto done;
@@ -194,6 +259,13 @@ double sim_compute_time(const sim_spec *s, int k, rng *r)
     case SIM_NULL:
         t = 0;
         break;
+    case SIM_EMPIRICAL: {   /* the inverse of the measured distribution, linear between */
+        double at = rng_uniform(r) * (s->nquantiles - 1);
+        int i = (int)at;
+        i = i < s->nquantiles - 1 ? i : s->nquantiles - 2;
+        t = s->quantiles[i] + (s->quantiles[i + 1] - s->quantiles[i]) * (at - i);
+        break;
+    }
     default:
         t = m;
         break;

@@ -1,7 +1,13 @@
 /* simtime.h: the simulator's models of time, the [sim] section.
  *
- *   compute        constant | normal | lognormal | exponential | measured | null:
+ *   profile        FILE: a host's measured costs (asgd calibrate, core/real/
+ *                  calibrate.h) as the defaults of the keys below it lists;
+ *                  a key given here still wins
+ *   compute        constant | normal | lognormal | exponential | measured |
+ *                  empirical | null:
  *                  seconds per minibatch, with compute_mean and compute_sd;
+ *                  empirical draws from compute_quantiles (q0, ..., q100 at
+ *                  even steps of probability, linear between them);
  *                  measured times real gradients of the configured model and
  *                  batch on this host (and so is not reproducible across
  *                  hosts); null takes no time and skips the gradients
@@ -43,8 +49,11 @@
 #include "core/trace.h"
 
 enum sim_compute {
-    SIM_CONSTANT, SIM_NORMAL, SIM_LOGNORMAL, SIM_EXPONENTIAL, SIM_MEASURED, SIM_NULL
+    SIM_CONSTANT, SIM_NORMAL, SIM_LOGNORMAL, SIM_EXPONENTIAL, SIM_MEASURED, SIM_NULL,
+    SIM_EMPIRICAL
 };
+
+#define SIM_MAX_QUANTILES 101
 
 #define SIM_MAX_EVENTS_LISTED 64
 
@@ -57,6 +66,8 @@ typedef struct sim_window {
 typedef struct sim_spec {
     int compute;               /* enum sim_compute */
     double compute_mean, compute_sd;
+    double quantiles[SIM_MAX_QUANTILES];   /* empirical: compute time at even steps */
+    int nquantiles;
     double *speed;             /* per worker, after stragglers; owned */
     int workers;
     double straggler_fraction, straggler_slowdown;

@@ -122,8 +122,11 @@ static void test_time_models_have_their_mean_and_spread(void **state)
         {"[sim]\ncompute = lognormal\ncompute_mean = 0.02\ncompute_sd = 0.01\n", 0.02, 0.01},
         {"[sim]\ncompute = exponential\ncompute_mean = 0.02\n", 0.02, 0.02},
         {"[sim]\ncompute = null\n", 0, 0},
+        /* uniform on [0.01, 0.02] and on [0.02, 0.04], each half the time */
+        {"[sim]\ncompute = empirical\ncompute_quantiles = 0.01,0.02,0.04\n", 0.0225,
+         0.0087797},
     };
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 6; i++) {
         sim_spec s = s_spec(cases[i].text, 1);
         double mean, sd;
         s_moments(&s, 0, &mean, &sd);
@@ -170,7 +173,9 @@ static void test_bad_sim_values_name_the_key(void **state)
         {"bandwidth = 0", "bandwidth"}, {"jitter = x", "jitter"}, {"apply = -1", "apply"},
         {"fail = 1", "fail"}, {"fail = 1@x", "fail"}, {"cores = -1", "cores"},
         {"startup_sd = -1", "startup_sd"}, {"fail = ps1@1", "fail"}, {"fail = ps@1", "fail"},
-        {"pause = ps0@1-2", "pause"},
+        {"pause = ps0@1-2", "pause"}, {"compute = empirical", "compute"},
+        {"compute = empirical\ncompute_quantiles = 0.2,0.1", "compute_quantiles"},
+        {"profile = /nonexistent/profile.ini", "profile"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[256], want[64];
@@ -378,6 +383,78 @@ static void test_more_workers_than_processes_allow(void **state)
     assert_int_equal(f->r.status, 2);
     assert_non_null(strstr(f->r.err, "cluster"));
     assert_non_null(strstr(f->r.err, "workers"));
+}
+
+/* A profile: what asgd calibrate measures comes back as [sim]'s values, and
+ * it sets the simulated time as it should (one synchronous worker whose
+ * minibatch takes exactly 2 ms or 4 ms, on a free network: the run's time
+ * doubles), while a key the experiment gives still wins. */
+static void test_a_profile_round_trips_and_sets_the_time(void **state)
+{
+    support_fixture *f = *state;
+    char profile[600], config_arg[700];
+    snprintf(profile, sizeof profile, "%s/profile.ini", f->dir);
+    const char *calibrate[] = {"calibrate", "/dev/null", "-o", profile,
+                               "train.algorithm=hogwild", "data.dataset=synthetic",
+                               "model.type=softmax", NULL};
+    support_run_asgd(&f->r, f->dir, calibrate);
+    if (f->r.status != 0) {
+        fail_msg("calibrate: %s", f->r.err);
+    }
+    assert_non_null(strstr(f->r.out, "compute:"));
+    error err = {0};
+    config *written = config_load(profile, &err);
+    assert_non_null(written);
+    const char *host, *date;
+    assert_int_equal(config_get_string(written, "host", "host", "", &host, &err), 0);
+    assert_int_equal(config_get_string(written, "host", "date", "", &date, &err), 0);
+    assert_true(host[0] && strlen(date) == 20);
+    double want[SIM_MAX_QUANTILES];
+    int nwant;
+    assert_int_equal(config_get_double_list(written, "sim", "compute_quantiles", "", 0, 1e6,
+                                            want, SIM_MAX_QUANTILES, &nwant, &err), 0);
+    assert_int_equal(nwant, 11);
+    char text[900];
+    snprintf(text, sizeof text, "[sim]\nprofile = %s\n", profile);
+    sim_spec s = s_spec(text, 2);
+    assert_int_equal(s.compute, SIM_EMPIRICAL);
+    assert_int_equal(s.nquantiles, 11);
+    for (int i = 0; i < 11; i++) {
+        assert_true(s.quantiles[i] == want[i] && (i == 0 || want[i] >= want[i - 1]));
+    }
+    double latency;
+    assert_int_equal(config_get_double(written, "sim", "latency", 0, 0, 1, CONFIG_CLOSED,
+                                       &latency, &err), 0);
+    assert_true(s.latency == latency && latency > 0 && s.bandwidth > 0 && s.cores > 0);
+    sim_spec_free(&s);
+    config_destroy(&written);
+    /* the time it sets */
+    double times[3];
+    const char *ms[3] = {"0.002,0.002", "0.004,0.004", NULL};
+    for (int i = 0; i < 3; i++) {
+        snprintf(text, sizeof text, "[host]\nhost = test\n[sim]\ncompute = empirical\n"
+                 "compute_quantiles = %s\nlatency = 0\nbandwidth = 1e15\n",
+                 ms[i] ? ms[i] : ms[1]);
+        support_write_file(profile, text);
+        snprintf(config_arg, sizeof config_arg, "sim.profile=%s", profile);
+        const char *extra[] = {"train.algorithm=sync", "cluster.workers=1", "eval.every=0",
+                               config_arg, i == 2 ? "sim.compute_quantiles=0.001,0.001" : NULL,
+                               NULL};
+        char dir[4096];
+        s_sim(f, extra, dir, sizeof dir);
+        times[i] = s_num(dir, "time_s") / s_num(dir, "updates");
+    }
+    assert_true(fabs(times[0] - 0.002) < 1e-9);
+    assert_true(fabs(times[1] - 0.004) < 1e-9);
+    assert_true(fabs(times[2] - 0.001) < 1e-9);   /* the experiment's own key wins */
+    support_write_file(profile, "[sim]\ncompute_men = 0.1\n");   /* a typo in a profile */
+    const char *bad[] = {"train", "/dev/null", f->out_arg, "experiment.mode=sim",
+                         "train.algorithm=hogwild", "data.dataset=synthetic", config_arg,
+                         NULL};
+    support_run_asgd(&f->r, f->dir, bad);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "compute_men"));
+    assert_non_null(strstr(f->r.err, "profile"));
 }
 
 static void test_staleness_scaled_rules_in_virtual_time(void **state)
@@ -986,6 +1063,7 @@ int main(void)
         T(test_dcasgd_equivalences_in_virtual_time),
         T(test_staleness_scaled_rules_in_virtual_time),
         T(test_more_workers_than_processes_allow),
+        T(test_a_profile_round_trips_and_sets_the_time),
         T(test_fedbuff_and_post_local_in_virtual_time),
         T(test_compression_in_virtual_time),
         T(test_least_squares_in_virtual_time),
