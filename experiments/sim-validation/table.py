@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""The simulator against real processes, rule by rule and worker count by
+worker count, from one calibration of this host.
+
+  experiments/sim-validation/table.py [--rules R,R] [--workers 1,2,4,8]
+      [--seeds 3] [--epochs 3] [--target 0.80] [--out DIR]
+
+It runs `asgd calibrate` once on config.ini, then for every rule, worker
+count and seed one real run and one simulated run with [sim] profile =
+that calibration, its values given over config.ini's hand-set [sim] keys
+(cores: the host's, as the calibration says). For each metric (training time, samples
+per second, time to the target test accuracy, mean and 95th-percentile
+staleness, final accuracy) it prints, per rule and worker count, the real
+mean with its spread (min-max over seeds), the simulated mean and the
+error of the simulated mean against the real one; then the mean absolute
+percentage error (MAPE) of each metric over all rows. Metrics are read
+from each run's summary.json and eval.csv. Run folders go to --out
+(default runs/sim-validation-table)."""
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+ASGD = os.path.join(ROOT, "build", "asgd")
+METRICS = ["train_s", "samples_per_s", "to_target_s", "staleness_mean", "staleness_p95",
+           "final_acc"]
+
+
+def run(args):
+    out = subprocess.run([ASGD] + args, cwd=ROOT, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit("asgd %s: %s" % (" ".join(args), out.stderr.strip()))
+    return out.stdout.strip().splitlines()[-1]
+
+
+def p95(histogram):
+    total = sum(histogram)
+    seen = 0
+    for s, n in enumerate(histogram):
+        seen += n
+        if seen >= 0.95 * total:
+            return s
+    return len(histogram) - 1
+
+
+def metrics(folder, target):
+    with open(os.path.join(folder, "summary.json")) as f:
+        j = json.load(f)
+    reached = float("nan")
+    with open(os.path.join(folder, "eval.csv")) as f:
+        for row in csv.DictReader(f):
+            if float(row["test_acc"]) >= target:
+                reached = float(row["time_s"])
+                break
+    return {"train_s": j["time_s"], "samples_per_s": j["samples_per_s"],
+            "to_target_s": reached, "staleness_mean": j["staleness_mean"],
+            "staleness_p95": p95(j["staleness_histogram"]),
+            "final_acc": j["final_test_acc"]}
+
+
+def mean(xs):
+    xs = [x for x in xs if x == x]
+    return sum(xs) / len(xs) if xs else float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rules", default="hogwild,sync")
+    ap.add_argument("--workers", default="1,2,4,8")
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--epochs", type=float, default=3)
+    ap.add_argument("--target", type=float, default=0.80)
+    ap.add_argument("--out", default=os.path.join(ROOT, "runs", "sim-validation-table"))
+    a = ap.parse_args()
+    config = os.path.join(HERE, "config.ini")
+    os.makedirs(a.out, exist_ok=True)
+    profile = os.path.join(a.out, "profile.ini")
+    subprocess.run([ASGD, "calibrate", config, "-o", profile], cwd=ROOT, check=True)
+    rows = []
+    for rule in a.rules.split(","):
+        for n in [int(w) for w in a.workers.split(",")]:
+            got = {"real": [], "sim": []}
+            for seed in range(1, a.seeds + 1):
+                common = ["train", config, "experiment.out=" + a.out,
+                          "train.algorithm=" + rule, "cluster.workers=%d" % n,
+                          "experiment.seed=%d" % seed, "train.epochs=%g" % a.epochs,
+                          "eval.every=0.1"]
+                got["real"].append(metrics(run(common), a.target))
+                sim = common + ["experiment.mode=sim", "sim.profile=" + profile]
+                got["sim"].append(metrics(run(sim + profile_keys(profile)), a.target))
+            rows.append((rule, n, got))
+            print_row(rule, n, got)
+    print_mape(rows)
+
+
+def profile_keys(profile):
+    """The profile's [sim] keys as overrides: config.ini sets the same keys
+    by hand, and a key the experiment gives wins over the profile's."""
+    keys, section = [], None
+    with open(profile) as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith("["):
+                section = line.strip("[]")
+            elif section == "sim" and "=" in line and not line.startswith(";"):
+                k, v = (x.strip() for x in line.split("=", 1))
+                keys.append("sim.%s=%s" % (k, v))
+    return keys
+
+
+def error(sim, real):
+    return (sim - real) / real * 100 if real and real == real and sim == sim else float("nan")
+
+
+def print_row(rule, n, got):
+    cells = []
+    for m in METRICS:
+        real = [r[m] for r in got["real"]]
+        sim = mean([r[m] for r in got["sim"]])
+        finite = [x for x in real if x == x]
+        spread = "%.3g-%.3g" % (min(finite), max(finite)) if finite else "-"
+        e = error(sim, mean(real))
+        cells.append("%.3g (%s) / %.3g / %s" % (mean(real), spread, sim,
+                                               "%+.0f%%" % e if e == e else "-"))
+    print("| %s | %d | %s |" % (rule, n, " | ".join(cells)), flush=True)
+
+
+def print_mape(rows):
+    print("\nMAPE over %d rows:" % len(rows))
+    for m in METRICS:
+        errs = [abs(error(mean([r[m] for r in got["sim"]]), mean([r[m] for r in got["real"]])))
+                for _, _, got in rows]
+        errs = [e for e in errs if e == e]
+        print("  %s: %s" % (m, "%.1f%% (%d rows)" % (sum(errs) / len(errs), len(errs))
+                            if errs else "-"))
+
+
+if __name__ == "__main__":
+    print("| rule | workers | " + " | ".join("%s: real (spread) / sim / error" % m
+                                             for m in METRICS) + " |")
+    print("| --- | --- |" + " --- |" * len(METRICS))
+    main()
