@@ -383,3 +383,13 @@ void server_snapshot(server *s, shard_stats *out)
     out->version = atomic_load(&s->version);
     out->samples = atomic_load(&s->samples);
 }
+
+int server_report(server *s, run_summary *sum, const char *dir, error *err)
+{
+    shard_stats st;
+    char path[4200];
+    server_snapshot(s, &st);
+    summary_add_shard(sum, &st);
+    snprintf(path, sizeof path, "%s/ps-%d.json", dir, s->shard);
+    return shard_stats_write(path, &st, err);
+}

@@ -105,6 +105,11 @@ bool server_workers_done(const server *s);
 uint64_t server_last_staleness(server *s, uint32_t worker);
 /* The shard's counters now, version and samples included. */
 void server_snapshot(server *s, shard_stats *out);
+/* For a driver that runs its shards in its own process (the simulator,
+ * threads mode): the shard's counters added to sum and written to
+ * DIR/ps-K.json, as a real shard process writes its own; -1 with err set
+ * when the file cannot be written. */
+int server_report(server *s, run_summary *sum, const char *dir, error *err);
 
 /* Rule side: state that keeps, per worker, the shard's theta as that
  * worker last pulled it (theta_b of DC-ASGD and Gap-Aware), followed by

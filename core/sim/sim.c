@@ -315,13 +315,8 @@ static int s_summarise(sim *s, int rc, double wall0)
     sum->startup_s = s->first_step;
     /* each shard's counters, in ps-K.json as in real mode */
     for (int k = 0; k < s->nshards; k++) {
-        shard_stats st;
-        char path[4800];
         error ignored;
-        server_snapshot(s->shards[k].srv, &st);
-        summary_add_shard(sum, &st);
-        snprintf(path, sizeof path, "%s/ps-%d.json", s->r->dir, k);
-        if (shard_stats_write(path, &st, rc == 0 ? s->err : &ignored) < 0) {
+        if (server_report(s->shards[k].srv, sum, s->r->dir, rc == 0 ? s->err : &ignored) < 0) {
             rc = -1;
         }
     }

@@ -175,7 +175,8 @@ static void *s_worker_thread(void *arg)
     tworker *tw = arg;
     threads_run *t = tw->t;
     tw->rc = t->e->alg->worker_run(&tw->w);
-    if (tw->rc < 0 && !atomic_load(&t->stopping)) {   /* failed alone: the run stops */
+    /* failed alone: the run stops (not when the signal stopped it) */
+    if (tw->rc < 0 && !atomic_load(&t->stopping) && !stop_requested()) {
         atomic_fetch_add(&t->failed, 1);
         atomic_store(&t->stopping, true);
     }
@@ -412,13 +413,15 @@ static int s_run(threads_run *t, progress *p)
         }
     }
     int rc = t->err->msg[0] ? -1 : 0;
+    /* interrupted before failed: a worker that saw the signal first has
+     * returned -1 too, and that is no failure of its own */
+    if (stop_requested() && !t->sum.diverged && rc == 0) {
+        rc = error_set(t->err, ERROR_RUNTIME, "interrupted; %s is incomplete", t->r->dir);
+    }
     for (int k = 0; rc == 0 && atomic_load(&t->failed) > 0 && k < t->nworkers; k++) {
         if (t->workers[k].rc < 0) {
             rc = error_set(t->err, ERROR_RUNTIME, "threads: worker %d failed", k);
         }
-    }
-    if (stop_requested() && !t->sum.diverged && rc == 0) {
-        rc = error_set(t->err, ERROR_RUNTIME, "interrupted; %s is incomplete", t->r->dir);
     }
     return rc;
 }
@@ -435,13 +438,8 @@ static int s_summarise(threads_run *t, int rc, double wall0)
         rc = export_model(t->eval_m, t->centre, &t->e->test, t->r->dir, t->err);
     }
     for (int k = 0; k < t->nshards; k++) {
-        shard_stats st;
-        char path[4800];
         error ignored;
-        server_snapshot(t->shards[k].srv, &st);
-        summary_add_shard(sum, &st);
-        snprintf(path, sizeof path, "%s/ps-%d.json", t->r->dir, k);
-        if (shard_stats_write(path, &st, rc == 0 ? t->err : &ignored) < 0) {
+        if (server_report(t->shards[k].srv, sum, t->r->dir, rc == 0 ? t->err : &ignored) < 0) {
             rc = -1;
         }
     }
