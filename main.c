@@ -201,9 +201,15 @@ static void s_help_algorithms(bool names_only)
            "from asgd keys).\n");
     printf("Any rule's pushes may be compressed, in [algorithm]: compress (none|fp16|bf16|"
            "topk:F|\nrandomk:F|sign|qsgd:B), error_feedback (off).\n");
-    printf("prefetch (off): hogwild, downpour, delayadaptive and staleweight ask for the next "
-           "pull\nbefore the gradient, so that it overlaps compute (one more push of "
-           "staleness).\n");
+    printf("prefetch (off): the next pull goes out before the gradient, so that it overlaps\n"
+           "compute (each rule's file says what it changes; often one more push of "
+           "staleness), in:\n ");
+    for (const algorithm *const *a = algorithm_all(); *a; a++) {
+        if ((*a)->prefetch) {
+            printf(" %s", (*a)->name);
+        }
+    }
+    printf("\n");
 }
 
 /* `asgd keys DIR [--workers N]`. */

@@ -9,7 +9,12 @@
  * v is the velocity (it points downhill), so the gradient is taken ahead,
  * at x + delta v. dist-keras's EAMSGD keeps the negative velocity and looks
  * ahead uphill; this does not. Reference: Zhang, Choromanska, LeCun (NIPS
- * 2015), algorithm 2. */
+ * 2015), algorithm 2.
+ *
+ * With [algorithm] prefetch = on the centre's pull goes out before the
+ * window's last local step (worker_run_elastic): communication overlaps
+ * that step, and the elastic force is taken against a centre that misses
+ * what other workers pushed during it; with one worker nothing changes. */
 #include <stdlib.h>
 
 #include "algorithms/algorithm.h"
@@ -81,6 +86,7 @@ const algorithm algorithm_aeamsgd = {
     .keys = "window (10), alpha (0.9 / workers), momentum (0.9)",
     .configure = s_configure,
     .worker_run = s_worker_run,
+    .prefetch = true,
     .server_on_push = s_on_push,
     .server_pull_ready = server_always_ready,
 };

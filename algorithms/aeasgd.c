@@ -6,7 +6,12 @@
  *
  * alpha defaults to 0.9 / N; alpha = 0 leaves the centre unchanged.
  * Reference: Zhang, Choromanska, LeCun (NIPS 2015), algorithm 1; as
- * dist-keras's AEASGD. */
+ * dist-keras's AEASGD.
+ *
+ * With [algorithm] prefetch = on the centre's pull goes out before the
+ * window's last local step (worker_run_elastic): communication overlaps
+ * that step, and the elastic force is taken against a centre that misses
+ * what other workers pushed during it; with one worker nothing changes. */
 #include <stdlib.h>
 
 #include "algorithms/algorithm.h"
@@ -58,6 +63,7 @@ const algorithm algorithm_aeasgd = {
     .keys = "window (10), alpha (0.9 / workers; 0 = independent workers)",
     .configure = s_configure,
     .worker_run = s_worker_run,
+    .prefetch = true,
     .server_on_push = s_on_push,
     .server_pull_ready = server_always_ready,
 };

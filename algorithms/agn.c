@@ -6,7 +6,12 @@
  *
  * D is the exact sum of the local steps applied (worker_local_window), so
  * with window = 1 it is -lr g and AGN is Hogwild. Reference: Hermans,
- * "On scalable deep learning and parallelizing gradient descent" (2017). */
+ * "On scalable deep learning and parallelizing gradient descent" (2017).
+ *
+ * With [algorithm] prefetch = on the next window's pull goes out before
+ * this window's last step (worker_run_windows): communication overlaps
+ * that step, and the next window starts from a centre without this
+ * worker's last push (one more of staleness, counted as any other). */
 #include <stdlib.h>
 
 #include "algorithms/algorithm.h"
@@ -49,6 +54,7 @@ const algorithm algorithm_agn = {
     .keys = "window (5)",
     .configure = s_configure,
     .worker_run = s_worker_run,
+    .prefetch = true,
     .server_on_push = s_on_push,
     .server_pull_ready = server_always_ready,
 };

@@ -5,7 +5,13 @@
  *   server:  tau = version - v;  theta~ <- theta~ + D / (tau + 1)
  *
  * Reference: Jiang, Cui, Zhang, Yu, "Heterogeneity-aware distributed
- * parameter servers" (SIGMOD 2017), as implemented in dist-keras. */
+ * parameter servers" (SIGMOD 2017), as implemented in dist-keras.
+ *
+ * With [algorithm] prefetch = on the next window's pull goes out before
+ * this window's last step (worker_run_windows): communication overlaps
+ * that step, and the next window starts from a centre without this
+ * worker's last push, so its tau is one higher and its delta scaled the
+ * more (with one worker tau is 1, not 0, for every push but the first). */
 #include <stdlib.h>
 
 #include "algorithms/algorithm.h"
@@ -49,6 +55,7 @@ const algorithm algorithm_dynsgd = {
     .keys = "window (5)",
     .configure = s_configure,
     .worker_run = s_worker_run,
+    .prefetch = true,
     .server_on_push = s_on_push,
     .server_pull_ready = server_always_ready,
 };

@@ -17,7 +17,13 @@
  *
  * Reference: Nguyen, Malik, Zhan, Yousefpour, Rabbat, Malek, Huba,
  * "Federated Learning with Buffered Asynchronous Aggregation" (AISTATS
- * 2022), Algorithm 1. */
+ * 2022), Algorithm 1.
+ *
+ * With [algorithm] prefetch = on the next window's pull goes out before
+ * this window's last step (worker_run_windows): communication overlaps
+ * that step, and the next window starts from a centre that may lack this
+ * worker's last delta (tau one higher where that delta completed a
+ * buffer). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -103,6 +109,7 @@ const algorithm algorithm_fedbuff = {
     .keys = "window (5), buffer (workers / 2), server_lr (1), weight (sqrt: sqrt|none)",
     .configure = s_configure,
     .worker_run = s_worker_run,
+    .prefetch = true,
     .server_init = s_init,
     .server_state_bytes = s_state_bytes,
     .server_on_push = s_on_push,

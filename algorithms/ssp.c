@@ -8,7 +8,14 @@
  * A worker at clock c waits for the slowest to reach c - s, so no two
  * clocks ever differ by more than s + 1. Reference: Ho et al., "More
  * effective distributed ML via a stale synchronous parallel parameter
- * server" (NIPS 2013). */
+ * server" (NIPS 2013).
+ *
+ * With [algorithm] prefetch = on the pull for clock c + 1 goes out before
+ * the gradient of clock c: communication overlaps compute, and where the
+ * bound lets that pull be answered at once (staleness >= 1) it misses the
+ * worker's own push of clock c, one more of staleness, so a worker no
+ * longer reads its own last write; the bound between workers' clocks is
+ * kept as it is (the shard judges the early pull as any other). */
 #include <stdlib.h>
 
 #include "algorithms/algorithm.h"
@@ -35,7 +42,8 @@ static void *s_configure(config *c, const rule_context *ctx, rule_info *info, er
 static int s_worker_run(worker *w)
 {
     for (uint64_t clock = 0; !worker_done(w); clock++) {
-        if (worker_pull(w, clock) < 0) {
+        if (worker_pull(w, clock) < 0 ||
+            (w->steps + 1 < w->budget && worker_prefetch(w, clock + 1) < 0)) {
             return -1;
         }
         worker_gradient(w);
@@ -90,6 +98,7 @@ const algorithm algorithm_ssp = {
     .keys = "staleness (3)",
     .configure = s_configure,
     .worker_run = s_worker_run,
+    .prefetch = true,
     .server_init = s_server_init,
     .server_state_bytes = s_state_bytes,
     .server_on_push = s_on_push,

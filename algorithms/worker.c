@@ -223,7 +223,12 @@ int worker_run_windows(worker *w, long window, bool mean)
             break;
         }
         memset(delta, 0, w->nparams * sizeof *delta);
-        long steps = worker_local_window(w, delta, window);
+        /* the next window's pull goes out before this one's last step */
+        long steps = worker_local_window(w, delta, window - 1);
+        if (w->steps + 1 < w->budget && (rc = worker_prefetch(w, 0)) < 0) {
+            break;
+        }
+        steps += worker_local_window(w, delta, 1);
         for (size_t i = 0; mean && i < w->nparams; i++) {
             delta[i] /= (float)steps;
         }
@@ -242,7 +247,15 @@ int worker_run_elastic(worker *w, float *x, float alpha, long window,
     int rc = centre && elastic ? worker_pull_into(w, x, 0) : -1;   /* start at the centre */
     while (rc == 0 && !worker_done(w)) {
         for (long k = 0; k < window && !worker_done(w); k++) {
+            /* the pull that ends the window goes out before its last step */
+            if ((k + 1 == window || w->steps + 1 == w->budget) &&
+                (rc = worker_prefetch(w, 0)) < 0) {
+                break;
+            }
             local_step(w, x, ctx);
+        }
+        if (rc < 0) {
+            break;
         }
         if ((rc = worker_pull_into(w, centre, 0)) < 0) {
             break;

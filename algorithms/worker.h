@@ -169,12 +169,17 @@ int worker_run_gradients(worker *w);
  * Windows of local SGD, until the budget is spent: pull (no wait);
  * delta = the sum of up to `window` local steps (worker_local_window),
  * divided by the steps taken when `mean`; push delta with the pulled
- * versions (AGN with mean, DynSGD without). */
+ * versions (AGN with mean, DynSGD without). With prefetch the next
+ * window's pull goes out before this window's last step: it overlaps that
+ * step's gradient, and misses this window's push. */
 int worker_run_windows(worker *w, long window, bool mean);
 /* Asynchronous elastic averaging on the worker's own x (nparams values),
  * until the budget is spent: up to `window` calls of local_step(w, x,
  * ctx), each taking one minibatch; then pull the centre (no wait), take
- * the elastic step and push the elastic force (AEASGD, EAMSGD). */
+ * the elastic step and push the elastic force (AEASGD, EAMSGD). With
+ * prefetch the pull goes out before the window's last local step: it
+ * overlaps that step, and misses what other workers push during it (the
+ * worker's own last push is in it, as without). */
 int worker_run_elastic(worker *w, float *x, float alpha, long window,
                        void (*local_step)(worker *w, float *x, void *ctx), void *ctx);
 /* The smallest shard version seen at the last pull. */

@@ -621,6 +621,54 @@ static void test_alpha_zero_and_dynsgd_tau_in_virtual_time(void **state)
     assert_true(s_num(dir, "updates") > 100);
 }
 
+/* [algorithm] prefetch = on for the window, elastic and SSP loops, one
+ * worker over two shards: AGN with window 1 and SSP whose bound lets the
+ * early pull through take Hogwild's prefetching steps; SSP with bound 0
+ * holds the early pull until the worker's own push, so it is sequential
+ * SGD again; the elastic rules' pull ends the window after the worker's
+ * own push either way, so with one worker nothing changes; the window
+ * rules miss their own last push, exactly one update stale. */
+static void test_prefetch_in_virtual_time(void **state)
+{
+    support_fixture *f = *state;
+    char *seq = s_trajectory(f, "sequential", NULL);
+    char *hog = s_trajectory(f, "hogwild", "algorithm.prefetch=on", NULL);
+    char *agn = s_trajectory(f, "agn", "algorithm.window=1", "algorithm.prefetch=on", NULL);
+    char *ssp = s_trajectory(f, "ssp", "algorithm.prefetch=on", NULL);
+    char *ssp0 = s_trajectory(f, "ssp", "algorithm.staleness=0", "algorithm.prefetch=on", NULL);
+    assert_string_not_equal(hog, seq);
+    assert_string_equal(agn, hog);
+    assert_string_equal(ssp, hog);
+    assert_string_equal(ssp0, seq);
+    free(agn);
+    free(ssp);
+    free(ssp0);
+    const char *elastic[] = {"aeasgd", "aeamsgd"};
+    for (int i = 0; i < 2; i++) {
+        char *off = s_trajectory(f, elastic[i], "algorithm.window=3", NULL);
+        char *on = s_trajectory(f, elastic[i], "algorithm.window=3", "algorithm.prefetch=on",
+                                NULL);
+        assert_true(strlen(on) > 200);
+        assert_string_equal(on, off);
+        free(off);
+        free(on);
+    }
+    const char *windows[] = {"train.algorithm=agn", "train.algorithm=dynsgd",
+                             "train.algorithm=fedbuff"};
+    for (int i = 0; i < 3; i++) {
+        const char *const extra[] = {windows[i], "cluster.workers=1", "algorithm.window=3",
+                                     "algorithm.prefetch=on", NULL};
+        char dir[4096];
+        s_sim(f, extra, dir, sizeof dir);
+        double pushes = s_num(dir, "updates");
+        assert_true(pushes > 100);
+        assert_true(s_num(dir, "staleness_max") == 1);
+        assert_true(fabs(s_num(dir, "staleness_mean") - (pushes - 1) / pushes) < 1e-9);
+    }
+    free(seq);
+    free(hog);
+}
+
 /* SSP under heavy stragglers: a quarter of the workers 20x slower, yet no
  * worker's clock gets more than s + 1 ahead of any other's (the rows of
  * steps.csv are in virtual-time order here). */
@@ -1068,6 +1116,7 @@ int main(void)
         T(test_compression_in_virtual_time),
         T(test_least_squares_in_virtual_time),
         T(test_alpha_zero_and_dynsgd_tau_in_virtual_time),
+        T(test_prefetch_in_virtual_time),
         T(test_ssp_bound_under_heavy_stragglers),
         T(test_failure_and_recovery),
         T(test_device_traces_in_virtual_time),
