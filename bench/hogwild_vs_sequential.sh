@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Hogwild on one host against the sequential trainer (one BLAS thread):
-# one real worker process with [algorithm] prefetch off and on (the next
-# pull overlapping the gradient), and experiment.mode = threads with 1 and
-# 2 worker threads over one parameter vector (server_threads 2: pushes
-# applied at once). The MLP 256-128 on Fashion-MNIST, batch 64, one BLAS
-# thread per worker, no evaluation during training. The runs alternate,
-# REPS times each; each line gives the median samples/s (summary.json)
-# with the smallest and largest, the median over the sequential trainer's
-# median, and the median accuracy and staleness.
+# one real worker process through the sockets ([cluster] shm = off) and
+# through shared segments (auto), each with [algorithm] prefetch off and
+# on (the next pull overlapping the gradient), and experiment.mode =
+# threads with 1 and 2 worker threads over one parameter vector
+# (server_threads 2: pushes applied at once). The MLP 256-128 on
+# Fashion-MNIST, batch 64, one BLAS thread per worker, no evaluation during
+# training. The runs alternate, REPS times each; each line gives the
+# median samples/s (summary.json) with the smallest and largest, the
+# median over the sequential trainer's median, and the median accuracy
+# and staleness.
 #   bench/hogwild_vs_sequential.sh [EPOCHS (2)] [REPS (5)]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,14 +22,21 @@ trap 'rm -rf "$out"' EXIT
 field() { grep -o "\"$2\":[^,]*" "$1/summary.json" | grep -o '[0-9.e+-]*$'; }
 median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
-names=(sequential "hogwild, 1 worker process, prefetch off" "hogwild, 1 worker process, prefetch on"
+names=(sequential
+       "hogwild, 1 worker process, sockets, prefetch off"
+       "hogwild, 1 worker process, sockets, prefetch on"
+       "hogwild, 1 worker process, shared segments, prefetch off"
+       "hogwild, 1 worker process, shared segments, prefetch on"
        "hogwild, threads mode, 1 thread" "hogwild, threads mode, 2 threads")
-configs=(sequential hogwild hogwild hogwild hogwild)
+configs=(sequential hogwild hogwild hogwild hogwild hogwild hogwild)
+one="cluster.workers=1 cluster.shm"
 threads="experiment.mode=threads algorithm.server_threads=2 cluster.workers"
-extras=("" "cluster.workers=1 algorithm.prefetch=off" "cluster.workers=1 algorithm.prefetch=on"
+extras=("" "$one=off algorithm.prefetch=off" "$one=off algorithm.prefetch=on"
+        "$one=auto algorithm.prefetch=off" "$one=auto algorithm.prefetch=on"
         "$threads=1" "$threads=2")
+runs=${#names[@]}
 for ((r = 0; r < reps; r++)); do
-    for i in 0 1 2 3 4; do
+    for ((i = 0; i < runs; i++)); do
         read -r -a extra <<<"${extras[$i]}"
         dir=$("$root/build/asgd" train "$root/experiments/${configs[$i]}/config.ini" \
               experiment.out="$out" train.epochs="$epochs" backend.threads=1 eval.every=0 \
@@ -39,7 +48,7 @@ done
 base=$(awk '{print $1}' "$out/0" | median)
 echo "| run | samples/s, median | min | max | against sequential | final test acc | staleness mean |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"
-for i in 0 1 2 3 4; do
+for ((i = 0; i < runs; i++)); do
     rate=$(awk '{print $1}' "$out/$i" | median)
     printf "| %s | %.0f | %.0f | %.0f | %.2f | %.4f | %.3f |\n" "${names[$i]}" "$rate" \
         "$(awk '{print $1}' "$out/$i" | sort -g | head -1)" \

@@ -15,6 +15,7 @@ static const char *const s_partitions[] = {"iid", "label-skew", NULL};
 static const char *const s_transports[] = {"ipc", "tcp", NULL};
 static const char *const s_restarts[] = {"never", "on-failure", "exit-code", NULL};
 static const char *const s_auths[] = {"none", "curve", NULL};
+static const char *const s_shms[] = {"auto", "off", NULL};
 
 const char *experiment_mode_name(int mode)
 {
@@ -54,6 +55,7 @@ static int s_read_cluster(experiment *e, const experiment_shape *shape, error *e
 {
     config *c = e->c;
     long workers, servers;
+    int shm;
     const char *replay;
     /* processes and threads: as many as a host or a job holds; simulated
      * workers: as many as memory holds (bench/RESULTS.md: 65,536) */
@@ -69,6 +71,7 @@ static int s_read_cluster(experiment *e, const experiment_shape *shape, error *e
         config_get_double(c, "cluster", "resend", 1, 0, 1e6, CONFIG_OPEN_LO, &e->resend, err) < 0 ||
         config_get_enum(c, "cluster", "auth", "none", s_auths, &e->auth, err) < 0 ||
         config_get_string(c, "cluster", "keys", "", &e->keys, err) < 0 ||
+        config_get_enum(c, "cluster", "shm", "auto", s_shms, &shm, err) < 0 ||
         config_get_double(c, "cluster", "latency", 0, 0, 10, CONFIG_CLOSED, &e->faults.latency,
                           err) < 0 ||
         config_get_double(c, "cluster", "jitter", 0, 0, 10, CONFIG_CLOSED, &e->faults.jitter,
@@ -86,6 +89,7 @@ static int s_read_cluster(experiment *e, const experiment_shape *shape, error *e
     if (replay[0] && trace_load(&e->replay, replay, &why) < 0) {
         return config_fail(c, "cluster", "trace", err, "%s", why.msg);
     }
+    e->shm = shm == 0;
     e->workers = shape && shape->workers > 0 ? shape->workers : (int)workers;
     e->servers = shape && shape->servers > 0 ? shape->servers : (int)servers;
     return 0;

@@ -66,6 +66,8 @@ typedef struct experiment {
     double resend;           /* seconds without an answer before a request goes again */
     int auth;                /* enum cluster_auth */
     const char *keys;        /* the CURVE keys' folder ("": the launcher makes them) */
+    bool shm;                /* [cluster] shm = auto: clients share segments with the
+                                shards of their host (transport/shm.h) */
     fault_spec faults;       /* latency, jitter, drop, duplicate (core/faults.h) */
     trace replay;            /* cluster.trace: a device trace real workers replay (n 0: none) */
     /* [checkpoint] */

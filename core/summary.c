@@ -21,7 +21,7 @@
 /* Counters added since: a file (or a checkpoint's counters) written before
  * them reads them as 0. */
 #define SHARD_COUNTERS_SINCE(X) X(injected_drops) X(injected_duplicates) X(push_bytes) \
-    X(push_messages)
+    X(push_messages) X(shared_pushes)
 
 char *shard_stats_json(const shard_stats *st)
 {
@@ -175,6 +175,7 @@ void summary_add_shard(run_summary *s, const shard_stats *st)
 {
     s->pushes += (long)st->pushes;
     s->push_bytes += (double)st->push_bytes;
+    s->shared_pushes += (long)st->shared_pushes;
     if (st->push_messages > 0) {
         s->bytes_per_push += (double)st->push_bytes / (double)st->push_messages;
     }
@@ -289,6 +290,7 @@ int summary_write(const char *dir, const run_summary *s, error *err)
         cJSON_AddStringToObject(j, "compress", s->compress[0] ? s->compress : "none");
         cJSON_AddNumberToObject(j, "push_bytes", s->push_bytes);
         cJSON_AddNumberToObject(j, "bytes_per_push", s->bytes_per_push);
+        cJSON_AddNumberToObject(j, "shared_pushes", (double)s->shared_pushes);
         cJSON_AddNumberToObject(j, "dropped", (double)s->dropped);
         cJSON_AddNumberToObject(j, "rejected", (double)s->rejected);
         cJSON_AddNumberToObject(j, "foreign", (double)s->foreign);

@@ -45,6 +45,7 @@ typedef struct shard_stats {
     uint64_t bytes_in, bytes_out;
     uint64_t push_bytes;      /* pushes received: headers and payloads as sent */
     uint64_t push_messages;   /* pushes received (applied, dropped or refused) */
+    uint64_t shared_pushes;   /* of those, read from a client's shared segment (shm.h) */
     double first_pull_at;     /* the first worker pull (0: none) */
     double last_push_at;      /* the last push received */
     double resumed_at;        /* the first worker pull since the shard was last restored
@@ -87,7 +88,10 @@ typedef struct run_summary {
     double samples_per_s;
     long pushes;                /* pushes applied, over every shard */
     double push_bytes;          /* pushes' bytes on the wire (header and payload), over
-                                   every shard */
+                                   every shard; a push through a shared segment counts
+                                   its values as float32 on the wire would */
+    long shared_pushes;         /* pushes the shards read from a client's shared segment
+                                   instead of a socket (transport/shm.h), over every shard */
     double bytes_per_push;      /* one worker push, all its shards' parts together: the
                                    sum over shards of push_bytes / pushes received */
     double staleness_sum;       /* over the same pushes */

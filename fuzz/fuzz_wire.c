@@ -33,7 +33,15 @@ static void s_check_accepted(const wire_header *h, const uint8_t *buf, size_t le
                    payload_len != h->count * sizeof(float))) {
         fuzz_fail("accepted a float payload that is not exactly the receiver's elements");
     }
-    if (!floats && h->encoding != WIRE_JSON && frames != 1) {
+    bool attach = h->type == WIRE_CONTROL && h->tag == WIRE_CONTROL_ATTACH;
+    if (attach && (frames != 2 || payload_len != WIRE_ATTACH_SIZE || h->encoding != WIRE_SHM)) {
+        fuzz_fail("accepted an ATTACH that does not carry exactly one segment's name");
+    }
+    bool shared = (h->type == WIRE_PUSH || h->type == WIRE_REPLY) && h->encoding == WIRE_SHM;
+    if (shared && (h->offset != LO || h->count != HI - LO)) {
+        fuzz_fail("accepted values in a shared segment that are not the receiver's elements");
+    }
+    if (!floats && !attach && h->encoding != WIRE_JSON && frames != 1) {
         fuzz_fail("accepted a payload frame on a message that has none");
     }
 }

@@ -16,8 +16,9 @@ OUT = os.path.join(ROOT, "fuzz", "corpus")
 
 MAGIC, PROTOCOL = 0x44475341, 2
 PULL, PUSH, REPLY, CONTROL = 1, 2, 3, 4
-F32, NO_PAYLOAD, JSON_ENC = 0, 1, 2
-DONE, STATS, SHUTDOWN = 1, 2, 3
+F32, NO_PAYLOAD, JSON_ENC, SHM = 0, 1, 2, 8
+DONE, STATS, SHUTDOWN, ATTACH = 1, 2, 3, 4
+ATTACH_SIZE = 80  # a shared segment's path and token
 EVALUATOR, ANY = 0xFFFFFFFE, 0xFFFFFFFF
 LO, HI = 100, 1100  # the element range fuzz_wire's receiver owns
 
@@ -54,6 +55,11 @@ def wire_seeds():
                                                    base=9, total=640, generation=1)),
         "reply-json": wire_seed(3, 40, header(REPLY, ANY, encoding=JSON_ENC)),
         "reply-restarted": wire_seed(2, 0, header(REPLY, 0, flags=16, generation=2)),
+        "attach": wire_seed(1, ATTACH_SIZE, header(CONTROL, 1, tag=ATTACH, encoding=SHM)),
+        "push-shared": wire_seed(0, 0, header(PUSH, 3, offset=LO, count=n, encoding=SHM,
+                                              samples=64, generation=7)),
+        "reply-shared": wire_seed(2, 0, header(REPLY, 0, offset=LO, count=n, encoding=SHM,
+                                               base=9, generation=7)),
     }
     for name, data in seeds.items():
         write("wire", name, data)

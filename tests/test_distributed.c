@@ -266,6 +266,45 @@ static void test_one_worker_follows_sequential_exactly(void **state)
     free(down);
 }
 
+/* The pushes and pulled parameters of the run in f's newest run folder
+ * that went through shared segments, and all its pushes. */
+static void s_shared(support_fixture *f, double *shared, double *pushes)
+{
+    char dir[4096], path[4200];
+    s_run_dir(f, dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    cJSON *j = support_json_file(path);
+    *shared = support_json_number(j, "shared_pushes");
+    *pushes = support_json_number(j, "pushes");
+    cJSON_Delete(j);
+}
+
+/* [cluster] shm: a worker on its shards' host passes its pushes and the
+ * parameters it pulls through a segment it shares with each (auto, the
+ * default, over ipc or loopback tcp) or through the sockets (off): the
+ * very same steps either way, and the summary counts which. */
+static void test_shared_segments_change_nothing_but_the_path(void **state)
+{
+    support_fixture *f = *state;
+    const char *off[] = {"cluster.shm=off", NULL};
+    const char *tcp[] = {"cluster.transport=tcp", NULL};
+    double shared, pushes;
+    char *through_sockets = s_trajectory(f, "hogwild", off);
+    s_shared(f, &shared, &pushes);
+    assert_true(pushes > 100 && shared == 0);
+    char *through_segments = s_trajectory(f, "hogwild", NULL);
+    s_shared(f, &shared, &pushes);
+    assert_true(pushes > 100 && shared == pushes);
+    char *over_tcp = s_trajectory(f, "hogwild", tcp);
+    s_shared(f, &shared, &pushes);
+    assert_true(pushes > 100 && shared == pushes);
+    assert_string_equal(through_segments, through_sockets);
+    assert_string_equal(over_tcp, through_sockets);
+    free(through_sockets);
+    free(through_segments);
+    free(over_tcp);
+}
+
 /* [algorithm] prefetch = on: one worker's next pull goes out before its
  * gradient, so each shard answers it before that worker's previous push:
  * every push but the first is exactly one update stale, the simulator
@@ -965,6 +1004,63 @@ static void test_workers_wait_for_a_late_evaluator(void **state)
     s_expect_cluster_done(path);
 }
 
+/* A worker on the shard's host that cannot share a segment with it (here
+ * in a pid namespace of its own, as containers of one Kubernetes pod are:
+ * its /proc/PID/fd path names nothing the shard can open) is told so and
+ * goes on through the socket, beside a worker that shares: the job
+ * completes, only the other's pushes went through a segment, and the
+ * shard said why. */
+static void test_a_worker_that_cannot_share_uses_the_socket(void **state)
+{
+    support_fixture *f = *state;
+    support_result probe;
+    const char *try[] = {"--pid", "--fork", "--mount-proc", "true", NULL};
+    support_run(&probe, f->dir, "unshare", try);
+    if (probe.status != 0) {
+        print_message("skipped: unshare --pid cannot run here: %s\n", probe.err);
+        skip();
+    }
+    support_write_file(f->config, "[data]\ndataset = synthetic\n[model]\ntype = softmax\n"
+                       "[train]\nalgorithm = hogwild\nepochs = 2\n");
+    char ps_hosts[64], run_dir[420], dir[400], ps_dir[400];
+    snprintf(ps_hosts, sizeof ps_hosts, "--ps_hosts=127.0.0.1:%d", wire_client_free_port());
+    snprintf(dir, sizeof dir, "%s/cluster", f->dir);
+    snprintf(run_dir, sizeof run_dir, "--run_dir=%s", dir);
+    snprintf(ps_dir, sizeof ps_dir, "%s/ps", f->dir);   /* its own stderr */
+    mkdir(ps_dir, 0700);
+    const char *ps_args[] = {"ps", f->config, ps_hosts, "--worker_hosts=w0:1,w1:1",
+                             "--task_index=0", run_dir, NULL};
+    const char *ev_args[] = {"evaluator", f->config, ps_hosts, "--worker_hosts=w0:1,w1:1",
+                             run_dir, NULL};
+    const char *sharing[] = {"worker", f->config, ps_hosts, "--worker_hosts=w0:1,w1:1",
+                             "--task_index=1", run_dir, NULL};
+    int ps = support_spawn_asgd(ps_dir, ps_args);
+    int evaluator = support_spawn_asgd(f->dir, ev_args);
+    const char *apart[] = {"--pid", "--fork", "--mount-proc", ASGD_BINARY, "worker", f->config,
+                           ps_hosts, "--worker_hosts=w0:1,w1:1", "--task_index=0", run_dir,
+                           NULL};
+    support_result w;
+    support_run(&w, f->dir, "unshare", apart);
+    assert_int_equal(w.status, 0);
+    int other = support_spawn_asgd(f->dir, sharing);
+    assert_int_equal(support_wait(other), 0);
+    assert_int_equal(support_wait(evaluator), 0);
+    assert_int_equal(support_wait(ps), 0);
+    s_expect_cluster_done(dir);
+    char path[600];
+    snprintf(path, sizeof path, "%s/ps-0.json", dir);
+    cJSON *j = support_json_file(path);
+    double pushes = support_json_number(j, "pushes");
+    double shared = support_json_number(j, "shared_pushes");
+    assert_true(pushes > 100 && shared > 0 && shared < pushes);
+    cJSON_Delete(j);
+    snprintf(path, sizeof path, "%s/stderr", ps_dir);
+    char *err = support_read_file(path);
+    assert_non_null(strstr(err, "worker 0's shared segment not taken"));
+    assert_null(strstr(err, "worker 1's shared segment not taken"));
+    free(err);
+}
+
 /* `asgd role` in four processes, each placed by what its launcher would
  * set: torchrun's, Open MPI's and Slurm's ranks (rank 0 the shard, 1 the
  * evaluator, 2 and 3 the workers), and TF_CONFIG with the older TFJob's
@@ -1127,6 +1223,7 @@ int main(void)
         T(test_sync_with_a_backup_worker_drops_gradients),
         T(test_one_worker_follows_sequential_exactly),
         T(test_cnn_workers),
+        T(test_shared_segments_change_nothing_but_the_path),
         T(test_prefetch_is_one_push_staler),
         T(test_compressed_pushes_match_the_simulator),
         T(test_real_workers_replay_a_trace),
@@ -1146,6 +1243,7 @@ int main(void)
         T(test_roles_from_a_launchers_environment),
         T(test_workers_wait_for_a_late_evaluator),
         T(test_a_client_without_its_shard_times_out),
+        T(test_a_worker_that_cannot_share_uses_the_socket),
         T(test_bad_role_arguments),
     };
 #undef T

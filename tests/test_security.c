@@ -3,6 +3,7 @@
  * that does not speak for it (forged pushes, DONE and SHUTDOWN), CURVE
  * keys the shard does not know, and a job that must complete through all
  * of it. */
+#define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +28,7 @@
 #include "core/experiment.h"
 #include "core/model.h"
 #include "transport/auth.h"
+#include "transport/shm.h"
 #include "transport/wire.h"
 #include "support.h"
 #include "wire_client.h"
@@ -285,6 +289,116 @@ static void test_a_compressed_shard_checks_every_payload(void **state)
     init[3] -= 0.05f * 2;
     assert_memory_equal(got, init, n * sizeof *got);
     s_raw_shard_close(&r);
+}
+
+/* Sends worker's ATTACH naming payload; returns the shard's verdict (1:
+ * taken) and its generation, which the client's later messages carry (a
+ * message without one is a new process, whose predecessor's segment the
+ * shard forgets). */
+static uint64_t s_attach(void *sock, uint32_t worker, const uint8_t *payload, size_t n,
+                         uint32_t *generation)
+{
+    wire_header h = {.type = WIRE_CONTROL, .worker = worker, .tag = WIRE_CONTROL_ATTACH,
+                     .encoding = WIRE_SHM};
+    wire_client_send(sock, &h, payload, WIRE_ATTACH_SIZE);
+    wire_header reply;
+    float buf[64];
+    assert_int_equal(s_receive(sock, &reply, buf, sizeof buf, n), 0);
+    *generation = reply.generation;
+    return reply.tag;
+}
+
+/* A shared segment is taken only as its maker made it: a path that is not
+ * /proc/PID/fd/FD, a regular file, a memfd that is not sealed, one of
+ * another size, or the right one with another token are refused, and the
+ * shard goes on through the socket (a pull's reply carries its values);
+ * the right one is taken: replies land in its reply area, a push in its
+ * push area is applied (as a float32 push would be) and released, counted
+ * as shared. A push in a segment from a worker that attached none is
+ * refused and changes nothing, and so is one that carries a payload too. */
+static void test_shared_segments_are_checked(void **state)
+{
+    support_fixture *f = *state;
+    raw_shard r;
+    s_raw_shard(f, s_small, &r);
+    size_t n = r.n;
+    void *sock = r.sock;
+    error err;
+    uint8_t payload[WIRE_ATTACH_SIZE];
+    uint32_t generation;
+
+    shm_segment other, seg;
+    assert_int_equal(shm_create(&seg, n, &err), 0);
+    memset(payload, 0, sizeof payload);
+    snprintf((char *)payload, SHM_PATH_MAX, "/etc/passwd");
+    assert_int_equal(s_attach(sock, 0, payload, n, &generation), 0);
+    /* a regular file and an unsealed memfd, each the right size and holding
+     * seg's very header, named with seg's token: refused for their seals */
+    char path[600];
+    snprintf(path, sizeof path, "%s/plain", f->dir);
+    int fds[2] = {open(path, O_RDWR | O_CREAT, 0600), memfd_create("unsealed", MFD_CLOEXEC)};
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(pwrite(fds[i], seg.base, shm_bytes(n), 0), (ssize_t)shm_bytes(n));
+        shm_attach_payload(&seg, payload);
+        memset(payload, 0, SHM_PATH_MAX);
+        snprintf((char *)payload, SHM_PATH_MAX, "/proc/%d/fd/%d", (int)getpid(), fds[i]);
+        assert_int_equal(s_attach(sock, 0, payload, n, &generation), 0);
+        close(fds[i]);
+    }
+    assert_int_equal(shm_create(&other, n + 1, &err), 0);
+    shm_attach_payload(&other, payload);
+    assert_int_equal(s_attach(sock, 0, payload, n, &generation), 0);
+    shm_close(&other);
+    shm_attach_payload(&seg, payload);
+    payload[SHM_PATH_MAX] ^= 1;   /* another token */
+    assert_int_equal(s_attach(sock, 0, payload, n, &generation), 0);
+    s_expect_untouched(sock, 0, r.init, n);   /* refused: the values come in the reply */
+
+    payload[SHM_PATH_MAX] ^= 1;
+    assert_int_equal(s_attach(sock, 0, payload, n, &generation), 1);
+    wire_header pull = {.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD,
+                        .seq = 1, .generation = generation}, reply;
+    float got[64];
+    wire_client_send(sock, &pull, NULL, 0);
+    assert_int_equal(s_receive(sock, &reply, got, sizeof got, n), 0);
+    assert_int_equal(reply.encoding, WIRE_SHM);
+    assert_memory_equal(seg.reply, r.init, n * sizeof(float));
+
+    /* a push in the segment from a worker that attached none, and one with
+     * a payload frame besides: refused */
+    wire_header push = {.type = WIRE_PUSH, .worker = 1, .offset = 0, .count = n,
+                        .encoding = WIRE_SHM, .seq = 1, .generation = generation};
+    wire_client_send(sock, &push, NULL, 0);
+    push.worker = 0;
+    wire_client_send(sock, &push, seg.push, n * sizeof(float));
+    s_expect_untouched(sock, 1, r.init, n);
+
+    experiment e;
+    assert_int_equal(experiment_configure(&e, f->config, 0, NULL, NULL, &err), 0);
+    float lr = (float)e.optim.lr;
+    experiment_destroy(&e);
+    for (size_t i = 0; i < n; i++) {
+        seg.push[i] = (float)i - 10.0f;
+    }
+    shm_pushed(&seg);
+    push.seq = 2;
+    wire_client_send(sock, &push, NULL, 0);
+    pull.seq = 3;
+    wire_client_send(sock, &pull, NULL, 0);
+    s_receive(sock, &reply, got, sizeof got, n);
+    assert_int_equal(reply.encoding, WIRE_SHM);
+    assert_int_equal(reply.base_version, 1);
+    for (size_t i = 0; i < n; i++) {
+        assert_float_equal(seg.reply[i], r.init[i] - lr * seg.push[i], 1e-6);
+    }
+    assert_int_equal(shm_wait_released(&seg, 1, &err), 0);
+    cJSON *stats = s_stats(sock, n);
+    assert_true(support_json_number(stats, "rejected") == 2);
+    assert_true(support_json_number(stats, "pushes") == 1);
+    assert_true(support_json_number(stats, "shared_pushes") == 1);
+    cJSON_Delete(stats);
+    s_raw_shard_close(&r);
+    shm_close(&seg);
 }
 
 /* A job's first evaluation is of the initial model, however its processes
@@ -711,6 +825,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_server_survives_garbage),
         T(test_a_compressed_shard_checks_every_payload),
+        T(test_shared_segments_are_checked),
         T(test_workers_begin_after_the_first_evaluation),
         T(test_messages_speak_only_for_their_sender),
         T(test_unknown_curve_keys_get_nothing),

@@ -234,6 +234,50 @@ static void test_reply_checks(void **state)
     assert_int_equal(wire_decode_reply(&out, buf, sizeof buf, 2, 200, 2, 100, 150, &why), -1);
 }
 
+/* Values in a shared segment (transport/shm.h): a push and a reply of the
+ * shard's whole range with the header alone, an ATTACH with its 80-byte
+ * name from a worker or the evaluator; anything else of the kind refused. */
+static void test_shared_segment_messages(void **state)
+{
+    (void)state;
+    const char *why;
+    wire_header push = s_push();
+    push.encoding = WIRE_SHM;
+    assert_int_equal(s_decode(&push, 1, 0, &why), 0);
+    assert_int_equal(s_decode(&push, 2, 200, &why), -1);   /* and a payload frame */
+    push.count = 49;
+    assert_int_equal(s_decode(&push, 1, 0, &why), -1);
+    push.count = 50;
+    wire_limits compressed = s_lim;
+    compressed.push_encoding = WIRE_SPARSE;   /* a compressed run's pushes are compressed */
+    uint8_t buf[WIRE_HEADER_SIZE];
+    wire_header out;
+    wire_encode(buf, &push);
+    assert_int_equal(wire_decode(&out, buf, sizeof buf, 1, 0, &compressed, &why), -1);
+
+    wire_header attach = {.type = WIRE_CONTROL, .worker = 1, .shard = 2,
+                          .tag = WIRE_CONTROL_ATTACH, .encoding = WIRE_SHM};
+    assert_int_equal(s_decode(&attach, 2, WIRE_ATTACH_SIZE, &why), 0);
+    attach.worker = WIRE_EVALUATOR;
+    assert_int_equal(s_decode(&attach, 2, WIRE_ATTACH_SIZE, &why), 0);
+    assert_int_equal(s_decode(&attach, 2, WIRE_ATTACH_SIZE - 1, &why), -1);
+    assert_int_equal(s_decode(&attach, 1, 0, &why), -1);
+    attach.worker = WIRE_ANY;   /* a tool shares nothing */
+    assert_int_equal(s_decode(&attach, 2, WIRE_ATTACH_SIZE, &why), -1);
+    attach.worker = 1;
+    attach.encoding = WIRE_NO_PAYLOAD;
+    assert_int_equal(s_decode(&attach, 2, WIRE_ATTACH_SIZE, &why), -1);
+
+    wire_header reply = {.type = WIRE_REPLY, .worker = 3, .shard = 2, .base_version = 9,
+                         .offset = 100, .count = 50, .encoding = WIRE_SHM};
+    wire_encode(buf, &reply);
+    assert_int_equal(wire_decode_reply(&out, buf, sizeof buf, 1, 0, 2, 100, 150, &why), 0);
+    assert_int_equal(wire_decode_reply(&out, buf, sizeof buf, 2, 200, 2, 100, 150, &why), -1);
+    reply.offset = 101;
+    wire_encode(buf, &reply);
+    assert_int_equal(wire_decode_reply(&out, buf, sizeof buf, 1, 0, 2, 100, 150, &why), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -243,6 +287,7 @@ int main(void)
         cmocka_unit_test(test_rejects_bad_pulls_and_controls),
         cmocka_unit_test(test_acknowledged_pushes_and_fault_counts),
         cmocka_unit_test(test_reply_checks),
+        cmocka_unit_test(test_shared_segment_messages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -99,7 +99,7 @@ static int s_decode_common(wire_header *h, const uint8_t *buf, size_t len,
         *why = "unknown message type";
         return -1;
     }
-    if (h->encoding > WIRE_LEVELS) {
+    if (h->encoding > WIRE_SHM) {
         *why = "unknown payload encoding";
         return -1;
     }
@@ -139,6 +139,21 @@ static int s_check_range(const wire_header *h, int frames, size_t payload_len,
     }
     if (!compress_size_ok(wire_format_of(encoding), bits, h->count, payload_len)) {
         *why = "payload size does not match the element count";
+        return -1;
+    }
+    return 0;
+}
+
+/* Values in the shared segment: the header alone, covering [lo, hi). */
+static int s_check_shared(const wire_header *h, int frames, uint64_t lo, uint64_t hi,
+                          const char **why)
+{
+    if (frames != 1) {
+        *why = "a payload frame with values in the shared segment";
+        return -1;
+    }
+    if (h->offset != lo || h->count != hi - lo) {
+        *why = "element range is not the shard's";
         return -1;
     }
     return 0;
@@ -197,10 +212,17 @@ int wire_decode(wire_header *h, const uint8_t *buf, size_t len, int frames,
             *why = "unknown worker";
             return -1;
         }
+        if (h->encoding == WIRE_SHM) {
+            if (lim->push_encoding != WIRE_F32) {
+                *why = "payload encoding is not the run's compression";
+                return -1;
+            }
+            return s_check_shared(h, frames, lim->lo, lim->hi, why);
+        }
         return s_check_range(h, frames, payload_len, lim->lo, lim->hi, lim->push_encoding,
                              lim->push_bits, why);
     case WIRE_CONTROL:
-        if (h->tag < WIRE_CONTROL_DONE || h->tag > WIRE_CONTROL_SHUTDOWN) {
+        if (h->tag < WIRE_CONTROL_DONE || h->tag > WIRE_CONTROL_ATTACH) {
             *why = "unknown control message";
             return -1;
         }
@@ -212,6 +234,14 @@ int wire_decode(wire_header *h, const uint8_t *buf, size_t len, int frames,
         if (h->tag == WIRE_CONTROL_SHUTDOWN && h->worker != WIRE_EVALUATOR) {
             *why = "only the evaluator may stop a shard";
             return -1;
+        }
+        if (h->tag == WIRE_CONTROL_ATTACH) {
+            if (h->worker == WIRE_ANY || h->encoding != WIRE_SHM || frames != 2 ||
+                payload_len != WIRE_ATTACH_SIZE || h->offset != 0 || h->count != 0) {
+                *why = "malformed attach";
+                return -1;
+            }
+            return 0;
         }
         return s_no_payload(h, frames, why);
     default:
@@ -237,6 +267,9 @@ int wire_decode_reply(wire_header *h, const uint8_t *buf, size_t len, int frames
     }
     if (h->encoding == WIRE_F32) {
         return s_check_range(h, frames, payload_len, lo, hi, WIRE_F32, 0, why);
+    }
+    if (h->encoding == WIRE_SHM) {
+        return s_check_shared(h, frames, lo, hi, why);
     }
     if (h->encoding == WIRE_JSON) {
         if (frames != 2) {

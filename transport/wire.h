@@ -38,6 +38,10 @@
  *                          than its checkpoint's when it is restored)
  *    76   4  reserved      0
  *
+ * A client on the shard's host may attach a shared segment (shm.h) and
+ * then send pushes, and receive replies, whose values are in it: encoding
+ * WIRE_SHM, the header alone.
+ *
  * wire_decode() validates every field against the receiving shard before
  * anything touches parameters; a message that fails is rejected whole.
  * A shard's empty single-frame message is a liveness probe (senders.h),
@@ -60,12 +64,19 @@ enum wire_encoding {
     WIRE_F32 = 0, WIRE_NO_PAYLOAD = 1, WIRE_JSON = 2,
     /* compressed pushes (core/compress.h's formats) */
     WIRE_F16 = 3, WIRE_BF16 = 4, WIRE_SPARSE = 5, WIRE_SIGNS = 6, WIRE_LEVELS = 7,
+    /* float32 values in the shared segment of the client and the shard
+     * (transport/shm.h), no payload frame: a push's in the push area, a
+     * reply's in the reply area; an ATTACH's payload names the segment */
+    WIRE_SHM = 8,
 };
 enum wire_control {
     WIRE_CONTROL_DONE = 1,     /* this worker / the evaluator has finished */
     WIRE_CONTROL_STATS,        /* reply carries the shard's counters as JSON */
     WIRE_CONTROL_SHUTDOWN,     /* stop serving now */
+    WIRE_CONTROL_ATTACH,       /* take this shared segment (payload: WIRE_ATTACH_SIZE
+                                  bytes, encoding WIRE_SHM); reply tag 1: taken */
 };
+#define WIRE_ATTACH_SIZE 80        /* a segment's path (64 bytes) and token (16) */
 enum wire_flags {
     WIRE_FLAG_WORKERS_DONE = 1,   /* reply: every worker has finished */
     WIRE_FLAG_VERDICT = 2,        /* push to shard 0, the round's leader: reply

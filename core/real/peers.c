@@ -9,6 +9,12 @@
 #include "core/partition.h"
 #include "core/stop.h"
 
+/* Payloads smaller than this are copied into their messages; larger ones
+ * are sent without copying (net_settle). */
+#define PEERS_COPY_BELOW 65536
+
+static int s_attach(peers *p, int k, error *err);
+
 int peers_open(peers *p, const cluster_spec *cs, uint64_t nparams, uint32_t self,
                const peers_options *o, error *err)
 {
@@ -25,10 +31,11 @@ int peers_open(peers *p, const cluster_spec *cs, uint64_t nparams, uint32_t self
     p->generation = calloc((size_t)p->count, sizeof *p->generation);
     p->seen = calloc((size_t)p->count, sizeof *p->seen);
     p->asked = calloc((size_t)p->count, sizeof *p->asked);
+    p->segments = calloc((size_t)p->count, sizeof *p->segments);
     bool faulty = faults_on(&o->faults);
     p->faults = faulty ? calloc((size_t)p->count, sizeof *p->faults) : NULL;
-    if (!p->ctx || !p->sockets || !p->lo || !p->hi || !p->seq || !p->generation || !p->seen || !p->asked ||
-        (faulty && !p->faults)) {
+    if (!p->ctx || !p->sockets || !p->lo || !p->hi || !p->seq || !p->generation || !p->seen ||
+        !p->asked || !p->segments || (faulty && !p->faults)) {
         peers_close(p);
         return error_set(err, ERROR_RUNTIME, "out of memory");
     }
@@ -47,6 +54,12 @@ int peers_open(peers *p, const cluster_spec *cs, uint64_t nparams, uint32_t self
         }
         p->sockets[k] = net_dealer(p->ctx, endpoint, o->auth, err);
         if (!p->sockets[k]) {
+            peers_close(p);
+            return -1;
+        }
+        bool shares = o->shm && self != WIRE_ANY && !p->compress && !faulty &&
+                      net_local_only(endpoint);
+        if (shares && s_attach(p, k, err) < 0) {
             peers_close(p);
             return -1;
         }
@@ -69,6 +82,10 @@ void peers_close(peers *p)
     free(p->generation);
     free(p->seen);
     free(p->asked);
+    for (int k = 0; p->segments && k < p->count; k++) {
+        shm_close(&p->segments[k]);
+    }
+    free(p->segments);
     free(p->faults);
     compressor_free(&p->compress);
     if (p->ctx) {
@@ -98,7 +115,9 @@ static int s_send(peers *p, int k, const wire_header *h, const void *payload,
     }
     for (int copy = 0; copy < copies; copy++) {
         long sent;
-        net_pending *pending = payload ? &p->pending : NULL;
+        /* small payloads are copied: cheaper than tracking, and nothing
+         * waits on them (an ATTACH to a shard that never comes) */
+        net_pending *pending = payload && bytes >= PEERS_COPY_BELOW ? &p->pending : NULL;
         while ((sent = again ? net_try_send(p->sockets[k], h, payload, bytes, pending)
                              : net_send(p->sockets[k], NULL, h, payload, bytes, pending)) < 0) {
             if (again && zmq_errno() == EAGAIN) {
@@ -143,6 +162,9 @@ static int s_answer(peers *p, int k, net_msg *m, uint64_t seq, wire_header *h, e
     }
     if (h->flags & WIRE_FLAG_RESTARTED) {
         p->restarts++;
+    }
+    if (p->generation[k] != 0 && h->generation != p->generation[k]) {
+        shm_close(&p->segments[k]);   /* a new process of the shard: it holds no segment */
     }
     p->generation[k] = h->generation;
     p->seen[k] = h->base_version;
@@ -201,6 +223,32 @@ static int s_receive(peers *p, int k, const wire_header *h, const void *payload,
     }
 }
 
+/* Offers shard k a shared segment and waits for its answer; a segment
+ * not made or not taken leaves k on the socket alone. */
+static int s_attach(peers *p, int k, error *err)
+{
+    shm_segment *seg = &p->segments[k];
+    error why;
+    if (shm_create(seg, p->hi[k] - p->lo[k], &why) < 0) {
+        return 0;
+    }
+    uint8_t payload[SHM_ATTACH_SIZE];
+    shm_attach_payload(seg, payload);
+    wire_header h = {.type = WIRE_CONTROL, .worker = p->self, .shard = (uint32_t)k,
+                     .tag = WIRE_CONTROL_ATTACH, .encoding = WIRE_SHM};
+    net_msg m;
+    wire_header reply;
+    if (s_ask(p, k, &h, payload, sizeof payload, err) < 0 ||
+        s_receive(p, k, &h, payload, sizeof payload, &m, &reply, err) < 0) {
+        return -1;
+    }
+    net_msg_close(&m);
+    if (reply.tag != 1) {
+        shm_close(seg);
+    }
+    return 0;
+}
+
 /* A pull for min_version to every shard, the requests kept in p->asked. */
 static int s_ask_pull(peers *p, uint64_t min_version, error *err)
 {
@@ -239,12 +287,17 @@ int peers_pull(peers *p, float *theta, uint64_t min_version, uint64_t *versions,
             rc = -1;
             break;
         }
-        if (h.encoding != WIRE_F32) {
+        size_t bytes = (size_t)(p->hi[k] - p->lo[k]) * sizeof(float);
+        if (h.encoding == WIRE_SHM && p->segments[k].base) {
+            memcpy(theta + p->lo[k], p->segments[k].reply, bytes);
+            p->bytes += (long)bytes;
+        } else if (h.encoding == WIRE_F32) {
+            memcpy(theta + p->lo[k], zmq_msg_data(&m.frames[1]), bytes);
+        } else {
             net_msg_close(&m);
             rc = error_set(err, ERROR_RUNTIME, "bad reply from ps %d: no parameters", k);
             break;
         }
-        memcpy(theta + p->lo[k], zmq_msg_data(&m.frames[1]), zmq_msg_size(&m.frames[1]));
         versions[k] = h.base_version;
         if (flags) {
             flags[k] = h.flags;
@@ -279,6 +332,18 @@ static int s_push_one(peers *p, int k, const float *values, uint64_t tag,
         h.encoding = wire_encoding_of(compress_format_of(&p->compress->spec));
         payload = p->compress->payload[k];
         bytes = p->compress->len[k];
+    }
+    shm_segment *seg = &p->segments[k];
+    if (seg->base) {   /* into the push area once the shard has read the last push */
+        if (shm_wait_released(seg, p->o.timeout, err) < 0) {
+            return -1;
+        }
+        memcpy(seg->push, payload, bytes);
+        shm_pushed(seg);
+        p->bytes += (long)bytes;
+        h.encoding = WIRE_SHM;
+        payload = NULL;
+        bytes = 0;
     }
     if (p->faults) {   /* a push that may be lost is acknowledged, and sent again */
         h.flags |= WIRE_FLAG_ACK;

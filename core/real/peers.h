@@ -13,6 +13,7 @@
 #include "core/faults.h"
 #include "core/summary.h"
 #include "transport/net.h"
+#include "transport/shm.h"
 
 /* How a client talks to the shards. */
 typedef struct peers_options {
@@ -22,6 +23,9 @@ typedef struct peers_options {
     fault_spec faults;        /* injected into pulls, pushes and their replies */
     uint64_t seed;            /* the faults' and compression's streams */
     compress_spec compress;   /* how pushes are compressed (kind none: float32) */
+    bool shm;                 /* [cluster] shm: share a segment with each shard of this
+                                 host (ipc or loopback) when it will; pushes and replies
+                                 then carry their values through it */
 } peers_options;
 
 typedef struct peers {
@@ -41,11 +45,17 @@ typedef struct peers {
     faults *faults;           /* per shard, when o.faults injects any; else NULL */
     compressor *compress;     /* a worker's, when o.compress compresses; else NULL */
     wire_header *asked;       /* per shard: the pull request last sent */
+    shm_segment *segments;    /* per shard: the one it took (base NULL: none) */
     bool prefetched;          /* asked holds a prefetch not yet received */
     uint64_t prefetch_min;    /* its min_version */
 } peers;
 
-/* One dealer per shard of cs, a CURVE client with o->auth. Requests that
+/* One dealer per shard of cs, a CURVE client with o->auth. With o->shm,
+ * a worker or the evaluator without compression or injected faults offers
+ * each shard at a local endpoint a shared segment (transport/shm.h) and
+ * waits for its answer; a shard that cannot take it (another host, another
+ * pid namespace) is spoken to through the socket alone, and so is one that
+ * restarts (its new process holds no segment). Requests that
  * wait for an answer (pulls, verdict pushes, controls) are numbered and
  * sent again, under the same number, until the shard answers: after
  * o->resend seconds, then twice as long each time up to a second (or
@@ -76,7 +86,9 @@ int peers_prefetch(peers *p, uint64_t min_version, error *err);
 /* A verdict reply's tag: the push made shard 0's round, or came late. */
 enum { PEERS_IN_ROUND = 1, PEERS_LATE = 2 };
 
-/* Sends values split by shard without copying (see net_settle). With
+/* Sends values split by shard: into each shard's shared segment where it
+ * took one (once the shard has read the last push there), else without
+ * copying (see net_settle; a part under 64 KiB is copied). With
  * leader (rule_info.round_leader) and several shards, shard 0 gets the
  * push first and answers whether it made the round; the others then get
  * it with that verdict, so every shard's round has the same workers. */

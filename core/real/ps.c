@@ -18,6 +18,7 @@
 #include "core/stop.h"
 #include "transport/net.h"
 #include "transport/senders.h"
+#include "transport/shm.h"
 
 #define PS_LOGGED_REJECTS 10
 
@@ -45,6 +46,11 @@ typedef struct ps {
     pull_msg *held_pull;      /* and what it asks */
     double next_keepalive;    /* when the held peers next hear that the shard is there */
     faults faults;            /* injected into replies to pulls and pushes, when on */
+    /* per client (the workers, then the evaluator): the shared segment it
+     * attached to this process (base NULL: none), and the pull whose
+     * answer its reply area holds */
+    shm_segment *segments;
+    uint64_t *answered;
 } ps;
 
 /* A request being answered: who asked, and which request it was. */
@@ -76,6 +82,31 @@ static bool s_from_before(const ps *p, const request *r)
     return r->generation != 0 && r->generation != p->generation;
 }
 
+/* Client index of a worker or the evaluator (the last). */
+static size_t s_client(const ps *p, uint32_t worker)
+{
+    return worker < (uint32_t)p->s->workers ? worker : (size_t)p->s->workers;
+}
+
+/* The segment worker (or the evaluator) attached, or NULL. */
+static shm_segment *s_segment(ps *p, uint32_t worker)
+{
+    shm_segment *seg = &p->segments[s_client(p, worker)];
+    return seg->base ? seg : NULL;
+}
+
+/* Forgets a client's segment; no push of it may still be in an apply
+ * thread, whose release would count in the next segment. */
+static void s_detach(ps *p, uint32_t worker)
+{
+    shm_segment *seg = &p->segments[s_client(p, worker)];
+    if (seg->base) {
+        apply_drain(&p->apply);
+        shm_close(seg);
+    }
+    p->answered[s_client(p, worker)] = 0;
+}
+
 /* A reply to r: tag is the worker's last staleness unless given. */
 static void s_reply(ps *p, const request *r, uint16_t encoding, const void *payload,
                     size_t bytes, const uint64_t *tag)
@@ -91,7 +122,7 @@ static void s_reply(ps *p, const request *r, uint16_t encoding, const void *payl
                             (s_from_before(p, r) ? WIRE_FLAG_RESTARTED : 0)),
         .seq = r->seq, .generation = p->generation,
     };
-    if (encoding == WIRE_F32) {
+    if (encoding == WIRE_F32 || encoding == WIRE_SHM) {
         h.offset = s->lo;
         h.count = s->n;
     }
@@ -120,12 +151,28 @@ static void s_reply(ps *p, const request *r, uint16_t encoding, const void *payl
     }
 }
 
-/* server_reply_fn: the parameters, to the request that handle is. */
+/* server_reply_fn: the parameters, to the request that handle is: in
+ * its sender's reply area when it attached a segment (written once per
+ * request: a request sent again is told again of the same answer, and one
+ * older than the last answered is no longer awaited), else in the reply. */
 static void s_reply_params(void *ctx, const pull_msg *m, void *handle)
 {
     ps *p = ctx;
-    const float *theta = server_answer(p->s, m);
-    s_reply(p, handle, WIRE_F32, theta, p->s->n * sizeof(float), NULL);
+    request *r = handle;
+    shm_segment *seg = s_segment(p, r->worker);
+    if (!seg) {
+        s_reply(p, r, WIRE_F32, server_answer(p->s, m), p->s->n * sizeof(float), NULL);
+        return;
+    }
+    uint64_t *answered = &p->answered[s_client(p, r->worker)];
+    if (r->seq < *answered) {
+        return;
+    }
+    if (r->seq != *answered) {
+        memcpy(seg->reply, server_answer(p->s, m), p->s->n * sizeof(float));
+        *answered = r->seq;
+    }
+    s_reply(p, r, WIRE_SHM, NULL, 0, NULL);
 }
 
 static void s_release(void *ctx, void *handle)
@@ -241,7 +288,7 @@ static void s_push(ps *p, const request *r, const wire_header *h, zmq_msg_t *bod
 {
     p->s->stats.push_bytes += WIRE_HEADER_SIZE + zmq_msg_size(body);
     p->s->stats.push_messages++;
-    if (h->encoding != WIRE_F32 && s_decompress(p, h, body) < 0) {
+    if (h->encoding != WIRE_F32 && h->encoding != WIRE_SHM && s_decompress(p, h, body) < 0) {
         return;
     }
     if ((uintptr_t)zmq_msg_data(body) % _Alignof(float) != 0) {
@@ -300,6 +347,52 @@ static void s_push(ps *p, const request *r, const wire_header *h, zmq_msg_t *bod
         s_reply(p, r, WIRE_NO_PAYLOAD, NULL, 0, &tag);
     }
     s_wake(p);
+}
+
+static void s_segment_read(void *data, void *hint)
+{
+    (void)data;
+    shm_release(hint);
+}
+
+/* A push whose values are in its sender's segment: read from there in
+ * place, the push area released to the sender once the push is done with
+ * (applied, dropped or refused). A push sent again is not read, nor
+ * released again. One from a client whose segment this process does not
+ * hold came before a restart (dropped as such) or is refused. */
+static void s_shared_push(ps *p, const request *r, const wire_header *h)
+{
+    shm_segment *seg = s_segment(p, h->worker);
+    bool again = h->seq != 0 && h->seq <= p->clients[h->worker].push_seq;
+    zmq_msg_t body;
+    if (seg && !again) {
+        zmq_msg_init_data(&body, seg->push, seg->n * sizeof(float), s_segment_read, seg);
+        p->s->stats.shared_pushes++;
+    } else if (seg || s_from_before(p, r)) {
+        zmq_msg_init(&body);   /* taken once already, or dropped: its values are not read */
+    } else {
+        s_reject(p, "a push in a shared segment the shard does not hold", h, true);
+        return;
+    }
+    s_push(p, r, h, &body);
+    zmq_msg_close(&body);
+}
+
+/* An ATTACH: the sender's segment replaces any it attached before; the
+ * reply says whether it was taken (tag 1) or not (0: the sender goes on
+ * through the socket). */
+static void s_attach(ps *p, const request *r, const wire_header *h, const zmq_msg_t *payload)
+{
+    s_detach(p, h->worker);
+    const char *why;
+    shm_segment *seg = &p->segments[s_client(p, h->worker)];
+    uint64_t taken = shm_attach(seg, zmq_msg_data((zmq_msg_t *)payload), p->s->n, &why) == 0;
+    if (!taken) {   /* not malformed: a client in another pid namespace cannot share */
+        fprintf(stderr, "ps %d: %s %u's shared segment not taken (%s); it goes on through "
+                "the socket\n", p->s->shard, h->worker == WIRE_EVALUATOR ? "evaluator" : "worker",
+                h->worker, why);
+    }
+    s_reply(p, r, WIRE_NO_PAYLOAD, NULL, 0, &taken);
 }
 
 /* Pull m of request r: answered now when ready, or when its sender last
@@ -464,11 +557,15 @@ static int s_handle(ps *p, net_msg *m)
     if (h.generation != 0 && h.generation != p->generation) {
         s_note_old_version(p, &h);
     }
-    if (h.generation == 0 && h.worker < (uint32_t)s->workers) {
-        p->clients[h.worker].push_seq = 0;   /* a new process: it numbers from 1 again */
+    if (h.generation == 0 && h.worker != WIRE_ANY) {   /* a new process */
+        if (h.worker < (uint32_t)s->workers) {
+            p->clients[h.worker].push_seq = 0;   /* it numbers from 1 again */
+        }
+        s_detach(p, h.worker);   /* its predecessor's segment (it attaches its own) */
     }
-    if (h.generation != 0 && h.worker < (uint32_t)s->workers && s_gated(p)) {
-        s_open_gate(p);   /* a worker that has been answered before: a job under way */
+    if (h.generation != 0 && h.generation != p->generation && h.worker < (uint32_t)s->workers &&
+        s_gated(p)) {
+        s_open_gate(p);   /* a worker that an earlier life answered: a job under way */
     }
     if (h.type == WIRE_PULL) {
         s_pull(p, identity, &h);
@@ -478,8 +575,12 @@ static int s_handle(ps *p, net_msg *m)
     zmq_msg_init(&r.identity);
     zmq_msg_copy(&r.identity, identity);
     int stop = 0;
-    if (h.type == WIRE_PUSH) {
+    if (h.type == WIRE_PUSH && h.encoding == WIRE_SHM) {
+        s_shared_push(p, &r, &h);
+    } else if (h.type == WIRE_PUSH) {
         s_push(p, &r, &h, &m->frames[2]);
+    } else if (h.tag == WIRE_CONTROL_ATTACH) {
+        s_attach(p, &r, &h, &m->frames[2]);
     } else {
         stop = s_control(p, &r, &h);
     }
@@ -518,9 +619,13 @@ int ps_serve(server *s, void *zmq_ctx, const ps_options *o, shard_client *client
     p.old_version = p.restored_version;
     p.held = calloc((size_t)s->workers, sizeof *p.held);
     p.held_pull = calloc((size_t)s->workers, sizeof *p.held_pull);
-    if (!p.held || !p.held_pull) {
+    p.segments = calloc((size_t)s->workers + 1, sizeof *p.segments);
+    p.answered = calloc((size_t)s->workers + 1, sizeof *p.answered);
+    if (!p.held || !p.held_pull || !p.segments || !p.answered) {
         free(p.held);
         free(p.held_pull);
+        free(p.segments);
+        free(p.answered);
         return error_set(err, ERROR_RUNTIME, "ps %d: out of memory", s->shard);
     }
     faults_init(&p.faults, &o->faults, o->seed, (uint64_t)WIRE_ANY << 16 | (uint64_t)s->shard);
@@ -554,6 +659,11 @@ int ps_serve(server *s, void *zmq_ctx, const ps_options *o, shard_client *client
     }
     apply_drain(&p.apply);
     apply_stop(&p.apply);
+    for (int w = 0; w <= s->workers; w++) {
+        shm_close(&p.segments[w]);
+    }
+    free(p.segments);
+    free(p.answered);
     if (stop_requested()) {
         s_checkpoint(&p);   /* stopped from outside: resume from here */
     }

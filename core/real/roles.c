@@ -129,7 +129,7 @@ int worker_main(const cluster_spec *cs, experiment *e, const char *run_dir, erro
     snprintf(self, sizeof self, "worker-%d", cs->task);
     int curve = w.steps_csv ? s_auth(cs, e, self, &auth, err) : -1;
     peers_options po = {.timeout = e->timeout, .resend = e->resend, .faults = e->faults,
-                        .seed = e->seed, .compress = e->compress,
+                        .seed = e->seed, .compress = e->compress, .shm = e->shm,
                         .auth = curve > 0 ? &auth : NULL};
     if (curve >= 0 && peers_open(&p, cs, w.nparams, (uint32_t)cs->task, &po, err) == 0) {
         w.link = &s_zmq_link;
@@ -377,7 +377,7 @@ int evaluator_main(const cluster_spec *cs, experiment *e, const char *run_dir, e
     net_auth auth;
     int curve = v.csv ? s_auth(cs, e, "evaluator", &auth, err) : -1;
     peers_options po = {.timeout = e->timeout, .resend = e->resend, .faults = e->faults,
-                        .seed = e->seed,
+                        .seed = e->seed, .shm = e->shm,
                         .auth = curve > 0 ? &auth : NULL};
     if (curve >= 0 && peers_open(&v.p, cs, v.m->nparams, WIRE_EVALUATOR, &po, err) == 0) {
         stop_install();
