@@ -10,7 +10,11 @@
  * With worker_lr and aggregate = sum this is Synchronous SGD with different
  * learning rates: theta~ <- theta~ - sum_k lr_k g_k (for server SGD).
  * A worker's round is the version it pulled, so a restarted worker joins the
- * round in progress. References: TensorFlow's SyncReplicasOptimizer; Chen,
+ * round in progress. Each shard's part of a gradient is pushed as soon as
+ * the backward pass has made it final (worker_gradient_push: wait-free
+ * backpropagation), so with several shards the last layers' gradients
+ * travel and are collected while the first layers' are computed; the
+ * values and rounds are the same. References: TensorFlow's SyncReplicasOptimizer; Chen,
  * Pan, Monga, Bengio, Jozefowicz, "Revisiting distributed synchronous SGD"
  * (2016) for backup workers. */
 #include <stdlib.h>
@@ -81,13 +85,7 @@ static int s_worker_run(worker *w)
         if (version >= (uint64_t)w->budget) {
             return 0;
         }
-        worker_gradient(w);
-        if (scale != 1.0f) {
-            for (size_t i = 0; i < w->nparams; i++) {
-                w->grad[i] *= scale;
-            }
-        }
-        if (worker_push(w, w->grad, version) < 0) {
+        if (worker_gradient_push(w, version, scale) < 0) {   /* each part as soon as final */
             return -1;
         }
         round = version + 1;

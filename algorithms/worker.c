@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/partition.h"
 #include "core/run.h"
 #include "core/stop.h"
 
@@ -152,6 +153,58 @@ float worker_gradient(worker *w)
                      w->bytes);
     }
     return loss;
+}
+
+/* One gradient's early pushes: the parts go from the last shard down,
+ * each once the backward pass says it is final. */
+typedef struct early_push {
+    worker *w;
+    uint64_t tag;
+    float scale;
+    uint32_t samples;
+    int next;                 /* the next shard whose part goes; -1: all went */
+    int rc;
+} early_push;
+
+static void s_push_parts_from(early_push *e, size_t from)
+{
+    worker *w = e->w;
+    for (; e->next >= 0 && e->rc == 0; e->next--) {
+        uint64_t lo, hi;
+        partition_range(w->nparams, w->shards, e->next, &lo, &hi);
+        if (lo < from) {
+            return;
+        }
+        for (uint64_t i = lo; e->scale != 1.0f && i < hi; i++) {
+            w->grad[i] *= e->scale;
+        }
+        e->rc = w->link->push_part(w, e->next, w->grad, e->tag, e->samples);
+    }
+}
+
+static void s_part_ready(void *ctx, size_t from)
+{
+    s_push_parts_from(ctx, from);
+}
+
+int worker_gradient_push(worker *w, uint64_t tag, float scale)
+{
+    if (!w->link || !w->link->push_part || w->round_leader || w->shards < 2 || !w->m) {
+        worker_gradient(w);
+        for (size_t i = 0; scale != 1.0f && i < w->nparams; i++) {
+            w->grad[i] *= scale;
+        }
+        return worker_push(w, w->grad, tag);
+    }
+    early_push e = {.w = w, .tag = tag, .scale = scale, .next = w->shards - 1,
+                    .samples = w->samples_since_push + (uint32_t)w->batch};
+    w->m->grad_ready = s_part_ready;
+    w->m->grad_ready_ctx = &e;
+    worker_gradient(w);
+    w->m->grad_ready = NULL;
+    s_push_parts_from(&e, 0);   /* those the backward pass did not announce */
+    w->samples_since_push = 0;
+    return e.rc;
 }
 
 void worker_local_step(worker *w)

@@ -39,6 +39,10 @@ typedef struct worker_link {
      * as base versions; with w->round_leader, to shard 0 first and then to
      * the others with its verdict (algorithm.h, rule_info.round_leader). */
     int (*push)(worker *w, const float *values, uint64_t tag, uint32_t samples);
+    /* Sends shard k's part of values (nparams) alone, as push sends each
+     * part, with w->versions[k]: for a part pushed as soon as it is final
+     * (worker_gradient_push). NULL: the link pushes whole vectors only. */
+    int (*push_part)(worker *w, int k, const float *values, uint64_t tag, uint32_t samples);
     /* Returns once no earlier push still reads the worker's buffers (they
      * are sent without copying); NULL when pushes copy. */
     void (*settle)(worker *w);
@@ -145,6 +149,16 @@ int worker_prefetch(worker *w, uint64_t min_version);
  * device is away, and after it (speed - 1) times the gradient's time (a
  * faster device, speed < 1, is not replayed). */
 float worker_gradient(worker *w);
+/* worker_gradient, then grad scaled by `scale` and pushed with tag, as
+ * worker_push(w, w->grad, tag) would, except that each shard's part goes
+ * as soon as the backward pass has made it final (wait-free
+ * backpropagation: Zhang et al., "Poseidon", 2017): the last shard's part
+ * first, travelling while the layers before it are computed. The same
+ * values reach the same shards with the same tag and samples; only when
+ * differs. Where the link cannot push one part (the simulator), shard 0
+ * leads rounds, or the model's gradient is not in host memory until the
+ * end (a GPU), the parts go together at the end. */
+int worker_gradient_push(worker *w, uint64_t tag, float scale);
 /* theta <- local optimizer(theta, grad). */
 void worker_local_step(worker *w);
 /* Up to `window` local SGD steps (the local optimizer's lr), stopping early

@@ -292,6 +292,9 @@ float model_gradient(model *m, float *grad, const float *params,
             }
             break;
         }
+        if (m->grad_ready && l->kind != LAYER_POOL && ops->host_visible) {
+            m->grad_ready(m->grad_ready_ctx, l->w_off);
+        }
         cur = 1 - cur;
         d = d_prev;
     }

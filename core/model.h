@@ -84,6 +84,12 @@ typedef struct model {
     float *dev_params, *dev_grad;        /* for the _host calls on a device backend */
     uint64_t dropout_seed;               /* masks: from this seed and the call count */
     uint64_t calls;                      /* model_gradient calls so far */
+    /* Told during model_gradient's backward pass, after each layer with
+     * parameters, that grad[from, nparams) is final (layers lie in order
+     * in the flat vector and backward runs from the last), on a backend
+     * whose memory the host sees; NULL: nobody listens. */
+    void (*grad_ready)(void *ctx, size_t from);
+    void *grad_ready_ctx;
 } model;
 
 int model_spec_configure(model_spec *s, config *c, error *err);

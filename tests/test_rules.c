@@ -17,6 +17,7 @@
 #include "algorithms/server.h"
 #include "algorithms/worker.h"
 #include "core/experiment.h"
+#include "core/partition.h"
 #include "support.h"
 
 static const optim_spec s_sgd = {.kind = OPTIM_SGD, .lr = 0.5};
@@ -291,6 +292,88 @@ static void s_one_worker_run(const char *rule, const char *keys, const char *exp
     backend_destroy(&b);
     experiment_destroy(&e);
     support_fixture_teardown((void **)&f);
+}
+
+/* What a link that pushes parts recorded: the order of the shards, whether
+ * the first layer's gradient was still to come (w->grad[0] still NaN) as
+ * each part went, and the values, tag and samples that went. */
+typedef struct parts {
+    int order[3], count;
+    bool early[3];
+    float values[256];
+    uint64_t tag;
+    uint32_t samples;
+} parts;
+
+static int s_record_part(worker *w, int k, const float *values, uint64_t tag, uint32_t samples)
+{
+    parts *p = w->link_state;
+    uint64_t lo, hi;
+    partition_range(w->nparams, w->shards, k, &lo, &hi);
+    p->order[p->count++] = k;
+    p->early[k] = isnan(w->grad[0]);
+    memcpy(p->values + lo, values + lo, (hi - lo) * sizeof *values);
+    p->tag = tag;
+    p->samples = samples;
+    return 0;
+}
+
+static int s_no_whole_push(worker *w, const float *values, uint64_t tag, uint32_t samples)
+{
+    (void)w, (void)values, (void)tag, (void)samples;
+    fail_msg("a whole push where parts could go");
+    return -1;
+}
+
+/* Wait-free backpropagation (worker_gradient_push): over three shards of a
+ * 2-8-10 MLP (114 parameters: shards of 38 from 0, 38 and 76, the output
+ * layer from 24), the two parts inside the output layer go before the
+ * first layer's gradient exists, last shard first, and shard 0's after
+ * it; together they are the scaled gradient of a whole push, with its tag
+ * and samples. */
+static void test_parts_go_as_soon_as_final(void **state)
+{
+    support_fixture *f = *state;
+    support_write_file(f->config, "[data]\ndataset = synthetic\ntrain_size = 40\n"
+                       "test_size = 10\ndim = 2\nclasses = 10\n[model]\ntype = mlp\n"
+                       "hidden = 8\n[train]\nalgorithm = sync\nbatch = 8\n"
+                       "[cluster]\nworkers = 1\nservers = 3\n");
+    experiment e;
+    error err = {0};
+    assert_int_equal(experiment_configure(&e, f->config, 0, NULL, NULL, &err), 0);
+    assert_int_equal(experiment_load(&e, &err), 0);
+    backend *b = backend_new(&e.backend, &err);
+    model *m = model_new(&e.model, b, e.train.dim, e.train.classes, &err);
+    assert_int_equal(m->nparams, 114);
+    worker w, ref;
+    assert_int_equal(s_worker_init(&w, &e, m), 0);
+    assert_int_equal(s_worker_init(&ref, &e, m), 0);
+    model_init_params(m, w.theta, e.seed);
+    memcpy(ref.theta, w.theta, m->nparams * sizeof *w.theta);
+    const worker_link link = {.push = s_no_whole_push, .push_part = s_record_part};
+    parts p = {0};
+    w.link = &link;
+    w.link_state = &p;
+    for (size_t i = 0; i < m->nparams; i++) {
+        w.grad[i] = NAN;
+    }
+    assert_int_equal(worker_gradient_push(&w, 7, 0.5f), 0);
+    assert_int_equal(p.count, 3);
+    assert_int_equal(p.order[0], 2);
+    assert_int_equal(p.order[1], 1);
+    assert_int_equal(p.order[2], 0);
+    assert_true(p.early[2] && p.early[1] && !p.early[0]);
+    assert_true(p.tag == 7 && p.samples == 8);
+    worker_gradient(&ref);
+    for (size_t i = 0; i < m->nparams; i++) {
+        assert_true(p.values[i] == 0.5f * ref.grad[i]);
+    }
+    assert_true(w.samples_since_push == 0);
+    worker_free(&w);
+    worker_free(&ref);
+    model_destroy(&m);
+    backend_destroy(&b);
+    experiment_destroy(&e);
 }
 
 static const char s_rounds5[] = "p0 s0 p1 s1 p2 s2 p3 s3 p4 s4 p5 ";
@@ -893,6 +976,8 @@ int main(void)
         cmocka_unit_test(test_sync_rejects_bad_keys),
         cmocka_unit_test(test_hogwild_server_applies_at_once),
         cmocka_unit_test(test_sync_worker_loop),
+        cmocka_unit_test_setup_teardown(test_parts_go_as_soon_as_final, support_fixture_setup,
+                                        support_fixture_teardown),
         cmocka_unit_test(test_hogwild_worker_loop),
         cmocka_unit_test(test_downpour_worker_loop),
         cmocka_unit_test(test_agn_dynsgd_sagn_ssp_average_loops),

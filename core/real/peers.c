@@ -392,6 +392,15 @@ int peers_push(peers *p, const float *values, uint64_t tag, const uint64_t *vers
     return 0;
 }
 
+int peers_push_part(peers *p, int k, const float *values, uint64_t tag,
+                    const uint64_t *versions, uint32_t samples, error *err)
+{
+    if (p->compress) {
+        return error_set(err, ERROR_RUNTIME, "a compressed push goes whole");
+    }
+    return s_push_one(p, k, values, tag, versions, samples, 0, NULL, err);
+}
+
 int peers_control(peers *p, uint64_t control, bool *workers_done, shard_stats *stats,
                   error *err)
 {

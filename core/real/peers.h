@@ -94,6 +94,10 @@ enum { PEERS_IN_ROUND = 1, PEERS_LATE = 2 };
  * it with that verdict, so every shard's round has the same workers. */
 int peers_push(peers *p, const float *values, uint64_t tag, const uint64_t *versions,
                uint32_t samples, bool leader, error *err);
+/* Sends shard k's part of values alone, as peers_push does without a
+ * leader (not with compression, whose parts are made together). */
+int peers_push_part(peers *p, int k, const float *values, uint64_t tag,
+                    const uint64_t *versions, uint32_t samples, error *err);
 /* Sends a control message to every shard and waits for each ack; stores
  * whether every shard reported all workers done (workers_done may be
  * NULL) and, for WIRE_CONTROL_STATS, each shard's counters (stats: one per

@@ -60,12 +60,30 @@ static int s_link_prefetch(worker *w, uint64_t min_version)
     return rc;
 }
 
+static int s_link_push_part(worker *w, int k, const float *values, uint64_t tag,
+                            uint32_t samples)
+{
+    peers *p = w->link_state;
+    int rc = peers_push_part(p, k, values, tag, w->versions, samples, &s_link_err);
+    w->bytes = p->bytes;
+    return rc;
+}
+
 static void s_link_settle(worker *w)
 {
     net_settle(&((peers *)w->link_state)->pending);
 }
 
 static const worker_link s_zmq_link = {
+    .pull = s_link_pull,
+    .push = s_link_push,
+    .prefetch = s_link_prefetch,
+    .push_part = s_link_push_part,
+    .settle = s_link_settle,
+};
+
+/* With compression: a push's parts are compressed together, and go so. */
+static const worker_link s_zmq_link_whole = {
     .pull = s_link_pull,
     .push = s_link_push,
     .prefetch = s_link_prefetch,
@@ -132,7 +150,7 @@ int worker_main(const cluster_spec *cs, experiment *e, const char *run_dir, erro
                         .seed = e->seed, .compress = e->compress, .shm = e->shm,
                         .auth = curve > 0 ? &auth : NULL};
     if (curve >= 0 && peers_open(&p, cs, w.nparams, (uint32_t)cs->task, &po, err) == 0) {
-        w.link = &s_zmq_link;
+        w.link = e->compress.kind == COMPRESS_NONE ? &s_zmq_link : &s_zmq_link_whole;
         w.link_state = &p;
         stop_install();
         rc = s_take_up(&w, &p, &s_link_err);
