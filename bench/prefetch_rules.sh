@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# [algorithm] prefetch off and on for every rule that prefetches, each
+# with its own experiment's config: WORKERS real worker processes (4) and
+# one shard on this host, EPOCHS epochs (2), one BLAS thread per process,
+# no evaluation during training. Off and on alternate, REPS times each
+# (3); each line gives the median samples/s of both, their ratio, and the
+# median accuracy and staleness of both.
+#   bench/prefetch_rules.sh [EPOCHS (2)] [REPS (3)] [WORKERS (4)]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+epochs=${1:-2}
+reps=${2:-3}
+workers=${3:-4}
+"$root/scripts/build.sh"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+field() { grep -o "\"$2\":[^,]*" "$1/summary.json" | grep -o '[0-9.e+-]*$'; }
+median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+
+rules=$("$root/build/asgd" help algorithms | sed -n '/^prefetch/,$p' | tail -1)
+for rule in $rules; do
+    for ((r = 0; r < reps; r++)); do
+        for pf in off on; do
+            dir=$("$root/build/asgd" train "$root/experiments/$rule/config.ini" \
+                  experiment.out="$out" train.epochs="$epochs" backend.threads=1 eval.every=0 \
+                  cluster.workers="$workers" algorithm.prefetch=$pf 2>/dev/null | tail -1)
+            echo "$(field "$dir" samples_per_s) $(field "$dir" final_test_acc) \
+$(field "$dir" staleness_mean)" >>"$out/$rule-$pf"
+        done
+    done
+done
+echo "| rule | samples/s, off | samples/s, on | on / off | acc off | acc on | staleness off | staleness on |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+for rule in $rules; do
+    col() { awk -v c="$2" '{print $c}' "$out/$rule-$1" | median; }
+    printf "| %s | %.0f | %.0f | %.2f | %.4f | %.4f | %.2f | %.2f |\n" "$rule" "$(col off 1)" \
+        "$(col on 1)" "$(awk -v a="$(col on 1)" -v b="$(col off 1)" 'BEGIN {print a / b}')" \
+        "$(col off 2)" "$(col on 2)" "$(col off 3)" "$(col on 3)"
+done
