@@ -36,7 +36,21 @@ static int s_read_costs(config *c, const sim_spec *def, sim_spec *s, error *err)
                           &s->bandwidth, err) < 0 ||
         config_get_double(c, "sim", "apply", def->apply, 0, 1e3, CONFIG_CLOSED, &s->apply,
                           err) < 0 ||
+        config_get_double(c, "sim", "answer", def->answer, 0, 1e3, CONFIG_CLOSED, &s->answer,
+                          err) < 0 ||
         config_get_int(c, "sim", "cores", def->cores, 0, 1 << 20, &s->cores, err) < 0 ||
+        config_get_double(c, "sim", "timeslice", def->timeslice, 0, 1e3, CONFIG_CLOSED,
+                          &s->timeslice, err) < 0 ||
+        config_get_double(c, "sim", "wakeup", def->wakeup, 0, 1e3, CONFIG_CLOSED, &s->wakeup,
+                          err) < 0 ||
+        config_get_double(c, "sim", "message_cpu", def->message_cpu, 0, 1e3, CONFIG_CLOSED,
+                          &s->message_cpu, err) < 0 ||
+        config_get_double(c, "sim", "copy_bandwidth", def->copy_bandwidth, 0, 1e15,
+                          CONFIG_CLOSED, &s->copy_bandwidth, err) < 0 ||
+        config_get_double(c, "sim", "eval_cost", def->eval_cost, 0, 1e6, CONFIG_CLOSED,
+                          &s->eval_cost, err) < 0 ||
+        config_get_double(c, "sim", "startup_cpu", def->startup_cpu, 0, 1e6, CONFIG_CLOSED,
+                          &s->startup_cpu, err) < 0 ||
         config_get_double(c, "sim", "startup_mean", def->startup_mean, 0, 1e6, CONFIG_CLOSED,
                           &s->startup_mean, err) < 0 ||
         config_get_double(c, "sim", "startup_sd", def->startup_sd, 0, 1e6, CONFIG_CLOSED,
@@ -271,6 +285,11 @@ double sim_compute_time(const sim_spec *s, int k, rng *r)
         break;
     }
     return t * s->speed[k];
+}
+
+double sim_copy_time(const sim_spec *s, double bytes)
+{
+    return s->copy_bandwidth > 0 ? bytes / s->copy_bandwidth : 0;
 }
 
 double sim_startup_time(const sim_spec *s, rng *r)

@@ -25,8 +25,30 @@
  *                  start and data loading, which stagger real workers
  *   cores          0: every worker computes on its own core; C > 0: all
  *                  workers share C cores, granted first come, first served
- *                  (e.g. a whole cluster simulated as it runs on one host)
+ *                  (e.g. a whole cluster simulated as it runs on one host),
+ *                  and so do the shards and the evaluator for the work the
+ *                  next keys give them
+ *   wakeup         with cores: the time an idle core takes to start a job
+ *                  (a halted virtual CPU woken by an interrupt)
+ *   timeslice      with cores: the longest a job keeps a core while others
+ *                  wait for one (0: until it is done), as a kernel's
+ *                  scheduler slices a long evaluation among short steps
  *   apply          seconds a shard spends applying one push
+ *   answer         seconds a shard spends on the rule's side of answering
+ *                  a pull (a copy kept for the worker: DC-ASGD, Gap-Aware)
+ *   message_cpu    seconds of work each end of a message does (ZeroMQ's
+ *                  calls and I/O thread): the sender before it leaves, the
+ *                  receiver before it acts on it
+ *   copy_bandwidth bytes/s at which a process copies a message's values
+ *                  (a push's into a shared segment, a reply's out of it;
+ *                  the shard's reply into it): work at both ends; 0: free
+ *   eval_cost      seconds of work one evaluation takes the evaluator (its
+ *                  pull's copy and the test set's forward pass); the next
+ *                  is due eval.every after the last began, or at once when
+ *                  that one ended later
+ *   startup_cpu    seconds of work a worker process does before its first
+ *                  pull (loading the data, making the model), after
+ *                  startup_mean
  *   fail           K@T or K@T1-T2,...: worker K fails at T (and is back at
  *                  T2); [cluster] restart decides whether it restarts;
  *                  psK@T or psK@T1-T2: shard K fails, losing what it applied
@@ -75,7 +97,14 @@ typedef struct sim_spec {
     int npauses;
     double latency, jitter, bandwidth;
     double apply;
+    double answer;             /* a shard's rule-side work on a pull */
     long cores;                /* 0: one per worker */
+    double timeslice;          /* with cores: a job's longest turn while others wait (0: none) */
+    double wakeup;             /* with cores: an idle core's time to start a job */
+    double message_cpu;        /* work at each end of a message */
+    double copy_bandwidth;     /* bytes/s of a process copying values (0: free) */
+    double eval_cost;          /* work of one evaluation */
+    double startup_cpu;        /* work of a worker process before its first pull */
     double startup_mean, startup_sd;
     sim_window failures[SIM_MAX_EVENTS_LISTED];
     int nfailures;
@@ -93,6 +122,9 @@ double sim_compute_time(const sim_spec *s, int k, rng *r);
 /* A message of `bytes` bytes on worker k's link: its time on the wire
  * (the trace's latency and bandwidth for k, where it gives them). */
 double sim_message_time(const sim_spec *s, int k, double bytes, rng *r);
+/* Seconds of work a process spends on `bytes` of values it copies in or
+ * out (copy_bandwidth), 0 when copies are free. */
+double sim_copy_time(const sim_spec *s, double bytes);
 /* When worker k starts. */
 double sim_startup_time(const sim_spec *s, rng *r);
 /* When worker k, ready at t, can compute: after any pause covering t. */

@@ -425,7 +425,12 @@ static void test_a_profile_round_trips_and_sets_the_time(void **state)
     double latency;
     assert_int_equal(config_get_double(written, "sim", "latency", 0, 0, 1, CONFIG_CLOSED,
                                        &latency, &err), 0);
-    assert_true(s.latency == latency && latency > 0 && s.bandwidth > 0 && s.cores > 0);
+    assert_true(s.latency == latency && latency >= 0 && s.bandwidth > 0 && s.cores > 0);
+    /* the work each process does: messages, copies through the segments
+     * (the default [cluster] shm), evaluations, start-up, turns */
+    assert_true(s.message_cpu > 0 && s.copy_bandwidth > 0 && s.eval_cost > 0 &&
+                s.startup_cpu > 0 && s.timeslice > 0 && s.apply > 0);
+    assert_true(s.bandwidth == 1e15);   /* no values cross a socket */
     sim_spec_free(&s);
     config_destroy(&written);
     /* the time it sets */
@@ -921,6 +926,119 @@ static void test_shared_cores_and_startup(void **state)
     free(eval);
 }
 
+/* One hogwild worker over one shard, constant 1 ms minibatches, no
+ * latency, the extra [sim] keys given: the run's time per update. */
+static double s_step_time(support_fixture *f, const char *const *keys, double *params)
+{
+    const char *extra[16] = {"train.algorithm=hogwild", "cluster.workers=1",
+                             "sim.compute=constant", "sim.compute_mean=0.001", "sim.latency=0",
+                             "sim.bandwidth=1e15", "eval.every=0"};
+    int n = 7;
+    for (int i = 0; keys[i]; i++) {
+        extra[n++] = keys[i];
+    }
+    extra[n] = NULL;
+    char dir[4096];
+    s_sim(f, extra, dir, sizeof dir);
+    if (params) {
+        *params = s_num(dir, "params");
+    }
+    return s_num(dir, "time_s") / s_num(dir, "updates");
+}
+
+/* The work of messages and copies takes its time: each step of one
+ * hogwild worker is its minibatch, its three messages (the pull sent, its
+ * reply taken, the push sent) and the shard's two on the pull (taken in,
+ * answered), 5 x message_cpu; the push's handling overlaps the next pull.
+ * Copies are three a step (the shard's answer into the segment, the
+ * worker's out of it, the worker's push into it), the shard's answer work
+ * ([sim] answer) one. */
+static void test_message_work_takes_its_time(void **state)
+{
+    support_fixture *f = *state;
+    const char *none[] = {NULL};
+    double params;
+    double base = s_step_time(f, none, &params);
+    assert_true(fabs(base - 0.001) < 1e-5);
+    const char *messages[] = {"sim.message_cpu=0.0001", NULL};
+    assert_true(fabs(s_step_time(f, messages, NULL) - (base + 5e-4)) < 1e-5);
+    char bandwidth[64];   /* a copy of the whole vector: 0.2 ms */
+    snprintf(bandwidth, sizeof bandwidth, "sim.copy_bandwidth=%.17g", params * 4 / 2e-4);
+    const char *copies[] = {bandwidth, NULL};
+    assert_true(fabs(s_step_time(f, copies, NULL) - (base + 6e-4)) < 1e-5);
+    const char *answer[] = {"sim.answer=0.0003", NULL};
+    assert_true(fabs(s_step_time(f, answer, NULL) - (base + 3e-4)) < 1e-5);
+}
+
+/* The evaluator and the workers' start-up are work on the shared cores: on
+ * one core, an evaluation of 50 ms every 100 ms leaves the worker half
+ * the core (the run takes about twice as long), on two it takes nothing
+ * from it; cut into 2 ms turns it delays no step by more than a few ms,
+ * whole it delays some by its 50 ms. A worker's start-up work comes before
+ * its first step. */
+static void test_the_evaluator_and_start_up_share_the_cores(void **state)
+{
+    support_fixture *f = *state;
+    const char *one[] = {"sim.cores=1", "eval.every=0.1", NULL};
+    const char *one_eval[] = {"sim.cores=1", "eval.every=0.1", "sim.eval_cost=0.05", NULL};
+    const char *two_eval[] = {"sim.cores=2", "eval.every=0.1", "sim.eval_cost=0.05", NULL};
+    double alone = s_step_time(f, one, NULL);
+    double halved = s_step_time(f, one_eval, NULL) / alone;
+    double beside = s_step_time(f, two_eval, NULL) / alone;
+    assert_true(halved > 1.8 && halved < 2.2);
+    assert_true(fabs(beside - 1) < 0.02);
+    const char *slices[2][9] = {
+        {"train.algorithm=hogwild", "cluster.workers=1", "sim.compute=constant",
+         "sim.compute_mean=0.001", "sim.cores=1", "eval.every=0.1", "sim.eval_cost=0.05", NULL},
+        {"train.algorithm=hogwild", "cluster.workers=1", "sim.compute=constant",
+         "sim.compute_mean=0.001", "sim.cores=1", "eval.every=0.1", "sim.eval_cost=0.05",
+         "sim.timeslice=0.002"}};
+    double longest[2];
+    for (int i = 0; i < 2; i++) {
+        char dir[4096];
+        s_sim(f, slices[i], dir, sizeof dir);
+        char *steps = s_file(dir, "steps.csv");
+        double before = -1;
+        longest[i] = 0;
+        for (char *row = strchr(steps, '\n'); row && row[1]; row = strchr(row + 1, '\n')) {
+            double t = strtod(row + 1, NULL);
+            longest[i] = before >= 0 && t - before > longest[i] ? t - before : longest[i];
+            before = t;
+        }
+        free(steps);
+    }
+    assert_true(longest[0] > 0.05 && longest[1] < 0.006);
+    const char *late[] = {"train.algorithm=hogwild", "cluster.workers=1", "sim.startup_cpu=0.25",
+                          "sim.latency=0", "sim.bandwidth=1e15", NULL};
+    char dir[4096];
+    s_sim(f, late, dir, sizeof dir);
+    assert_true(fabs(s_num(dir, "startup_s") - 0.25) < 1e-9);
+}
+
+/* The work model changes when things happen, never what a round computes:
+ * sync's rounds take every worker's gradient whatever the order, so three
+ * workers over two shards on one shared core, with the work of messages,
+ * copies, pulls, evaluations and start-up and a time slice, end with the
+ * very model they end with when nothing but their minibatches takes time
+ * (a message's round tag survives its wait for a core). */
+static void test_the_work_model_changes_time_not_rounds(void **state)
+{
+    support_fixture *f = *state;
+    const char *plain[] = {"train.algorithm=sync", "cluster.workers=3", "cluster.servers=2",
+                           NULL};
+    const char *worked[] = {"train.algorithm=sync", "cluster.workers=3", "cluster.servers=2",
+                            "sim.cores=1", "sim.message_cpu=0.00002", "sim.copy_bandwidth=1e9",
+                            "sim.answer=0.00001", "sim.apply=0.00005", "sim.eval_cost=0.003",
+                            "sim.startup_cpu=0.01", "sim.timeslice=0.0005", "sim.wakeup=0.00001",
+                            NULL};
+    char a[4096], b[4096];
+    s_sim(f, plain, a, sizeof a);
+    s_sim(f, worked, b, sizeof b);
+    assert_true(s_num(b, "time_s") > 1.5 * s_num(a, "time_s"));
+    assert_true(s_num(a, "updates") == s_num(b, "updates"));
+    assert_true(s_num(a, "final_test_loss") == s_num(b, "final_test_loss"));
+}
+
 static void test_a_thousand_workers(void **state)
 {
     support_fixture *f = *state;
@@ -1122,6 +1240,9 @@ int main(void)
         T(test_device_traces_in_virtual_time),
         T(test_shard_failure_restores_its_checkpoint),
         T(test_shared_cores_and_startup),
+        T(test_message_work_takes_its_time),
+        T(test_the_evaluator_and_start_up_share_the_cores),
+        T(test_the_work_model_changes_time_not_rounds),
         T(test_a_thousand_workers),
         T(test_sync_rounds_agree_across_shards),
         T(test_budgets_add_up_to_the_epochs),

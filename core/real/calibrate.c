@@ -1,13 +1,18 @@
 /* calibrate.c: measuring this host for the simulator (calibrate.h). */
+#define _GNU_SOURCE   /* CPU_SET, pthread_setaffinity_np */
 #include "core/real/calibrate.h"
 
+#include <errno.h>
 #include <math.h>
-#include <stdbool.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <zmq.h>
@@ -19,6 +24,7 @@
 #include "core/model.h"
 #include "core/partition.h"
 #include "core/provenance.h"
+#include "core/rng.h"
 #include "core/run.h"
 #include "transport/wire.h"
 
@@ -27,9 +33,19 @@
 
 typedef struct costs {
     double quantiles[CAL_QUANTILES], compute_mean, compute_sd;
-    double latency, bandwidth, apply, startup_mean, startup_sd;
+    double latency, bandwidth, message_cpu, copy_bandwidth, apply, answer, eval_cost;
+    double startup_mean, startup_sd, timeslice, wakeup;
     long cores;
+    bool shared;              /* values through shared segments ([cluster] shm) */
 } costs;
+
+/* This process's CPU time so far, all threads. */
+static double s_cpu_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
 
 static int s_by_value(const void *a, const void *b)
 {
@@ -50,8 +66,48 @@ static void s_describe(double *times, int n, double *mean, double *sd)
     *sd = sqrt(fmax(0, sq / n - *mean * *mean));
 }
 
-/* One worker's minibatches of the configured model: 10 to warm up, then
- * CAL_STEPS timed. */
+/* The calibration's worker link: no shards. A pull is answered at once
+ * with the versions it asks for (a round is always complete), a push goes
+ * nowhere, and before each minibatch the time since the last is noted:
+ * one step of the rule's own loop, its local work (local optimizer steps,
+ * sums, elastic steps) around its gradient. */
+typedef struct timing {
+    double last;
+    double times[CAL_STEPS + 20];
+    int n;
+} timing;
+
+static int s_timing_pull(worker *w, float *dst, uint64_t min_version)
+{
+    (void)dst;
+    for (int k = 0; k < w->shards; k++) {
+        w->versions[k] = min_version;
+    }
+    return 0;
+}
+
+static int s_timing_push(worker *w, const float *values, uint64_t tag, uint32_t samples)
+{
+    (void)w, (void)values, (void)tag, (void)samples;
+    return 0;
+}
+
+static void s_timing_step(worker *w)
+{
+    timing *t = w->link_state;
+    double now = run_now();
+    if (t->last > 0 && t->n < CAL_STEPS + 20) {
+        t->times[t->n++] = now - t->last;
+    }
+    t->last = now;
+}
+
+static const worker_link s_timing_link = {
+    .pull = s_timing_pull, .push = s_timing_push, .compute = s_timing_step,
+};
+
+/* One worker's steps of the configured rule, model and batch: its own loop
+ * over the timing link, 20 steps to warm up, then CAL_STEPS timed. */
 static int s_compute(experiment *e, costs *out, error *err)
 {
     backend *b = backend_new(&e->backend, err);
@@ -59,68 +115,100 @@ static int s_compute(experiment *e, costs *out, error *err)
     shard part = {0};
     worker w = {0};
     worker_spec spec = experiment_worker_spec(e, e->train.n);
+    timing *t = calloc(1, sizeof *t);
     int rc = -1;
-    if (m && partition_take(&part, e->workers, 0, &e->train, e->partition, e->partition_alpha,
-                            e->seed, err) == 0 &&
+    if (m && t && partition_take(&part, e->workers, 0, &e->train, e->partition,
+                                 e->partition_alpha, e->seed, err) == 0 &&
         worker_init(&w, &spec, 0, m, &e->train, &part, err) == 0) {
         model_init_params(m, w.theta, e->seed);
-        double times[CAL_STEPS];
-        for (int i = -10; i < CAL_STEPS; i++) {
-            double t0 = run_now();
-            worker_gradient(&w);
-            if (i >= 0) {
-                times[i] = run_now() - t0;
-            }
+        w.link = &s_timing_link;
+        w.link_state = t;
+        w.budget = CAL_STEPS + 21;   /* the last step's end is the loop's end */
+        if (e->alg->worker_run(&w) == 0) {
+            s_timing_step(&w);
         }
-        s_describe(times, CAL_STEPS, &out->compute_mean, &out->compute_sd);
-        for (int k = 0; k < CAL_QUANTILES; k++) {   /* linear between order statistics */
-            double at = (double)k / (CAL_QUANTILES - 1) * (CAL_STEPS - 1);
-            int i = (int)at < CAL_STEPS - 1 ? (int)at : CAL_STEPS - 2;
-            out->quantiles[k] = times[i] + (times[i + 1] - times[i]) * (at - i);
+        if (t->n < CAL_STEPS + 20) {
+            rc = error_set(err, ERROR_RUNTIME, "calibrate: %s's loop took %d steps of %d",
+                           e->algorithm_name, t->n, CAL_STEPS + 20);
+        } else {
+            double *times = t->times + 20;
+            s_describe(times, CAL_STEPS, &out->compute_mean, &out->compute_sd);
+            for (int k = 0; k < CAL_QUANTILES; k++) {   /* linear between order statistics */
+                double at = (double)k / (CAL_QUANTILES - 1) * (CAL_STEPS - 1);
+                int i = (int)at < CAL_STEPS - 1 ? (int)at : CAL_STEPS - 2;
+                out->quantiles[k] = times[i] + (times[i + 1] - times[i]) * (at - i);
+            }
+            rc = 0;
         }
         worker_free(&w);
-        rc = 0;
     }
+    free(t);
     partition_free(&part, 1);
     model_destroy(&m);
     backend_destroy(&b);
     return rc;
 }
 
-/* The far end of the message measurement: sends every message back. */
-typedef struct echo {
-    void *socket;
-} echo;
-
-static void *s_echo(void *arg)
+/* The far end of the message measurement, a process of its own as a
+ * shard is: binds `endpoint`, writes the one it bound to `ready`, and
+ * sends every message back; a 1-byte message is answered with its CPU
+ * time so far, an empty one is its last. */
+static void s_echo(const char *endpoint, int ready)
 {
-    echo *x = arg;
+    void *ctx = zmq_ctx_new();
+    void *router = zmq_socket(ctx, ZMQ_ROUTER);
+    char bound[256] = "";
+    size_t len = sizeof bound;
+    if (zmq_bind(router, endpoint) == 0) {
+        zmq_getsockopt(router, ZMQ_LAST_ENDPOINT, bound, &len);
+    }
+    if (write(ready, bound, sizeof bound) != (ssize_t)sizeof bound || !bound[0]) {
+        _exit(1);
+    }
     for (;;) {
         zmq_msg_t id, body;
         zmq_msg_init(&id);
         zmq_msg_init(&body);
-        if (zmq_msg_recv(&id, x->socket, 0) < 0 || zmq_msg_recv(&body, x->socket, 0) < 0) {
-            zmq_msg_close(&id);
-            zmq_msg_close(&body);
-            break;   /* the context is ending */
+        if (zmq_msg_recv(&id, router, 0) < 0 || zmq_msg_recv(&body, router, 0) < 0) {
+            break;
         }
-        bool last = zmq_msg_size(&body) == 0;
-        zmq_msg_send(&id, x->socket, ZMQ_SNDMORE);
-        zmq_msg_send(&body, x->socket, 0);
-        zmq_msg_close(&id);
-        zmq_msg_close(&body);
-        if (last) {
+        size_t size = zmq_msg_size(&body);
+        zmq_msg_send(&id, router, ZMQ_SNDMORE);
+        if (size == 1) {
+            double cpu = s_cpu_now();
+            zmq_send(router, &cpu, sizeof cpu, 0);
+            zmq_msg_close(&body);
+        } else {
+            zmq_msg_send(&body, router, 0);
+        }
+        if (size == 0) {
             break;
         }
     }
-    return NULL;
+    int linger = 2000;
+    zmq_setsockopt(router, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_close(router);
+    zmq_ctx_term(ctx);
+    _exit(0);
 }
 
-/* The median round trip of `reps` messages of `bytes` bytes. */
-static double s_round_trip(void *dealer, char *buf, size_t bytes, int reps)
+/* Busy for `seconds`, as a process computing between its messages. */
+static void s_busy(double seconds)
+{
+    volatile double x = 0;
+    for (double t0 = run_now(); run_now() - t0 < seconds;) {
+        x += 1;
+    }
+}
+
+/* The median round trip of `reps` messages of `bytes` bytes, each after
+ * `gap` seconds of work (the far end idle meanwhile, as processes that
+ * wait for each other are, so that waking it is part of the trip). */
+static double s_round_trip(void *dealer, char *buf, size_t bytes, int reps, double gap)
 {
     double *times = malloc((size_t)reps * sizeof *times), mean, sd;
     for (int i = -5; times && i < reps; i++) {
+        s_busy(gap);
         double t0 = run_now();
         zmq_send(dealer, buf, bytes, 0);
         zmq_recv(dealer, buf, bytes, 0);
@@ -137,8 +225,20 @@ static double s_round_trip(void *dealer, char *buf, size_t bytes, int reps)
     return median;
 }
 
+/* The echo process's CPU time so far. */
+static double s_echo_cpu(void *dealer)
+{
+    double cpu = 0;
+    zmq_send(dealer, "c", 1, 0);
+    zmq_recv(dealer, &cpu, sizeof cpu, 0);
+    return cpu;
+}
+
 /* A header alone and the whole vector, there and back over the configured
- * transport on this host. */
+ * transport on this host, to a process of its own: the work of a message
+ * at each end (both processes' CPU time, ZeroMQ's I/O threads included),
+ * the time between (with the far end idle before each, so that waking it
+ * counts), and, without shared segments, the bandwidth. */
 static int s_messages(const experiment *e, size_t bytes, costs *out, error *err)
 {
     char endpoint[256];
@@ -147,49 +247,214 @@ static int s_messages(const experiment *e, size_t bytes, costs *out, error *err)
     } else {
         snprintf(endpoint, sizeof endpoint, "ipc:///tmp/asgd-calibrate-%ld", (long)getpid());
     }
+    int ready[2];
+    if (pipe(ready) < 0) {
+        return error_set(err, ERROR_RUNTIME, "calibrate: %s", strerror(errno));
+    }
+    fflush(NULL);
+    pid_t echo = fork();
+    if (echo == 0) {
+        close(ready[0]);
+        s_echo(endpoint, ready[1]);
+    }
+    close(ready[1]);
+    char bound[256] = "";
+    ssize_t got = echo > 0 ? read(ready[0], bound, sizeof bound) : -1;
+    close(ready[0]);
     void *ctx = zmq_ctx_new();
-    void *router = ctx ? zmq_socket(ctx, ZMQ_ROUTER) : NULL;
     void *dealer = ctx ? zmq_socket(ctx, ZMQ_DEALER) : NULL;
     char *buf = malloc(bytes);
-    size_t len = sizeof endpoint;
     int linger = 0;
-    if (!router || !dealer || !buf || zmq_bind(router, endpoint) != 0 ||
-        zmq_getsockopt(router, ZMQ_LAST_ENDPOINT, endpoint, &len) != 0 ||
-        zmq_connect(dealer, endpoint) != 0) {
-        error_set(err, ERROR_RUNTIME, "calibrate: %s: %s", endpoint, zmq_strerror(zmq_errno()));
+    if (got != (ssize_t)sizeof bound || !bound[0] || !dealer || !buf ||
+        zmq_connect(dealer, bound) != 0) {
+        error_set(err, ERROR_RUNTIME, "calibrate: %s: cannot measure messages", endpoint);
+        if (echo > 0) {
+            kill(echo, SIGKILL);
+            waitpid(echo, NULL, 0);
+        }
         free(buf);
+        if (dealer) {
+            zmq_close(dealer);
+        }
         if (ctx) {
             zmq_ctx_term(ctx);
         }
         return -1;
     }
     memset(buf, 1, bytes);
-    echo x = {router};
-    pthread_t thread;
-    pthread_create(&thread, NULL, s_echo, &x);
-    double small = s_round_trip(dealer, buf, WIRE_HEADER_SIZE, 500);
-    double large = s_round_trip(dealer, buf, bytes, 50);
+    s_round_trip(dealer, buf, WIRE_HEADER_SIZE, 50, 0);   /* connected and warm */
+    const int reps = 500;
+    double cpu0 = s_cpu_now(), far0 = s_echo_cpu(dealer);
+    double small = s_round_trip(dealer, buf, WIRE_HEADER_SIZE, reps, 0);
+    double cpu_small = (s_cpu_now() - cpu0 + s_echo_cpu(dealer) - far0) / (reps + 5);
+    double wakes[3];   /* in turn with trips back to back: the host's noise falls on both */
+    for (int i = 0; i < 3; i++) {
+        wakes[i] = s_round_trip(dealer, buf, WIRE_HEADER_SIZE, 200, 1e-3) -
+                   s_round_trip(dealer, buf, WIRE_HEADER_SIZE, 200, 0);
+    }
+    double mean_wake, sd_wake;
+    s_describe(wakes, 3, &mean_wake, &sd_wake);
+    double large = s_round_trip(dealer, buf, bytes, 50, 0);
     zmq_send(dealer, "", 0, 0);   /* the echo's last */
     zmq_recv(dealer, buf, bytes, 0);
-    pthread_join(thread, NULL);
+    waitpid(echo, NULL, 0);
     zmq_setsockopt(dealer, ZMQ_LINGER, &linger, sizeof linger);
-    zmq_setsockopt(router, ZMQ_LINGER, &linger, sizeof linger);
     zmq_close(dealer);
-    zmq_close(router);
     zmq_ctx_term(ctx);
     free(buf);
-    if (strncmp(endpoint, "ipc://", 6) == 0) {
-        unlink(endpoint + 6);
+    if (strncmp(bound, "ipc://", 6) == 0) {
+        unlink(bound + 6);
     }
-    out->latency = small / 2;
-    /* the one-way time the large message takes beyond a small one */
+    /* a message: its sender's work, the time between, its receiver's work */
+    out->message_cpu = cpu_small / 4;
+    out->latency = fmax(0, small / 2 - 2 * out->message_cpu);
+    /* a round trip to a far end idle before it wakes two cores (the far
+     * end's, and the near end's while it waits for the answer) */
+    out->wakeup = fmax(0, wakes[1] / 2);
+    /* the one-way time the large message takes beyond a small one; through
+     * shared segments no values cross the socket: the copies at both ends
+     * are the work copy_bandwidth charges */
     double extra = (large - small) / 2;
-    out->bandwidth = extra > 0 ? (double)(bytes - WIRE_HEADER_SIZE) / extra : 1e15;
+    out->bandwidth = out->shared || extra <= 0 ? 1e15 : (double)(bytes - WIRE_HEADER_SIZE) / extra;
     return 0;
 }
 
-/* The rule's server step: pushes of small values into a shard of the whole
- * vector, each tagged as its round expects. */
+/* The rate of one copy of the model's vector as a shard copies its answer
+ * into a segment and a worker copies it out: from memory no cache holds
+ * (another process wrote it, others have run since), so a walk over 64 MB
+ * comes between copies. */
+static int s_copy(size_t bytes, costs *out, error *err)
+{
+    enum { REPS = 32 };
+    const size_t walk = 64u << 20;
+    char *src = malloc(bytes), *dst = malloc(bytes), *other = malloc(walk);
+    double times[REPS], mean, sd;
+    if (!src || !dst || !other) {
+        free(src);
+        free(dst);
+        free(other);
+        return error_set(err, ERROR_RUNTIME, "calibrate: out of memory");
+    }
+    memset(src, 1, bytes);
+    memset(dst, 2, bytes);
+    memset(other, 3, walk);
+    for (int i = 0; i < REPS; i++) {
+        for (size_t j = 0; j < walk; j += 64) {
+            other[j]++;
+        }
+        double t0 = run_now();
+        memcpy(dst, src, bytes);
+        times[i] = run_now() - t0;
+    }
+    s_describe(times, REPS, &mean, &sd);
+    out->copy_bandwidth = out->shared ? (double)bytes / times[REPS / 2] : 0;
+    free(src);
+    free(dst);
+    free(other);
+    return 0;
+}
+
+/* Two CPU-bound threads on one core: each notes the gaps in its own
+ * progress, which are the other's turns. */
+typedef struct turns {
+    double gaps[4096];
+    int n;
+    int cpu;
+} turns;
+
+static void *s_spin(void *arg)
+{
+    turns *t = arg;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(t->cpu, &one);
+    if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) != 0) {
+        return NULL;
+    }
+    double start = run_now(), last = start;
+    while (last - start < 0.4 && t->n < 4096) {
+        double now = run_now();
+        if (now - last > 50e-6) {   /* it did not run meanwhile */
+            t->gaps[t->n++] = now - last;
+        }
+        last = now;
+    }
+    return NULL;
+}
+
+/* How long the kernel lets a CPU-bound task run while another waits for
+ * its core (its slice, rounded to its tick): the median gap two spinning
+ * threads pinned to one core see; without pinning, a formula (EEVDF's
+ * base slice, 0.75 ms times 1 + log2 of the cores). */
+static double s_timeslice(long cores)
+{
+    double formula = 0.75e-3 * (1 + floor(log2((double)(cores < 8 ? cores : 8))));
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) {
+        return formula;
+    }
+    int cpu = 0;
+    while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &allowed)) {
+        cpu++;
+    }
+    turns *t = calloc(2, sizeof *t);
+    pthread_t threads[2];
+    int started = 0;
+    for (int i = 0; t && i < 2; i++) {
+        t[i].cpu = cpu;
+        started += pthread_create(&threads[i], NULL, s_spin, &t[i]) == 0;
+    }
+    for (int i = 0; i < started; i++) {
+        pthread_join(threads[i], NULL);
+    }
+    double slice = formula;
+    if (t && started == 2 && t[0].n + t[1].n >= 10) {
+        double *all = malloc((size_t)(t[0].n + t[1].n) * sizeof *all), mean, sd;
+        if (all) {
+            memcpy(all, t[0].gaps, (size_t)t[0].n * sizeof *all);
+            memcpy(all + t[0].n, t[1].gaps, (size_t)t[1].n * sizeof *all);
+            s_describe(all, t[0].n + t[1].n, &mean, &sd);
+            slice = all[(t[0].n + t[1].n) / 2];
+            free(all);
+        }
+    }
+    free(t);
+    return slice;
+}
+
+/* One evaluation as the evaluator makes it: the test set's forward pass in
+ * eval.batch rows at a time, and its pull's copy; the median of 3. */
+static int s_evaluation(experiment *e, costs *out, error *err)
+{
+    backend *b = backend_new(&e->backend, err);
+    model *m = b ? model_new(&e->model, b, e->train.dim, e->train.classes, err) : NULL;
+    float *theta = m ? malloc(m->nparams * sizeof *theta) : NULL;
+    if (!theta) {
+        model_destroy(&m);
+        backend_destroy(&b);
+        return m ? error_set(err, ERROR_RUNTIME, "calibrate: out of memory") : -1;
+    }
+    model_init_params(m, theta, e->seed);
+    double times[3], mean, sd, loss, acc;
+    for (int i = 0; i < 3; i++) {
+        double t0 = run_now();
+        model_evaluate_host(m, &loss, &acc, theta, &e->test, (int)e->eval_batch);
+        times[i] = run_now() - t0;
+    }
+    s_describe(times, 3, &mean, &sd);
+    double copy = out->copy_bandwidth > 0 ? (double)m->nparams * sizeof(float) /
+                                                out->copy_bandwidth : 0;
+    out->eval_cost = times[1] + copy;
+    free(theta);
+    model_destroy(&m);
+    backend_destroy(&b);
+    return 0;
+}
+
+/* The rule's server side on a shard of the whole vector: pulls answered
+ * (its on-pull work: DC-ASGD and Gap-Aware keep a copy for the worker) and
+ * pushes of small values applied, each tagged as its round expects, for
+ * each worker in turn; per push and per pull. */
 static int s_apply(const experiment *e, size_t n, costs *out, error *err)
 {
     float *init = calloc(n, sizeof *init), *values = malloc(n * sizeof *values);
@@ -201,19 +466,43 @@ static int s_apply(const experiment *e, size_t n, costs *out, error *err)
         free(values);
         return error_set(err, ERROR_RUNTIME, "calibrate: out of memory");
     }
-    for (size_t i = 0; i < n; i++) {
-        values[i] = 1e-6f * (float)(i % 7);
+    rng r = rng_derive(e->seed, RNG_SIM, 0x6170706c79);
+    for (size_t i = 0; i < n; i++) {   /* gradient-like: signs and sizes as data gives them */
+        values[i] = 1e-3f * (float)rng_normal(&r);
     }
+    /* each worker pushes what it computed on its last pull, and pulls
+     * again: in turn, every push is as stale as the other workers make it;
+     * and, as in a real shard, whose workers and copies have run since the
+     * last, from memory no cache holds (a walk over 64 MB between) */
+    uint64_t *pulled = calloc((size_t)e->workers, sizeof *pulled);
+    const size_t walk = 64u << 20;
+    char *other = malloc(walk);
     const int pushes = 100;
-    double t0 = run_now();
-    for (int i = 0; i < pushes; i++) {
-        uint64_t version = atomic_load(&s->version);
-        push_msg m = {.worker = (uint32_t)(i % e->workers), .tag = version,
-                      .base_version = version, .samples = (uint32_t)e->batch,
-                      .values = values};
-        server_push(s, &m);
+    double pushing = 0, answering = 0;
+    if (other) {
+        memset(other, 1, walk);
     }
-    out->apply = (run_now() - t0) / pushes;
+    for (int i = 0; pulled && other && i < pushes; i++) {
+        for (size_t j = 0; j < walk; j += 64) {
+            other[j]++;
+        }
+        uint32_t worker = (uint32_t)(i % e->workers);
+        uint64_t version = atomic_load(&s->version);
+        push_msg m = {.worker = worker, .tag = version, .base_version = pulled[worker],
+                      .samples = (uint32_t)e->batch, .values = values};
+        double t0 = run_now();
+        server_push(s, &m);
+        double t1 = run_now();
+        pull_msg pull = {.worker = worker, .min_version = atomic_load(&s->version)};
+        pulled[worker] = atomic_load(&s->version);
+        server_answer(s, &pull);
+        pushing += t1 - t0;
+        answering += run_now() - t1;
+    }
+    free(pulled);
+    free(other);
+    out->apply = pushing / pushes;
+    out->answer = answering / pushes;
     server_destroy(&s);
     free(init);
     free(values);
@@ -272,9 +561,13 @@ static int s_write(const char *path, const char *config_path, const experiment *
         fprintf(f, "%s%.4g", k ? "," : "", c->quantiles[k]);
     }
     fprintf(f, "\ncompute_mean = %.6g\ncompute_sd = %.6g\nlatency = %.6g\nbandwidth = %.6g\n"
-            "apply = %.6g\nstartup_mean = %.6g\nstartup_sd = %.6g\ncores = %ld\n",
-            c->compute_mean, c->compute_sd, c->latency, c->bandwidth, c->apply,
-            c->startup_mean, c->startup_sd, c->cores);
+            "message_cpu = %.6g\ncopy_bandwidth = %.6g\napply = %.6g\nanswer = %.6g\n"
+            "eval_cost = %.6g\n"
+            "startup_mean = 0\nstartup_sd = 0\nstartup_cpu = %.6g\ncores = %ld\n"
+            "timeslice = %.6g\nwakeup = %.6g\n",
+            c->compute_mean, c->compute_sd, c->latency, c->bandwidth, c->message_cpu,
+            c->copy_bandwidth, c->apply, c->answer, c->eval_cost, c->startup_mean, c->cores,
+            c->timeslice, c->wakeup);
     if (fclose(f) != 0) {
         return error_set(err, ERROR_RUNTIME, "%s: cannot write", path);
     }
@@ -305,6 +598,7 @@ int calibrate_main(int argc, char **argv)
     error err = {0};
     experiment e;
     costs c = {.cores = sysconf(_SC_NPROCESSORS_ONLN)};
+    c.timeslice = s_timeslice(c.cores);
     double t0 = run_now();
     int rc = experiment_configure(&e, config_path, noverrides, overrides, NULL, &err);
     if (rc == 0) {
@@ -313,9 +607,12 @@ int calibrate_main(int argc, char **argv)
             rc = config_fail(e.c, "train", "algorithm", &err, "calibrate measures a "
                              "distributed rule's costs; the sequential baseline has none");
         } else {
+            c.shared = e.shm;   /* every process of a calibrated run is on this host */
             rc = experiment_load(&e, &err) < 0 || s_compute(&e, &c, &err) < 0 ||
                  s_messages(&e, e.nparams * sizeof(float) + WIRE_HEADER_SIZE, &c, &err) < 0 ||
-                 s_apply(&e, e.nparams, &c, &err) < 0 || s_startup(&e, &c, &err) < 0 ||
+                 s_copy(e.nparams * sizeof(float), &c, &err) < 0 ||
+                 s_apply(&e, e.nparams, &c, &err) < 0 || s_evaluation(&e, &c, &err) < 0 ||
+                 s_startup(&e, &c, &err) < 0 ||
                  s_write(out, config_path, &e, &c, &err) < 0 ? -1 : 0;
         }
         experiment_destroy(&e);
@@ -324,12 +621,19 @@ int calibrate_main(int argc, char **argv)
         fprintf(stderr, "asgd: %s\n", err.msg);
         return err.status ? err.status : 1;
     }
-    printf("compute: %.3f ms a minibatch (sd %.3f; q10 %.3f, median %.3f, q90 %.3f)\n"
-           "messages: latency %.1f us, bandwidth %.2f GB/s\n"
-           "apply: %.3f ms a push\nstartup: %.3f s (sd %.3f)\ncores: %ld\n"
-           "wrote %s in %.1f s\n",
+    printf("compute: %.3f ms a step of the rule (sd %.3f; q10 %.3f, median %.3f, q90 %.3f)\n"
+           "messages: latency %.1f us, %.1f us of work at each end, ",
            c.compute_mean * 1e3, c.compute_sd * 1e3, c.quantiles[1] * 1e3,
-           c.quantiles[5] * 1e3, c.quantiles[9] * 1e3, c.latency * 1e6, c.bandwidth * 1e-9,
-           c.apply * 1e3, c.startup_mean, c.startup_sd, c.cores, out, run_now() - t0);
+           c.quantiles[5] * 1e3, c.quantiles[9] * 1e3, c.latency * 1e6, c.message_cpu * 1e6);
+    if (c.shared) {
+        printf("values copied through shared segments at %.2f GB/s\n", c.copy_bandwidth * 1e-9);
+    } else {
+        printf("bandwidth %.2f GB/s\n", c.bandwidth * 1e-9);
+    }
+    printf("apply: %.3f ms a push, %.3f ms a pull\nevaluation: %.3f s\n"
+           "startup: %.3f s of work (sd %.3f)\ncores: %ld, a timeslice of %.2f ms, %.1f us to wake "
+           "one\nwrote %s in %.1f s\n",
+           c.apply * 1e3, c.answer * 1e3, c.eval_cost, c.startup_mean, c.startup_sd, c.cores,
+           c.timeslice * 1e3, c.wakeup * 1e6, out, run_now() - t0);
     return 0;
 }

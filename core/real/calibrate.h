@@ -1,20 +1,29 @@
 /* calibrate.h: `asgd calibrate CONFIG [-o PROFILE]`, this host's costs for
  * one experiment, as a profile the simulator reads ([sim] profile).
  *
- * It measures, in well under a minute:
+ * It measures, in a few seconds:
  *   compute      the time of one worker minibatch (a minibatch drawn and
  *                its gradient, as worker_gradient takes it) of the
  *                configured model and batch, 200 times after a warm-up:
  *                its deciles (compute = empirical), mean and sd;
- *   messages     round trips over the configured transport (ipc or tcp on
- *                this host) between two ZeroMQ sockets, of a header alone
- *                and of the model's whole vector: latency is half the small
- *                one (the per-message cost of both ends included), and the
- *                extra time of the large one gives the bandwidth;
+ *   messages     round trips of a header alone over the configured
+ *                transport (ipc or tcp on this host) to an echo process:
+ *                message_cpu is the CPU time both processes spend on one
+ *                message at each end (ZeroMQ's calls and I/O threads),
+ *                latency the rest of a one-way trip when the far end was
+ *                idle before it (waking it is part of the trip); with
+ *                shared segments ([cluster] shm) no values cross the
+ *                socket (bandwidth is left unlimited), and copy_bandwidth
+ *                is one copy of the model's vector from memory no cache
+ *                holds; without, the bandwidth of a round trip of the
+ *                whole vector;
  *   apply        the rule's server step on a shard of the whole vector, per
  *                push;
- *   startup      loading the data and making the model, 3 times;
- *   cores        the host's online cores, which simulated workers share.
+ *   eval_cost    one evaluation of the test set, as the evaluator makes it;
+ *   startup_cpu  loading the data and making the model, 3 times;
+ *   cores        the host's online cores, which simulated processes share,
+ *   timeslice    and how long the kernel runs a CPU-bound task while
+ *                another waits for its core (two threads spinning on one).
  * It prints what it measured; the profile (an INI file) records the host,
  * its CPU, the date, the config and asgd's version in [host], and the costs
  * in [sim]. */

@@ -41,6 +41,43 @@ static void s_evaluate(sim *s)
     }
 }
 
+/* The evaluations during training come every eval.every from the first
+ * step; with [sim] eval_cost each takes that much work on a core, and the
+ * next is due eval.every after the last was due, or at once when that one
+ * ended later (as the real evaluator catches up). */
+static void s_evaluation_done(sim *s)
+{
+    if (s->eval_due) {   /* one fell due while the last was still being worked on */
+        s->eval_due = false;
+        sim_schedule(s, (sim_event){.t = s->now, .kind = EV_EVAL});
+        return;
+    }
+    if (s->e->eval_every > 0 && s->started && s->evaluations > 0) {
+        double due = s->first_step + s->e->eval_every * (double)(s->evaluations + 1);
+        sim_schedule(s, (sim_event){.t = fmax(s->now, due), .kind = EV_EVAL});
+    }
+}
+
+static void s_eval_event(sim *s)
+{
+    double cost = s->e->sim.eval_cost;
+    if (cost <= 0) {
+        s_evaluate(s);
+        if (s->e->eval_every > 0 && s->started) {   /* the next, counted from the first step */
+            sim_schedule(s, (sim_event){.t = s->now + s->e->eval_every, .kind = EV_EVAL});
+        }
+        return;
+    }
+    if (s->eval_busy) {
+        s->eval_due = true;
+        return;
+    }
+    s_evaluate(s);
+    s->evaluations += s->started;
+    s->eval_busy = true;
+    sim_cpu_run(s, sim_who_evaluator(), cost);
+}
+
 /* ---- the run ---- */
 
 static void s_handle(sim *s, const sim_event *e)
@@ -57,14 +94,24 @@ static void s_handle(sim *s, const sim_event *e)
     case EV_AWAY:
         sim_worker_away(s, e->worker, e->back);
         break;
-    case EV_RESUME: {
-        sim_worker *sw = &s->workers[e->worker];
-        sim_core_release(s);   /* every EV_RESUME ends a minibatch on a core */
-        if (sw->incarnation == e->incarnation && sw->waiting == WAIT_TIME) {
-            sim_worker_wake(sw);
+    case EV_CPU:
+        if (!sim_cpu_turn_ended(s, e)) {
+            break;
+        }
+        if (e->io) {
+            sim_io_done(s, e);
+        } else if (e->worker >= 0) {
+            sim_worker_cpu_done(&s->workers[e->worker]);
+        } else if (e->shard >= 0) {
+            sim_shard_cpu_done(s, e->shard);
+        } else {
+            s->eval_busy = false;
+            s_evaluation_done(s);
         }
         break;
-    }
+    case EV_IO_ARRIVE:
+        sim_cpu_io(s, *e, s->e->sim.message_cpu / 2);
+        break;
     case EV_ARRIVE_PULL:
     case EV_ARRIVE_PUSH:
         sim_shard_arrive(s, e);
@@ -92,9 +139,6 @@ static void s_handle(sim *s, const sim_event *e)
         }
         break;
     }
-    case EV_PROCESS:
-        sim_shard_process(s, e->shard);
-        break;
     case EV_SHARD_BACK:
         sim_shard_back(s, e->shard);
         break;
@@ -103,10 +147,7 @@ static void s_handle(sim *s, const sim_event *e)
         sim_schedule(s, (sim_event){.t = s->now + s->e->checkpoint_every, .kind = EV_CHECKPOINT});
         break;
     case EV_EVAL:
-        s_evaluate(s);
-        if (s->e->eval_every > 0 && s->started) {   /* the next, counted from the first step */
-            sim_schedule(s, (sim_event){.t = s->now + s->e->eval_every, .kind = EV_EVAL});
-        }
+        s_eval_event(s);
         break;
     case EV_FAIL:
         if (e->shard >= 0) {
@@ -120,6 +161,11 @@ static void s_handle(sim *s, const sim_event *e)
     }
 }
 
+void sim_deliver(sim *s, const sim_event *e)
+{
+    s_handle(s, e);
+}
+
 static void s_free(sim *s)
 {
     for (int k = 0; s->workers && k < s->nworkers; k++) {
@@ -128,6 +174,7 @@ static void s_free(sim *s)
     for (int k = 0; s->shards && k < s->nshards; k++) {
         server_destroy(&s->shards[k].srv);
         free(s->shards[k].queue);
+        free(s->shards[k].outbox);
         free(s->shards[k].clients);
     }
     if (s->parts) {
@@ -267,9 +314,9 @@ static int s_run(sim *s, progress *p)
         if ((s->events & 4095) == 0) {
             s_progress(s, p, false);
         }
-        s->queued_work -= !sim_periodic(ev.kind);
+        s->queued_work -= !sim_periodic(&ev);
         s_handle(s, &ev);
-        if (sim_periodic(ev.kind) && s->queued_work == 0 && s->started) {
+        if (sim_periodic(&ev) && s->queued_work == 0 && s->started) {
             break;   /* only evaluations and checkpoints are left: nothing will move again */
         }
     }

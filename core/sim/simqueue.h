@@ -29,6 +29,9 @@ typedef struct sim_event {
                                   restart policy decides) */
     uint32_t generation;       /* a request: the shard's generation its sender last
                                   heard (0: none yet); a reply: the shard's */
+    int io;                    /* a message in an I/O thread's hands (simcpu.c): 1
+                                  leaving, 2 arriving; its own kind in msg_kind */
+    int msg_kind;
 } sim_event;
 
 /* A heap entry: order is the insertion number << SIMQ_SLOT_BITS | the slot. */

@@ -30,9 +30,42 @@ typedef struct sim_replier {
     int shard;
 } sim_replier;
 
-/* server_reply_fn: the shard's parameters to the worker now, arriving
- * after the link's delay; handle is the pull's worker incarnation. A pull
- * from a worker that has since failed gets nothing. */
+/* Sends e (a reply or a verdict, of `bytes`, `values` of them copied) from
+ * shard k: at once, or, while the shard works on a message, once that
+ * work is done, which grows by the sending and the copy. */
+static void s_send(sim *s, int k, sim_event e, double bytes, double values)
+{
+    sim_shard *sh = &s->shards[k];
+    e.bytes = (uint64_t)bytes;
+    if (!sh->collecting) {
+        sim_send(s, e, bytes);
+        return;
+    }
+    if (sim_queue_add(&sh->outbox, &sh->nout, &sh->capout, &sh->headout, e) < 0) {
+        s->failed = true;
+        error_set(s->err, ERROR_RUNTIME, "sim: out of memory");
+        return;
+    }
+    sh->outbox_work += sim_message_work(s) + sim_copy_time(&s->e->sim, values) +
+                       (e.kind == EV_ARRIVE_REPLY ? s->e->sim.answer : 0);
+}
+
+/* What shard k made while it worked on a message leaves now. */
+static void s_flush(sim *s, int k)
+{
+    sim_shard *sh = &s->shards[k];
+    for (; sh->nout > 0; sh->nout--) {
+        sim_event e = sh->outbox[sh->headout++];
+        sim_send(s, e, (double)e.bytes);
+    }
+    sh->headout = 0;
+    sh->outbox_work = 0;
+}
+
+/* server_reply_fn: the shard's parameters to the worker now (as they are
+ * at this moment), arriving after the link's delay (s_send); handle is the
+ * pull's worker incarnation. A pull from a worker that has since failed
+ * gets nothing. */
 static void s_reply(void *ctx, const pull_msg *m, void *handle)
 {
     sim_replier *rp = ctx;
@@ -48,10 +81,10 @@ static void s_reply(void *ctx, const pull_msg *m, void *handle)
     if (k == 0) {
         *sw->pull_staleness = srv->last_staleness[worker];
     }
-    double bytes = WIRE_HEADER_SIZE + (double)srv->n * sizeof(float);
-    sim_schedule(s, (sim_event){.t = sim_arrival(s, worker, k, 0, bytes), .kind = EV_ARRIVE_REPLY,
-                              .worker = worker, .shard = k, .incarnation = incarnation,
-                              .generation = s->shards[k].generation});
+    double values = (double)srv->n * sizeof(float);
+    s_send(s, k, (sim_event){.kind = EV_ARRIVE_REPLY, .worker = worker, .shard = k,
+                             .incarnation = incarnation, .generation = s->shards[k].generation},
+           WIRE_HEADER_SIZE + values, values);
 }
 
 /* The first training step, the first worker pull any shard sees: time
@@ -107,10 +140,10 @@ static void s_push(sim *s, int k, const sim_event *m)
         verdict = server_push(sh->srv, &pm);
     }
     if (m->ask) {   /* the round's leader answers with its verdict */
-        sim_schedule(s, (sim_event){.t = sim_arrival(s, m->worker, k, 0, WIRE_HEADER_SIZE),
-                                    .kind = EV_ARRIVE_VERDICT, .worker = m->worker,
-                                    .shard = k, .incarnation = m->incarnation,
-                                    .verdict = verdict, .generation = sh->generation});
+        s_send(s, k, (sim_event){.kind = EV_ARRIVE_VERDICT, .worker = m->worker, .shard = k,
+                                 .incarnation = m->incarnation, .verdict = verdict,
+                                 .generation = sh->generation},
+               WIRE_HEADER_SIZE, 0);
     }
     sim_worker *sw = &s->workers[m->worker];
     if (--sw->pending_pushes == 0 && sw->waiting == WAIT_SETTLE) {
@@ -120,10 +153,25 @@ static void s_push(sim *s, int k, const sim_event *m)
     server_wake(sh->srv, s_reply, &rp);
 }
 
+/* Whether a shard's handling of a message takes time ([sim] message_cpu,
+ * copy_bandwidth, apply): then it works on one message at a time, and its
+ * replies leave once that work is done. */
+static bool s_shard_works(const sim *s)
+{
+    const sim_spec *spec = &s->e->sim;
+    return spec->message_cpu > 0 || spec->copy_bandwidth > 0 || spec->apply > 0 ||
+           spec->answer > 0;
+}
+
+/* Shard k takes its queued messages in arrival order, one at a time: it
+ * receives each (message_cpu), applies a push ([sim] apply) or answers a
+ * pull that is ready, and the replies this makes (a pull's, those of
+ * pulls a push made ready, a verdict) leave when the work on the message,
+ * their sending and copies included, is done. */
 void sim_shard_process(sim *s, int k)
 {
     sim_shard *sh = &s->shards[k];
-    sh->busy = false;
+    bool works = s_shard_works(s);
     while (sh->count > 0 && !sh->busy && !sh->down) {
         sim_event m = sh->queue[sh->head++];
         sh->count--;
@@ -133,17 +181,31 @@ void sim_shard_process(sim *s, int k)
         if (!sim_worker_alive(s, m.worker, m.incarnation)) {
             continue;   /* from a worker that has since failed */
         }
+        sh->collecting = works;
+        double work = sim_message_work(s);
         if (m.kind == EV_ARRIVE_PULL) {
             s_pull(s, k, &m);
+        } else {
+            s_push(s, k, &m);
+            work += s->e->sim.apply;
+        }
+        sh->collecting = false;
+        work += sh->outbox_work;
+        if (!works || work <= 0) {
+            s_flush(s, k);
             continue;
         }
-        s_push(s, k, &m);
-        if (s->e->sim.apply > 0) {
-            sh->busy = true;
-            sim_schedule(s, (sim_event){.t = s->now + s->e->sim.apply, .kind = EV_PROCESS,
-                                        .shard = k});
-        }
+        sh->busy = true;
+        sim_cpu_run(s, sim_who_shard(k), work);
     }
+}
+
+void sim_shard_cpu_done(sim *s, int k)
+{
+    sim_shard *sh = &s->shards[k];
+    sh->busy = false;
+    s_flush(s, k);
+    sim_shard_process(s, k);
 }
 
 /* m, which reached a shard that is down, arrives again with the first
@@ -242,6 +304,8 @@ void sim_shard_fail(sim *s, int k, double back)
             sim_worker_wake(sw);
         }
     }
+    s_flush(s, k);   /* what its last work made leaves (its sending is not redone) */
+    sh->job.seq++;   /* the work it was doing ends with it */
     sh->head = sh->count = 0;
     sh->busy = false;
     server *srv = sh->srv;

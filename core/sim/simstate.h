@@ -28,28 +28,42 @@
 #define SIM_CANARY 8
 
 enum ev_kind {
-    EV_RESUME = 1,       /* a worker's wait for time is over */
+    EV_CPU = 1,          /* a job's turn on a core ends (simcpu.c): its owner is
+                            the worker, else the shard, else (both -1) the
+                            evaluator; tag: the job's number */
     EV_START,            /* a worker (re)starts */
     EV_ARRIVE_PULL,      /* a pull reaches a shard */
     EV_ARRIVE_PUSH,      /* a push reaches a shard */
     EV_ARRIVE_REPLY,     /* a pull's reply reaches a worker */
-    EV_PROCESS,          /* a shard is free for its next message */
     EV_EVAL,             /* the evaluator's turn */
     EV_FAIL,             /* a worker fails, or a shard (shard >= 0) */
     EV_ARRIVE_VERDICT,   /* the round leader's verdict on a push reaches its worker */
     EV_SHARD_BACK,       /* a failed shard returns from its checkpoint */
     EV_CHECKPOINT,       /* every shard writes its checkpoint */
     EV_AWAY,             /* a worker's device goes away until `back` (sim.trace) */
+    EV_IO_ARRIVE,        /* a message reaches its receiver's I/O thread */
 };
 
+enum { SIM_IO_LEAVING = 1, SIM_IO_ARRIVING };
+
 /* Events that recur for as long as the run lasts, and so are not work
- * that could still move it. */
-static inline bool sim_periodic(int kind)
+ * that could still move it: evaluations (their work on a core too) and
+ * checkpoints. */
+static inline bool sim_periodic(const sim_event *e)
 {
-    return kind == EV_EVAL || kind == EV_CHECKPOINT;
+    return e->kind == EV_EVAL || e->kind == EV_CHECKPOINT ||
+           (e->kind == EV_CPU && e->worker < 0 && e->shard < 0 && !e->io);
 }
 
-enum wait_kind { WAIT_NONE, WAIT_TIME, WAIT_CORE, WAIT_REPLIES, WAIT_SETTLE, WAIT_VERDICT };
+enum wait_kind { WAIT_NONE, WAIT_CPU, WAIT_REPLIES, WAIT_SETTLE, WAIT_VERDICT };
+
+/* An owner's work on the cores (simcpu.c): one job at a time. */
+typedef struct sim_job {
+    double left;             /* seconds of work still to do; < 0: a minibatch, its
+                                time drawn as it starts */
+    bool whole;              /* the turn it has now finishes it */
+    uint64_t seq;            /* its number: a turn of an earlier job ends nothing */
+} sim_job;
 
 typedef struct sim sim;
 
@@ -79,6 +93,7 @@ typedef struct sim_worker {
     double away_until;       /* its device is away until then (sim.trace) */
     double compute_start;    /* when its current minibatch could start */
     int restarts;
+    sim_job job;
 } sim_worker;
 
 typedef struct sim_shard {
@@ -94,6 +109,11 @@ typedef struct sim_shard {
     uint64_t lost;           /* and the updates lost in all (kept here, not in the
                                 counters a checkpoint brings back) */
     shard_client *clients;   /* what a checkpoint keeps of each worker (all 0 here) */
+    sim_job job;             /* its work on the message it is handling */
+    sim_event *outbox;       /* the replies and verdicts that work made, which */
+    size_t headout, nout, capout;   /* leave when it is done */
+    double outbox_work;      /* their sending and copies */
+    bool collecting;         /* replies go to the outbox */
 } sim_shard;
 
 struct sim {
@@ -114,7 +134,7 @@ struct sim {
     const void *main_stack_bottom;
     size_t main_stack_size;
     int done_workers, restarts;
-    /* [sim] cores: the shared cores and the workers queued for one */
+    /* [sim] cores: the cores taken, and the jobs in line for one */
     long cores_busy;
     sim_event *core_queue;
     size_t core_head, core_count, core_cap;
@@ -123,6 +143,10 @@ struct sim {
     bool started;            /* a worker has pulled: training has begun */
     long queued_work;        /* queued events that are not evaluations */
     bool evaluated_at_end;   /* the final evaluation is in eval.csv */
+    sim_job eval_job;        /* the evaluator's ([sim] eval_cost) */
+    bool eval_busy;          /* it is working on an evaluation, */
+    bool eval_due;           /* and the next fell due meanwhile */
+    long evaluations;        /* those during training, with eval_cost */
     double first_step;       /* when: time 0 of every row and of time_s */
     error *err;
     float *centre;
@@ -140,6 +164,19 @@ int sim_schedule(sim *s, sim_event e);
  * shard arrives (to_shard: that direction), never before the link's
  * previous message: links keep their order. */
 double sim_arrival(sim *s, int worker, int shard, int to_shard, double bytes);
+/* Sends message e (a pull, push, reply or verdict between e.worker and
+ * e.shard) of `bytes`: it arrives after the link's time; with shared
+ * cores and [sim] message_cpu, through its sender's and its receiver's
+ * I/O threads, each a turn on a core (simcpu.c). -1 when out of memory. */
+int sim_send(sim *s, sim_event e, double bytes);
+/* The part of a message's work at each end that the process's own thread
+ * does ([sim] message_cpu, or half of it where I/O threads do the rest). */
+double sim_message_work(const sim *s);
+/* A message's I/O turn has ended (e: its EV_CPU): it leaves, or it is
+ * delivered. */
+void sim_io_done(sim *s, const sim_event *e);
+/* Delivers message e to its receiver now (the handlers of its kind). */
+void sim_deliver(sim *s, const sim_event *e);
 /* Appends e to a FIFO kept in an array from *head (moved to 0 when the
  * array is full, before it grows). */
 int sim_queue_add(sim_event **buf, size_t *count, size_t *cap, size_t *head, sim_event e);
@@ -147,12 +184,31 @@ int sim_queue_add(sim_event **buf, size_t *count, size_t *cap, size_t *head, sim
  * growing with the restarts so far, as the launcher's back-off. */
 double sim_restart_delay(const sim *s);
 
+/* simcpu.c */
+/* Owners of jobs: a worker (this incarnation), a shard, the evaluator. */
+sim_event sim_who_worker(const sim_worker *sw);
+sim_event sim_who_shard(int k);
+sim_event sim_who_evaluator(void);
+/* Message e's work in an I/O thread (`work` seconds, one turn), on a
+ * free core now or once one is its turn; its end is an EV_CPU with e.io. */
+int sim_cpu_io(sim *s, sim_event e, double work);
+/* who's next job: `work` seconds (< 0: a worker's minibatch), on a free
+ * core now or once one is its turn; its end is an EV_CPU. -1 when out of
+ * memory (the run failed). */
+int sim_cpu_run(sim *s, sim_event who, double work);
+/* EV_CPU e: a turn on a core ends; true when it finished its owner's
+ * current job (and the core has gone to the next in line). */
+bool sim_cpu_turn_ended(sim *s, const sim_event *e);
+
 /* simshard.c */
 /* A message reaches its shard: queued and processed, or, while the shard
  * is down, sent again after it is back. */
 void sim_shard_arrive(sim *s, const sim_event *e);
 /* Processes shard k's queued messages until it is busy or idle. */
 void sim_shard_process(sim *s, int k);
+/* Shard k's work on a message is done: a pull is answered, and the next
+ * message taken. */
+void sim_shard_cpu_done(sim *s, int k);
 /* Shard k fails now; back >= 0: it returns then, else the restart policy
  * and [checkpoint] every decide. */
 void sim_shard_fail(sim *s, int k, double back);
@@ -179,8 +235,8 @@ void sim_worker_wake(sim_worker *sw);
 void sim_worker_stop(sim *s, int k);
 /* Whether a message from this incarnation of a worker still matters. */
 bool sim_worker_alive(const sim *s, int worker, int incarnation);
-/* A minibatch has ended: its core goes to the next worker in line. */
-void sim_core_release(sim *s);
+/* Resumes worker sw's coroutine after its job's work is done. */
+void sim_worker_cpu_done(sim_worker *sw);
 /* compute = measured: times real gradients on a scratch worker. */
 int sim_calibrate(sim *s);
 void sim_worker_free(sim_worker *sw);

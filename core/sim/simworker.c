@@ -75,6 +75,35 @@ void sim_worker_wake(sim_worker *sw)
 
 /* ---- the worker link ---- */
 
+/* `work` seconds of the worker's own (its messages' calls and copies), on
+ * a core; none when work is 0. */
+static int s_work(sim_worker *sw, double work)
+{
+    if (work > 0 && !sw->failed) {
+        if (sim_cpu_run(sw->s, sim_who_worker(sw), work) < 0) {
+            return -1;
+        }
+        sw->waiting = WAIT_CPU;
+        s_yield(sw);
+    }
+    return sw->failed ? -1 : 0;
+}
+
+/* The work of sending (or receiving) one message to (from) each shard,
+ * with `bytes` of values copied in all. */
+static double s_message_work(const sim_worker *sw, double bytes)
+{
+    const sim_spec *spec = &sw->s->e->sim;
+    return sim_message_work(sw->s) * sw->s->nshards + sim_copy_time(spec, bytes);
+}
+
+void sim_worker_cpu_done(sim_worker *sw)
+{
+    if (sw->waiting == WAIT_CPU) {
+        sim_worker_wake(sw);
+    }
+}
+
 /* Sends a pull for min_version to every shard, the replies to go to dst,
  * versions and staleness. */
 static int s_ask_pull(sim_worker *sw, float *dst, uint64_t *versions, uint64_t *staleness,
@@ -82,30 +111,33 @@ static int s_ask_pull(sim_worker *sw, float *dst, uint64_t *versions, uint64_t *
 {
     sim *s = sw->s;
     worker *w = &sw->w;
+    if (s_work(sw, s_message_work(sw, 0)) < 0) {
+        return -1;
+    }
     sw->pull_dst = dst;
     sw->pull_versions = versions;
     sw->pull_staleness = staleness;
     sw->pending_replies = s->nshards;
     for (int k = 0; k < s->nshards; k++) {
-        sim_event e = {.t = sim_arrival(s, w->id, k, 1, SIM_PULL_BYTES), .kind = EV_ARRIVE_PULL,
-                       .worker = w->id, .shard = k, .incarnation = sw->incarnation,
-                       .version = min_version,
+        sim_event e = {.kind = EV_ARRIVE_PULL, .worker = w->id, .shard = k,
+                       .incarnation = sw->incarnation, .version = min_version,
                        .generation = s->heard[(size_t)w->id * s->nshards + k]};
-        if (sim_schedule(s, e) < 0) {
+        if (sim_send(s, e, SIM_PULL_BYTES) < 0) {
             return -1;
         }
     }
     return 0;
 }
 
-/* Until every reply asked for has come. */
+/* Until every reply asked for has come, and the worker has taken the
+ * parameters out of them. */
 static int s_wait_replies(sim_worker *sw)
 {
     if (sw->pending_replies > 0 && !sw->failed) {
         sw->waiting = WAIT_REPLIES;
         s_yield(sw);
     }
-    return sw->failed ? -1 : 0;
+    return s_work(sw, s_message_work(sw, (double)sw->w.nparams * sizeof(float)));
 }
 
 static int s_link_pull(worker *w, float *dst, uint64_t min_version)
@@ -161,12 +193,12 @@ static int s_push_to(sim_worker *sw, int k, const float *values, uint64_t tag, u
     server *srv = s->shards[k].srv;
     uint64_t bytes = WIRE_HEADER_SIZE + (sw->compress ? sw->compress->len[k]
                                                       : srv->n * sizeof(float));
-    sim_event e = {.t = sim_arrival(s, w->id, k, 1, (double)bytes), .kind = EV_ARRIVE_PUSH,
-                   .worker = w->id, .shard = k, .incarnation = sw->incarnation, .tag = tag,
-                   .version = w->versions[k], .samples = samples, .verdict = verdict,
-                   .ask = ask, .values = values + srv->lo, .bytes = bytes,
+    sim_event e = {.kind = EV_ARRIVE_PUSH, .worker = w->id, .shard = k,
+                   .incarnation = sw->incarnation, .tag = tag, .version = w->versions[k],
+                   .samples = samples, .verdict = verdict, .ask = ask,
+                   .values = values + srv->lo,
                    .generation = s->heard[(size_t)w->id * s->nshards + k]};
-    if (sim_schedule(s, e) < 0) {
+    if (sim_send(s, e, (double)bytes) < 0) {
         return -1;
     }
     sw->pending_pushes++;
@@ -188,6 +220,14 @@ static int s_link_push(worker *w, const float *values, uint64_t tag, uint32_t sa
             return -1;
         }
         values = compressor_push(sw->compress, values);
+    }
+    double bytes = 0;
+    for (int k = 0; k < s->nshards; k++) {
+        bytes += sw->compress ? (double)sw->compress->len[k]
+                              : (double)s->shards[k].srv->n * sizeof(float);
+    }
+    if (s_work(sw, s_message_work(sw, bytes)) < 0) {
+        return -1;
     }
     int first = 0, verdict = PUSH_UNDECIDED;
     if (w->round_leader && s->nshards > 1) {   /* shard 0 first, then its verdict */
@@ -219,17 +259,6 @@ static void s_link_settle(worker *w)
     }
 }
 
-/* Starts worker sw's minibatch on a core: its compute time passes, then
- * EV_RESUME (which frees the core when cores are shared). */
-static void s_compute_on_core(sim *s, sim_worker *sw)
-{
-    double start = sim_after_pauses(&s->e->sim, sw->w.id, fmax(s->now, sw->compute_start));
-    double t = start + sim_compute_time(&s->e->sim, sw->w.id, &sw->compute_rng);
-    sim_schedule(s, (sim_event){.t = t, .kind = EV_RESUME, .worker = sw->w.id,
-                              .incarnation = sw->incarnation});
-    sw->waiting = WAIT_TIME;
-}
-
 static void s_link_compute(worker *w)
 {
     sim_worker *sw = w->link_state;
@@ -238,38 +267,11 @@ static void s_link_compute(worker *w)
         return;
     }
     sw->compute_start = s->now;
-    long cores = s->e->sim.cores;
-    if (cores > 0 && s->cores_busy == cores) {
-        sim_event wait = {.worker = w->id, .incarnation = sw->incarnation};
-        if (sim_queue_add(&s->core_queue, &s->core_count, &s->core_cap, &s->core_head, wait) < 0) {
-            s->failed = true;
-            error_set(s->err, ERROR_RUNTIME, "sim: out of memory");
-            return;
-        }
-        sw->waiting = WAIT_CORE;
-    } else {
-        s->cores_busy++;
-        s_compute_on_core(s, sw);
+    if (sim_cpu_run(s, sim_who_worker(sw), -1) < 0) {
+        return;
     }
+    sw->waiting = WAIT_CPU;
     s_yield(sw);
-}
-
-/* A minibatch has ended: its core goes to the next worker in line. */
-void sim_core_release(sim *s)
-{
-    while (s->core_count > 0) {
-        sim_event next = s->core_queue[s->core_head++];
-        if (--s->core_count == 0) {
-            s->core_head = 0;
-        }
-        sim_worker *sw = &s->workers[next.worker];
-        if (sw->incarnation == next.incarnation && sw->running && !sw->failed &&
-            sw->waiting == WAIT_CORE) {
-            s_compute_on_core(s, sw);   /* the core passes on; cores_busy is unchanged */
-            return;
-        }
-    }
-    s->cores_busy--;
 }
 
 /* Virtual time from the first training step. */
@@ -299,7 +301,8 @@ static void s_trampoline(void *arg)
 #ifdef __SANITIZE_ADDRESS__
     __sanitizer_finish_switch_fiber(NULL, &s->main_stack_bottom, &s->main_stack_size);
 #endif
-    sw->rc = s->e->alg->worker_run(&sw->w);
+    /* a process's start-up (loading the data, making the model) is work */
+    sw->rc = s_work(sw, s->e->sim.startup_cpu) < 0 ? -1 : s->e->alg->worker_run(&sw->w);
     s_link_settle(&sw->w);
     sw->running = false;
     if (sw->rc == 0 && !sw->failed) {
