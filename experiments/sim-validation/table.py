@@ -87,9 +87,17 @@ def main():
     ap.add_argument("--epochs", type=float, default=3)
     ap.add_argument("--target", type=float, default=0.82)
     ap.add_argument("--out", default=os.path.join(ROOT, "runs", "sim-validation-table"))
+    ap.add_argument("--plot", action="store_true",
+                    help="only draw prediction.png again from --out's points.csv")
     a = ap.parse_args()
+    if a.plot:
+        draw(a.out)
+        return
     config = os.path.join(HERE, "config.ini")
     os.makedirs(a.out, exist_ok=True)
+    print("| rule | workers | " + " | ".join("%s: real (spread) / sim / error" % m
+                                             for m in METRICS) + " |")
+    print("| --- | --- |" + " --- |" * len(METRICS))
     rows = []
     for rule in a.rules.split(","):
         # the rule's own costs: its worker loop's local work, its server step
@@ -109,14 +117,13 @@ def main():
             rows.append((rule, n, got))
             print_row(rule, n, got)
     print_mape(rows)
-    draw(rows, a.out)
+    write_points(rows, a.out)
+    draw(a.out)
 
 
-def draw(rows, out):
-    """points.csv (rule, workers, metric, real mean, min, max, simulated
-    mean) and prediction.png: simulated against measured, a point for each
-    rule and worker count, the diagonal and +-10% drawn, one panel a
-    metric (gnuplot; without it, the data alone)."""
+def write_points(rows, out):
+    """points.csv: rule, workers, metric, real mean, min, max, simulated
+    mean."""
     data = os.path.join(out, "points.csv")
     with open(data, "w") as f:
         f.write("rule,workers,metric,real,real_min,real_max,sim\n")
@@ -127,12 +134,20 @@ def draw(rows, out):
                 if real and sim == sim:
                     f.write("%s,%d,%s,%.6g,%.6g,%.6g,%.6g\n" % (rule, n, m, mean(real),
                                                                min(real), max(real), sim))
+
+
+def draw(out):
+    """prediction.png from out/points.csv: simulated against measured, a
+    point for each rule and worker count (its bar: the real spread over
+    seeds), the diagonal and +-10% drawn, one panel a metric (gnuplot;
+    without it, the data alone)."""
+    data = os.path.join(out, "points.csv")
     panels = [("train_s", "training time (s)"), ("samples_per_s", "samples/s"),
               ("to_target_s", "time to target accuracy (s)"),
               ("staleness_mean", "mean staleness (updates)")]
     script = ['set terminal pngcairo size 1000,900 font "Sans,10"',
               'set output "%s"' % os.path.join(out, "prediction.png"),
-              'set datafile separator ","', "set grid", "set key top left",
+              'set datafile separator ","', "set grid", "set key bottom right font ',9'",
               "set multiplot layout 2,2"]
     for metric, label in panels:
         script += ['set title "%s"' % label, 'set xlabel "measured (mean over seeds)"',
@@ -145,7 +160,7 @@ def draw(rows, out):
                    "0.9 * x with lines dt 2 lc 'gray' notitle, "
                    "'%s' using (strcol(3) eq '%s' ? $4 : NaN):7:5:6 with xerrorbars "
                    "pt 7 ps 0.6 lc rgb '#1f77b4' title 'a rule at a worker count "
-                   "(bar: the seeds' spread)'" % (data, metric)]
+                   "(bar: spread over seeds)'" % (data, metric)]
     script.append("unset multiplot")
     try:
         subprocess.run(["gnuplot"], input="\n".join(script), text=True, check=True)
@@ -197,7 +212,4 @@ def print_mape(rows):
 
 
 if __name__ == "__main__":
-    print("| rule | workers | " + " | ".join("%s: real (spread) / sim / error" % m
-                                             for m in METRICS) + " |")
-    print("| --- | --- |" + " --- |" * len(METRICS))
     main()
