@@ -99,7 +99,10 @@ static void s_handle(sim *s, const sim_event *e)
             break;
         }
         if (e->io) {
-            sim_io_done(s, e);
+            sim_event m = *e;
+            if (sim_io_done(s, &m)) {
+                s_handle(s, &m);   /* the message itself, delivered now */
+            }
         } else if (e->worker >= 0) {
             sim_worker_cpu_done(&s->workers[e->worker]);
         } else if (e->shard >= 0) {
@@ -159,11 +162,6 @@ static void s_handle(sim *s, const sim_event *e)
     default:
         break;
     }
-}
-
-void sim_deliver(sim *s, const sim_event *e)
-{
-    s_handle(s, e);
 }
 
 static void s_free(sim *s)

@@ -164,3 +164,44 @@ bool sim_cpu_turn_ended(sim *s, const sim_event *e)
     }
     return false;
 }
+
+/* Whether messages pass through I/O threads that take turns on the
+ * shared cores. */
+static bool s_io(const sim *s)
+{
+    return s->e->sim.cores > 0 && s->e->sim.message_cpu > 0;
+}
+
+double sim_message_work(const sim *s)
+{
+    return s_io(s) ? s->e->sim.message_cpu / 2 : s->e->sim.message_cpu;
+}
+
+int sim_send(sim *s, sim_event e, double bytes)
+{
+    e.bytes = (uint64_t)bytes;
+    if (!s_io(s)) {
+        bool to_shard = e.kind == EV_ARRIVE_PULL || e.kind == EV_ARRIVE_PUSH;
+        e.t = sim_arrival(s, e.worker, e.shard, to_shard, bytes);
+        return sim_schedule(s, e);
+    }
+    e.msg_kind = e.kind;
+    e.io = SIM_IO_LEAVING;
+    return sim_cpu_io(s, e, s->e->sim.message_cpu / 2);
+}
+
+bool sim_io_done(sim *s, sim_event *e)
+{
+    if (e->io == SIM_IO_LEAVING) {   /* on the wire, to the receiver's I/O thread */
+        sim_event m = *e;
+        bool to_shard = m.msg_kind == EV_ARRIVE_PULL || m.msg_kind == EV_ARRIVE_PUSH;
+        m.t = sim_arrival(s, m.worker, m.shard, to_shard, (double)m.bytes);
+        m.kind = EV_IO_ARRIVE;
+        m.io = SIM_IO_ARRIVING;
+        sim_schedule(s, m);
+        return false;
+    }
+    e->kind = e->msg_kind;
+    e->io = 0;
+    return true;
+}

@@ -32,45 +32,10 @@ double sim_arrival(sim *s, int worker, int shard, int to_shard, double bytes)
     return t;
 }
 
-/* Whether messages pass through I/O threads that take turns on the
- * shared cores. */
-static bool s_io(const sim *s)
+bool sim_worker_alive(const sim *s, int worker, int incarnation)
 {
-    return s->e->sim.cores > 0 && s->e->sim.message_cpu > 0;
-}
-
-double sim_message_work(const sim *s)
-{
-    return s_io(s) ? s->e->sim.message_cpu / 2 : s->e->sim.message_cpu;
-}
-
-int sim_send(sim *s, sim_event e, double bytes)
-{
-    e.bytes = (uint64_t)bytes;
-    if (!s_io(s)) {
-        bool to_shard = e.kind == EV_ARRIVE_PULL || e.kind == EV_ARRIVE_PUSH;
-        e.t = sim_arrival(s, e.worker, e.shard, to_shard, bytes);
-        return sim_schedule(s, e);
-    }
-    e.msg_kind = e.kind;
-    e.io = SIM_IO_LEAVING;
-    return sim_cpu_io(s, e, s->e->sim.message_cpu / 2);
-}
-
-void sim_io_done(sim *s, const sim_event *e)
-{
-    sim_event m = *e;
-    if (m.io == SIM_IO_LEAVING) {   /* on the wire, to the receiver's I/O thread */
-        bool to_shard = m.msg_kind == EV_ARRIVE_PULL || m.msg_kind == EV_ARRIVE_PUSH;
-        m.t = sim_arrival(s, m.worker, m.shard, to_shard, (double)m.bytes);
-        m.kind = EV_IO_ARRIVE;
-        m.io = SIM_IO_ARRIVING;
-        sim_schedule(s, m);
-        return;
-    }
-    m.kind = m.msg_kind;
-    m.io = 0;
-    sim_deliver(s, &m);
+    const sim_worker *sw = &s->workers[worker];
+    return sw->incarnation == incarnation && sw->running && !sw->failed;
 }
 
 double sim_restart_delay(const sim *s)

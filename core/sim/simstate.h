@@ -164,19 +164,9 @@ int sim_schedule(sim *s, sim_event e);
  * shard arrives (to_shard: that direction), never before the link's
  * previous message: links keep their order. */
 double sim_arrival(sim *s, int worker, int shard, int to_shard, double bytes);
-/* Sends message e (a pull, push, reply or verdict between e.worker and
- * e.shard) of `bytes`: it arrives after the link's time; with shared
- * cores and [sim] message_cpu, through its sender's and its receiver's
- * I/O threads, each a turn on a core (simcpu.c). -1 when out of memory. */
-int sim_send(sim *s, sim_event e, double bytes);
-/* The part of a message's work at each end that the process's own thread
- * does ([sim] message_cpu, or half of it where I/O threads do the rest). */
-double sim_message_work(const sim *s);
-/* A message's I/O turn has ended (e: its EV_CPU): it leaves, or it is
- * delivered. */
-void sim_io_done(sim *s, const sim_event *e);
-/* Delivers message e to its receiver now (the handlers of its kind). */
-void sim_deliver(sim *s, const sim_event *e);
+/* Whether this incarnation of a worker is running and has not failed:
+ * whether a message of it, or a job, still matters. */
+bool sim_worker_alive(const sim *s, int worker, int incarnation);
 /* Appends e to a FIFO kept in an array from *head (moved to 0 when the
  * array is full, before it grows). */
 int sim_queue_add(sim_event **buf, size_t *count, size_t *cap, size_t *head, sim_event e);
@@ -192,6 +182,18 @@ sim_event sim_who_evaluator(void);
 /* Message e's work in an I/O thread (`work` seconds, one turn), on a
  * free core now or once one is its turn; its end is an EV_CPU with e.io. */
 int sim_cpu_io(sim *s, sim_event e, double work);
+/* Sends message e (a pull, push, reply or verdict between e.worker and
+ * e.shard) of `bytes`: it arrives after the link's time; with shared
+ * cores and [sim] message_cpu, through its sender's and its receiver's
+ * I/O threads, each a turn on a core. -1 when out of memory. */
+int sim_send(sim *s, sim_event e, double bytes);
+/* The part of a message's work at each end that the process's own thread
+ * does ([sim] message_cpu, or half of it where I/O threads do the rest). */
+double sim_message_work(const sim *s);
+/* A message's I/O turn has ended (e: its EV_CPU): leaving, it goes on the
+ * wire (false); arriving, e becomes the message itself, to be delivered
+ * now (true). */
+bool sim_io_done(sim *s, sim_event *e);
 /* who's next job: `work` seconds (< 0: a worker's minibatch), on a free
  * core now or once one is its turn; its end is an EV_CPU. -1 when out of
  * memory (the run failed). */
@@ -233,8 +235,6 @@ void sim_worker_wake(sim_worker *sw);
 /* Worker k, if still running, unwinds its loop now (every primitive
  * fails): the run ends early. */
 void sim_worker_stop(sim *s, int k);
-/* Whether a message from this incarnation of a worker still matters. */
-bool sim_worker_alive(const sim *s, int worker, int incarnation);
 /* Resumes worker sw's coroutine after its job's work is done. */
 void sim_worker_cpu_done(sim_worker *sw);
 /* compute = measured: times real gradients on a scratch worker. */

@@ -415,12 +415,6 @@ void sim_worker_away(sim *s, int k, double back)
     sim_schedule(s, (sim_event){.t = back, .kind = EV_START, .worker = k});
 }
 
-bool sim_worker_alive(const sim *s, int worker, int incarnation)
-{
-    const sim_worker *sw = &s->workers[worker];
-    return sw->incarnation == incarnation && sw->running && !sw->failed;
-}
-
 /* compute = measured: real gradients of this model and batch, timed on a
  * scratch worker with worker 0's shard. */
 int sim_calibrate(sim *s)
