@@ -195,9 +195,7 @@ static void s_echo(const char *endpoint, int ready)
 /* Busy for `seconds`, as a process computing between its messages. */
 static void s_busy(double seconds)
 {
-    volatile double x = 0;
     for (double t0 = run_now(); run_now() - t0 < seconds;) {
-        x += 1;
     }
 }
 
