@@ -2,10 +2,12 @@
  * the optimizer on the device), as the sequential trainer takes it, and
  * the share of that step's time its GEMMs alone need.
  *
- *   build/bench/bench_step DEVICE MODEL BATCH [STEPS] [REPS]
+ *   build/bench/bench_step DEVICE MODEL BATCH [STEPS] [REPS] [CONV]
  *     DEVICE cpu|cuda, MODEL mlp|cnn with [model]'s defaults (mlp 256-128;
  *     cnn the TensorFlow tutorial network) but no dropout, on random
- *     28 x 28 inputs with 10 classes.
+ *     28 x 28 inputs with 10 classes; CONV is backend.conv (winograd, the
+ *     default, or im2col). Through Winograd a convolution's GEMMs are its
+ *     a*a small ones, so its share counts those, not im2col's.
  *
  * The GEMM share comes from a recording backend: one step runs through a
  * copy of the ops table whose gemm notes every call (shapes and buffers)
@@ -33,7 +35,7 @@ typedef struct gemm_call {
     float alpha;
 } gemm_call;
 
-enum { MAX_CALLS = 64 };
+enum { MAX_CALLS = 256 };
 static gemm_call s_calls[MAX_CALLS];
 static int s_ncalls;
 static const backend_ops *s_real;
@@ -178,11 +180,15 @@ static void s_time(bench *k, int steps, double *step_s, double *gemm_s)
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: bench_step cpu|cuda mlp|cnn BATCH [STEPS] [REPS]\n");
+        fprintf(stderr, "usage: bench_step cpu|cuda mlp|cnn BATCH [STEPS] [REPS] "
+                        "[winograd|im2col]\n");
         return 2;
     }
     backend_spec bs = {.device = strcmp(argv[1], "cuda") == 0 ? BACKEND_CUDA : BACKEND_CPU,
                        .threads = 0};
+    if (argc > 6 && strcmp(argv[6], "im2col") == 0) {
+        bs.conv = BACKEND_CONV_IM2COL;
+    }
     bench k = {.batch = atoi(argv[3])};
     int steps = argc > 4 ? atoi(argv[4]) : 200;
     int reps = argc > 5 ? atoi(argv[5]) : 5;

@@ -2,7 +2,8 @@
 # Samples per second of one training step, asgd (build/bench/bench_step)
 # against PyTorch eager (bench/torch_step.py) on the same device, model and
 # batch, side by side in one run: the MLP 256-128 at batch 64 and 512, the
-# TensorFlow-tutorial CNN at batch 64. Also prints the share of asgd's step
+# TensorFlow-tutorial CNN at batch 64 (on the CPU twice: through Winograd's
+# transforms, backend.conv's default, and through im2col). Also prints the share of asgd's step
 # that its GEMMs alone take (the step's rate as a fraction of cuBLAS's or
 # OpenBLAS's rate for the same shapes). Prints a Markdown table.
 #   bench/step_speed.sh [cuda|cpu] [REPS]
@@ -33,12 +34,15 @@ median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
 echo "| model | batch | device | threads | asgd samples/s | PyTorch samples/s | ratio (rounds' range) | GEMM share of asgd's step |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
-for run in "mlp 64 400" "mlp 512 200" "cnn 64 50"; do
-    read -r model batch steps <<<"$run"
+runs=("mlp 64 400" "mlp 512 200" "cnn 64 50")
+[ "$device" = cpu ] && runs+=("cnn 64 50 im2col")
+for run in "${runs[@]}"; do
+    read -r model batch steps conv <<<"$run"
+    conv=${conv:-winograd}
     [ "$device" = cpu ] && [ "$model" = cnn ] && steps=10
     rows=""
     for ((r = 0; r < rounds; r++)); do
-        a=$("${blas[@]}" "$root/build/bench/bench_step" "$device" "$model" "$batch" "$steps" "$reps")
+        a=$("${blas[@]}" "$root/build/bench/bench_step" "$device" "$model" "$batch" "$steps" "$reps" "$conv")
         t=$("$python" "$root/bench/torch_step.py" --device "$device" --model "$model" \
               --batch "$batch" --steps "$steps" --reps "$reps" --threads "$threads")
         rows+="$(field samples_per_s <<<"$a") $(field samples_per_s <<<"$t") \
@@ -50,7 +54,9 @@ $(field gemm_fraction <<<"$a")"$'\n'
     share=$(awk 'NF {print $3}' <<<"$rows" | median)
     range=$(awk 'NF {r = $1 / $2; if (NR == 1 || r < lo) lo = r; if (NR == 1 || r > hi) hi = r}
                  END {printf "%.2f-%.2f", lo, hi}' <<<"$rows")
-    printf "| %s | %s | %s | %s | %.0f | %.0f | %.2f (%s) | %s |\n" "$model" "$batch" "$name" \
+    label=$model
+    [ "$model" = cnn ] && [ "$device" = cpu ] && label="cnn ($conv)"
+    printf "| %s | %s | %s | %s | %.0f | %.0f | %.2f (%s) | %s |\n" "$label" "$batch" "$name" \
         "${threads/#0/default}" "$as" "$ts" "$(awk -v a="$as" -v t="$ts" 'BEGIN {print a / t}')" \
         "$range" "$share"
 done

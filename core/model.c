@@ -11,7 +11,11 @@
  *   d masked where a relu output is 0;
  *   dense  dW = a_prev^T d;  db = column sums of d;  d_prev = d W^T
  *   conv   dW = col^T d;     db = column sums of d;  d_prev = col2im(d W^T)
- *   pool   d_prev = d sent back to each window's maximum. */
+ *   pool   d_prev = d sent back to each window's maximum.
+ * A convolution with k = 3 or 5 and at least WINOGRAD_MIN_CHANNELS inputs
+ * computes the same sums through the backend's Winograd transforms where
+ * it has them (backend.conv = winograd, the default): fewer products,
+ * float rounding apart the same values. */
 #include "core/model.h"
 
 #include <math.h>
@@ -59,6 +63,94 @@ static void s_reserve_device_params(model *m)
     }
 }
 
+/* Input channels below which a Winograd layer's a*a GEMMs, whose inner
+ * dimension is the channels, lose to im2col's one (a first layer on gray
+ * or colour images). */
+enum { WINOGRAD_MIN_CHANNELS = 8 };
+
+/* Whether layer l convolves through the backend's Winograd transforms. */
+static bool s_winograd(const model *m, const layer *l)
+{
+    return l->kind == LAYER_CONV && m->b->ops->winograd_input &&
+           m->b->conv == BACKEND_CONV_WINOGRAD && backend_winograd_supports(l->k) &&
+           l->c >= WINOGRAD_MIN_CHANNELS;
+}
+
+/* A Winograd layer's scratch, carved from its col[i] for `capacity` rows:
+ * v (a*a x T x c), then m (a*a x T x oc), u and du (a*a x c x oc each),
+ * with T the tiles of `rows` examples. Backward reuses m for the gradient
+ * with respect to m, and v for the one with respect to v. */
+typedef struct winograd_scratch {
+    float *v, *m, *u, *du;
+    size_t tiles, planes;   /* T and a*a */
+} winograd_scratch;
+
+static size_t s_winograd_floats(const layer *l, int rows)
+{
+    size_t planes = (size_t)(l->k + 1) * (size_t)(l->k + 1);
+    size_t tiles = backend_winograd_tiles(rows, l->oh, l->ow);
+    return planes * (tiles * (size_t)(l->c + l->oc) + 2 * (size_t)l->c * (size_t)l->oc);
+}
+
+static winograd_scratch s_winograd_scratch(const model *m, int i, int rows)
+{
+    const layer *l = &m->layer[i];
+    size_t planes = (size_t)(l->k + 1) * (size_t)(l->k + 1);
+    size_t most = backend_winograd_tiles(m->capacity, l->oh, l->ow);
+    winograd_scratch w = {.tiles = backend_winograd_tiles(rows, l->oh, l->ow),
+                          .planes = planes};
+    w.v = m->col[i];
+    w.m = w.v + planes * most * (size_t)l->c;
+    w.u = w.m + planes * most * (size_t)l->oc;
+    w.du = w.u + planes * (size_t)l->c * (size_t)l->oc;
+    return w;
+}
+
+/* z (rows x oh x ow x oc) = layer i's convolution of a, without the bias:
+ * the a*a GEMMs between the transforms (backend.h). */
+static void s_winograd_forward(model *m, int i, float *z, const float *a,
+                               const float *params, int rows)
+{
+    backend *b = m->b;
+    const backend_ops *ops = b->ops;
+    const layer *l = &m->layer[i];
+    winograd_scratch w = s_winograd_scratch(m, i, rows);
+    size_t t = w.tiles, c = (size_t)l->c, oc = (size_t)l->oc;
+    ops->winograd_filter(b, w.u, params + l->w_off, l->c, l->oc, l->k);
+    ops->winograd_input(b, w.v, a, rows, l->h, l->w, l->c, l->k, l->pad);
+    for (size_t p = 0; p < w.planes; p++) {
+        ops->gemm(b, w.m + p * t * oc, w.v + p * t * c, w.u + p * c * oc, false, false,
+                  (int)t, l->oc, l->c, 1.0f, 0.0f);
+    }
+    ops->winograd_output(b, z, w.m, rows, l->oh, l->ow, l->oc, l->k);
+}
+
+/* The weight gradient of layer i into dw and, where d_prev is not NULL,
+ * the gradient with respect to its input, from d (its output's). */
+static void s_winograd_backward(model *m, int i, float *dw, float *d_prev, const float *d,
+                                int rows)
+{
+    backend *b = m->b;
+    const backend_ops *ops = b->ops;
+    const layer *l = &m->layer[i];
+    winograd_scratch w = s_winograd_scratch(m, i, rows);
+    size_t t = w.tiles, c = (size_t)l->c, oc = (size_t)l->oc;
+    ops->winograd_output_grad(b, w.m, d, rows, l->oh, l->ow, l->oc, l->k);
+    for (size_t p = 0; p < w.planes; p++) {
+        ops->gemm(b, w.du + p * c * oc, w.v + p * t * c, w.m + p * t * oc, true, false,
+                  l->c, l->oc, (int)t, 1.0f, 0.0f);
+    }
+    ops->winograd_filter_grad(b, dw, w.du, l->c, l->oc, l->k);
+    if (!d_prev) {
+        return;
+    }
+    for (size_t p = 0; p < w.planes; p++) {
+        ops->gemm(b, w.v + p * t * c, w.m + p * t * oc, w.u + p * c * oc, false, true,
+                  (int)t, l->c, l->oc, 1.0f, 0.0f);
+    }
+    ops->winograd_input_grad(b, d_prev, w.v, rows, l->h, l->w, l->c, l->k, l->pad);
+}
+
 static float *s_floats(model *m, int rows, size_t per_row)
 {
     return m->b->ops->alloc(m->b, (size_t)rows * per_row * sizeof(float));
@@ -81,8 +173,12 @@ static int s_reserve(model *m, int rows)
         if (!(m->act[i + 1] = s_floats(m, rows, size))) {
             return -1;
         }
-        if (l->kind == LAYER_CONV &&
-            !(m->col[i] = s_floats(m, rows, (size_t)l->oh * l->ow * l->fan_in))) {
+        if (s_winograd(m, l)) {
+            m->col[i] = s_floats(m, 1, s_winograd_floats(l, rows));
+        } else if (l->kind == LAYER_CONV) {
+            m->col[i] = s_floats(m, rows, (size_t)l->oh * l->ow * l->fan_in);
+        }
+        if (l->kind == LAYER_CONV && !m->col[i]) {
             return -1;
         }
     }
@@ -176,9 +272,13 @@ static const float *s_forward(model *m, const float *params, const float *x, int
             ops->bias_add(b, z, params + l->b_off, rows, l->oc);
             break;
         case LAYER_CONV:
-            ops->im2col(b, m->col[i], a, rows, l->h, l->w, l->c, l->k, l->pad);
-            ops->gemm(b, z, m->col[i], params + l->w_off, false, false, pixels, l->oc,
-                      (int)l->fan_in, 1.0f, 0.0f);
+            if (s_winograd(m, l)) {
+                s_winograd_forward(m, i, z, a, params, rows);
+            } else {
+                ops->im2col(b, m->col[i], a, rows, l->h, l->w, l->c, l->k, l->pad);
+                ops->gemm(b, z, m->col[i], params + l->w_off, false, false, pixels, l->oc,
+                          (int)l->fan_in, 1.0f, 0.0f);
+            }
             ops->bias_add(b, z, params + l->b_off, pixels, l->oc);
             break;
         case LAYER_POOL:
@@ -276,9 +376,13 @@ float model_gradient(model *m, float *grad, const float *params,
             }
             break;
         case LAYER_CONV:
+            ops->bias_grad(b, grad + l->b_off, d, pixels, l->oc);
+            if (s_winograd(m, l)) {
+                s_winograd_backward(m, i, grad + l->w_off, i > 0 ? d_prev : NULL, d, batch);
+                break;
+            }
             ops->gemm(b, grad + l->w_off, m->col[i], d, true, false, (int)l->fan_in, l->oc,
                       pixels, 1.0f, 0.0f);
-            ops->bias_grad(b, grad + l->b_off, d, pixels, l->oc);
             if (i > 0) {
                 /* the column matrix is spent: it takes d W^T */
                 ops->gemm(b, m->col[i], d, params + l->w_off, false, true, pixels,

@@ -78,7 +78,7 @@ typedef struct model {
     /* scratch, for up to `capacity` examples */
     int capacity;
     float *act[MODEL_MAX_LAYERS + 1];    /* act[0] input (device copy), act[l + 1] layer l's output */
-    float *col[MODEL_MAX_LAYERS];        /* a convolution's im2col matrix */
+    float *col[MODEL_MAX_LAYERS];        /* a convolution's im2col matrix, or its Winograd scratch */
     float *delta[2];                     /* ping-pong gradients wrt activations */
     int32_t *labels;
     float *dev_params, *dev_grad;        /* for the _host calls on a device backend */

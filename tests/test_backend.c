@@ -306,6 +306,90 @@ static void test_im2col_and_its_adjoint(void **state)
     }
 }
 
+/* A convolution through the backend's Winograd transforms and a*a GEMMs
+ * (as model.c runs it) against direct double loops, forward and backward:
+ * edge tiles (odd outputs), padding and none, channel runs longer than
+ * the CPU's block of 64. */
+static void test_winograd_matches_direct_convolution(void **state)
+{
+    (void)state;
+    const backend_ops *ops = s_b->ops;
+    if (!ops->winograd_input) {
+        skip();
+    }
+    /* n, h, w, c, oc, k, pad */
+    const int shapes[][7] = {{2, 7, 6, 3, 5, 3, 1}, {1, 9, 8, 70, 3, 5, 2},
+                             {2, 6, 7, 4, 66, 5, 0}, {3, 4, 5, 2, 3, 3, 0}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int n = shapes[s][0], h = shapes[s][1], w = shapes[s][2], c = shapes[s][3];
+        int oc = shapes[s][4], k = shapes[s][5], pad = shapes[s][6];
+        int ho = h + 2 * pad - k + 1, wo = w + 2 * pad - k + 1, a = k + 1;
+        size_t nin = (size_t)n * h * w * c, nout = (size_t)n * ho * wo * oc;
+        size_t nw = (size_t)k * k * c * oc, t = backend_winograd_tiles(n, ho, wo);
+        size_t planes = (size_t)a * a;
+        float *x = s_random(nin), *wt = s_random(nw), *dy = s_random(nout);
+        double *want = calloc(nout, sizeof *want), *want_dw = calloc(nw, sizeof *want_dw);
+        double *want_dx = calloc(nin, sizeof *want_dx);
+        for (int ni = 0; ni < n; ni++) {
+            for (int oy = 0; oy < ho; oy++) {
+                for (int ox = 0; ox < wo; ox++) {
+                    for (int ky = 0; ky < k; ky++) {
+                        for (int kx = 0; kx < k; kx++) {
+                            int iy = oy + ky - pad, ix = ox + kx - pad;
+                            if (iy < 0 || iy >= h || ix < 0 || ix >= w) {
+                                continue;
+                            }
+                            for (int ci = 0; ci < c; ci++) {
+                                size_t xi = (((size_t)ni * h + iy) * w + ix) * c + ci;
+                                for (int o = 0; o < oc; o++) {
+                                    size_t yi = (((size_t)ni * ho + oy) * wo + ox) * oc + o;
+                                    size_t wi = (((size_t)ky * k + kx) * c + ci) * oc + o;
+                                    want[yi] += (double)x[xi] * wt[wi];
+                                    want_dw[wi] += (double)x[xi] * dy[yi];
+                                    want_dx[xi] += (double)wt[wi] * dy[yi];
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        float *dx = s_device(x, nin), *dw = s_device(wt, nw), *ddy = s_device(dy, nout);
+        float *u = s_device(NULL, planes * c * oc), *du = s_device(NULL, planes * c * oc);
+        float *v = s_device(NULL, planes * t * c), *mm = s_device(NULL, planes * t * oc);
+        float *out = s_device(NULL, nout), *gw = s_device(NULL, nw), *gx = s_device(NULL, nin);
+        ops->winograd_filter(s_b, u, dw, c, oc, k);
+        ops->winograd_input(s_b, v, dx, n, h, w, c, k, pad);
+        for (size_t p = 0; p < planes; p++) {
+            ops->gemm(s_b, mm + p * t * oc, v + p * t * c, u + p * c * oc, false, false,
+                      (int)t, oc, c, 1.0f, 0.0f);
+        }
+        ops->winograd_output(s_b, out, mm, n, ho, wo, oc, k);
+        s_expect(out, want, nout, 2e-5 * c);
+        ops->winograd_output_grad(s_b, mm, ddy, n, ho, wo, oc, k);
+        for (size_t p = 0; p < planes; p++) {
+            ops->gemm(s_b, du + p * c * oc, v + p * t * c, mm + p * t * oc, true, false, c,
+                      oc, (int)t, 1.0f, 0.0f);
+            ops->gemm(s_b, v + p * t * c, mm + p * t * oc, u + p * c * oc, false, true,
+                      (int)t, c, oc, 1.0f, 0.0f);
+        }
+        ops->winograd_filter_grad(s_b, gw, du, c, oc, k);
+        ops->winograd_input_grad(s_b, gx, v, n, h, w, c, k, pad);
+        s_expect(gw, want_dw, nw, 2e-5 * (double)t);
+        s_expect(gx, want_dx, nin, 2e-5 * oc);
+        float *bufs[] = {dx, dw, ddy, u, du, v, mm, out, gw, gx};
+        for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
+            ops->release(s_b, bufs[i]);
+        }
+        free(x);
+        free(wt);
+        free(dy);
+        free(want);
+        free(want_dw);
+        free(want_dx);
+    }
+}
+
 /* 7 x 5 with windows of 2 (the last row and column belong to no window),
  * c channels. */
 static void s_check_maxpool(int c)
@@ -462,6 +546,7 @@ int main(void)
         cmocka_unit_test(test_softmax_cross_entropy),
         cmocka_unit_test(test_axpy_scale_copy),
         cmocka_unit_test(test_im2col_and_its_adjoint),
+        cmocka_unit_test(test_winograd_matches_direct_convolution),
         cmocka_unit_test(test_maxpool_forward_backward),
         cmocka_unit_test(test_dropout_masks),
         cmocka_unit_test(test_host_alloc_is_zeroed_and_copies),

@@ -213,6 +213,64 @@ static void test_cnn_gradient_matches_finite_differences(void **state)
     }
 }
 
+/* A cnn whose second convolution (8 input channels, 5 x 5 on 3 x 3: edge
+ * tiles only) goes through Winograd's transforms on backend b. */
+static model *s_winograd_cnn(backend *b)
+{
+    model_spec spec = {.type = MODEL_CNN, .conv_count = 2, .channels = {8, 4},
+                       .kernel = 5, .pool = 2, .hidden_count = 1, .hidden = {6},
+                       .image_count = 3, .image = {6, 6, 2}, .init = INIT_HE};
+    error err = {0};
+    model *m = model_new(&spec, b, 72, 3, &err);
+    assert_non_null(m);
+    return m;
+}
+
+/* backend.conv = winograd (the default) computes the gradient of the same
+ * function as im2col: against finite differences, and against im2col's
+ * loss and gradient to float rounding. */
+static void test_winograd_convolution_gradient(void **state)
+{
+    (void)state;
+    model *m = s_winograd_cnn(s_b);
+    backend_spec spec = {.device = BACKEND_CPU, .threads = 1, .conv = BACKEND_CONV_IM2COL};
+    error err = {0};
+    backend *plain = backend_new(&spec, &err);
+    assert_non_null(plain);
+    model *ref = s_winograd_cnn(plain);
+    /* a larger step than im2col's: the transforms' rounding (a few ulps of
+     * the loss) is not smooth in the parameters */
+    s_check_gradient(m, 3, 2e-3);
+    float *params = malloc(m->nparams * sizeof *params);
+    float *g1 = malloc(m->nparams * sizeof *g1), *g2 = malloc(m->nparams * sizeof *g2);
+    model_init_params(m, params, 5);
+    const int batch = 5;
+    float x[5 * 72];
+    int32_t y[5];
+    rng r = rng_derive(9, RNG_DATA, 0);
+    for (int i = 0; i < batch * 72; i++) {
+        x[i] = (float)rng_normal(&r);
+    }
+    for (int i = 0; i < batch; i++) {
+        y[i] = (int32_t)rng_below(&r, 3);
+    }
+    float l1 = model_gradient(m, g1, params, x, y, batch);
+    float l2 = model_gradient(ref, g2, params, x, y, batch);
+    assert_float_equal(l1, l2, 1e-5 * fabs(l2));
+    int differ = 0;
+    for (size_t i = 0; i < m->nparams; i++) {
+        assert_float_equal(g1[i], g2[i], 1e-4 * fabs(g2[i]) + 1e-6);
+        differ += g1[i] != g2[i];
+    }
+    assert_true(differ > 0);   /* two computations, not one path taken twice */
+    free(params);
+    free(g1);
+    free(g2);
+    model_destroy(&m);
+    model_destroy(&ref);
+    backend_destroy(&plain);
+}
+
 /* Dropout acts in training only, with a new mask each call. */
 static void test_dropout_only_in_training(void **state)
 {
@@ -353,6 +411,7 @@ int main(void)
         cmocka_unit_test(test_least_squares),
         cmocka_unit_test(test_mlp_gradient_matches_finite_differences),
         cmocka_unit_test(test_cnn_gradient_matches_finite_differences),
+        cmocka_unit_test(test_winograd_convolution_gradient),
         cmocka_unit_test(test_dropout_only_in_training),
         cmocka_unit_test(test_cnn_shape_errors),
         cmocka_unit_test(test_parameter_layout_and_init),

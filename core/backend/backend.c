@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 static const char *const s_devices[] = {"cpu", "cuda", "auto", NULL};
+static const char *const s_convs[] = {"winograd", "im2col", NULL};
 
 #ifndef ASGD_HAVE_CUDA
 static int s_no_cuda(error *err)
@@ -19,7 +20,8 @@ int backend_spec_configure(backend_spec *s, config *c, error *err)
 {
     s->ordinal = 0;
     if (config_get_enum(c, "backend", "device", "cpu", s_devices, &s->device, err) < 0 ||
-        config_get_int(c, "backend", "threads", 1, 0, 1024, &s->threads, err) < 0) {
+        config_get_int(c, "backend", "threads", 1, 0, 1024, &s->threads, err) < 0 ||
+        config_get_enum(c, "backend", "conv", "winograd", s_convs, &s->conv, err) < 0) {
         return -1;
     }
     return 0;
@@ -69,6 +71,7 @@ backend *backend_new(const backend_spec *s, error *err)
         return NULL;
     }
     b->threads = (int)s->threads;
+    b->conv = s->conv;
     if (s->device != BACKEND_CPU) {
         error why = {0};
         if (s_open_cuda(b, s, &why) == 0) {

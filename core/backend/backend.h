@@ -25,7 +25,7 @@
 #include "core/config.h"
 #include "core/error.h"
 
-#define BACKEND_OPS_VERSION 2
+#define BACKEND_OPS_VERSION 3
 
 typedef struct backend backend;
 
@@ -92,6 +92,33 @@ typedef struct backend_ops {
      * entries im2col copied it to (the adjoint of im2col). */
     void (*col2im)(backend *b, float *din, const float *col, int n, int h, int w,
                    int c, int k, int pad);
+    /* Winograd F(2 x 2, k x k) convolution (Lavin and Gray, CVPR 2016),
+     * optional: NULL where the backend has none, and the model then uses
+     * im2col. With a = k + 1 (backend_winograd_supports(k)), a 2 x 2 block
+     * of a stride-1 convolution's outputs is
+     *   Y = A^T [ (G g G^T) . (B^T d B) ] A
+     * for its a x a input tile d and each channel pair's k x k filter g
+     * ('.' elementwise); summed over input channels, the a*a products are
+     * a*a GEMMs (T x c) (c x oc), which the model runs through gemm:
+     *   u (a*a x c x oc) = G w G^T       from w, HWIO (k x k x c x oc)
+     *   v (a*a x T x c)  = B^T d B       for each of the T tiles of in
+     *   out (NHWC)       = A^T m A       from m (a*a x T x oc)
+     * Tiles go image by image, row by row, ceil(ho / 2) x ceil(wo / 2) per
+     * image (backend_winograd_tiles), ho and wo as im2col's; a tile's input
+     * window starts at (2 ty - pad, 2 tx - pad), zero outside the image,
+     * and outputs past ho or wo are dropped. Each _grad is its forward's
+     * adjoint (the backward pass); winograd_input_grad overwrites din. */
+    void (*winograd_filter)(backend *b, float *u, const float *w, int c, int oc, int k);
+    void (*winograd_filter_grad)(backend *b, float *dw, const float *du, int c, int oc,
+                                 int k);
+    void (*winograd_input)(backend *b, float *v, const float *in, int n, int h, int w,
+                           int c, int k, int pad);
+    void (*winograd_input_grad)(backend *b, float *din, const float *dv, int n, int h,
+                                int w, int c, int k, int pad);
+    void (*winograd_output)(backend *b, float *out, const float *m, int n, int ho, int wo,
+                            int oc, int k);
+    void (*winograd_output_grad)(backend *b, float *dm, const float *dout, int n, int ho,
+                                 int wo, int oc, int k);
     /* out (n x h/s x w/s x c) = max over each s x s window of in (n x h x w
      * x c); windows do not overlap, and rows or columns past the last
      * whole window are dropped. */
@@ -112,9 +139,25 @@ typedef struct backend_ops {
                          float *s2, size_t n, const backend_update *u);
 } backend_ops;
 
+/* The kernel sizes the winograd_ operations take, and their tile count. */
+static inline bool backend_winograd_supports(int k)
+{
+    return k == 3 || k == 5;
+}
+
+static inline size_t backend_winograd_tiles(int n, int ho, int wo)
+{
+    return (size_t)n * (size_t)((ho + 1) / 2) * (size_t)((wo + 1) / 2);
+}
+
+/* How convolutions compute: Winograd where the backend has it and the
+ * layer allows (backend.conv = winograd, the default), else im2col. */
+enum backend_conv { BACKEND_CONV_WINOGRAD, BACKEND_CONV_IM2COL };
+
 struct backend {
     const backend_ops *ops;
     int threads;
+    int conv;             /* enum backend_conv */
     char description[128];
     void *state;          /* the implementation's own */
 };
@@ -124,6 +167,7 @@ enum backend_device { BACKEND_CPU, BACKEND_CUDA, BACKEND_AUTO };
 typedef struct backend_spec {
     int device;           /* enum backend_device */
     long threads;         /* 0 = the library's default */
+    int conv;             /* enum backend_conv */
     int ordinal;          /* which GPU: ordinal mod the visible GPUs (worker id) */
 } backend_spec;
 

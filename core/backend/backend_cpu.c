@@ -11,6 +11,7 @@
 #include <cblas.h>
 
 #include "core/backend/kernels.h"
+#include "core/backend/winograd.h"
 
 static void *s_alloc(backend *b, size_t bytes)
 {
@@ -368,6 +369,12 @@ const backend_ops backend_cpu_ops = {
     .copy = s_copy,
     .im2col = s_im2col,
     .col2im = s_col2im,
+    .winograd_filter = winograd_filter,
+    .winograd_filter_grad = winograd_filter_grad,
+    .winograd_input = winograd_input,
+    .winograd_input_grad = winograd_input_grad,
+    .winograd_output = winograd_output,
+    .winograd_output_grad = winograd_output_grad,
     .maxpool_forward = s_maxpool_forward,
     .maxpool_backward = s_maxpool_backward,
     .dropout = s_dropout,

@@ -175,6 +175,13 @@ static const backend_ops s_cuda_ops = {
     .copy = cuda_copy,
     .im2col = cuda_im2col,
     .col2im = cuda_col2im,
+    /* no Winograd transforms on the GPU yet: convolutions use im2col */
+    .winograd_filter = NULL,
+    .winograd_filter_grad = NULL,
+    .winograd_input = NULL,
+    .winograd_input_grad = NULL,
+    .winograd_output = NULL,
+    .winograd_output_grad = NULL,
     .maxpool_forward = cuda_maxpool_forward,
     .maxpool_backward = cuda_maxpool_backward,
     .dropout = cuda_dropout,
