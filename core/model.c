@@ -87,17 +87,17 @@ typedef struct winograd_scratch {
 
 static size_t s_winograd_floats(const layer *l, int rows)
 {
-    size_t planes = (size_t)(l->k + 1) * (size_t)(l->k + 1);
-    size_t tiles = backend_winograd_tiles(rows, l->oh, l->ow);
+    size_t points = (size_t)(backend_winograd_tile(l->k) + l->k - 1), planes = points * points;
+    size_t tiles = backend_winograd_tiles(rows, l->oh, l->ow, l->k);
     return planes * (tiles * (size_t)(l->c + l->oc) + 2 * (size_t)l->c * (size_t)l->oc);
 }
 
 static winograd_scratch s_winograd_scratch(const model *m, int i, int rows)
 {
     const layer *l = &m->layer[i];
-    size_t planes = (size_t)(l->k + 1) * (size_t)(l->k + 1);
-    size_t most = backend_winograd_tiles(m->capacity, l->oh, l->ow);
-    winograd_scratch w = {.tiles = backend_winograd_tiles(rows, l->oh, l->ow),
+    size_t points = (size_t)(backend_winograd_tile(l->k) + l->k - 1), planes = points * points;
+    size_t most = backend_winograd_tiles(m->capacity, l->oh, l->ow, l->k);
+    winograd_scratch w = {.tiles = backend_winograd_tiles(rows, l->oh, l->ow, l->k),
                           .planes = planes};
     w.v = m->col[i];
     w.m = w.v + planes * most * (size_t)l->c;

@@ -92,10 +92,10 @@ typedef struct backend_ops {
      * entries im2col copied it to (the adjoint of im2col). */
     void (*col2im)(backend *b, float *din, const float *col, int n, int h, int w,
                    int c, int k, int pad);
-    /* Winograd F(2 x 2, k x k) convolution (Lavin and Gray, CVPR 2016),
+    /* Winograd F(m x m, k x k) convolution (Lavin and Gray, CVPR 2016),
      * optional: NULL where the backend has none, and the model then uses
-     * im2col. With a = k + 1 (backend_winograd_supports(k)), a 2 x 2 block
-     * of a stride-1 convolution's outputs is
+     * im2col. With m = backend_winograd_tile(k) and a = m + k - 1, an m x m
+     * block of a stride-1 convolution's outputs is
      *   Y = A^T [ (G g G^T) . (B^T d B) ] A
      * for its a x a input tile d and each channel pair's k x k filter g
      * ('.' elementwise); summed over input channels, the a*a products are
@@ -103,9 +103,9 @@ typedef struct backend_ops {
      *   u (a*a x c x oc) = G w G^T       from w, HWIO (k x k x c x oc)
      *   v (a*a x T x c)  = B^T d B       for each of the T tiles of in
      *   out (NHWC)       = A^T m A       from m (a*a x T x oc)
-     * Tiles go image by image, row by row, ceil(ho / 2) x ceil(wo / 2) per
+     * Tiles go image by image, row by row, ceil(ho / m) x ceil(wo / m) per
      * image (backend_winograd_tiles), ho and wo as im2col's; a tile's input
-     * window starts at (2 ty - pad, 2 tx - pad), zero outside the image,
+     * window starts at (m ty - pad, m tx - pad), zero outside the image,
      * and outputs past ho or wo are dropped. Each _grad is its forward's
      * adjoint (the backward pass); winograd_input_grad overwrites din. */
     void (*winograd_filter)(backend *b, float *u, const float *w, int c, int oc, int k);
@@ -139,15 +139,23 @@ typedef struct backend_ops {
                          float *s2, size_t n, const backend_update *u);
 } backend_ops;
 
-/* The kernel sizes the winograd_ operations take, and their tile count. */
+/* The kernel sizes the winograd_ operations take, the side m of their
+ * output tiles (F(4 x 4, 3 x 3) and F(4 x 4, 5 x 5)), and their tile count. */
 static inline bool backend_winograd_supports(int k)
 {
     return k == 3 || k == 5;
 }
 
-static inline size_t backend_winograd_tiles(int n, int ho, int wo)
+static inline int backend_winograd_tile(int k)
 {
-    return (size_t)n * (size_t)((ho + 1) / 2) * (size_t)((wo + 1) / 2);
+    (void)k;
+    return 4;
+}
+
+static inline size_t backend_winograd_tiles(int n, int ho, int wo, int k)
+{
+    int m = backend_winograd_tile(k);
+    return (size_t)n * (size_t)((ho + m - 1) / m) * (size_t)((wo + m - 1) / m);
 }
 
 /* How convolutions compute: Winograd where the backend has it and the

@@ -1,48 +1,77 @@
-/* winograd.c: Winograd F(2 x 2, k x k) transforms on the CPU (the
+/* winograd.c: Winograd F(4 x 4, k x k) transforms on the CPU (the
  * contract is backend.h's, the matrices' source winograd.h's).
  *
  * Every transform is one "sandwich" L X R^T of small constant matrices
- * around an a x a (or 2 x 2, or k x k) grid of channel runs: the grid's
+ * around an a x a (or m x m, or k x k) grid of channel runs: the grid's
  * positions are strided in memory (an image's rows, the a*a planes of v
  * and m), each position a run of contiguous channels, so the inner loops
  * go along channels and vectorize, and the matrices' zeros are skipped. */
 #include "core/backend/winograd.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_A = 6, CHANNEL_BLOCK = 64 };
+enum { MAX_M = 4, MAX_K = 5, MAX_A = MAX_M + MAX_K - 1, CHANNEL_BLOCK = 64 };
 
-/* One kernel size's matrices, row-major, and their transposes. */
+/* One scheme's matrices, row-major, and their transposes. */
 typedef struct winograd_mats {
-    int k, a;
-    float at[2 * MAX_A], a_[MAX_A * 2];        /* A^T (2 x a), A (a x 2) */
-    float g[MAX_A * 5], gt[5 * MAX_A];          /* G (a x k), G^T (k x a) */
+    int k, m, a;
+    float at[MAX_M * MAX_A], a_[MAX_A * MAX_M]; /* A^T (m x a), A (a x m) */
+    float g[MAX_A * MAX_K], gt[MAX_K * MAX_A];  /* G (a x k), G^T (k x a) */
     float bt[MAX_A * MAX_A], b_[MAX_A * MAX_A]; /* B^T (a x a), B (a x a) */
 } winograd_mats;
 
-static const float s_at3[2 * 4] = {1, 1, 1, 0, 0, 1, -1, 1};
-static const float s_g3[4 * 3] = {1, 0, 0, 1, 1, 1, 1, -1, 1, 0, 0, 1};
-static const float s_bt3[4 * 4] = {
-    1, 0, -1, 0, 0, 0.5f, 0.5f, 0, 0, -0.5f, 0.5f, 0, 0, -1, 0, 1,
+/* F(4 x 4, 3 x 3), a = 6: the points 0, 1, -1, 2, -2 and infinity */
+static const float s_at43[4 * 6] = {
+    1, 1, 1, 1, 1, 0,
+    0, 1, -1, 2, -2, 0,
+    0, 1, 1, 4, 4, 0,
+    0, 1, -1, 8, -8, 1,
 };
-static const float s_at5[2 * 6] = {1, 1, 1, 1, 1, 0, 0, 1, -1, 2, -2, 1};
-static const float s_g5[6 * 5] = {
-    1, 0, 0, 0, 0,
-    1, 1, 1, 1, 1,
-    1, -1, 1, -1, 1,
-    1, 2, 4, 8, 16,
-    1, -2, 4, -8, 16,
-    0, 0, 0, 0, 1,
+static const float s_g43[6 * 3] = {
+    1, 0, 0,
+    1, 1, 1,
+    1, -1, 1,
+    1, 2, 4,
+    1, -2, 4,
+    0, 0, 1,
 };
-static const float s_bt5[6 * 6] = {
+static const float s_bt43[6 * 6] = {
     1, 0, -5.0f / 4, 0, 1.0f / 4, 0,
     0, 2.0f / 3, 2.0f / 3, -1.0f / 6, -1.0f / 6, 0,
     0, -2.0f / 3, 2.0f / 3, 1.0f / 6, -1.0f / 6, 0,
     0, -1.0f / 12, -1.0f / 24, 1.0f / 12, 1.0f / 24, 0,
     0, 1.0f / 12, -1.0f / 24, -1.0f / 12, 1.0f / 24, 0,
     0, 4, 0, -5, 0, 1,
+};
+/* F(4 x 4, 5 x 5), a = 8: the points 0, 1, -1, 2, -2, 1/2, -1/2 and infinity */
+static const float s_at45[4 * 8] = {
+    1, 1, 1, 1, 1, 1, 1, 0,
+    0, 1, -1, 2, -2, 1.0f / 2, -1.0f / 2, 0,
+    0, 1, 1, 4, 4, 1.0f / 4, 1.0f / 4, 0,
+    0, 1, -1, 8, -8, 1.0f / 8, -1.0f / 8, 1,
+};
+static const float s_g45[8 * 5] = {
+    1, 0, 0, 0, 0,
+    1, 1, 1, 1, 1,
+    1, -1, 1, -1, 1,
+    1, 2, 4, 8, 16,
+    1, -2, 4, -8, 16,
+    1, 1.0f / 2, 1.0f / 4, 1.0f / 8, 1.0f / 16,
+    1, -1.0f / 2, 1.0f / 4, -1.0f / 8, 1.0f / 16,
+    0, 0, 0, 0, 1,
+};
+static const float s_bt45[8 * 8] = {
+    1, 0, -21.0f / 4, 0, 21.0f / 4, 0, -1, 0,
+    0, -2.0f / 9, -2.0f / 9, 17.0f / 18, 17.0f / 18, -2.0f / 9, -2.0f / 9, 0,
+    0, 2.0f / 9, -2.0f / 9, -17.0f / 18, 17.0f / 18, 2.0f / 9, -2.0f / 9, 0,
+    0, 1.0f / 180, 1.0f / 360, -1.0f / 36, -1.0f / 72, 1.0f / 45, 1.0f / 90, 0,
+    0, -1.0f / 180, 1.0f / 360, 1.0f / 36, -1.0f / 72, -1.0f / 45, 1.0f / 90, 0,
+    0, 64.0f / 45, 128.0f / 45, -16.0f / 9, -32.0f / 9, 16.0f / 45, 32.0f / 45, 0,
+    0, -64.0f / 45, 128.0f / 45, 16.0f / 9, -32.0f / 9, -16.0f / 45, 32.0f / 45, 0,
+    0, -1, 0, 21.0f / 4, 0, -21.0f / 4, 0, 1,
 };
 
 static void s_transpose(float *out, const float *in, int rows, int cols)
@@ -56,16 +85,17 @@ static void s_transpose(float *out, const float *in, int rows, int cols)
 
 static winograd_mats s_mats(int k)
 {
-    winograd_mats m = {.k = k, .a = k + 1};
-    const float *at = k == 3 ? s_at3 : s_at5, *g = k == 3 ? s_g3 : s_g5,
-                *bt = k == 3 ? s_bt3 : s_bt5;
-    memcpy(m.at, at, (size_t)2 * m.a * sizeof *at);
-    memcpy(m.g, g, (size_t)m.a * k * sizeof *g);
-    memcpy(m.bt, bt, (size_t)m.a * m.a * sizeof *bt);
-    s_transpose(m.a_, m.at, 2, m.a);
-    s_transpose(m.gt, m.g, m.a, k);
-    s_transpose(m.b_, m.bt, m.a, m.a);
-    return m;
+    winograd_mats w = {.k = k, .m = backend_winograd_tile(k)};
+    w.a = w.m + k - 1;
+    const float *at = k == 3 ? s_at43 : s_at45, *g = k == 3 ? s_g43 : s_g45,
+                *bt = k == 3 ? s_bt43 : s_bt45;
+    memcpy(w.at, at, (size_t)w.m * w.a * sizeof *at);
+    memcpy(w.g, g, (size_t)w.a * k * sizeof *g);
+    memcpy(w.bt, bt, (size_t)w.a * w.a * sizeof *bt);
+    s_transpose(w.a_, w.at, w.m, w.a);
+    s_transpose(w.gt, w.g, w.a, k);
+    s_transpose(w.b_, w.bt, w.a, w.a);
+    return w;
 }
 
 /* A strided grid of channel runs: position (p, q) at base + p row + q col. */
@@ -190,24 +220,42 @@ void winograd_filter_grad(backend *b, float *dw, const float *du, int c, int oc,
     free(tmp);
 }
 
-/* Loops over every tile t: its image ni and its first output (y0, x0). */
-#define FOR_EACH_TILE(n, ho, wo, t, ni, y0, x0)                                   \
-    for (int ni = 0, t = 0; ni < (n); ni++)                                       \
-        for (int y0 = 0; y0 < (ho); y0 += 2)                                      \
-            for (int x0 = 0; x0 < (wo); x0 += 2, t++)
+/* One of the four tile transforms over a batch: in and out are its
+ * source and destination, cs the channels of its tiles' side (c for the
+ * input's, oc for the output's), ho and wo the convolution's output size. */
+enum tile_kind { TILE_INPUT, TILE_INPUT_GRAD, TILE_OUTPUT, TILE_OUTPUT_GRAD };
 
-void winograd_input(backend *b, float *v, const float *in, int n, int h, int w, int c, int k, int pad)
+typedef struct tile_job {
+    enum tile_kind kind;
+    winograd_mats m;
+    float *out;
+    const float *in;
+    int n, h, w, ho, wo, pad;
+    size_t cs, tiles, per_image;   /* T, and tiles per image */
+} tile_job;
+
+/* Loops over image ni's tiles by their first outputs (y0, x0). */
+#define FOR_EACH_TILE(j, y0, x0)                                                  \
+    for (int y0 = 0; y0 < (j)->ho; y0 += (j)->m.m)                                \
+        for (int x0 = 0; x0 < (j)->wo; x0 += (j)->m.m)
+
+/* The index of image ni's tile whose first output is (y0, x0). */
+static size_t s_tile(const tile_job *j, int ni, int y0, int x0)
 {
-    (void)b;
-    winograd_mats m = s_mats(k);
-    const int a = m.a, ho = h + 2 * pad - k + 1, wo = w + 2 * pad - k + 1;
-    const size_t tiles = backend_winograd_tiles(n, ho, wo), cs = (size_t)c;
-    float *tmp = s_scratch((size_t)MAX_A * MAX_A * CHANNEL_BLOCK);
-    float *window = s_scratch((size_t)a * a * cs);
-    FOR_EACH_TILE(n, ho, wo, t, ni, y0, x0) {
-        int iy0 = y0 - pad, ix0 = x0 - pad;
-        const float *image = in + (size_t)ni * h * w * cs;
-        cgrid src = {image + ((size_t)iy0 * w + ix0) * cs, (size_t)w * cs, cs};
+    size_t across = (size_t)((j->wo + j->m.m - 1) / j->m.m);
+    return (size_t)ni * j->per_image + (size_t)(y0 / j->m.m) * across + (size_t)(x0 / j->m.m);
+}
+
+/* v = B^T d B for image ni's tiles. */
+static void s_input_image(const tile_job *j, int ni, float *window, float *tmp)
+{
+    const int a = j->m.a, h = j->h, w = j->w;
+    const size_t cs = j->cs;
+    const float *image = j->in + (size_t)ni * h * w * cs;
+    FOR_EACH_TILE(j, y0, x0) {
+        size_t t = s_tile(j, ni, y0, x0);
+        int iy0 = y0 - j->pad, ix0 = x0 - j->pad;
+        cgrid src = {image + ((ptrdiff_t)iy0 * w + ix0) * (ptrdiff_t)cs, (size_t)w * cs, cs};
         if (iy0 < 0 || ix0 < 0 || iy0 + a > h || ix0 + a > w) {
             /* the window reaches into the padding: gather it, zeros outside */
             for (int p = 0; p < a; p++) {
@@ -223,109 +271,164 @@ void winograd_input(backend *b, float *v, const float *in, int n, int h, int w, 
             }
             src = (cgrid){window, (size_t)a * cs, cs};
         }
-        grid out = {v + (size_t)t * cs, (size_t)a * tiles * cs, tiles * cs};
-        s_sandwich_runs(out, m.bt, a, a, src, m.bt, a, a, cs, tmp);
+        grid out = {j->out + t * cs, (size_t)a * j->tiles * cs, j->tiles * cs};
+        s_sandwich_runs(out, j->m.bt, a, a, src, j->m.bt, a, a, cs, tmp);
     }
-    free(window);
-    free(tmp);
 }
 
-void winograd_input_grad(backend *b, float *din, const float *dv, int n, int h, int w, int c, int k,
-                         int pad)
+/* din = the sum of B dv B^T over image ni's tiles, each on the inputs its
+ * window covers (the image's part of din zeroed first). */
+static void s_input_grad_image(const tile_job *j, int ni, float *window, float *tmp)
 {
-    (void)b;
-    winograd_mats m = s_mats(k);
-    const int a = m.a, ho = h + 2 * pad - k + 1, wo = w + 2 * pad - k + 1;
-    const size_t tiles = backend_winograd_tiles(n, ho, wo), cs = (size_t)c;
-    float *tmp = s_scratch((size_t)MAX_A * MAX_A * CHANNEL_BLOCK);
-    float *window = s_scratch((size_t)a * a * cs);
-    memset(din, 0, (size_t)n * h * w * cs * sizeof *din);
-    FOR_EACH_TILE(n, ho, wo, t, ni, y0, x0) {
-        cgrid src = {dv + (size_t)t * cs, (size_t)a * tiles * cs, tiles * cs};
+    const int a = j->m.a, h = j->h, w = j->w;
+    const size_t cs = j->cs;
+    float *image = j->out + (size_t)ni * h * w * cs;
+    memset(image, 0, (size_t)h * w * cs * sizeof *image);
+    FOR_EACH_TILE(j, y0, x0) {
+        size_t t = s_tile(j, ni, y0, x0);
+        cgrid src = {j->in + t * cs, (size_t)a * j->tiles * cs, j->tiles * cs};
         grid out = {window, (size_t)a * cs, cs};
-        s_sandwich_runs(out, m.b_, a, a, src, m.b_, a, a, cs, tmp);
+        s_sandwich_runs(out, j->m.b_, a, a, src, j->m.b_, a, a, cs, tmp);
         /* the window's inputs inside the image get their share */
-        int iy0 = y0 - pad, ix0 = x0 - pad;
+        int iy0 = y0 - j->pad, ix0 = x0 - j->pad;
         int q0 = ix0 < 0 ? -ix0 : 0, q1 = ix0 + a > w ? w - ix0 : a;
         for (int p = 0; p < a; p++) {
             int iy = iy0 + p;
             if (iy < 0 || iy >= h || q0 >= q1) {
                 continue;
             }
-            float *restrict d = din + (((size_t)ni * h + iy) * w + (size_t)(ix0 + q0)) * cs;
-            const float *restrict s = window + ((size_t)p * a + q0) * cs;
+            float *restrict d = image + ((size_t)iy * w + (size_t)(ix0 + q0)) * cs;
+            const float *restrict from = window + ((size_t)p * a + q0) * cs;
             size_t count = (size_t)(q1 - q0) * cs;
             for (size_t e = 0; e < count; e++) {
-                d[e] += s[e];
+                d[e] += from[e];
             }
+        }
+    }
+}
+
+/* out = A^T m A for image ni's tiles, outputs past the image dropped. */
+static void s_output_image(const tile_job *j, int ni, float *block, float *tmp)
+{
+    const int a = j->m.a, s = j->m.m, ho = j->ho, wo = j->wo;
+    const size_t cs = j->cs;
+    FOR_EACH_TILE(j, y0, x0) {
+        size_t t = s_tile(j, ni, y0, x0);
+        cgrid src = {j->in + t * cs, (size_t)a * j->tiles * cs, j->tiles * cs};
+        float *first = j->out + (((size_t)ni * ho + y0) * wo + x0) * cs;
+        if (y0 + s <= ho && x0 + s <= wo) {
+            grid dst = {first, (size_t)wo * cs, cs};
+            s_sandwich_runs(dst, j->m.at, s, a, src, j->m.at, s, a, cs, tmp);
+            continue;
+        }
+        /* an edge tile: only its outputs inside the image are kept */
+        grid dst = {block, (size_t)s * cs, cs};
+        s_sandwich_runs(dst, j->m.at, s, a, src, j->m.at, s, a, cs, tmp);
+        for (int i = 0; i < s && y0 + i < ho; i++) {
+            for (int q = 0; q < s && x0 + q < wo; q++) {
+                memcpy(first + ((size_t)i * wo + q) * cs, block + ((size_t)i * s + q) * cs,
+                       cs * sizeof *block);
+            }
+        }
+    }
+}
+
+/* m = A dY A^T for image ni's tiles, dY zero past the image. */
+static void s_output_grad_image(const tile_job *j, int ni, float *block, float *tmp)
+{
+    const int a = j->m.a, s = j->m.m, ho = j->ho, wo = j->wo;
+    const size_t cs = j->cs;
+    FOR_EACH_TILE(j, y0, x0) {
+        size_t t = s_tile(j, ni, y0, x0);
+        const float *first = j->in + (((size_t)ni * ho + y0) * wo + x0) * cs;
+        cgrid src = {first, (size_t)wo * cs, cs};
+        if (y0 + s > ho || x0 + s > wo) {
+            /* an edge tile: the outputs past the image have no gradient */
+            for (int i = 0; i < s; i++) {
+                for (int q = 0; q < s; q++) {
+                    float *dst = block + ((size_t)i * s + q) * cs;
+                    if (y0 + i < ho && x0 + q < wo) {
+                        memcpy(dst, first + ((size_t)i * wo + q) * cs, cs * sizeof *dst);
+                    } else {
+                        memset(dst, 0, cs * sizeof *dst);
+                    }
+                }
+            }
+            src = (cgrid){block, (size_t)s * cs, cs};
+        }
+        grid dst = {j->out + t * cs, (size_t)a * j->tiles * cs, j->tiles * cs};
+        s_sandwich_runs(dst, j->m.a_, a, s, src, j->m.a_, a, s, cs, tmp);
+    }
+}
+
+/* Every image of a job, one after the other. Not split over threads: with
+ * OpenBLAS's own threads spinning between its calls, threads of ours here
+ * made a 2-thread step slower, not faster (bench_step: 1,320 samples/s
+ * with the transforms on one thread, 760 with them on two). */
+static void s_run(tile_job *j)
+{
+    float *tmp = s_scratch((size_t)MAX_A * MAX_A * CHANNEL_BLOCK);
+    float *window = s_scratch((size_t)MAX_A * MAX_A * j->cs);
+    for (int ni = 0; ni < j->n; ni++) {
+        switch (j->kind) {
+        case TILE_INPUT:
+            s_input_image(j, ni, window, tmp);
+            break;
+        case TILE_INPUT_GRAD:
+            s_input_grad_image(j, ni, window, tmp);
+            break;
+        case TILE_OUTPUT:
+            s_output_image(j, ni, window, tmp);
+            break;
+        case TILE_OUTPUT_GRAD:
+            s_output_grad_image(j, ni, window, tmp);
+            break;
         }
     }
     free(window);
     free(tmp);
 }
 
-void winograd_output(backend *b, float *out, const float *mm, int n, int ho, int wo, int oc, int k)
+static tile_job s_job(enum tile_kind kind, int k, float *out, const float *in, int n, int h,
+                      int w, int cs, int pad)
 {
-    (void)b;
-    winograd_mats m = s_mats(k);
-    const int a = m.a;
-    const size_t tiles = backend_winograd_tiles(n, ho, wo), cs = (size_t)oc;
-    float *tmp = s_scratch((size_t)MAX_A * MAX_A * CHANNEL_BLOCK);
-    float block[4 * CHANNEL_BLOCK];
-    FOR_EACH_TILE(n, ho, wo, t, ni, y0, x0) {
-        cgrid src = {mm + (size_t)t * cs, (size_t)a * tiles * cs, tiles * cs};
-        float *first = out + (((size_t)ni * ho + y0) * wo + x0) * cs;
-        if (y0 + 2 <= ho && x0 + 2 <= wo) {
-            grid dst = {first, (size_t)wo * cs, cs};
-            s_sandwich_runs(dst, m.at, 2, a, src, m.at, 2, a, cs, tmp);
-            continue;
-        }
-        /* an edge tile: only its outputs inside the image are kept */
-        for (size_t c0 = 0; c0 < cs; c0 += CHANNEL_BLOCK) {
-            int cn = cs - c0 < CHANNEL_BLOCK ? (int)(cs - c0) : CHANNEL_BLOCK;
-            cgrid x = {src.base + c0, src.row, src.col};
-            s_sandwich((grid){block, 2 * CHANNEL_BLOCK, CHANNEL_BLOCK}, m.at, 2, a, x, m.at,
-                       2, a, cn, tmp);
-            for (int i = 0; i < 2 && y0 + i < ho; i++) {
-                for (int j = 0; j < 2 && x0 + j < wo; j++) {
-                    memcpy(first + ((size_t)i * wo + j) * cs + c0,
-                           block + (i * 2 + j) * CHANNEL_BLOCK, (size_t)cn * sizeof *block);
-                }
-            }
-        }
-    }
-    free(tmp);
+    tile_job j = {.kind = kind, .m = s_mats(k), .out = out, .in = in, .n = n, .h = h,
+                  .w = w, .ho = h + 2 * pad - k + 1, .wo = w + 2 * pad - k + 1, .pad = pad,
+                  .cs = (size_t)cs};
+    j.tiles = backend_winograd_tiles(n, j.ho, j.wo, k);
+    j.per_image = backend_winograd_tiles(1, j.ho, j.wo, k);
+    return j;
 }
 
-void winograd_output_grad(backend *b, float *dm, const float *dout, int n, int ho, int wo, int oc,
-                          int k)
+void winograd_input(backend *b, float *v, const float *in, int n, int h, int w, int c, int k,
+                    int pad)
 {
+    tile_job j = s_job(TILE_INPUT, k, v, in, n, h, w, c, pad);
     (void)b;
-    winograd_mats m = s_mats(k);
-    const int a = m.a;
-    const size_t tiles = backend_winograd_tiles(n, ho, wo), cs = (size_t)oc;
-    float *tmp = s_scratch((size_t)MAX_A * MAX_A * CHANNEL_BLOCK);
-    float *block = s_scratch(4 * cs);
-    FOR_EACH_TILE(n, ho, wo, t, ni, y0, x0) {
-        const float *first = dout + (((size_t)ni * ho + y0) * wo + x0) * cs;
-        cgrid src = {first, (size_t)wo * cs, cs};
-        if (y0 + 2 > ho || x0 + 2 > wo) {
-            /* an edge tile: the outputs past the image have no gradient */
-            for (int i = 0; i < 2; i++) {
-                for (int j = 0; j < 2; j++) {
-                    float *dst = block + ((size_t)i * 2 + j) * cs;
-                    if (y0 + i < ho && x0 + j < wo) {
-                        memcpy(dst, first + ((size_t)i * wo + j) * cs, cs * sizeof *dst);
-                    } else {
-                        memset(dst, 0, cs * sizeof *dst);
-                    }
-                }
-            }
-            src = (cgrid){block, 2 * cs, cs};
-        }
-        grid dst = {dm + (size_t)t * cs, (size_t)a * tiles * cs, tiles * cs};
-        s_sandwich_runs(dst, m.a_, a, 2, src, m.a_, a, 2, cs, tmp);
-    }
-    free(block);
-    free(tmp);
+    s_run(&j);
+}
+
+void winograd_input_grad(backend *b, float *din, const float *dv, int n, int h, int w, int c,
+                         int k, int pad)
+{
+    tile_job j = s_job(TILE_INPUT_GRAD, k, din, dv, n, h, w, c, pad);
+    (void)b;
+    s_run(&j);
+}
+
+/* The output side's jobs: h and w such that ho and wo come out (pad 0). */
+void winograd_output(backend *b, float *out, const float *mm, int n, int ho, int wo, int oc,
+                     int k)
+{
+    tile_job j = s_job(TILE_OUTPUT, k, out, mm, n, ho + k - 1, wo + k - 1, oc, 0);
+    (void)b;
+    s_run(&j);
+}
+
+void winograd_output_grad(backend *b, float *dm, const float *dout, int n, int ho, int wo,
+                          int oc, int k)
+{
+    tile_job j = s_job(TILE_OUTPUT_GRAD, k, dm, dout, n, ho + k - 1, wo + k - 1, oc, 0);
+    (void)b;
+    s_run(&j);
 }
