@@ -335,14 +335,19 @@ static void test_im2col_and_its_adjoint(void **state)
 
 /* A convolution through the backend's Winograd transforms and a*a GEMMs
  * (as model.c runs it) against direct double loops, forward and backward:
- * edge tiles (odd outputs), padding and none, channel runs longer than
- * the CPU's block of 64. */
+ * edge tiles (odd outputs), padding and none, windows inside the image,
+ * channel runs longer than the CPU's block of 64. */
 static void s_check_winograd(backend *b)
 {
     const backend_ops *ops = b->ops;
     /* n, h, w, c, oc, k, pad */
     const int shapes[][7] = {{2, 7, 6, 3, 5, 3, 1}, {1, 9, 8, 70, 3, 5, 2},
-                             {2, 6, 7, 4, 66, 5, 0}, {3, 4, 5, 2, 3, 3, 0}};
+                             {2, 6, 7, 4, 66, 5, 0}, {3, 4, 5, 2, 3, 3, 0},
+                             /* windows wholly inside the image too (read in place),
+                              * and ones that end one row or column past it */
+                             {2, 13, 11, 17, 9, 3, 1}, {1, 14, 14, 20, 7, 5, 2},
+                             {2, 12, 12, 5, 4, 3, 1}, {1, 9, 10, 6, 5, 5, 2},
+                             {1, 10, 9, 6, 5, 5, 2}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         int n = shapes[s][0], h = shapes[s][1], w = shapes[s][2], c = shapes[s][3];
         int oc = shapes[s][4], k = shapes[s][5], pad = shapes[s][6];

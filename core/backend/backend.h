@@ -93,7 +93,7 @@ typedef struct backend_ops {
     void (*col2im)(backend *b, float *din, const float *col, int n, int h, int w,
                    int c, int k, int pad);
     /* Winograd F(m x m, k x k) convolution (Lavin and Gray, CVPR 2016),
-     * optional: NULL where the backend has none, and the model then uses
+     * optional: all six or none (NULL), and without them the model uses
      * im2col. With m = backend_winograd_tile(k) and a = m + k - 1, an m x m
      * block of a stride-1 convolution's outputs is
      *   Y = A^T [ (G g G^T) . (B^T d B) ] A

@@ -255,8 +255,10 @@ static void s_input_image(const tile_job *j, int ni, float *window, float *tmp)
     FOR_EACH_TILE(j, y0, x0) {
         size_t t = s_tile(j, ni, y0, x0);
         int iy0 = y0 - j->pad, ix0 = x0 - j->pad;
-        cgrid src = {image + ((ptrdiff_t)iy0 * w + ix0) * (ptrdiff_t)cs, (size_t)w * cs, cs};
-        if (iy0 < 0 || ix0 < 0 || iy0 + a > h || ix0 + a > w) {
+        cgrid src = {window, (size_t)a * cs, cs};
+        if (iy0 >= 0 && ix0 >= 0 && iy0 + a <= h && ix0 + a <= w) {
+            src = (cgrid){image + ((size_t)iy0 * w + (size_t)ix0) * cs, (size_t)w * cs, cs};
+        } else {
             /* the window reaches into the padding: gather it, zeros outside */
             for (int p = 0; p < a; p++) {
                 for (int q = 0; q < a; q++) {
@@ -269,7 +271,6 @@ static void s_input_image(const tile_job *j, int ni, float *window, float *tmp)
                     }
                 }
             }
-            src = (cgrid){window, (size_t)a * cs, cs};
         }
         grid out = {j->out + t * cs, (size_t)a * j->tiles * cs, j->tiles * cs};
         s_sandwich_runs(out, j->m.bt, a, a, src, j->m.bt, a, a, cs, tmp);
