@@ -85,9 +85,16 @@ typedef struct winograd_scratch {
     size_t tiles, planes;   /* T and a*a */
 } winograd_scratch;
 
+/* a*a, the GEMMs (and planes of v and m) of a Winograd layer */
+static size_t s_winograd_planes(const layer *l)
+{
+    size_t points = (size_t)(backend_winograd_tile(l->k) + l->k - 1);
+    return points * points;
+}
+
 static size_t s_winograd_floats(const layer *l, int rows)
 {
-    size_t points = (size_t)(backend_winograd_tile(l->k) + l->k - 1), planes = points * points;
+    size_t planes = s_winograd_planes(l);
     size_t tiles = backend_winograd_tiles(rows, l->oh, l->ow, l->k);
     return planes * (tiles * (size_t)(l->c + l->oc) + 2 * (size_t)l->c * (size_t)l->oc);
 }
@@ -95,7 +102,7 @@ static size_t s_winograd_floats(const layer *l, int rows)
 static winograd_scratch s_winograd_scratch(const model *m, int i, int rows)
 {
     const layer *l = &m->layer[i];
-    size_t points = (size_t)(backend_winograd_tile(l->k) + l->k - 1), planes = points * points;
+    size_t planes = s_winograd_planes(l);
     size_t most = backend_winograd_tiles(m->capacity, l->oh, l->ow, l->k);
     winograd_scratch w = {.tiles = backend_winograd_tiles(rows, l->oh, l->ow, l->k),
                           .planes = planes};
