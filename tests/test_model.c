@@ -183,18 +183,23 @@ static void test_mlp_gradient_matches_finite_differences(void **state)
     model_destroy(&m);
 }
 
-/* A small cnn: 6 x 6 x 2 images, conv 3x3x3, pool 2, conv 3x3x4, pool 2,
- * dense 5 with dropout, dense 3. */
-static model *s_small_cnn(double dropout)
+/* A small cnn on backend b: 6 x 6 x 2 images, conv k x k x c1, pool 2,
+ * conv k x k x c2, pool 2, dense 6 with dropout, dense 3. */
+static model *s_cnn(backend *b, long c1, long c2, int k, double dropout)
 {
-    model_spec spec = {.type = MODEL_CNN, .conv_count = 2, .channels = {3, 4},
-                       .kernel = 3, .pool = 2, .hidden_count = 1, .hidden = {6},
+    model_spec spec = {.type = MODEL_CNN, .conv_count = 2, .channels = {c1, c2},
+                       .kernel = k, .pool = 2, .hidden_count = 1, .hidden = {6},
                        .image_count = 3, .image = {6, 6, 2}, .init = INIT_HE,
                        .dropout = dropout};
     error err = {0};
-    model *m = model_new(&spec, s_b, 72, 3, &err);
+    model *m = model_new(&spec, b, 72, 3, &err);
     assert_non_null(m);
     return m;
+}
+
+static model *s_small_cnn(double dropout)
+{
+    return s_cnn(s_b, 3, 4, 3, dropout);
 }
 
 static void test_cnn_gradient_matches_finite_differences(void **state)
@@ -217,13 +222,7 @@ static void test_cnn_gradient_matches_finite_differences(void **state)
  * tiles only) goes through Winograd's transforms on backend b. */
 static model *s_winograd_cnn(backend *b)
 {
-    model_spec spec = {.type = MODEL_CNN, .conv_count = 2, .channels = {8, 4},
-                       .kernel = 5, .pool = 2, .hidden_count = 1, .hidden = {6},
-                       .image_count = 3, .image = {6, 6, 2}, .init = INIT_HE};
-    error err = {0};
-    model *m = model_new(&spec, b, 72, 3, &err);
-    assert_non_null(m);
-    return m;
+    return s_cnn(b, 8, 4, 5, 0);
 }
 
 /* backend.conv = winograd (the default) computes the gradient of the same

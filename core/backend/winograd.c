@@ -220,19 +220,21 @@ void winograd_filter_grad(backend *b, float *dw, const float *du, int c, int oc,
     free(tmp);
 }
 
-/* One of the four tile transforms over a batch: in and out are its
- * source and destination, cs the channels of its tiles' side (c for the
- * input's, oc for the output's), ho and wo the convolution's output size. */
-enum tile_kind { TILE_INPUT, TILE_INPUT_GRAD, TILE_OUTPUT, TILE_OUTPUT_GRAD };
+/* One of the four tile transforms over a batch: `image` does image ni's
+ * tiles; in and out are its source and destination, cs the channels of
+ * its tiles' side (c for the input's, oc for the output's), ho and wo the
+ * convolution's output size. */
+typedef struct tile_job tile_job;
+typedef void tile_image_fn(const tile_job *j, int ni, float *window, float *tmp);
 
-typedef struct tile_job {
-    enum tile_kind kind;
+struct tile_job {
+    tile_image_fn *image;
     winograd_mats m;
     float *out;
     const float *in;
     int n, h, w, ho, wo, pad;
     size_t cs, tiles, per_image;   /* T, and tiles per image */
-} tile_job;
+};
 
 /* Loops over image ni's tiles by their first outputs (y0, x0). */
 #define FOR_EACH_TILE(j, y0, x0)                                                  \
@@ -366,34 +368,21 @@ static void s_output_grad_image(const tile_job *j, int ni, float *block, float *
  * OpenBLAS's own threads spinning between its calls, threads of ours here
  * made a 2-thread step slower, not faster (bench_step: 1,320 samples/s
  * with the transforms on one thread, 760 with them on two). */
-static void s_run(tile_job *j)
+static void s_run(const tile_job *j)
 {
     float *tmp = s_scratch((size_t)MAX_A * MAX_A * CHANNEL_BLOCK);
     float *window = s_scratch((size_t)MAX_A * MAX_A * j->cs);
     for (int ni = 0; ni < j->n; ni++) {
-        switch (j->kind) {
-        case TILE_INPUT:
-            s_input_image(j, ni, window, tmp);
-            break;
-        case TILE_INPUT_GRAD:
-            s_input_grad_image(j, ni, window, tmp);
-            break;
-        case TILE_OUTPUT:
-            s_output_image(j, ni, window, tmp);
-            break;
-        case TILE_OUTPUT_GRAD:
-            s_output_grad_image(j, ni, window, tmp);
-            break;
-        }
+        j->image(j, ni, window, tmp);
     }
     free(window);
     free(tmp);
 }
 
-static tile_job s_job(enum tile_kind kind, int k, float *out, const float *in, int n, int h,
+static tile_job s_job(tile_image_fn *image, int k, float *out, const float *in, int n, int h,
                       int w, int cs, int pad)
 {
-    tile_job j = {.kind = kind, .m = s_mats(k), .out = out, .in = in, .n = n, .h = h,
+    tile_job j = {.image = image, .m = s_mats(k), .out = out, .in = in, .n = n, .h = h,
                   .w = w, .ho = h + 2 * pad - k + 1, .wo = w + 2 * pad - k + 1, .pad = pad,
                   .cs = (size_t)cs};
     j.tiles = backend_winograd_tiles(n, j.ho, j.wo, k);
@@ -404,7 +393,7 @@ static tile_job s_job(enum tile_kind kind, int k, float *out, const float *in, i
 void winograd_input(backend *b, float *v, const float *in, int n, int h, int w, int c, int k,
                     int pad)
 {
-    tile_job j = s_job(TILE_INPUT, k, v, in, n, h, w, c, pad);
+    tile_job j = s_job(s_input_image, k, v, in, n, h, w, c, pad);
     (void)b;
     s_run(&j);
 }
@@ -412,7 +401,7 @@ void winograd_input(backend *b, float *v, const float *in, int n, int h, int w, 
 void winograd_input_grad(backend *b, float *din, const float *dv, int n, int h, int w, int c,
                          int k, int pad)
 {
-    tile_job j = s_job(TILE_INPUT_GRAD, k, din, dv, n, h, w, c, pad);
+    tile_job j = s_job(s_input_grad_image, k, din, dv, n, h, w, c, pad);
     (void)b;
     s_run(&j);
 }
@@ -421,7 +410,7 @@ void winograd_input_grad(backend *b, float *din, const float *dv, int n, int h, 
 void winograd_output(backend *b, float *out, const float *mm, int n, int ho, int wo, int oc,
                      int k)
 {
-    tile_job j = s_job(TILE_OUTPUT, k, out, mm, n, ho + k - 1, wo + k - 1, oc, 0);
+    tile_job j = s_job(s_output_image, k, out, mm, n, ho + k - 1, wo + k - 1, oc, 0);
     (void)b;
     s_run(&j);
 }
@@ -429,7 +418,7 @@ void winograd_output(backend *b, float *out, const float *mm, int n, int ho, int
 void winograd_output_grad(backend *b, float *dm, const float *dout, int n, int ho, int wo,
                           int oc, int k)
 {
-    tile_job j = s_job(TILE_OUTPUT_GRAD, k, dm, dout, n, ho + k - 1, wo + k - 1, oc, 0);
+    tile_job j = s_job(s_output_grad_image, k, dm, dout, n, ho + k - 1, wo + k - 1, oc, 0);
     (void)b;
     s_run(&j);
 }
