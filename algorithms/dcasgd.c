@@ -72,15 +72,21 @@ static size_t s_state_bytes(const server *s)
 static void s_on_push(server *s, const push_msg *m)
 {
     const dcasgd_params *p = s->params;
-    const float *g = m->values, *bak = server_pulled(s, m->worker);
+    const float *g = m->values, *bak = server_pulled(s, m->worker), *theta = s->theta;
     float *ms = server_pulled(s, (uint32_t)s->workers), *step = ms + s->n;
-    for (size_t i = 0; i < s->n; i++) {
-        float g2 = g[i] * g[i], lambda = p->lambda;
-        if (p->adaptive) {
-            ms[i] = p->ms_decay * ms[i] + (1 - p->ms_decay) * g2;
-            lambda /= sqrtf(ms[i] + 1e-7f);
+    const float lambda = p->lambda, decay = p->ms_decay;
+    /* two loops, the parameters in locals: one loop with a test of
+     * p->adaptive in it did not vectorize */
+    if (p->adaptive) {
+        for (size_t i = 0, n = s->n; i < n; i++) {
+            float g2 = g[i] * g[i];
+            ms[i] = decay * ms[i] + (1 - decay) * g2;
+            step[i] = g[i] + lambda / sqrtf(ms[i] + 1e-7f) * g2 * (theta[i] - bak[i]);
         }
-        step[i] = g[i] + lambda * g2 * (s->theta[i] - bak[i]);
+    } else {
+        for (size_t i = 0, n = s->n; i < n; i++) {
+            step[i] = g[i] + lambda * (g[i] * g[i]) * (theta[i] - bak[i]);
+        }
     }
     server_record_applied(s, m);
     server_add(s, step, -p->lr);

@@ -175,8 +175,9 @@ static void s_push_parts_from(early_push *e, size_t from)
         if (lo < from) {
             return;
         }
-        for (uint64_t i = lo; e->scale != 1.0f && i < hi; i++) {
-            w->grad[i] *= e->scale;
+        const float scale = e->scale;   /* a local: a store to grad could change e->scale */
+        for (uint64_t i = lo; scale != 1.0f && i < hi; i++) {
+            w->grad[i] *= scale;
         }
         e->rc = w->link->push_part(w, e->next, w->grad, e->tag, e->samples);
     }
