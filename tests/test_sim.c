@@ -1039,6 +1039,36 @@ static void test_the_work_model_changes_time_not_rounds(void **state)
     assert_true(s_num(a, "final_test_loss") == s_num(b, "final_test_loss"));
 }
 
+/* The replies that one push makes ready leave one by one, each when the
+ * shard's work up to it is done, as a real shard copies and sends them in
+ * turn: sync's last push of a round answers three waiting pulls, each
+ * answer 1 ms of work, so the workers' next steps end 1 and 2 ms after
+ * the first's, round after round (all three together if the replies left
+ * at the end of the shard's whole work). */
+static void test_a_shards_replies_leave_in_turn(void **state)
+{
+    support_fixture *f = *state;
+    const char *args[] = {"train.algorithm=sync", "cluster.workers=3", "sim.compute=constant",
+                          "sim.compute_mean=0.01", "sim.latency=0", "sim.bandwidth=1e15",
+                          "sim.answer=0.001", "train.epochs=1", NULL};
+    char dir[4096];
+    s_sim(f, args, dir, sizeof dir);
+    char *steps = s_file(dir, "steps.csv");
+    double last[3] = {-1, -1, -1};
+    for (char *row = strchr(steps, '\n'); row && row[1]; row = strchr(row + 1, '\n')) {
+        char *end;
+        double t = strtod(row + 1, &end);
+        long worker = strtol(end + 1, NULL, 10);
+        assert_true(worker >= 0 && worker < 3);
+        last[worker] = t;
+    }
+    free(steps);
+    double lo = fmin(last[0], fmin(last[1], last[2]));
+    double hi = fmax(last[0], fmax(last[1], last[2]));
+    double mid = last[0] + last[1] + last[2] - lo - hi;
+    assert_true(fabs(mid - lo - 0.001) < 1e-9 && fabs(hi - lo - 0.002) < 1e-9);
+}
+
 static void test_a_thousand_workers(void **state)
 {
     support_fixture *f = *state;
@@ -1243,6 +1273,7 @@ int main(void)
         T(test_message_work_takes_its_time),
         T(test_the_evaluator_and_start_up_share_the_cores),
         T(test_the_work_model_changes_time_not_rounds),
+        T(test_a_shards_replies_leave_in_turn),
         T(test_a_thousand_workers),
         T(test_sync_rounds_agree_across_shards),
         T(test_budgets_add_up_to_the_epochs),

@@ -31,8 +31,10 @@ typedef struct sim_replier {
 } sim_replier;
 
 /* Sends e (a reply or a verdict, of `bytes`, `values` of them copied) from
- * shard k: at once, or, while the shard works on a message, once that
- * work is done, which grows by the sending and the copy. */
+ * shard k: at once, or, while the shard works on a message, once the work
+ * up to it is done, which grows by its sending and copy: the replies that
+ * one push makes ready leave one by one, as a real shard copies and sends
+ * each in turn (its t: the work on them up to and including it). */
 static void s_send(sim *s, int k, sim_event e, double bytes, double values)
 {
     sim_shard *sh = &s->shards[k];
@@ -41,25 +43,28 @@ static void s_send(sim *s, int k, sim_event e, double bytes, double values)
         sim_send(s, e, bytes);
         return;
     }
+    sh->outbox_work += sim_message_work(s) + sim_copy_time(&s->e->sim, values) +
+                       (e.kind == EV_ARRIVE_REPLY ? s->e->sim.answer : 0);
+    e.t = sh->outbox_work;
     if (sim_queue_add(&sh->outbox, &sh->nout, &sh->capout, &sh->headout, e) < 0) {
         s->failed = true;
         error_set(s->err, ERROR_RUNTIME, "sim: out of memory");
-        return;
     }
-    sh->outbox_work += sim_message_work(s) + sim_copy_time(&s->e->sim, values) +
-                       (e.kind == EV_ARRIVE_REPLY ? s->e->sim.answer : 0);
 }
 
-/* What shard k made while it worked on a message leaves now. */
-static void s_flush(sim *s, int k)
+/* What shard k made leaves now: the replies its work has reached (t up
+ * to `done`), or all of them (done < 0). */
+static void s_flush(sim *s, int k, double done)
 {
     sim_shard *sh = &s->shards[k];
-    for (; sh->nout > 0; sh->nout--) {
+    for (; sh->nout > 0 && (done < 0 || sh->outbox[sh->headout].t <= done); sh->nout--) {
         sim_event e = sh->outbox[sh->headout++];
         sim_send(s, e, (double)e.bytes);
     }
-    sh->headout = 0;
-    sh->outbox_work = 0;
+    if (sh->nout == 0) {
+        sh->headout = 0;
+        sh->outbox_work = 0;
+    }
 }
 
 /* server_reply_fn: the shard's parameters to the worker now (as they are
@@ -166,8 +171,9 @@ static bool s_shard_works(const sim *s)
 /* Shard k takes its queued messages in arrival order, one at a time: it
  * receives each (message_cpu), applies a push ([sim] apply) or answers a
  * pull that is ready, and the replies this makes (a pull's, those of
- * pulls a push made ready, a verdict) leave when the work on the message,
- * their sending and copies included, is done. */
+ * pulls a push made ready, a verdict) leave in turn, each when the work
+ * up to it, its sending and copy included, is done: a job on the cores
+ * for the message and the first, then one for each next. */
 void sim_shard_process(sim *s, int k)
 {
     sim_shard *sh = &s->shards[k];
@@ -190,21 +196,27 @@ void sim_shard_process(sim *s, int k)
             work += s->e->sim.apply;
         }
         sh->collecting = false;
-        work += sh->outbox_work;
-        if (!works || work <= 0) {
-            s_flush(s, k);
+        if (!works || work + sh->outbox_work <= 0) {
+            s_flush(s, k, -1);
             continue;
         }
         sh->busy = true;
-        sim_cpu_run(s, sim_who_shard(k), work);
+        sh->outbox_done = sh->nout > 0 ? sh->outbox[sh->headout].t : 0;
+        sim_cpu_run(s, sim_who_shard(k), work + sh->outbox_done);
     }
 }
 
 void sim_shard_cpu_done(sim *s, int k)
 {
     sim_shard *sh = &s->shards[k];
+    s_flush(s, k, sh->outbox_done);
+    if (sh->nout > 0) {   /* the next reply's work */
+        double next = sh->outbox[sh->headout].t;
+        sim_cpu_run(s, sim_who_shard(k), next - sh->outbox_done);
+        sh->outbox_done = next;
+        return;
+    }
     sh->busy = false;
-    s_flush(s, k);
     sim_shard_process(s, k);
 }
 
@@ -304,7 +316,7 @@ void sim_shard_fail(sim *s, int k, double back)
             sim_worker_wake(sw);
         }
     }
-    s_flush(s, k);   /* what its last work made leaves (its sending is not redone) */
+    s_flush(s, k, -1);   /* what its last work made leaves (its sending is not redone) */
     sh->job.seq++;   /* the work it was doing ends with it */
     sh->head = sh->count = 0;
     sh->busy = false;

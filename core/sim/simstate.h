@@ -112,7 +112,8 @@ typedef struct sim_shard {
     sim_job job;             /* its work on the message it is handling */
     sim_event *outbox;       /* the replies and verdicts that work made, which */
     size_t headout, nout, capout;   /* leave when it is done */
-    double outbox_work;      /* their sending and copies */
+    double outbox_work;      /* their sending and copies, */
+    double outbox_done;      /* and how much of that its current job ends at */
     bool collecting;         /* replies go to the outbox */
 } sim_shard;
 
