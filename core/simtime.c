@@ -43,6 +43,8 @@ static int s_read_costs(config *c, const sim_spec *def, sim_spec *s, error *err)
                           &s->timeslice, err) < 0 ||
         config_get_double(c, "sim", "wakeup", def->wakeup, 0, 1e3, CONFIG_CLOSED, &s->wakeup,
                           err) < 0 ||
+        config_get_double(c, "sim", "migration", def->migration, 0, 1e3, CONFIG_CLOSED,
+                          &s->migration, err) < 0 ||
         config_get_double(c, "sim", "message_cpu", def->message_cpu, 0, 1e3, CONFIG_CLOSED,
                           &s->message_cpu, err) < 0 ||
         config_get_double(c, "sim", "copy_bandwidth", def->copy_bandwidth, 0, 1e15,

@@ -30,6 +30,13 @@
  *                  next keys give them
  *   wakeup         with cores: the time an idle core takes to start a job
  *                  (a halted virtual CPU woken by an interrupt)
+ *   migration      with cores: a process that had a turn on a core less
+ *                  than this long ago is cache-hot there: woken while that
+ *                  core is busy, it waits for it, and an idle core takes it
+ *                  only once it has gone cold, at a scheduler tick
+ *                  (timeslice), as the kernel's sched_migration_cost
+ *                  (0.5 ms) and its balancing at each tick do; 0: a job
+ *                  takes any idle core, and waits for the first to free
  *   timeslice      with cores: the longest a job keeps a core while others
  *                  wait for one (0: until it is done), as a kernel's
  *                  scheduler slices a long evaluation among short steps
@@ -101,6 +108,7 @@ typedef struct sim_spec {
     long cores;                /* 0: one per worker */
     double timeslice;          /* with cores: a job's longest turn while others wait (0: none) */
     double wakeup;             /* with cores: an idle core's time to start a job */
+    double migration;          /* with cores: how long a process stays cache-hot */
     double message_cpu;        /* work at each end of a message */
     double copy_bandwidth;     /* bytes/s of a process copying values (0: free) */
     double eval_cost;          /* work of one evaluation */

@@ -172,6 +172,7 @@ static void test_bad_sim_values_name_the_key(void **state)
         {"pause = 9@1-2", "pause"}, {"pause = 1@3-2", "pause"}, {"latency = -0.1", "latency"},
         {"bandwidth = 0", "bandwidth"}, {"jitter = x", "jitter"}, {"apply = -1", "apply"},
         {"fail = 1", "fail"}, {"fail = 1@x", "fail"}, {"cores = -1", "cores"},
+        {"migration = -1", "migration"},
         {"startup_sd = -1", "startup_sd"}, {"fail = ps1@1", "fail"}, {"fail = ps@1", "fail"},
         {"pause = ps0@1-2", "pause"}, {"compute = empirical", "compute"},
         {"compute = empirical\ncompute_quantiles = 0.2,0.1", "compute_quantiles"},
@@ -429,7 +430,7 @@ static void test_a_profile_round_trips_and_sets_the_time(void **state)
     /* the work each process does: messages, copies through the segments
      * (the default [cluster] shm), evaluations, start-up, turns */
     assert_true(s.message_cpu > 0 && s.copy_bandwidth > 0 && s.eval_cost > 0 &&
-                s.startup_cpu > 0 && s.timeslice > 0 && s.apply > 0);
+                s.startup_cpu > 0 && s.timeslice > 0 && s.apply > 0 && s.migration > 0);
     assert_true(s.bandwidth == 1e15);   /* no values cross a socket */
     sim_spec_free(&s);
     config_destroy(&written);
@@ -1069,6 +1070,29 @@ static void test_a_shards_replies_leave_in_turn(void **state)
     assert_true(fabs(mid - lo - 0.001) < 1e-9 && fabs(hi - lo - 0.002) < 1e-9);
 }
 
+/* [sim] migration: a worker woken while the core it last ran on is busy
+ * waits for that core while it is cache-hot, as the kernel keeps it
+ * there, though the other core is idle: two SAGN workers sharing two
+ * cores with a shard and an evaluator now and then take turns on one
+ * core, and the run takes longer; what the rounds compute is the same. */
+static void test_a_cache_hot_worker_waits_for_its_core(void **state)
+{
+    support_fixture *f = *state;
+    const char *base[] = {"train.algorithm=sagn", "cluster.workers=2", "sim.cores=2",
+                          "sim.compute=constant", "sim.compute_mean=0.001", "sim.latency=0",
+                          "sim.bandwidth=1e15", "sim.answer=0.0004", "sim.apply=0.0001",
+                          "sim.message_cpu=0.00002", "sim.timeslice=0.004",
+                          "sim.eval_cost=0.005", NULL, NULL};
+    char cold[4096], hot[4096];
+    base[12] = "sim.migration=0";
+    s_sim(f, base, cold, sizeof cold);
+    base[12] = "sim.migration=0.0005";
+    s_sim(f, base, hot, sizeof hot);
+    assert_true(s_num(hot, "time_s") > 1.03 * s_num(cold, "time_s"));
+    assert_true(s_num(hot, "updates") == s_num(cold, "updates"));
+    assert_true(s_num(hot, "final_test_loss") == s_num(cold, "final_test_loss"));
+}
+
 static void test_a_thousand_workers(void **state)
 {
     support_fixture *f = *state;
@@ -1274,6 +1298,7 @@ int main(void)
         T(test_the_evaluator_and_start_up_share_the_cores),
         T(test_the_work_model_changes_time_not_rounds),
         T(test_a_shards_replies_leave_in_turn),
+        T(test_a_cache_hot_worker_waits_for_its_core),
         T(test_a_thousand_workers),
         T(test_sync_rounds_agree_across_shards),
         T(test_budgets_add_up_to_the_epochs),

@@ -34,7 +34,7 @@
 typedef struct costs {
     double quantiles[CAL_QUANTILES], compute_mean, compute_sd;
     double latency, bandwidth, message_cpu, copy_bandwidth, apply, answer, eval_cost;
-    double startup_mean, startup_sd, timeslice, wakeup;
+    double startup_mean, startup_sd, timeslice, wakeup, migration;
     long cores;
     bool shared;              /* values through shared segments ([cluster] shm) */
 } costs;
@@ -420,6 +420,28 @@ static double s_timeslice(long cores)
     return slice;
 }
 
+/* How long the kernel keeps a task that ran that recently on its CPU
+ * rather than move it to an idle one (sched_migration_cost): where the
+ * kernel shows it (debugfs, or the sysctl of kernels before 5.13), else
+ * its default, 0.5 ms. */
+static double s_migration(void)
+{
+    static const char *const paths[] = {"/sys/kernel/debug/sched/migration_cost_ns",
+                                        "/proc/sys/kernel/sched_migration_cost_ns"};
+    for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
+        FILE *f = fopen(paths[i], "r");
+        long ns;
+        int got = f ? fscanf(f, "%ld", &ns) : 0;
+        if (f) {
+            fclose(f);
+        }
+        if (got == 1 && ns >= 0) {
+            return (double)ns * 1e-9;
+        }
+    }
+    return 0.5e-3;
+}
+
 /* One evaluation as the evaluator makes it: the test set's forward pass in
  * eval.batch rows at a time, and its pull's copy; the median of 3. */
 static int s_evaluation(experiment *e, costs *out, error *err)
@@ -569,10 +591,10 @@ static int s_write(const char *path, const char *config_path, const experiment *
             "message_cpu = %.6g\ncopy_bandwidth = %.6g\napply = %.6g\nanswer = %.6g\n"
             "eval_cost = %.6g\n"
             "startup_mean = 0\nstartup_sd = 0\nstartup_cpu = %.6g\ncores = %ld\n"
-            "timeslice = %.6g\nwakeup = %.6g\n",
+            "timeslice = %.6g\nwakeup = %.6g\nmigration = %.6g\n",
             c->compute_mean, c->compute_sd, c->latency, c->bandwidth, c->message_cpu,
             c->copy_bandwidth, c->apply, c->answer, c->eval_cost, c->startup_mean, c->cores,
-            c->timeslice, c->wakeup);
+            c->timeslice, c->wakeup, c->migration);
     if (fclose(f) != 0) {
         return error_set(err, ERROR_RUNTIME, "%s: cannot write", path);
     }
@@ -604,6 +626,7 @@ int calibrate_main(int argc, char **argv)
     experiment e;
     costs c = {.cores = sysconf(_SC_NPROCESSORS_ONLN)};
     c.timeslice = s_timeslice(c.cores);
+    c.migration = s_migration();
     double t0 = run_now();
     int rc = experiment_configure(&e, config_path, noverrides, overrides, NULL, &err);
     if (rc == 0) {
@@ -637,8 +660,8 @@ int calibrate_main(int argc, char **argv)
     }
     printf("apply: %.3f ms a push, %.3f ms a pull\nevaluation: %.3f s\n"
            "startup: %.3f s of work (sd %.3f)\ncores: %ld, a timeslice of %.2f ms, %.1f us to wake "
-           "one\nwrote %s in %.1f s\n",
+           "one, a task cache-hot for %.2f ms\nwrote %s in %.1f s\n",
            c.apply * 1e3, c.answer * 1e3, c.eval_cost, c.startup_mean, c.startup_sd, c.cores,
-           c.timeslice * 1e3, c.wakeup * 1e6, out, run_now() - t0);
+           c.timeslice * 1e3, c.wakeup * 1e6, c.migration * 1e3, out, run_now() - t0);
     return 0;
 }

@@ -23,7 +23,10 @@
  *   startup_cpu  loading the data and making the model, 3 times;
  *   cores        the host's online cores, which simulated processes share,
  *   timeslice    and how long the kernel runs a CPU-bound task while
- *                another waits for its core (two threads spinning on one).
+ *                another waits for its core (two threads spinning on one);
+ *   migration    how long a task that ran on a CPU stays there rather than
+ *                move to an idle one (the kernel's sched_migration_cost,
+ *                read where it shows it, else its default, 0.5 ms).
  * It prints what it measured; the profile (an INI file) records the host,
  * its CPU, the date, the config and asgd's version in [host], and the costs
  * in [sim]. */

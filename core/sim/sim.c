@@ -115,6 +115,9 @@ static void s_handle(sim *s, const sim_event *e)
     case EV_IO_ARRIVE:
         sim_cpu_io(s, *e, s->e->sim.message_cpu / 2);
         break;
+    case EV_BALANCE:
+        sim_cpu_balance(s, e);
+        break;
     case EV_ARRIVE_PULL:
     case EV_ARRIVE_PUSH:
         sim_shard_arrive(s, e);
@@ -189,7 +192,7 @@ static void s_free(sim *s)
     if (s->stacks) {
         munmap(s->stacks, (size_t)s->nworkers * SIM_STACK);
     }
-    free(s->core_queue);
+    sim_cpu_free(s);
     simq_free(&s->q);
     model_destroy(&s->m);
 }
@@ -215,7 +218,7 @@ static int s_setup(sim *s)
     s->batch_x = malloc((size_t)e->batch * (size_t)e->train.dim * sizeof *s->batch_x);
     s->batch_y = malloc((size_t)e->batch * sizeof *s->batch_y);
     if (!s->workers || !s->shards || !s->parts || !s->link_free || !s->heard || !s->centre ||
-        !s->batch_x || !s->batch_y) {
+        !s->batch_x || !s->batch_y || sim_cpu_init(s) < 0) {
         return error_set(err, ERROR_RUNTIME, "sim: out of memory");
     }
     void *stacks = mmap(NULL, (size_t)s->nworkers * SIM_STACK, PROT_READ | PROT_WRITE,

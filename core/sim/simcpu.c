@@ -10,6 +10,7 @@
  * short steps whole and slices a long evaluation among them. With cores =
  * 0 every owner has a core of its own. */
 #include <math.h>
+#include <stdlib.h>
 
 #include "core/sim/simstate.h"
 #include "core/simtime.h"
@@ -50,20 +51,23 @@ static bool s_current(sim *s, const sim_event *who, uint64_t seq)
     return who->worker < 0 || sim_worker_alive(s, who->worker, who->incarnation);
 }
 
-/* who's turn on a core, from now, or from when an idle core has woken
- * (`waking`): the whole job, or a slice of it while others wait; a
- * message's turn is its whole work (in `back`). */
-static void s_turn(sim *s, sim_event who, double waking)
+/* who's turn on core c (-1: cores = 0, each owner on a core of its own),
+ * from now, or from when an idle core has woken (`waking`): the whole job,
+ * or a slice of it while others wait; a message's turn is its whole work
+ * (in `back`). */
+static void s_turn(sim *s, sim_event who, long c, double waking)
 {
     const sim_spec *spec = &s->e->sim;
     double now = s->now + waking;
+    who.core = (int)c;
+    who.kind = EV_CPU;
     if (who.io) {
         who.t = now + who.back;
-        who.kind = EV_CPU;
         sim_schedule(s, who);
         return;
     }
     sim_job *j = s_job(s, &who);
+    j->core = (int)c + 1;
     double end;
     if (j->left < 0) {   /* a minibatch: drawn as it starts, after any pause */
         sim_worker *sw = &s->workers[who.worker];
@@ -79,48 +83,205 @@ static void s_turn(sim *s, sim_event who, double waking)
         end = now + spec->timeslice;
     }
     who.t = end;
-    who.kind = EV_CPU;
     who.tag = j->seq;
     sim_schedule(s, who);
 }
 
-/* A core has come free: to the first live job in line, or idle. */
-static void s_next(sim *s)
+/* Whether who's owner had a turn on a core less than [sim] migration ago:
+ * its caches are there (a message's I/O turn never is so). */
+static bool s_hot(sim *s, const sim_event *who)
 {
-    while (s->core_count > 0) {
-        sim_event next = s->core_queue[s->core_head++];
-        if (--s->core_count == 0) {
-            s->core_head = 0;
-        }
-        if (s_current(s, &next, next.tag)) {
-            s_turn(s, next, 0);   /* the core passes on, awake; cores_busy is unchanged */
-            return;
-        }
+    if (who->io || s->e->sim.migration <= 0) {
+        return false;
     }
-    s->cores_busy--;
+    const sim_job *j = s_job(s, who);
+    return j->core > 0 && s->now - j->ran_until < s->e->sim.migration;
 }
 
-static int s_wait(sim *s, sim_event who)
+static int s_line_add(sim *s, sim_line *l, sim_event e)
 {
-    if (!who.io) {   /* a message keeps its own tag */
-        who.tag = s_job(s, &who)->seq;
-    }
-    if (sim_queue_add(&s->core_queue, &s->core_count, &s->core_cap, &s->core_head, who) < 0) {
+    if (sim_queue_add(&l->buf, &l->count, &l->cap, &l->head, e) < 0) {
         s->failed = true;
         return error_set(s->err, ERROR_RUNTIME, "sim: out of memory");
     }
     return 0;
 }
 
+static sim_event s_line_pop(sim_line *l)
+{
+    sim_event e = l->buf[l->head++];
+    if (--l->count == 0) {
+        l->head = 0;
+    }
+    return e;
+}
+
+/* The tick (timeslice) at which the first job of core c's line will have
+ * gone cold, an EV_BALANCE then. */
+static int s_balance_later(sim *s, long c)
+{
+    const sim_spec *spec = &s->e->sim;
+    const sim_line *l = &s->cores[c].line;
+    const sim_event *first = &l->buf[l->head];
+    double cold = s_job(s, first)->ran_until + spec->migration;
+    double t = spec->timeslice > 0 ? ceil(cold / spec->timeslice) * spec->timeslice : cold;
+    return sim_schedule(s, (sim_event){.t = fmax(t, s->now), .kind = EV_BALANCE, .worker = -1,
+                                       .shard = -1, .core = (int)c});
+}
+
+/* who waits for a core: in its last core's own line while hot there, else
+ * in the line every core serves; its t is when it joined. */
+static int s_wait(sim *s, sim_event who)
+{
+    if (!who.io) {   /* a message keeps its own tag */
+        who.tag = s_job(s, &who)->seq;
+    }
+    who.t = s->now;
+    if (!s_hot(s, &who)) {
+        return s_line_add(s, &s->shared, who);
+    }
+    long c = s_job(s, &who)->core - 1;
+    s->waiting_own++;
+    if (s_line_add(s, &s->cores[c].line, who) < 0) {
+        return -1;
+    }
+    return s->cores[c].line.count == 1 ? s_balance_later(s, c) : 0;
+}
+
+static void s_idle_push(sim *s, long c)
+{
+    s->cores[c].busy = false;
+    s->idle_at[c] = s->nidle;
+    s->idle[s->nidle++] = c;
+}
+
+static void s_idle_take(sim *s, long c)
+{
+    long at = s->idle_at[c], last = s->idle[--s->nidle];
+    s->idle[at] = last;
+    s->idle_at[last] = at;
+    s->idle_at[c] = -1;
+    s->cores[c].busy = true;
+}
+
+/* The line core c serves next: of its own line, the shared one and
+ * another core's whose first job has gone cold, the one whose first job
+ * has waited longest (ties: in that order); NULL when none waits. */
+static sim_line *s_pick(sim *s, long c)
+{
+    long cores = s->e->sim.cores;
+    sim_line *best = s->cores[c].line.count ? &s->cores[c].line : NULL;
+    if (s->shared.count && (!best || s->shared.buf[s->shared.head].t < best->buf[best->head].t)) {
+        best = &s->shared;
+    }
+    for (long k = 1; s->waiting_own > s->cores[c].line.count && k < cores; k++) {
+        sim_line *l = &s->cores[(c + k) % cores].line;
+        if (l->count && !s_hot(s, &l->buf[l->head]) &&
+            (!best || l->buf[l->head].t < best->buf[best->head].t)) {
+            best = l;
+        }
+    }
+    return best;
+}
+
+/* Takes the first job of line l for core c: true when it is live and has
+ * started its turn there (a stale one is dropped). */
+static bool s_take(sim *s, sim_line *l, long c, double waking)
+{
+    sim_event next = s_line_pop(l);
+    if (l != &s->shared) {
+        s->waiting_own--;
+    }
+    if (!s_current(s, &next, next.tag)) {
+        return false;
+    }
+    s_turn(s, next, c, waking);
+    return true;
+}
+
+/* Core c's turn has ended: it passes on, awake, to the first live job of
+ * the line s_pick chooses, or idles. */
+static void s_next(sim *s, long c)
+{
+    for (sim_line *l; (l = s_pick(s, c));) {
+        if (s_take(s, l, c, 0)) {
+            return;
+        }
+    }
+    s_idle_push(s, c);
+}
+
+void sim_cpu_balance(sim *s, const sim_event *e)
+{
+    sim_line *l = &s->cores[e->core].line;
+    while (l->count > 0 && s->nidle > 0 && !s_hot(s, &l->buf[l->head])) {
+        long c = s->idle[s->nidle - 1];
+        s_idle_take(s, c);
+        if (!s_take(s, l, c, s->e->sim.wakeup)) {
+            s_idle_push(s, c);
+        }
+    }
+    if (l->count > 0 && s_hot(s, &l->buf[l->head])) {
+        s_balance_later(s, e->core);
+    }
+}
+
+/* who's job has come: to the core its owner last ran on if that is idle;
+ * while its owner is hot on that busy core, in that core's line; else to
+ * the idle core that went idle last (each wakes first), or in line. */
+static int s_place(sim *s, sim_event who)
+{
+    if (!s->cores) {
+        s_turn(s, who, -1, 0);
+        return 0;
+    }
+    int last = who.io ? 0 : s_job(s, &who)->core;
+    long c;
+    if (last > 0 && !s->cores[last - 1].busy) {
+        c = last - 1;
+    } else if (s->nidle > 0 && !s_hot(s, &who)) {
+        c = s->idle[s->nidle - 1];
+    } else {
+        return s_wait(s, who);
+    }
+    s_idle_take(s, c);
+    s_turn(s, who, c, s->e->sim.wakeup);
+    return 0;
+}
+
+int sim_cpu_init(sim *s)
+{
+    long cores = s->e->sim.cores;
+    if (cores == 0) {
+        return 0;
+    }
+    s->cores = calloc((size_t)cores, sizeof *s->cores);
+    s->idle = malloc((size_t)cores * sizeof *s->idle);
+    s->idle_at = malloc((size_t)cores * sizeof *s->idle_at);
+    if (!s->cores || !s->idle || !s->idle_at) {
+        return error_set(s->err, ERROR_RUNTIME, "sim: out of memory");
+    }
+    for (long c = cores - 1; c >= 0; c--) {   /* core 0 is taken first */
+        s_idle_push(s, c);
+    }
+    return 0;
+}
+
+void sim_cpu_free(sim *s)
+{
+    for (long c = 0; s->cores && c < s->e->sim.cores; c++) {
+        free(s->cores[c].line.buf);
+    }
+    free(s->cores);
+    free(s->idle);
+    free(s->idle_at);
+    free(s->shared.buf);
+}
+
 int sim_cpu_io(sim *s, sim_event e, double work)
 {
     e.back = work;
-    if (s->e->sim.cores > 0 && s->cores_busy == s->e->sim.cores) {
-        return s_wait(s, e);
-    }
-    s->cores_busy++;
-    s_turn(s, e, s->e->sim.cores > 0 ? s->e->sim.wakeup : 0);
-    return 0;
+    return s_place(s, e);
 }
 
 int sim_cpu_run(sim *s, sim_event who, double work)
@@ -128,39 +289,40 @@ int sim_cpu_run(sim *s, sim_event who, double work)
     sim_job *j = s_job(s, &who);
     j->left = work;
     j->seq++;
-    long cores = s->e->sim.cores;
-    if (cores > 0 && s->cores_busy == cores) {
-        return s_wait(s, who);
-    }
-    s->cores_busy++;
-    s_turn(s, who, cores > 0 ? s->e->sim.wakeup : 0);   /* an idle core wakes first */
-    return 0;
+    return s_place(s, who);
 }
 
 bool sim_cpu_turn_ended(sim *s, const sim_event *e)
 {
+    long c = e->core;
     if (e->io) {
-        s_next(s);
+        if (c >= 0) {
+            s_next(s, c);
+        }
         return true;
     }
+    sim_job *j = s_job(s, e);
     if (!s_current(s, e, e->tag)) {
-        s_next(s);   /* a job its owner's failure ended: only its core is left to free */
+        if (c >= 0) {
+            s_next(s, c);   /* a job its owner's failure ended: only its core is left to free */
+        }
         return false;
     }
-    sim_job *j = s_job(s, e);
+    j->ran_until = s->now;
     if (j->whole) {
         j->left = 0;
-        s_next(s);
+        if (c >= 0) {
+            s_next(s, c);
+        }
         return true;
     }
     j->left -= s->e->sim.timeslice;
-    if (s->core_count == 0) {   /* nobody waits: it goes on */
-        s_turn(s, *e, 0);
+    if (!s_pick(s, c)) {   /* nobody waits for this core: it goes on */
+        s_turn(s, *e, c, 0);
         return false;
     }
-    sim_event who = *e;
-    if (s_wait(s, who) == 0) {
-        s_next(s);
+    if (s_wait(s, *e) == 0) {
+        s_next(s, c);
     }
     return false;
 }

@@ -32,6 +32,8 @@ typedef struct sim_event {
     int io;                    /* a message in an I/O thread's hands (simcpu.c): 1
                                   leaving, 2 arriving; its own kind in msg_kind */
     int msg_kind;
+    int core;                  /* EV_CPU: the core of the turn; EV_BALANCE: the core
+                                  whose line it balances (simcpu.c) */
 } sim_event;
 
 /* A heap entry: order is the insertion number << SIMQ_SLOT_BITS | the slot. */

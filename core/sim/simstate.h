@@ -42,6 +42,7 @@ enum ev_kind {
     EV_CHECKPOINT,       /* every shard writes its checkpoint */
     EV_AWAY,             /* a worker's device goes away until `back` (sim.trace) */
     EV_IO_ARRIVE,        /* a message reaches its receiver's I/O thread */
+    EV_BALANCE,          /* a tick's load balancing of core e.core's line (simcpu.c) */
 };
 
 enum { SIM_IO_LEAVING = 1, SIM_IO_ARRIVING };
@@ -63,7 +64,22 @@ typedef struct sim_job {
                                 time drawn as it starts */
     bool whole;              /* the turn it has now finishes it */
     uint64_t seq;            /* its number: a turn of an earlier job ends nothing */
+    int core;                /* 1 + the core of its owner's last turn; 0: none yet */
+    double ran_until;        /* when that turn ended */
 } sim_job;
+
+/* Jobs in line for a core, first come first served (simcpu.c). */
+typedef struct sim_line {
+    sim_event *buf;
+    size_t head, count, cap;
+} sim_line;
+
+/* One of [sim] cores: busy with a turn, or idle; jobs whose caches are on
+ * it ([sim] migration) wait in its own line. */
+typedef struct sim_core {
+    bool busy;
+    sim_line line;
+} sim_core;
 
 typedef struct sim sim;
 
@@ -135,10 +151,13 @@ struct sim {
     const void *main_stack_bottom;
     size_t main_stack_size;
     int done_workers, restarts;
-    /* [sim] cores: the cores taken, and the jobs in line for one */
-    long cores_busy;
-    sim_event *core_queue;
-    size_t core_head, core_count, core_cap;
+    /* [sim] cores: each core, the idle ones (a stack, idle[0..nidle), and
+     * where each stands in it, -1 when busy), the jobs in line for any
+     * core, and how many wait in the cores' own lines */
+    sim_core *cores;
+    long *idle, *idle_at, nidle;
+    sim_line shared;
+    size_t waiting_own;
     bool failed;
     bool diverged;           /* the test loss became non-finite: the run stops */
     bool started;            /* a worker has pulled: training has begun */
@@ -180,6 +199,13 @@ double sim_restart_delay(const sim *s);
 sim_event sim_who_worker(const sim_worker *sw);
 sim_event sim_who_shard(int k);
 sim_event sim_who_evaluator(void);
+/* Makes the [sim] cores, all idle (none with cores = 0). -1 when out of
+ * memory. */
+int sim_cpu_init(sim *s);
+void sim_cpu_free(sim *s);
+/* EV_BALANCE e: a scheduler tick's balancing; an idle core takes the
+ * first job of core e.core's own line once its caches have gone cold. */
+void sim_cpu_balance(sim *s, const sim_event *e);
 /* Message e's work in an I/O thread (`work` seconds, one turn), on a
  * free core now or once one is its turn; its end is an EV_CPU with e.io. */
 int sim_cpu_io(sim *s, sim_event e, double work);

@@ -40,6 +40,20 @@ def run(args):
     return out.stdout.strip().splitlines()[-1]
 
 
+def all_rules():
+    """Every distributed rule, as `asgd help algorithms` lists them (not
+    the sequential baseline)."""
+    out = subprocess.run([ASGD, "help", "algorithms"], capture_output=True, text=True,
+                         check=True).stdout
+    rules = []
+    for line in out.splitlines():
+        if line.startswith("  ") and not line.startswith("   ") and line.split():
+            name = line.split()[0]
+            if name != "sequential" and name not in rules:
+                rules.append(name)
+    return rules
+
+
 def p95(histogram):
     total = sum(histogram)
     seen = 0
@@ -81,7 +95,8 @@ def mean(xs):
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rules", default="hogwild,sync")
+    ap.add_argument("--rules", default=",".join(all_rules()),
+                    help="default: every distributed rule asgd lists")
     ap.add_argument("--workers", default="1,2,4,8")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--epochs", type=float, default=3)
