@@ -8,6 +8,7 @@
 # overrides to every run, e.g. workers sharing one GPU with the CNN:
 #   RULES=hogwild OVERRIDES="model.type=cnn backend.device=cuda" \
 #       bench/workers_throughput.sh 1 1 4
+# ASGD=PATH runs another build's binary (to compare two side by side).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 epochs=${1:-1}
@@ -26,7 +27,7 @@ read -r -a overrides <<<"${OVERRIDES:-}"
 for rule in ${RULES:-sync hogwild}; do
     base=""
     for n in "${counts[@]}"; do
-        dir=$("$root/build/asgd" train "$root/experiments/$rule/config.ini" \
+        dir=$("${ASGD:-$root/build/asgd}" train "$root/experiments/$rule/config.ini" \
               experiment.out="$out" train.epochs="$epochs" cluster.workers="$n" \
               backend.threads=1 eval.every=0 "${overrides[@]}")
         rate=$(field "$dir" samples_per_s)
