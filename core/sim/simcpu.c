@@ -3,12 +3,17 @@
  * message, an evaluation, a worker's start-up) is a job of its owner,
  * which does one job at a time; a message in an I/O thread's hands is a
  * job of its own, done in one turn. With [sim] cores = C > 0 the jobs
- * share C cores: a job waits, first come first served, for a free one
- * (an idle core takes [sim] wakeup to start it), and keeps it until it is
- * done or, with [sim] timeslice, for at most that long while others wait
- * (then it goes to the back of the line), as a kernel's scheduler runs
- * short steps whole and slices a long evaluation among them. With cores =
- * 0 every owner has a core of its own. */
+ * share C cores: a job takes the core its owner last ran on if that is
+ * idle, else an idle one (which takes [sim] wakeup to start it), else it
+ * waits, first come first served; it keeps its core until it is done or,
+ * with [sim] timeslice, for at most that long while others wait (then it
+ * goes to the back of the line), as a kernel's scheduler runs short steps
+ * whole and slices a long evaluation among them. With [sim] migration,
+ * an owner that ran on a core less than that long ago is cache-hot there:
+ * it waits in that core's own line, even while another core is idle, and
+ * an idle core takes it only once it is cold (a core that frees, or the
+ * balancing at the next tick), as the kernel's sched_migration_cost keeps
+ * a task on its CPU. With cores = 0 every owner has a core of its own. */
 #include <math.h>
 #include <stdlib.h>
 
