@@ -75,8 +75,9 @@ static void s_on_push(server *s, const push_msg *m)
     const float *g = m->values, *bak = server_pulled(s, m->worker), *theta = s->theta;
     float *ms = server_pulled(s, (uint32_t)s->workers), *step = ms + s->n;
     const float lambda = p->lambda, decay = p->ms_decay;
-    /* two loops, the parameters in locals: one loop with a test of
-     * p->adaptive in it did not vectorize */
+    /* one loop for each setting, the parameters in locals (the loop
+     * with a sqrtf vectorizes only under -fno-math-errno, which the
+     * build sets) */
     if (p->adaptive) {
         for (size_t i = 0, n = s->n; i < n; i++) {
             float g2 = g[i] * g[i];

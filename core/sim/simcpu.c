@@ -4,8 +4,8 @@
  * which does one job at a time; a message in an I/O thread's hands is a
  * job of its own, done in one turn. With [sim] cores = C > 0 the jobs
  * share C cores: a job takes the core its owner last ran on if that is
- * idle, else an idle one (which takes [sim] wakeup to start it), else it
- * waits, first come first served; it keeps its core until it is done or,
+ * idle, else another idle one (an idle core takes [sim] wakeup to start
+ * it), else it waits, first come first served; it keeps its core until it is done or,
  * with [sim] timeslice, for at most that long while others wait (then it
  * goes to the back of the line), as a kernel's scheduler runs short steps
  * whole and slices a long evaluation among them. With [sim] migration,
@@ -92,15 +92,22 @@ static void s_turn(sim *s, sim_event who, long c, double waking)
     sim_schedule(s, who);
 }
 
-/* Whether who's owner had a turn on a core less than [sim] migration ago:
- * its caches are there (a message's I/O turn never is so). */
+/* When who's owner goes cold on the core of its last turn: [sim]
+ * migration after that turn ended (a message's I/O turn never is hot). */
+static double s_cold_at(sim *s, const sim_event *who)
+{
+    const sim_job *j = s_job(s, who);
+    return j->ran_until + s->e->sim.migration;
+}
+
+/* Whether who's owner is still cache-hot on its last core: it had a turn
+ * there less than [sim] migration ago. */
 static bool s_hot(sim *s, const sim_event *who)
 {
-    if (who->io || s->e->sim.migration <= 0) {
+    if (who->io || s->e->sim.migration <= 0 || s_job(s, who)->core == 0) {
         return false;
     }
-    const sim_job *j = s_job(s, who);
-    return j->core > 0 && s->now - j->ran_until < s->e->sim.migration;
+    return s->now < s_cold_at(s, who);
 }
 
 static int s_line_add(sim *s, sim_line *l, sim_event e)
@@ -112,26 +119,43 @@ static int s_line_add(sim *s, sim_line *l, sim_event e)
     return 0;
 }
 
-static sim_event s_line_pop(sim_line *l)
+static sim_event s_line_pop(sim *s, sim_line *l)
 {
     sim_event e = l->buf[l->head++];
     if (--l->count == 0) {
         l->head = 0;
     }
+    if (l != &s->shared) {
+        s->waiting_own--;
+    }
     return e;
 }
 
-/* The tick (timeslice) at which the first job of core c's line will have
- * gone cold, an EV_BALANCE then. */
+/* Line l's first live job (stale ones, of a job its owner's failure
+ * ended, are dropped), or NULL. */
+static const sim_event *s_front(sim *s, sim_line *l)
+{
+    while (l->count > 0 && !s_current(s, &l->buf[l->head], l->buf[l->head].tag)) {
+        s_line_pop(s, l);
+    }
+    return l->count > 0 ? &l->buf[l->head] : NULL;
+}
+
+/* Core c's own line has a first job: a balancing (EV_BALANCE) at the
+ * first tick (timeslice) at or after it goes cold, unless one is due
+ * already. */
 static int s_balance_later(sim *s, long c)
 {
+    const sim_event *first = s_front(s, &s->cores[c].line);
+    if (!first || s->cores[c].balancing) {
+        return 0;
+    }
     const sim_spec *spec = &s->e->sim;
-    const sim_line *l = &s->cores[c].line;
-    const sim_event *first = &l->buf[l->head];
-    double cold = s_job(s, first)->ran_until + spec->migration;
+    double cold = s_cold_at(s, first);
     double t = spec->timeslice > 0 ? ceil(cold / spec->timeslice) * spec->timeslice : cold;
-    return sim_schedule(s, (sim_event){.t = fmax(t, s->now), .kind = EV_BALANCE, .worker = -1,
-                                       .shard = -1, .core = (int)c});
+    s->cores[c].balancing = true;
+    return sim_schedule(s, (sim_event){.t = fmax(fmax(t, cold), s->now), .kind = EV_BALANCE,
+                                       .worker = -1, .shard = -1, .core = (int)c});
 }
 
 /* who waits for a core: in its last core's own line while hot there, else
@@ -150,7 +174,7 @@ static int s_wait(sim *s, sim_event who)
     if (s_line_add(s, &s->cores[c].line, who) < 0) {
         return -1;
     }
-    return s->cores[c].line.count == 1 ? s_balance_later(s, c) : 0;
+    return s_balance_later(s, c);
 }
 
 static void s_idle_push(sim *s, long c)
@@ -169,65 +193,79 @@ static void s_idle_take(sim *s, long c)
     s->cores[c].busy = true;
 }
 
+enum { LINE_NONE = -2, LINE_SHARED = -1 };
+
+/* Core k's own line, or the shared one (LINE_SHARED). */
+static sim_line *s_line(sim *s, long k)
+{
+    return k == LINE_SHARED ? &s->shared : &s->cores[k].line;
+}
+
 /* The line core c serves next: of its own line, the shared one and
  * another core's whose first job has gone cold, the one whose first job
- * has waited longest (ties: in that order); NULL when none waits. */
-static sim_line *s_pick(sim *s, long c)
+ * has waited longest (ties: in that order): a core's index, LINE_SHARED,
+ * or LINE_NONE when no live job waits. */
+static long s_pick(sim *s, long c)
 {
-    long cores = s->e->sim.cores;
-    sim_line *best = s->cores[c].line.count ? &s->cores[c].line : NULL;
-    if (s->shared.count && (!best || s->shared.buf[s->shared.head].t < best->buf[best->head].t)) {
-        best = &s->shared;
+    long cores = s->e->sim.cores, best = LINE_NONE;
+    double since = 0;
+    const sim_event *first = s_front(s, &s->cores[c].line);
+    if (first) {
+        best = c;
+        since = first->t;
+    }
+    first = s_front(s, &s->shared);
+    if (first && (best == LINE_NONE || first->t < since)) {
+        best = LINE_SHARED;
+        since = first->t;
     }
     for (long k = 1; s->waiting_own > s->cores[c].line.count && k < cores; k++) {
-        sim_line *l = &s->cores[(c + k) % cores].line;
-        if (l->count && !s_hot(s, &l->buf[l->head]) &&
-            (!best || l->buf[l->head].t < best->buf[best->head].t)) {
-            best = l;
+        long other = (c + k) % cores;
+        first = s_front(s, &s->cores[other].line);
+        if (first && !s_hot(s, first) && (best == LINE_NONE || first->t < since)) {
+            best = other;
+            since = first->t;
         }
     }
     return best;
 }
 
-/* Takes the first job of line l for core c: true when it is live and has
- * started its turn there (a stale one is dropped). */
-static bool s_take(sim *s, sim_line *l, long c, double waking)
+/* Core c takes the first job of line k (live: s_pick or s_front found
+ * it); a core's line left with a first job gets its balancing. */
+static void s_take(sim *s, long k, long c, double waking)
 {
-    sim_event next = s_line_pop(l);
-    if (l != &s->shared) {
-        s->waiting_own--;
-    }
-    if (!s_current(s, &next, next.tag)) {
-        return false;
-    }
+    sim_event next = s_line_pop(s, s_line(s, k));
     s_turn(s, next, c, waking);
-    return true;
+    if (k != LINE_SHARED) {
+        s_balance_later(s, k);
+    }
 }
 
-/* Core c's turn has ended: it passes on, awake, to the first live job of
- * the line s_pick chooses, or idles. */
+/* Core c's turn has ended: it passes on, awake, to the first job of the
+ * line s_pick chooses, or idles. */
 static void s_next(sim *s, long c)
 {
-    for (sim_line *l; (l = s_pick(s, c));) {
-        if (s_take(s, l, c, 0)) {
-            return;
-        }
+    long k = s_pick(s, c);
+    if (k == LINE_NONE) {
+        s_idle_push(s, c);
+        return;
     }
-    s_idle_push(s, c);
+    s_take(s, k, c, 0);
 }
 
 void sim_cpu_balance(sim *s, const sim_event *e)
 {
-    sim_line *l = &s->cores[e->core].line;
-    while (l->count > 0 && s->nidle > 0 && !s_hot(s, &l->buf[l->head])) {
+    long k = e->core;
+    s->cores[k].balancing = false;
+    const sim_event *first;
+    while (s->nidle > 0 && (first = s_front(s, &s->cores[k].line)) && !s_hot(s, first)) {
         long c = s->idle[s->nidle - 1];
         s_idle_take(s, c);
-        if (!s_take(s, l, c, s->e->sim.wakeup)) {
-            s_idle_push(s, c);
-        }
+        s_take(s, k, c, s->e->sim.wakeup);
     }
-    if (l->count > 0 && s_hot(s, &l->buf[l->head])) {
-        s_balance_later(s, e->core);
+    first = s_front(s, &s->cores[k].line);
+    if (first && s_hot(s, first)) {   /* cold with no core idle: a freeing core takes it */
+        s_balance_later(s, k);
     }
 }
 
@@ -322,7 +360,7 @@ bool sim_cpu_turn_ended(sim *s, const sim_event *e)
         return true;
     }
     j->left -= s->e->sim.timeslice;
-    if (!s_pick(s, c)) {   /* nobody waits for this core: it goes on */
+    if (s_pick(s, c) == LINE_NONE) {   /* nobody waits for this core: it goes on */
         s_turn(s, *e, c, 0);
         return false;
     }

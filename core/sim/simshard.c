@@ -173,7 +173,10 @@ static bool s_shard_works(const sim *s)
  * pull that is ready, and the replies this makes (a pull's, those of
  * pulls a push made ready, a verdict) leave in turn, each when the work
  * up to it, its sending and copy included, is done: a job on the cores
- * for the message and the first, then one for each next. */
+ * for the message and the first, then one for each next. Between two of
+ * these jobs its core may go to a job waiting for one (and, idle, takes
+ * [sim] wakeup to start the next), where a real shard's thread would go
+ * on sending: a difference of when, never of what. */
 void sim_shard_process(sim *s, int k)
 {
     sim_shard *sh = &s->shards[k];

@@ -78,6 +78,7 @@ typedef struct sim_line {
  * it ([sim] migration) wait in its own line. */
 typedef struct sim_core {
     bool busy;
+    bool balancing;          /* an EV_BALANCE of its line is due */
     sim_line line;
 } sim_core;
 
