@@ -1095,6 +1095,12 @@ static void test_a_cache_hot_worker_waits_for_its_core(void **state)
     assert_true(s_num(hot, "time_s") > 1.03 * s_num(cold, "time_s"));
     assert_true(s_num(hot, "updates") == s_num(cold, "updates"));
     assert_true(s_num(hot, "final_test_loss") == s_num(cold, "final_test_loss"));
+    /* with no tick, a job is balanced the moment it goes cold, and found
+     * cold then (a balancing that found it still hot at that moment came
+     * back to the same instant forever) */
+    base[10] = "sim.timeslice=0";
+    s_sim(f, base, hot, sizeof hot);
+    assert_true(s_num(hot, "final_test_loss") == s_num(cold, "final_test_loss"));
 }
 
 static void test_a_thousand_workers(void **state)
