@@ -93,7 +93,7 @@ static void s_turn(sim *s, sim_event who, long c, double waking)
 }
 
 /* When who's owner goes cold on the core of its last turn: [sim]
- * migration after that turn ended (a message's I/O turn never is hot). */
+ * migration after that turn ended. */
 static double s_cold_at(sim *s, const sim_event *who)
 {
     const sim_job *j = s_job(s, who);
@@ -101,7 +101,7 @@ static double s_cold_at(sim *s, const sim_event *who)
 }
 
 /* Whether who's owner is still cache-hot on its last core: it had a turn
- * there less than [sim] migration ago. */
+ * there less than [sim] migration ago (a message's I/O turn never is). */
 static bool s_hot(sim *s, const sim_event *who)
 {
     if (who->io || s->e->sim.migration <= 0 || s_job(s, who)->core == 0) {
