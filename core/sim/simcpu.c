@@ -121,10 +121,7 @@ static int s_line_add(sim *s, sim_line *l, sim_event e)
 
 static sim_event s_line_pop(sim *s, sim_line *l)
 {
-    sim_event e = l->buf[l->head++];
-    if (--l->count == 0) {
-        l->head = 0;
-    }
+    sim_event e = sim_queue_pop(l->buf, &l->count, &l->head);
     if (l != &s->shared) {
         s->waiting_own--;
     }

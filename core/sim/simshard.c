@@ -57,12 +57,11 @@ static void s_send(sim *s, int k, sim_event e, double bytes, double values)
 static void s_flush(sim *s, int k, double done)
 {
     sim_shard *sh = &s->shards[k];
-    for (; sh->nout > 0 && (done < 0 || sh->outbox[sh->headout].t <= done); sh->nout--) {
-        sim_event e = sh->outbox[sh->headout++];
+    while (sh->nout > 0 && (done < 0 || sh->outbox[sh->headout].t <= done)) {
+        sim_event e = sim_queue_pop(sh->outbox, &sh->nout, &sh->headout);
         sim_send(s, e, (double)e.bytes);
     }
     if (sh->nout == 0) {
-        sh->headout = 0;
         sh->outbox_work = 0;
     }
 }
@@ -182,11 +181,7 @@ void sim_shard_process(sim *s, int k)
     sim_shard *sh = &s->shards[k];
     bool works = s_shard_works(s);
     while (sh->count > 0 && !sh->busy && !sh->down) {
-        sim_event m = sh->queue[sh->head++];
-        sh->count--;
-        if (sh->count == 0) {
-            sh->head = 0;
-        }
+        sim_event m = sim_queue_pop(sh->queue, &sh->count, &sh->head);
         if (!sim_worker_alive(s, m.worker, m.incarnation)) {
             continue;   /* from a worker that has since failed */
         }

@@ -61,3 +61,12 @@ int sim_queue_add(sim_event **buf, size_t *count, size_t *cap, size_t *head, sim
     (*buf)[*head + (*count)++] = e;
     return 0;
 }
+
+sim_event sim_queue_pop(sim_event *buf, size_t *count, size_t *head)
+{
+    sim_event e = buf[(*head)++];
+    if (--*count == 0) {
+        *head = 0;
+    }
+    return e;
+}

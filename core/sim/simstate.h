@@ -191,6 +191,9 @@ bool sim_worker_alive(const sim *s, int worker, int incarnation);
 /* Appends e to a FIFO kept in an array from *head (moved to 0 when the
  * array is full, before it grows). */
 int sim_queue_add(sim_event **buf, size_t *count, size_t *cap, size_t *head, sim_event e);
+/* Takes the first event of such a FIFO (count > 0); head goes back to 0
+ * when it empties. */
+sim_event sim_queue_pop(sim_event *buf, size_t *count, size_t *head);
 /* How long a failed process takes to restart under the restart policy,
  * growing with the restarts so far, as the launcher's back-off. */
 double sim_restart_delay(const sim *s);
