@@ -3,7 +3,8 @@
  * worker thread follows the sequential trajectory exactly; every rule
  * learns with three threads (the waiting rules' pulls included); four
  * Hogwild threads applying at once lose no update; the run folder is the
- * other modes'; what needs a network is refused by name; Ctrl-C stops it. */
+ * other modes', its evaluations stamped when the centre is copied; what
+ * needs a network is refused by name; Ctrl-C stops it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -244,6 +245,79 @@ static void test_sigint_stops_the_threads(void **state)
     cJSON_Delete(j);
 }
 
+static int s_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* steps.csv's times, sorted, into *times; their count. */
+static size_t s_step_times(const char *dir, double **times)
+{
+    char path[4200], line[512];
+    snprintf(path, sizeof path, "%s/steps.csv", dir);
+    FILE *in = fopen(path, "r");
+    assert_non_null(in);
+    size_t n = 0, cap = 1024;
+    *times = malloc(cap * sizeof **times);
+    while (fgets(line, sizeof line, in)) {
+        double t;
+        if (sscanf(line, "%lf,", &t) == 1 && line[0] != 't') {
+            if (n == cap) {
+                *times = realloc(*times, (cap *= 2) * sizeof **times);
+            }
+            (*times)[n++] = t;
+        }
+    }
+    fclose(in);
+    qsort(*times, n, sizeof **times, s_cmp_double);
+    return n;
+}
+
+/* An eval.csv row is stamped when the centre was copied, not after the
+ * test set's forward pass (which let the workers take many more steps
+ * first: rows 10-20% late); the last row is the end of training, the
+ * summary's time_s, and no row comes after it. */
+static void test_evaluations_are_stamped_when_the_centre_is_copied(void **state)
+{
+    support_fixture *f = *state;
+    const char *slow_eval[] = {"data.test_size=20000", "model.hidden=256,256", "train.epochs=10",
+                               "eval.every=0.01", NULL};
+    char dir[4096], path[4200], line[512];
+    s_train(f, "hogwild", 2, slow_eval, dir, sizeof dir);
+    double *steps;
+    size_t nsteps = s_step_times(dir, &steps);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    cJSON *j = support_json_file(path);
+    double time_s = support_json_number(j, "time_s");
+    cJSON_Delete(j);
+    snprintf(path, sizeof path, "%s/eval.csv", dir);
+    FILE *in = fopen(path, "r");
+    assert_non_null(in);
+    double t = 0, last = 0;
+    int rows = 0;
+    while (fgets(line, sizeof line, in)) {
+        double epoch, loss, acc;
+        long u, samples;
+        if (sscanf(line, "%lf,%lf,%ld,%ld,%lf,%lf", &t, &epoch, &u, &samples, &loss, &acc) != 6) {
+            continue;
+        }
+        assert_true(t >= last);
+        last = t;
+        /* the copy came before the steps that followed the ones it holds
+         * (one more per thread, whose pushes may not have been applied) */
+        size_t after = (size_t)samples / 64 + 2 + 1;   /* batch 64, 2 threads */
+        if (rows++ > 0 && after <= nsteps && t > steps[after - 1]) {
+            fail_msg("a row holding %ld samples is stamped %g s, after step %zu at %g s", samples,
+                     t, after, steps[after - 1]);
+        }
+    }
+    fclose(in);
+    free(steps);
+    assert_true(rows >= 4);
+    assert_true(fabs(t - time_s) < 1e-6);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, support_fixture_setup, \
@@ -252,6 +326,7 @@ int main(void)
         T(test_one_thread_follows_sequential_exactly),
         T(test_every_rule_learns_with_three_threads),
         T(test_hogwild_threads_at_once_lose_nothing),
+        T(test_evaluations_are_stamped_when_the_centre_is_copied),
         T(test_what_needs_a_network_is_refused),
         T(test_a_stuck_run_ends),
         T(test_sigint_stops_the_threads),

@@ -61,6 +61,7 @@ struct threads_run {
     atomic_int finished;      /* worker threads that have returned */
     atomic_int failed;        /* of those, the ones whose loop failed */
     atomic_int waiting;       /* worker threads waiting in a pull */
+    double evaluated_at;      /* eval.csv's last row's time */
     run_summary sum;
 };
 
@@ -280,10 +281,19 @@ static void s_free(threads_run *t)
 
 /* ---- the evaluator ---- */
 
+/* Training's length once it is over: shard 0's first pull to its last
+ * push, the summary's train_time_s (as sim.c's last row). */
+static double s_trained(const threads_run *t)
+{
+    const shard_stats *st = &t->shards[0].srv->stats;
+    return st->last_push_at > st->first_pull_at ? st->last_push_at - st->first_pull_at : 0;
+}
+
 /* The centre now (each shard's part under its lock: a push applied at once
  * may be half in it, as a Hogwild reader sees it), evaluated; a row of
- * eval.csv. A diverged model stops the run. */
-static void s_evaluate(threads_run *t)
+ * eval.csv, at the time of the copy (the last, `final`, at the end of
+ * training), not after the forward pass. A diverged model stops the run. */
+static void s_evaluate(threads_run *t, bool final)
 {
     for (int k = 0; k < t->nshards; k++) {
         tshard *sh = &t->shards[k];
@@ -293,11 +303,13 @@ static void s_evaluate(threads_run *t)
                sh->srv->n * sizeof *t->centre);
         pthread_mutex_unlock(&sh->lock);
     }
+    double at = final ? fmax(s_trained(t), t->evaluated_at) : s_elapsed(t);
+    t->evaluated_at = at;
     server *first = t->shards[0].srv;
     uint64_t samples = atomic_load(&first->samples), version = atomic_load(&first->version);
     double loss, acc;
     model_evaluate_host(t->eval_m, &loss, &acc, t->centre, &t->e->test, (int)t->e->eval_batch);
-    run_eval_row(t->r->eval, s_elapsed(t), (double)samples / (double)t->e->train.n,
+    run_eval_row(t->r->eval, at, (double)samples / (double)t->e->train.n,
                  (long)version, (long)samples, loss, acc);
     fflush(t->r->eval);
     bool refused = false;   /* a worker pushed NaN or infinity: it diverged */
@@ -359,7 +371,7 @@ static uint64_t s_progress_mark(const threads_run *t)
  * the simulator finds it. */
 static int s_run(threads_run *t, progress *p)
 {
-    s_evaluate(t);   /* the initial model, at time 0 */
+    s_evaluate(t, false);   /* the initial model, at time 0 */
     t->t0 = run_now();
     for (int k = 0; k < t->nworkers; k++) {
         tworker *tw = &t->workers[k];
@@ -380,7 +392,7 @@ static int s_run(threads_run *t, progress *p)
         run_sleep(0.01);
         s_progress(t, p, false);
         if (s_refused(t)) {
-            s_evaluate(t);   /* diverged: marked, and the run stops */
+            s_evaluate(t, false);   /* diverged: marked, and the run stops */
             break;
         }
         int unfinished = t->nworkers - atomic_load(&t->finished);
@@ -396,8 +408,9 @@ static int s_run(threads_run *t, progress *p)
                       "pushes that will never come", unfinished, t->nworkers);
             break;
         }
-        if (t->e->eval_every > 0 && atomic_load(&t->first_step) > 0 && s_elapsed(t) >= next) {
-            s_evaluate(t);
+        if (t->e->eval_every > 0 && atomic_load(&t->first_step) > 0 && s_elapsed(t) >= next &&
+            atomic_load(&t->finished) < t->nworkers) {   /* after the last push: the final one */
+            s_evaluate(t, false);
             next += t->e->eval_every;
         }
     }
@@ -432,7 +445,7 @@ static int s_summarise(threads_run *t, int rc, double wall0)
 {
     run_summary *sum = &t->sum;
     if (!sum->diverged) {
-        s_evaluate(t);
+        s_evaluate(t, true);
     }
     if (rc == 0) {
         rc = export_model(t->eval_m, t->centre, &t->e->test, t->r->dir, t->err);
