@@ -101,9 +101,17 @@ static void s_expect_no_ipc_left(const char *dir)
  * start-up is startup_s; the first step's row comes early in time_s; the
  * evaluation after the initial one is eval.every (0.2 s) or more after
  * the first step, never before, unless it is the final one (training can
- * end sooner). */
-static void s_expect_time_from_first_step(const char *dir, double time_s, double startup_s)
+ * end sooner). Training ends at the last push: the final evaluation's
+ * row is stamped time_s (not when the evaluator's poll saw the end), and
+ * with one shard time_s is its first pull to its last push, train_time_s
+ * (not until the launcher saw the workers exit). */
+static void s_expect_time_from_first_step(const char *dir, const cJSON *summary)
 {
+    double time_s = support_json_number(summary, "time_s");
+    double startup_s = support_json_number(summary, "startup_s");
+    if (support_json_number(summary, "servers") == 1) {
+        assert_true(fabs(time_s - support_json_number(summary, "train_time_s")) < 1e-6);
+    }
     assert_true(startup_s > 0);
     char path[4200];
     snprintf(path, sizeof path, "%s/steps.csv", dir);
@@ -117,6 +125,14 @@ static void s_expect_time_from_first_step(const char *dir, double time_s, double
     const char *row3 = strchr(row2, '\n') + 1;
     assert_true(strtod(row1, NULL) == 0);
     assert_true(strtod(row2, NULL) >= 0.2 - 1e-6 || (*row3 == '\0' && strtod(row2, NULL) > 0));
+    const char *last = row2;
+    for (const char *row = row3; *row; row = strchr(row, '\n') + 1) {
+        last = row;
+    }
+    if (fabs(strtod(last, NULL) - time_s) > 1e-6) {
+        fail_msg("the final evaluation is stamped %g s, training ended at %g s",
+                 strtod(last, NULL), time_s);
+    }
     free(eval);
 }
 
@@ -159,7 +175,7 @@ static void s_train_and_check(support_fixture *f, const char *algorithm, const c
     assert_int_equal(support_count_lines(path), 1 + steps);
     snprintf(path, sizeof path, "%s/steps-0.csv", dir);
     assert_int_equal(support_count_lines(path), 0);
-    s_expect_time_from_first_step(dir, support_json_number(j, "time_s"), support_json_number(j, "startup_s"));
+    s_expect_time_from_first_step(dir, j);
     cJSON_Delete(j);
     s_expect_no_ipc_left(dir);
 }

@@ -82,10 +82,12 @@ void collect_steps(run *r, int workers, double t0)
     free(rows);
 }
 
-double collect_shards(run *r, int servers, run_summary *sum, double *resumed_at)
+double collect_shards(run *r, int servers, run_summary *sum, double *resumed_at,
+                      double *last_push)
 {
     double first_step = 0;
     *resumed_at = 0;
+    *last_push = 0;
     for (int k = 0; k < servers; k++) {
         char path[4800];
         snprintf(path, sizeof path, "%s/ps-%d.json", r->dir, k);
@@ -99,6 +101,7 @@ double collect_shards(run *r, int servers, run_summary *sum, double *resumed_at)
             if (st.resumed_at > 0 && (*resumed_at == 0 || st.resumed_at < *resumed_at)) {
                 *resumed_at = st.resumed_at;
             }
+            *last_push = fmax(*last_push, st.last_push_at);
         } else {
             run_log(r, "launcher: %s", why.msg);
         }

@@ -10,10 +10,11 @@
 
 /* Adds ps-0.json .. ps-(servers-1).json to sum (one that cannot be read is
  * logged and left out); returns the first training step, the earliest
- * worker pull any shard saw (Unix time; 0 when none did), and in
- * *resumed_at the earliest first pull after a shard's restoration (0:
- * none was restored). */
-double collect_shards(run *r, int servers, run_summary *sum, double *resumed_at);
+ * worker pull any shard saw (Unix time; 0 when none did); in *resumed_at
+ * the earliest first pull after a shard's restoration (0: none was
+ * restored), and in *last_push the last push any shard took (0: none). */
+double collect_shards(run *r, int servers, run_summary *sum, double *resumed_at,
+                      double *last_push);
 
 /* steps-K.csv of every worker into r's steps.csv, in time order, time
  * counted from t0 (0: from the earliest row, when no shard said when

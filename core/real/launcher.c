@@ -510,13 +510,15 @@ static int s_run(job *j, error *err)
 static int s_finish(job *j, int rc, error *err)
 {
     run_summary *sum = &j->sum;
-    double resumed_at;
-    j->first_step = collect_shards(j->r, j->e->servers, sum, &resumed_at);
+    double resumed_at, last_push;
+    j->first_step = collect_shards(j->r, j->e->servers, sum, &resumed_at, &last_push);
     collect_steps(j->r, j->e->workers, j->first_step);
     sum->restarts = j->restarts;
-    /* training ended when the workers did, or at the evaluation that saw it
-     * diverge, or now (a failure) */
-    double end = j->workers_done_at > 0 ? j->workers_done_at
+    /* training ended at the last push once the workers are done (not when
+     * the launcher saw them exit: that adds their exit and its polling,
+     * 10-30 ms), or at the evaluation that saw it diverge, or now (a
+     * failure) */
+    double end = j->workers_done_at > 0 ? (last_push > 0 ? last_push : j->workers_done_at)
                  : j->diverged_at > 0 ? j->diverged_at : run_wall();
     double first = j->first_step > 0 ? j->first_step : fmin(end, j->started);
     sum->time_s = end - first;   /* a restored shard's clock leaves out the time it was down */

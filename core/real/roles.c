@@ -317,6 +317,16 @@ static int s_evaluate(evaluator *v, bool *last, error *err)
         return -1;
     }
     double t = v->t0 > 0 ? run_wall() - v->t0 : trained, loss, acc;
+    if (final && v->t0 > 0) {   /* the end of training, not when this evaluator saw it */
+        if (s_poll(v, &done, err) < 0) {   /* the counters after the last push */
+            return -1;
+        }
+        double last_push = v->t0;
+        for (int k = 0; k < cs->servers; k++) {
+            last_push = fmax(last_push, v->stats[k].last_push_at);
+        }
+        t = last_push - v->t0;
+    }
     double epoch = (double)total / (double)v->n_train;
     model_evaluate_host(v->m, &loss, &acc, v->theta, &v->e->test, (int)v->e->eval_batch);
     run_eval_row(v->csv, t, epoch, (long)v->versions[0], (long)total, loss, acc);
