@@ -1103,6 +1103,38 @@ static void test_a_cache_hot_worker_waits_for_its_core(void **state)
     assert_true(s_num(hot, "final_test_loss") == s_num(cold, "final_test_loss"));
 }
 
+/* steps.csv's bytes are what the worker has sent and received so far, as
+ * in real mode (they were always 0): with one shard, each Hogwild step
+ * after the first adds its push, the next pull and its reply. */
+static void test_steps_count_the_bytes_on_the_wire(void **state)
+{
+    support_fixture *f = *state;
+    const char *extra[] = {"train.algorithm=hogwild", "cluster.workers=2", NULL};
+    char dir[4096];
+    s_sim(f, extra, dir, sizeof dir);
+    double params = s_num(dir, "params");
+    char *csv = s_file(dir, "steps.csv");
+    long last = -1;
+    int rows = 0;
+    for (char *line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        double t, loss;
+        int worker;
+        long step, staleness, bytes;
+        assert_int_equal(sscanf(line + 1, "%lf,%d,%ld,%lf,%ld,%ld", &t, &worker, &step, &loss,
+                                &staleness, &bytes), 6);
+        if (worker != 0) {
+            continue;
+        }
+        if (last >= 0) {
+            assert_true(bytes - last == 3 * WIRE_HEADER_SIZE + 2 * 4 * (long)params);
+            rows++;
+        }
+        last = bytes;
+    }
+    free(csv);
+    assert_true(rows > 100);
+}
+
 static void test_a_thousand_workers(void **state)
 {
     support_fixture *f = *state;
@@ -1309,6 +1341,7 @@ int main(void)
         T(test_the_work_model_changes_time_not_rounds),
         T(test_a_shards_replies_leave_in_turn),
         T(test_a_cache_hot_worker_waits_for_its_core),
+        T(test_steps_count_the_bytes_on_the_wire),
         T(test_a_thousand_workers),
         T(test_sync_rounds_agree_across_shards),
         T(test_budgets_add_up_to_the_epochs),

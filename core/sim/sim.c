@@ -128,6 +128,7 @@ static void s_handle(sim *s, const sim_event *e)
             break;
         }
         s->heard[(size_t)e->worker * s->nshards + e->shard] = e->generation;
+        sw->w.bytes += (long)e->bytes;
         if (--sw->pending_replies == 0 && sw->waiting == WAIT_REPLIES) {
             sim_worker_wake(sw);
         }
@@ -139,6 +140,7 @@ static void s_handle(sim *s, const sim_event *e)
             break;
         }
         s->heard[(size_t)e->worker * s->nshards + e->shard] = e->generation;
+        sw->w.bytes += (long)e->bytes;
         if (sw->waiting == WAIT_VERDICT) {
             sw->verdict = e->verdict;
             sim_worker_wake(sw);

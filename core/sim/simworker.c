@@ -125,6 +125,7 @@ static int s_ask_pull(sim_worker *sw, float *dst, uint64_t *versions, uint64_t *
         if (sim_send(s, e, SIM_PULL_BYTES) < 0) {
             return -1;
         }
+        w->bytes += SIM_PULL_BYTES;
     }
     return 0;
 }
@@ -201,6 +202,7 @@ static int s_push_to(sim_worker *sw, int k, const float *values, uint64_t tag, u
     if (sim_send(s, e, (double)bytes) < 0) {
         return -1;
     }
+    w->bytes += (long)bytes;
     sw->pending_pushes++;
     return 0;
 }
