@@ -208,7 +208,8 @@ static int s_by_value(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Group g's distinct x values, sorted; returns their count. */
+/* Group g's distinct x values where one of its runs has a finite y
+ * (scaling: an x with data), sorted; returns their count. */
 static int s_group_xs(const plot_runs *set, int g, double *xv)
 {
     int nx = 0;
@@ -218,7 +219,7 @@ static int s_group_xs(const plot_runs *set, int g, double *xv)
         for (int i = 0; i < nx; i++) {
             seen = seen || xv[i] == x;
         }
-        if (set->runs[r].g == g && !isnan(x) && !seen) {
+        if (set->runs[r].g == g && !isnan(x) && isfinite(set->runs[r].y) && !seen) {
             xv[nx++] = x;
         }
     }
@@ -226,9 +227,52 @@ static int s_group_xs(const plot_runs *set, int g, double *xv)
     return nx;
 }
 
+/* A scaling point: the mean and min-max of group g's y at x over its
+ * runs with a finite y there. */
+typedef struct point {
+    double mean, lo, hi;
+} point;
+
+static point s_point(const plot_runs *set, int g, double x)
+{
+    point p = {.lo = INFINITY, .hi = -INFINITY};
+    double sum = 0;
+    int k = 0;
+    for (int r = 0; r < set->count; r++) {
+        double y = set->runs[r].y;
+        if (set->runs[r].g == g && set->runs[r].x == x && isfinite(y)) {
+            sum += y;
+            p.lo = fmin(p.lo, y);
+            p.hi = fmax(p.hi, y);
+            k++;
+        }
+    }
+    p.mean = sum / k;   /* k > 0: x is one of s_group_xs's */
+    return p;
+}
+
+/* Says on stderr when runs of group g with an x have no finite y (a
+ * diverged run's loss, a field a run lacks): its points are the others'
+ * mean, min and max, and an x with none of them has no point. */
+static void s_report_skipped(const figure_options *o, const plot_runs *set, int g)
+{
+    int runs = 0, skipped = 0;
+    for (int r = 0; r < set->count; r++) {
+        if (set->runs[r].g == g && !isnan(set->runs[r].x)) {
+            runs++;
+            skipped += !isfinite(set->runs[r].y);
+        }
+    }
+    if (skipped > 0) {
+        fprintf(stderr, "asgd plot: %s: %d of %d runs have no finite %s (left out of its "
+                "points)\n", set->groups[g], skipped, runs, o->y);
+    }
+}
+
 /* Group g's mean and min-max y at each x, with the speed-up over its
  * first x and the ideal one. */
-static int s_scaling_group(const plot_runs *set, int g, const figure_place *place, error *err)
+static int s_scaling_group(const figure_options *o, const plot_runs *set, int g,
+                           const figure_place *place, error *err)
 {
     double *xv = malloc(PLOT_MAX_RUNS * sizeof *xv);
     FILE *f = xv ? s_data(place, g + 1, set->groups[g], err) : NULL;
@@ -236,25 +280,16 @@ static int s_scaling_group(const plot_runs *set, int g, const figure_place *plac
         free(xv);
         return xv ? -1 : error_set(err, ERROR_RUNTIME, "out of memory");
     }
+    s_report_skipped(o, set, g);
     int nx = s_group_xs(set, g, xv);
     fprintf(f, "# x mean min max speedup ideal\n");
     double base = NAN;
     for (int i = 0; i < nx; i++) {
-        double sum = 0, lo = INFINITY, hi = -INFINITY;
-        int k = 0;
-        for (int r = 0; r < set->count; r++) {
-            if (set->runs[r].g == g && set->runs[r].x == xv[i]) {
-                double y = set->runs[r].y;
-                sum += y;
-                lo = fmin(lo, y);
-                hi = fmax(hi, y);
-                k++;
-            }
-        }
+        point p = s_point(set, g, xv[i]);
         if (i == 0) {
-            base = sum / k;
+            base = p.mean;
         }
-        fprintf(f, "%.9g %.9g %.9g %.9g %.9g %.9g\n", xv[i], sum / k, lo, hi, sum / k / base,
+        fprintf(f, "%.9g %.9g %.9g %.9g %.9g %.9g\n", xv[i], p.mean, p.lo, p.hi, p.mean / base,
                 xv[i] / xv[0]);
     }
     free(xv);
@@ -316,7 +351,7 @@ static const char *s_scaling(const figure_options *o, plot_runs *set, const figu
     }
     s_string(gp, "speedup_label", words);
     for (int g = 0; g < set->ngroups; g++) {
-        if (s_scaling_group(set, g, place, err) < 0) {
+        if (s_scaling_group(o, set, g, place, err) < 0) {
             return NULL;
         }
     }
@@ -407,7 +442,8 @@ static double s_bar_value(const figure_options *o, const plot_run *run)
 
 /* A group's bar: the mean and range of its runs' values. */
 typedef struct bar {
-    char label[300];          /* the group, and "(2/3 reached)" when only some runs did */
+    char label[300];          /* the group, "(2/3 reached)" when only some runs did,
+                               * "(diverged)" when one diverged */
     double mean, lo, hi;
     bool reached;             /* some run has a value */
 } bar;
@@ -429,6 +465,24 @@ static int s_bar_ascending(const void *a, const void *b)
 static int s_bar_descending(const void *a, const void *b)
 {
     return s_bar_order(a, b, -1);
+}
+
+/* Group g's bar label: the group, with "k/runs reached" when only some of
+ * its runs have a value (the mean is of those) and "diverged" when one of
+ * its runs did, as the line plots' legends say. */
+static void s_bar_label(char *out, size_t n, const plot_runs *set, int g, int k, int runs)
+{
+    char reached[64] = "";
+    if (k > 0 && k < runs) {
+        snprintf(reached, sizeof reached, "%d/%d reached", k, runs);
+    }
+    bool diverged = set->diverged[g];
+    if (reached[0] || diverged) {
+        snprintf(out, n, "%s (%s%s%s)", set->groups[g], reached,
+                 reached[0] && diverged ? ", " : "", diverged ? "diverged" : "");
+    } else {
+        snprintf(out, n, "%s", set->groups[g]);
+    }
 }
 
 /* Bars best first: the least time to the target, the most samples/s. */
@@ -459,12 +513,7 @@ static const char *s_bars(const figure_options *o, plot_runs *set, const figure_
         }
         bars[g] = (bar){.mean = k ? sum / k : 0, .lo = k ? lo : 0, .hi = k ? hi : 0,
                         .reached = k > 0};
-        if (k > 0 && k < runs) {   /* the mean is of those that reached it: say so */
-            snprintf(bars[g].label, sizeof bars[g].label, "%s (%d/%d reached)", set->groups[g],
-                     k, runs);
-        } else {
-            snprintf(bars[g].label, sizeof bars[g].label, "%s", set->groups[g]);
-        }
+        s_bar_label(bars[g].label, sizeof bars[g].label, set, g, k, runs);
         if (!k) {
             fprintf(stderr, "asgd plot: %s never reaches test accuracy %g (shown as not "
                     "reached)\n", set->groups[g], o->target);

@@ -7,11 +7,14 @@
  *                     runs (seeds) on a common grid, with a min-max band
  *   scaling           a summary field (--y, default samples_per_s) against
  *                     --x (default workers: a summary field or config key),
- *                     mean with min-max bars; for samples/s against workers
- *                     also the speed-up, with the ideal line
+ *                     mean with min-max bars over the runs with a finite
+ *                     value (those without are named on stderr); for
+ *                     samples/s against workers also the speed-up, with
+ *                     the ideal line
  *   staleness         the cumulative distribution of push staleness
  *   time-to-accuracy  bars: time until test accuracy first reaches --target
- *   throughput        bars: samples/s */
+ *   throughput        bars: samples/s
+ * A group with a diverged run is labelled "(diverged)" in every kind. */
 #ifndef ASGD_FIGURES_H
 #define ASGD_FIGURES_H
 

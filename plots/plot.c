@@ -2,6 +2,7 @@
 #include "plots/plot.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,10 +194,38 @@ static void s_styles(FILE *gp, int groups)
     fprintf(gp, "set style increment user\n");
 }
 
+/* The fewest and most runs behind one line (or, with x and y, one point;
+ * a run without a number at x or a finite y is on none, as in figures.c):
+ * the seeds each averages; *most 0 when out of memory. */
+static void s_runs_per_line(const plot_runs *set, const char *x, const char *y, int *fewest,
+                            int *most)
+{
+    *fewest = set->count;
+    *most = 0;
+    double *xs = calloc((size_t)set->count, sizeof *xs);
+    for (int r = 0; xs && x && r < set->count; r++) {
+        xs[r] = isfinite(plot_run_number(&set->runs[r], y)) ? plot_run_number(&set->runs[r], x)
+                                                            : NAN;
+    }
+    for (int r = 0; xs && r < set->count; r++) {
+        if (isnan(xs[r])) {
+            continue;
+        }
+        int k = 0;
+        for (int q = 0; q < set->count; q++) {
+            k += set->runs[q].g == set->runs[r].g && xs[q] == xs[r];
+        }
+        *fewest = k < *fewest ? k : *fewest;
+        *most = k > *most ? k : *most;
+    }
+    free(xs);
+}
+
 /* What every run shares, for the title: "mlp on fashion-mnist, 4
- * workers, 3 seeds" (a field that varies is left out: it is on an axis
- * or in the legend). */
-static void s_setting(char *out, size_t n, const plot_runs *set, const char *x, bool pooled)
+ * workers, mean of 3 runs" (a field that varies is left out: it is on an
+ * axis or in the legend); x and y: a scaling figure's keys, else NULL. */
+static void s_setting(char *out, size_t n, const plot_runs *set, const char *x, const char *y,
+                      bool pooled)
 {
     char model[64] = "", data[64] = "", workers[32] = "", mode[16] = "";
     const char *keys[] = {"model", "dataset", "workers", "mode"};
@@ -212,27 +241,22 @@ static void s_setting(char *out, size_t n, const plot_runs *set, const char *x, 
             }
         }
     }
-    int most = 0;   /* runs behind one line (or, with x, one point): the seeds */
-    double *xs = calloc((size_t)set->count, sizeof *xs);
-    for (int r = 0; xs && x && r < set->count; r++) {
-        xs[r] = plot_run_number(&set->runs[r], x);
-    }
-    for (int r = 0; xs && r < set->count; r++) {
-        int k = 0;
-        for (int q = 0; q < set->count; q++) {
-            k += set->runs[q].g == set->runs[r].g && xs[q] == xs[r];
-        }
-        most = k > most ? k : most;
-    }
-    free(xs);
+    int fewest, most;
+    s_runs_per_line(set, x, y, &fewest, &most);
     int at = snprintf(out, n, "%s%s%s", model, model[0] && data[0] ? " on " : "", data);
     if (workers[0] && at < (int)n) {
         at += snprintf(out + at, n - (size_t)at, "%s%s worker%s", at ? ", " : "", workers,
                        strcmp(workers, "1") ? "s" : "");
     }
+    char count[32];   /* "3", or "3-4" when lines average different numbers */
+    if (fewest < most) {
+        snprintf(count, sizeof count, "%d-%d", fewest, most);
+    } else {
+        snprintf(count, sizeof count, "%d", most);
+    }
     if (most > 1 && at < (int)n) {   /* a CDF pools its runs' pushes; the rest average */
-        at += snprintf(out + at, n - (size_t)at, pooled ? "%s%d runs pooled" : "%smean of %d runs",
-                       at ? ", " : "", most);
+        at += snprintf(out + at, n - (size_t)at, pooled ? "%s%s runs pooled" : "%smean of %s runs",
+                       at ? ", " : "", count);
     }
     if (strcmp(mode, "sim") == 0 && at < (int)n) {
         snprintf(out + at, n - (size_t)at, "%ssimulated", at ? ", " : "");
@@ -271,7 +295,8 @@ static void s_title(char *out, size_t n, const options *o, const plot_runs *set)
         snprintf(what, sizeof what, "Throughput");
         break;
     }
-    s_setting(setting, sizeof setting, set, f->kind == KIND_SCALING ? f->x : NULL,
+    bool scaling = f->kind == KIND_SCALING;
+    s_setting(setting, sizeof setting, set, scaling ? f->x : NULL, scaling ? f->y : NULL,
               f->kind == KIND_STALENESS);
     snprintf(out, n, "%s%s%s", what, setting[0] ? ": " : "", setting);
 }

@@ -8,7 +8,8 @@
  * line, bar or curve of the --kind of figure (figures.h), in a style of
  * its own (16 colours; 16 dash and point pairs for black and white). Axis
  * labels, legends and the title are in words (labels.h); the title states
- * what all runs share (model, data set, workers, seeds) unless --title
+ * what all runs share (model, data set, workers, how many runs a line
+ * averages: "mean of 3-4 runs" where lines differ) unless --title
  * gives one. --size column|page|slide sets the figure's size and fonts.
  * Beside FIG go FIG.gp (the gnuplot script: a prologue of variables, then
  * the templates of plots/templates/) and its data files (FIG-N.dat), one

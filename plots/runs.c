@@ -1,7 +1,9 @@
 /* runs.c: finding, grouping and reading the runs of a figure. */
+#define _XOPEN_SOURCE 700   /* realpath */
 #include "plots/runs.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,16 +83,32 @@ static char **s_sorted_entries(const char *dir, size_t *count)
     return names;
 }
 
+/* Whether a run with this real path was collected already (folders given
+ * that overlap, or a link to a run, reach one run twice). */
+static bool s_seen(const plot_runs *set, const char *real)
+{
+    for (int r = 0; r < set->count; r++) {
+        if (strcmp(set->runs[r].real, real) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static void s_collect(plot_runs *set, const char *dir, int depth)
 {
-    char path[4200];
+    char path[4200], real[PATH_MAX];
     snprintf(path, sizeof path, "%s/summary.json", dir);
     cJSON *j = run_read_json(path);
     if (j) {
+        if (!realpath(dir, real)) {
+            snprintf(real, sizeof real, "%s", dir);
+        }
         if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")) &&
-            set->count < PLOT_MAX_RUNS) {
+            set->count < PLOT_MAX_RUNS && !s_seen(set, real)) {
             plot_run *r = &set->runs[set->count++];
             snprintf(r->dir, sizeof r->dir, "%s", dir);
+            snprintf(r->real, sizeof r->real, "%s", real);
             r->summary = j;
         } else {
             cJSON_Delete(j);

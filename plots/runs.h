@@ -1,6 +1,7 @@
 /* runs.h: the runs a figure draws: complete run folders found under the
  * folders given (down to 4 levels, in name order, so that figures do not
- * depend on the file system's order), grouped by a key, and read. */
+ * depend on the file system's order; a run reached twice, through folders
+ * that overlap or a link, once), grouped by a key, and read. */
 #ifndef ASGD_PLOT_RUNS_H
 #define ASGD_PLOT_RUNS_H
 
@@ -15,7 +16,8 @@
 struct cJSON;
 
 typedef struct plot_run {
-    char dir[4096];
+    char dir[4096];           /* as reached from the folders given */
+    char real[4096];          /* its realpath(): a run is collected once */
     char group[256];
     int g;                    /* index of its group */
     double x, y;              /* scaling: its --x and --y values, read once */
@@ -30,9 +32,9 @@ typedef struct plot_runs {
     int ngroups;
 } plot_runs;
 
-/* Every complete run under dirs, each in the group its value of group_key
- * names ("(no KEY)" when it has none). ERROR_USAGE when there is no run or
- * more than PLOT_MAX_GROUPS groups. */
+/* Every complete run under dirs, once each (by real path), each in the
+ * group its value of group_key names ("(no KEY)" when it has none).
+ * ERROR_USAGE when there is no run or more than PLOT_MAX_GROUPS groups. */
 int plot_runs_collect(plot_runs *set, const char *const *dirs, int ndirs, const char *group_key,
                       error *err);
 void plot_runs_free(plot_runs *set);

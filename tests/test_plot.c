@@ -1,7 +1,8 @@
 /* test_plot.c: `asgd plot` through a real gnuplot: fixture run folders
  * (a small simulated sweep) become non-empty PDF, PNG and SVG figures of
  * every kind; the .gp script left beside a figure redraws it without asgd;
- * a diverged run is marked; a missing gnuplot says how to install it.
+ * a diverged run is marked, in legends and on bars; a run reached twice
+ * counts once; a missing gnuplot says how to install it.
  * Where gnuplot is not installed the figures cannot be checked: those
  * tests skip, saying so. */
 #include <setjmp.h>
@@ -145,14 +146,15 @@ static void test_script_redraws_the_figure(void **state)
     assert_int_equal(s_size(out), size);    /* the same figure, drawn without asgd */
 }
 
-/* A run that diverged is a result: plotted with the rest, and its group's
- * legend says so. */
-static void test_diverged_runs_are_marked(void **state)
+/* Two runs in out (f->out/diverging), made once: "calm" converges, "wild"
+ * (learning rate 80) diverges. */
+static void s_diverging(support_fixture *f, char *out, size_t n)
 {
-    support_fixture *f = *state;
-    s_need_gnuplot();
-    char out[700];
-    snprintf(out, sizeof out, "%s/diverging", f->out);
+    snprintf(out, n, "%s/diverging", f->out);
+    struct stat st;
+    if (stat(out, &st) == 0) {
+        return;
+    }
     const char *lrs[2] = {"train.lr=0.05", "train.lr=80"};
     const char *labels[2] = {"experiment.label=calm", "experiment.label=wild"};
     for (int i = 0; i < 2; i++) {
@@ -164,6 +166,16 @@ static void test_diverged_runs_are_marked(void **state)
         support_run_asgd(&f->r, f->dir, args);
         assert_int_equal(f->r.status, 0);
     }
+}
+
+/* A run that diverged is a result: plotted with the rest, and its group's
+ * legend says so. */
+static void test_diverged_runs_are_marked(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char out[700];
+    s_diverging(f, out, sizeof out);
     char fig[800], gp[800];
     snprintf(fig, sizeof fig, "%s/div.png", f->dir);
     const char *args[] = {"plot", out, "-o", fig, NULL};
@@ -608,12 +620,119 @@ static void test_errors(void **state)
     assert_non_null(strstr(f->r.err, "no complete run folders"));
 }
 
+/* Bars mark a diverged group as the line plots' legends do: its bar (of
+ * time to accuracy or samples/s) was labelled as if nothing had happened. */
+static void test_diverged_bars_are_marked(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char out[700];
+    s_diverging(f, out, sizeof out);
+    const char *kinds[] = {"throughput", "time-to-accuracy"};
+    for (int k = 0; k < 2; k++) {
+        char fig[800], path[820];
+        snprintf(fig, sizeof fig, "%s/div-%s.png", f->dir, kinds[k]);
+        const char *args[] = {"plot", out, "-o", fig, "--kind", kinds[k], "--target", "0.2",
+                              NULL};
+        support_run_asgd(&f->r, f->dir, args);
+        assert_int_equal(f->r.status, 0);
+        snprintf(path, sizeof path, "%s-1.dat", fig);
+        char *dat = support_read_file(path);
+        assert_non_null(dat);
+        assert_non_null(strstr(dat, "\n\"wild (diverged)\" "));
+        assert_non_null(strstr(dat, "\n\"calm\" "));
+        free(dat);
+    }
+}
+
+/* A scaling point of runs of which one has no number (a diverged run's
+ * final loss is NaN) is the mean of the others, stderr says so, and the
+ * title counts only them: the NaN made the mean NaN and the point
+ * vanished without a word. */
+static void test_scaling_skips_a_nan(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char out[700], fig[800], path[820];
+    s_diverging(f, out, sizeof out);
+    snprintf(fig, sizeof fig, "%s/div-scaling.png", f->dir);
+    const char *args[] = {"plot", out, "-o", fig, "--kind", "scaling", "--x", "model.hidden",
+                          "--y", "final_test_loss", "--group", "model", NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.err, "mlp: 1 of 2 runs have no finite final_test_loss"));
+    snprintf(path, sizeof path, "%s-1.dat", fig);
+    char *dat = support_read_file(path);
+    assert_non_null(dat);
+    char *row = strstr(dat, "\n16 ");   /* after the comments: model.hidden 16 */
+    assert_non_null(row);
+    double x, mean, lo, hi;
+    assert_int_equal(sscanf(row + 1, "%lf %lf %lf %lf", &x, &mean, &lo, &hi), 4);
+    assert_true(isfinite(mean) && mean > 0);
+    assert_true(lo == mean && hi == mean);   /* the calm run's loss alone */
+    free(dat);
+    snprintf(path, sizeof path, "%s.gp", fig);
+    char *gp = support_read_file(path);
+    assert_non_null(gp);
+    assert_null(strstr(gp, "mean of"));   /* the point is of one run, not of 2 */
+    free(gp);
+}
+
+/* Folders that overlap (a sweep, one of its runs, the sweep again by
+ * another path) reach runs more than once: each is counted, and
+ * averaged, once. */
+static void test_overlapping_folders_count_a_run_once(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char pattern[700];
+    snprintf(pattern, sizeof pattern, "%s/*/summary.json", s_runs);
+    glob_t found;
+    assert_int_equal(glob(pattern, 0, NULL, &found), 0);
+    char run[700], again[720], fig[800];
+    snprintf(run, sizeof run, "%.*s", (int)(strrchr(found.gl_pathv[0], '/') - found.gl_pathv[0]),
+             found.gl_pathv[0]);
+    globfree(&found);
+    snprintf(again, sizeof again, "%s/.", s_runs);
+    snprintf(fig, sizeof fig, "%s/overlap.png", f->dir);
+    const char *args[] = {"plot", s_runs, run, again, "-o", fig, NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "(8 runs, 2 groups"));
+}
+
+/* The title says how many runs a line averages; when lines average
+ * different numbers, the range (it said the most, as if every line had
+ * as many). */
+static void test_title_gives_a_range_of_runs(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char extra[700], out_arg[800], base[700];
+    snprintf(extra, sizeof extra, "%s/extra", f->out);
+    snprintf(out_arg, sizeof out_arg, "experiment.out=%s", extra);
+    snprintf(base, sizeof base, "%s/base.ini", f->dir);
+    const char *train[] = {"train", base, out_arg, "train.algorithm=hogwild",
+                           "experiment.seed=3", "train.epochs=1", NULL};
+    support_run_asgd(&f->r, f->dir, train);
+    assert_int_equal(f->r.status, 0);
+    const char *const with_extra[] = {extra, NULL};   /* hogwild: 5 runs, sync: 4 */
+    char *gp = s_script(f, "range.png", with_extra);
+    assert_non_null(strstr(f->r.out, "(9 runs, 2 groups"));
+    assert_non_null(strstr(gp, "mean of 4-5 runs"));
+    free(gp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_kind_in_every_format),
         cmocka_unit_test(test_script_redraws_the_figure),
         cmocka_unit_test(test_diverged_runs_are_marked),
+        cmocka_unit_test(test_diverged_bars_are_marked),
+        cmocka_unit_test(test_scaling_skips_a_nan),
+        cmocka_unit_test(test_overlapping_folders_count_a_run_once),
+        cmocka_unit_test(test_title_gives_a_range_of_runs),
         cmocka_unit_test(test_a_curve_is_its_runs_own_points),
         cmocka_unit_test(test_a_regression_run_plots_its_loss),
         cmocka_unit_test(test_a_curve_goes_forward),
