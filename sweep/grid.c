@@ -10,6 +10,7 @@
 
 #include "core/experiment.h"
 #include "core/run.h"
+#include "sweep/resolved.h"
 
 static char *s_trim(char *s)
 {
@@ -28,6 +29,37 @@ typedef struct grid_ctx {
     error *err;
 } grid_ctx;
 
+/* Why key may not be a [grid] key: the sweep sets it for every run; NULL
+ * when it may. */
+static const char *s_sweeps_own(const char *key)
+{
+    static const char *const own[][2] = {
+        {"experiment.seed", "list seeds in [sweep] as `seeds =`"},
+        {"experiment.name", "name the sweep in [sweep] as `name =`"},
+        {"experiment.out", "say where runs go in [sweep] as `out =`"},
+        {"experiment.run_id", "each run's folder is named by its grid values and seed"},
+    };
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
+        if (strcmp(key, own[i][0]) == 0) {
+            return own[i][1];
+        }
+    }
+    return NULL;
+}
+
+/* -1 naming the key when v is already one of k's values: two folders of
+ * one run. */
+static int s_check_repeat(const sweep *s, const grid_key *k, const char *v, error *err)
+{
+    for (int i = 0; i < k->count; i++) {
+        if (strcmp(k->values[i], v) == 0) {
+            return error_set(err, ERROR_USAGE, "%s:%d: [grid] %s: %s is listed twice", s->path,
+                             k->line, k->key, v);
+        }
+    }
+    return 0;
+}
+
 static int s_grid_entry(void *ctx, const char *key, const char *value, int line)
 {
     grid_ctx *g = ctx;
@@ -39,6 +71,11 @@ static int s_grid_entry(void *ctx, const char *key, const char *value, int line)
     if (!strchr(key, '.') || key[0] == '.') {
         return error_set(g->err, ERROR_USAGE, "%s:%d: [grid] %s: expected section.key", s->path,
                          line, key);
+    }
+    const char *own = s_sweeps_own(key);
+    if (own) {
+        return error_set(g->err, ERROR_USAGE, "%s:%d: [grid] %s: the sweep sets it itself; %s",
+                         s->path, line, key, own);
     }
     grid_key *k = &s->keys[s->nkeys++];
     snprintf(k->key, sizeof k->key, "%s", key);
@@ -56,6 +93,10 @@ static int s_grid_entry(void *ctx, const char *key, const char *value, int line)
             free(copy);
             return error_set(g->err, ERROR_USAGE, "%s:%d: [grid] %s: %s", s->path, line, key,
                              strchr(v, '/') ? "values may not contain '/'" : "too many values");
+        }
+        if (s_check_repeat(s, k, v, g->err) < 0) {
+            free(copy);
+            return -1;
         }
         k->values[k->count++] = strdup(v);
     }
@@ -83,6 +124,24 @@ void sweep_free(sweep *s)
     config_destroy(&s->c);
 }
 
+/* -1 naming [sweep] seeds when it is empty or lists a seed twice (two
+ * folders of one run). */
+static int s_check_seeds(const sweep *s, error *err)
+{
+    if (s->nseeds == 0) {
+        return config_error(s->c, "sweep", "seeds", err, "an empty list of values");
+    }
+    for (int i = 1; i < s->nseeds; i++) {
+        for (int j = 0; j < i; j++) {
+            if (s->seeds[i] == s->seeds[j]) {
+                return config_error(s->c, "sweep", "seeds", err, "seed %ld is listed twice",
+                                    s->seeds[i]);
+            }
+        }
+    }
+    return 0;
+}
+
 static int s_read(sweep *s, error *err)
 {
     s->c = config_load(s->path, err);
@@ -107,8 +166,8 @@ static int s_read(sweep *s, error *err)
         return error_set(err, ERROR_USAGE, "%s: [sweep] base: the base config is missing",
                          s->path);
     }
-    if (s->nseeds == 0) {
-        return config_error(s->c, "sweep", "seeds", err, "an empty list of values");
+    if (s_check_seeds(s, err) < 0) {
+        return -1;
     }
     /* base and out are relative to the sweep file, made absolute: a run's
      * folder in results.csv does not depend on where the sweep started */
@@ -250,8 +309,12 @@ static int s_expand(sweep *s, error *err)
         }
         s_warn_once(printed, sizeof printed, e.warnings);
         run->weight = e.alg && e.mode == MODE_REAL ? e.workers + e.servers + 1 : 1;
-        experiment_destroy(&e);
         run->complete = sweep_complete(run->dir);
+        if (run->complete && sweep_resolved_matches(run->dir, e.c, err) < 0) {
+            experiment_destroy(&e);
+            return -1;
+        }
+        experiment_destroy(&e);
     }
     return 0;
 }

@@ -6,7 +6,10 @@
  * experiment.seed, name, out and run_id as overrides; its folder is
  * OUT/NAME/key=value,...,seed=S/. Every run's config is checked when the
  * grid is expanded, so a bad value stops the sweep before anything runs,
- * naming the sweep file's line and key. */
+ * naming the sweep file's line and key; so do a value or a seed listed
+ * twice and a [grid] key the sweep sets itself. A run is complete when its
+ * summary says so; a complete run whose config.ini is not the config
+ * resolved for it now stops the expansion (sweep_resolved_matches). */
 #ifndef ASGD_SWEEP_GRID_H
 #define ASGD_SWEEP_GRID_H
 
@@ -52,7 +55,8 @@ typedef struct sweep {
     config *c;
 } sweep;
 
-/* Reads the sweep file at path and expands its grid. */
+/* Reads the sweep file at path and expands its grid: -1 with err
+ * (ERROR_USAGE) for a bad sweep file or a complete run of another config. */
 int sweep_read(sweep *s, const char *path, error *err);
 void sweep_free(sweep *s);
 /* Whether dir holds a finished run (its summary says complete). */

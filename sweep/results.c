@@ -1,9 +1,9 @@
 /* results.c: a sweep's results.csv, RFC 4180: a header, then a row per
  * complete run with the grid's values, the seed, every field of the run's
- * summary.json (the union over the runs, in the order they first appear;
- * empty where a run has none; a list as its values separated by spaces),
- * and the run's folder relative to results.csv. A field holding a comma, a
- * quote or a line break is quoted, its quotes doubled. */
+ * summary.json but its seed (the union over the runs, in the order they
+ * first appear; empty where a run has none; a list as its values separated
+ * by spaces), and the run's folder relative to results.csv. A field holding
+ * a comma, a quote or a line break is quoted, its quotes doubled. */
 #include "sweep/grid.h"
 
 #include <errno.h>
@@ -65,11 +65,13 @@ static void s_text(const cJSON *v, char *out, size_t n)
     }
 }
 
+/* The summary's fields not seen before, but its seed: the sweep's seed
+ * column has it. */
 static void s_add_columns(columns *c, const cJSON *summary)
 {
     const cJSON *v;
     cJSON_ArrayForEach(v, summary) {
-        bool seen = false;
+        bool seen = strcmp(v->string, "seed") == 0;
         for (int i = 0; i < c->count && !seen; i++) {
             seen = strcmp(c->names[i], v->string) == 0;
         }

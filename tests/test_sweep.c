@@ -1,6 +1,7 @@
 /* test_sweep.c: `asgd sweep` as a real process: the grid's expansion and
- * results.csv, resuming after lost runs and after Ctrl-C, and bad sweep
- * files naming the file, line and key. */
+ * results.csv, resuming after lost runs and after Ctrl-C, complete runs of
+ * a config since changed, and bad sweep files (repeated values and seeds,
+ * keys the sweep sets itself) naming the file, line and key. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -69,6 +70,10 @@ static void test_expansion_and_results(void **state)
     assert_int_equal(support_count_lines(path), 9);
     char *csv = support_read_file(path);
     assert_int_equal(strncmp(csv, "train.algorithm,cluster.workers,seed,algorithm,", 47), 0);
+    /* one seed column: the sweep's, not the summary's again */
+    const char *header_end = strchr(csv, '\n');
+    const char *again = strstr(csv + strlen("train.algorithm,cluster.workers,seed"), ",seed,");
+    assert_true(again == NULL || again > header_end);
     /* the run folders' names hold commas: quoted, as RFC 4180 says */
     assert_non_null(strstr(csv, ",\"train.algorithm=sync,cluster.workers=1,seed=1\"\n"));
     free(csv);
@@ -238,6 +243,84 @@ static void test_bad_sweep_files(void **state)
     }
 }
 
+/* Runs the sweep file text (OUT replaced) and expects a config error
+ * holding want, before anything ran. */
+static void s_expect_config_error(support_fixture *f, const char *text, const char *want)
+{
+    s_files(f, text);
+    const char *args[] = {"sweep", f->config, NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    if (f->r.status != 2 || !strstr(f->r.err, want)) {
+        fail_msg("expected status 2 and \"%s\": status %d, \"%s\"", want, f->r.status, f->r.err);
+    }
+    char path[400];
+    snprintf(path, sizeof path, "%s/demo", f->out);
+    FILE *ran = fopen(path, "r");
+    assert_null(ran);
+}
+
+/* A value or a seed listed twice would make two folders of one run. */
+static void test_repeated_values_and_seeds(void **state)
+{
+    support_fixture *f = *state;
+    s_expect_config_error(f, "[sweep]\nbase = base.ini\nname = demo\nseeds = 1,1\nout = %s\n"
+                          "[grid]\ntrain.algorithm = sync\n",
+                          "grid.ini:4: [sweep] seeds: seed 1 is listed twice");
+    s_expect_config_error(f, "[sweep]\nbase = base.ini\nname = demo\nseeds = 1\nout = %s\n"
+                          "[grid]\ntrain.algorithm = hogwild, sync, hogwild\n",
+                          "grid.ini:7: [grid] train.algorithm: hogwild is listed twice");
+}
+
+/* experiment.seed, name, out and run_id are the sweep's own: a [grid]
+ * value for one would be overridden without a word. */
+static void test_keys_the_sweep_sets_itself(void **state)
+{
+    support_fixture *f = *state;
+    s_expect_config_error(f, "[sweep]\nbase = base.ini\nname = demo\nout = %s\n[grid]\n"
+                          "experiment.seed = 5, 6\ntrain.algorithm = sync\n",
+                          "grid.ini:6: [grid] experiment.seed: the sweep sets it itself; "
+                          "list seeds in [sweep] as `seeds =`");
+    const char *keys[] = {"experiment.name", "experiment.out", "experiment.run_id"};
+    for (int i = 0; i < 3; i++) {
+        char text[256], want[128];
+        snprintf(text, sizeof text, "[sweep]\nbase = base.ini\nname = demo\nout = %%s\n"
+                 "[grid]\n%s = a, b\ntrain.algorithm = sync\n", keys[i]);
+        snprintf(want, sizeof want, "grid.ini:6: [grid] %s: the sweep sets it itself", keys[i]);
+        s_expect_config_error(f, text, want);
+    }
+}
+
+/* A complete run made from another config than the sweep's now is not
+ * taken as done, nor removed: the sweep says which folder and why. */
+static void test_complete_runs_of_a_changed_config(void **state)
+{
+    support_fixture *f = *state;
+    s_files(f, "[sweep]\nbase = base.ini\nname = demo\nseeds = 1\nout = %s\n[grid]\n"
+               "cluster.workers = 1, 2\ntrain.algorithm = sync\n");
+    const char *args[] = {"sweep", f->config, NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    char base[400], summary[600];
+    snprintf(base, sizeof base, "%s/base.ini", f->dir);
+    support_write_file(base, "[data]\ndataset = synthetic\n[model]\ntype = softmax\n"
+                       "[train]\nepochs = 2\n[experiment]\nmode = sim\n");
+    support_run_asgd(&f->r, f->dir, args);
+    if (f->r.status != 2 || !strstr(f->r.err, "demo/cluster.workers=1,train.algorithm=sync,seed=1") ||
+        !strstr(f->r.err, "[train] epochs") || !strstr(f->r.err, "changed since it ran")) {
+        fail_msg("status %d, \"%s\" %s", f->r.status, f->r.err, f->r.out);
+    }
+    snprintf(summary, sizeof summary,
+             "%s/demo/cluster.workers=1,train.algorithm=sync,seed=1/summary.json", f->out);
+    char *kept = support_read_file(summary);
+    assert_non_null(kept);   /* the results are still there */
+    free(kept);
+    /* the config as it was: both runs are done */
+    support_write_file(base, s_base);
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "2 runs, 0 ran now, 2 already complete"));
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, support_fixture_setup, support_fixture_teardown)
@@ -247,6 +330,9 @@ int main(void)
         T(test_resume_runs_only_what_is_missing),
         T(test_ctrl_c_then_resume),
         T(test_bad_sweep_files),
+        T(test_repeated_values_and_seeds),
+        T(test_keys_the_sweep_sets_itself),
+        T(test_complete_runs_of_a_changed_config),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

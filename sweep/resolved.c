@@ -1,0 +1,98 @@
+/* resolved.c: a complete run's config.ini compared with the config a sweep
+ * resolves for it now, key by key. */
+#include "sweep/resolved.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A key looked up in a config by config_each_entry. */
+typedef struct lookup {
+    const char *section, *key;
+    const char *value;   /* NULL until found */
+} lookup;
+
+static int s_find(void *ctx, const char *section, const char *key, const char *value)
+{
+    lookup *l = ctx;
+    if (strcmp(section, l->section) == 0 && strcmp(key, l->key) == 0) {
+        l->value = value;
+        return 1;
+    }
+    return 0;
+}
+
+/* The first difference between the config a run ran with and the one
+ * resolved now. */
+typedef struct compare {
+    const config *ran;
+    const char *dir;
+    error *err;
+} compare;
+
+static int s_compare(void *ctx, const char *section, const char *key, const char *value)
+{
+    compare *cmp = ctx;
+    if (strcmp(section, "experiment") == 0 &&
+        (strcmp(key, "out") == 0 || strcmp(key, "run_id") == 0)) {
+        return 0;
+    }
+    lookup l = {.section = section, .key = key};
+    config_each_entry(cmp->ran, s_find, &l);
+    if (l.value && strcmp(l.value, value) == 0) {
+        return 0;
+    }
+    char was[300];
+    if (l.value) {
+        snprintf(was, sizeof was, "has [%s] %s = %.200s", section, key, l.value);
+    } else {
+        snprintf(was, sizeof was, "has no [%s] %s", section, key);
+    }
+    error_set(cmp->err, ERROR_USAGE, "%s: a complete run, but the sweep's config changed "
+              "since it ran: its config.ini %s, the sweep now gives %.200s; give the sweep "
+              "another [sweep] out or name, or remove the folder to run it again", cmp->dir,
+              was, value);
+    return 1;
+}
+
+/* The resolved config as config.ini has it, read back: only the keys the
+ * getters read, as config_write writes them. */
+static config *s_resolved(const config *now, error *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) {
+        error_set(err, ERROR_RUNTIME, "out of memory");
+        return NULL;
+    }
+    config_print(now, f);
+    bool bad = ferror(f) != 0;
+    bad = fclose(f) != 0 || bad;
+    config *c = bad ? NULL : config_parse_string(text, "the resolved config", err);
+    if (bad) {
+        error_set(err, ERROR_RUNTIME, "out of memory");
+    }
+    free(text);
+    return c;
+}
+
+int sweep_resolved_matches(const char *dir, const config *now, error *err)
+{
+    char path[5600];
+    snprintf(path, sizeof path, "%s/config.ini", dir);
+    config *ran = config_load(path, err);
+    if (!ran) {
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err->msg);
+        return error_set(err, ERROR_USAGE, "%s: a complete run whose config cannot be read "
+                         "(%.300s); remove the folder to run it again", dir, why);
+    }
+    config *resolved = s_resolved(now, err);
+    compare cmp = {.ran = ran, .dir = dir, .err = err};
+    int rc = !resolved || config_each_entry(resolved, s_compare, &cmp) != 0 ? -1 : 0;
+    config_destroy(&resolved);
+    config_destroy(&ran);
+    return rc;
+}
