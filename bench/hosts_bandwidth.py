@@ -9,10 +9,15 @@ EPOCHS epochs, run four ways side by side, ROUNDS times each:
               and 2 (network namespaces, tests/hosts.py), links unlimited
   100mbit     the same with tbf at 100 Mbit/s on each worker's link
   sim         the simulator with [sim] bandwidth = 12.5e6 bytes/s, its
-              compute time per step taken from the loopback runs
+              compute time per step taken from the loopback runs and
+              its workers' start spread from the 100mbit runs' (without
+              one, the simulated workers start together and run in lock
+              step: their pushes land at once, and half find the
+              other's, a mean staleness of 0.5 where the real job's is 1)
 Prints a Markdown table of samples/s and mean staleness (medians over the
 rounds, with their ranges). Needs root (namespaces).
   sudo bench/hosts_bandwidth.py [EPOCHS] [ROUNDS]"""
+import csv
 import json
 import os
 import statistics
@@ -41,6 +46,16 @@ def train(work, *extra):
     out = subprocess.run([ASGD, "train", CONFIG, f"experiment.out={work}", *OVERRIDES, *extra],
                          capture_output=True, text=True, check=True).stdout
     return summary(out.strip().splitlines()[-1])
+
+
+def first_steps(job):
+    """Each worker's first step, in seconds after the first of them: the
+    first row of its steps-K.csv (Unix time) in its host's folder."""
+    first = []
+    for k in (0, 1):
+        with open(os.path.join(job, str(k + 1), f"steps-{k}.csv")) as f:
+            first.append(float(next(csv.DictReader(f))["time_s"]))
+    return [t - min(first) for t in first]
 
 
 def across(h, work, name):
@@ -72,9 +87,14 @@ def main():
         # a step's compute on this host: the loopback runs' time per minibatch per worker
         batch = 64
         step = statistics.median(2 * batch / s["samples_per_s"] for s in runs["loopback"])
+        # the workers' start spread: their first steps in the 100mbit runs
+        starts = [first_steps(f"{work}/limited-{r}") for r in range(ROUNDS)]
+        start_mean = statistics.median(statistics.mean(s) for s in starts)
+        start_sd = statistics.median(statistics.pstdev(s) for s in starts)
         for r in range(ROUNDS):
             runs["sim"].append(train(work, "experiment.mode=sim", f"sim.compute_mean={step}",
-                                     "sim.bandwidth=12.5e6", f"experiment.seed={r + 1}"))
+                                     "sim.bandwidth=12.5e6", f"sim.startup_mean={start_mean}",
+                                     f"sim.startup_sd={start_sd}", f"experiment.seed={r + 1}"))
     print(f"| setting | samples/s (median of {ROUNDS}) | range | staleness mean | range |")
     print("|---|---|---|---|---|")
     for name, rs in runs.items():
@@ -82,7 +102,9 @@ def main():
         stale = [s["staleness_mean"] for s in rs]
         print(f"| {name} | {statistics.median(rate):,.0f} | {min(rate):,.0f}-{max(rate):,.0f} "
               f"| {statistics.median(stale):.2f} | {min(stale):.2f}-{max(stale):.2f} |")
-    print(f"\nsim.compute_mean = {step * 1e3:.3f} ms (from the loopback runs)")
+    print(f"\nsim.compute_mean = {step * 1e3:.3f} ms (from the loopback runs), "
+          f"sim.startup_mean = {start_mean * 1e3:.1f} ms and startup_sd = {start_sd * 1e3:.1f} ms "
+          "(the 100mbit runs' first steps)")
 
 
 if __name__ == "__main__":
