@@ -97,7 +97,7 @@ static bool s_evaluate(trainer *t, long step, double time_s)
     t->eval_time += run_now() - start;
     run_eval_row(t->r->eval, time_s, (double)step * e->batch / e->train.n, step,
                  step * e->batch, t->loss, t->acc);
-    return summary_add_eval(&t->sum, t->loss, t->acc);
+    return summary_add_eval(&t->sum, step, t->loss, t->acc);
 }
 
 /* Trains for total_steps (or until stopped), evaluating at step 0, every

@@ -129,11 +129,11 @@ void summary_init(run_summary *s)
     snprintf(s->device, sizeof s->device, "cpu");
 }
 
-bool summary_add_eval(run_summary *s, double loss, double acc)
+bool summary_add_eval(run_summary *s, long updates, double loss, double acc)
 {
     s->final_test_loss = loss;
     s->final_test_acc = acc;
-    if (isnan(s->best_test_acc) || acc > s->best_test_acc) {
+    if (updates > 0 && (isnan(s->best_test_acc) || acc > s->best_test_acc)) {
         s->best_test_acc = acc;
     }
     if (!isfinite(loss)) {
@@ -151,7 +151,7 @@ void summary_take_evals(run_summary *s, const char *eval_csv)
         long updates, samples;
         if (sscanf(line, "%lf,%lf,%ld,%ld,%lf,%lf", &t, &epoch, &updates, &samples, &loss,
                    &acc) == 6) {
-            summary_add_eval(s, loss, acc);
+            summary_add_eval(s, updates, loss, acc);
         }
     }
     free(text);

@@ -1135,6 +1135,35 @@ static void test_steps_count_the_bytes_on_the_wire(void **state)
     assert_true(rows > 100);
 }
 
+/* best_test_acc is the best evaluation of a trained model: a run that
+ * never learns (a learning rate of 1,000: its loss in the hundreds, never
+ * non-finite, so not diverged) scored its best on the initial model, at
+ * random, and reported that. */
+static void test_the_best_accuracy_is_after_training(void **state)
+{
+    support_fixture *f = *state;
+    const char *extra[] = {"train.algorithm=hogwild", "cluster.workers=2", "train.lr=1e3",
+                           "experiment.seed=1", NULL};
+    char dir[4096];
+    s_sim(f, extra, dir, sizeof dir);
+    char *csv = s_file(dir, "eval.csv");
+    double initial = NAN, best = -1;
+    for (char *line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        double t, epoch, loss, acc;
+        long updates, samples;
+        assert_int_equal(sscanf(line + 1, "%lf,%lf,%ld,%ld,%lf,%lf", &t, &epoch, &updates,
+                                &samples, &loss, &acc), 6);
+        if (updates == 0) {
+            initial = acc;
+        } else {
+            best = fmax(best, acc);
+        }
+    }
+    free(csv);
+    assert_true(best > 0 && initial > best);   /* the case: the untrained model scored best */
+    assert_true(fabs(s_num(dir, "best_test_acc") - best) < 1e-6);
+}
+
 static void test_a_thousand_workers(void **state)
 {
     support_fixture *f = *state;
@@ -1342,6 +1371,7 @@ int main(void)
         T(test_a_shards_replies_leave_in_turn),
         T(test_a_cache_hot_worker_waits_for_its_core),
         T(test_steps_count_the_bytes_on_the_wire),
+        T(test_the_best_accuracy_is_after_training),
         T(test_a_thousand_workers),
         T(test_sync_rounds_agree_across_shards),
         T(test_budgets_add_up_to_the_epochs),

@@ -238,7 +238,7 @@ static void s_report(job *j, const char *line)
         run_log(j->r, "launcher: the evaluator reported \"%s\"", line);
         return;
     }
-    summary_add_eval(&j->sum, loss, acc);   /* a non-finite loss: diverged */
+    summary_add_eval(&j->sum, updates, loss, acc);   /* a non-finite loss: diverged */
     j->evaluations++;
     j->last_epoch = epoch;
     j->last_acc = acc;

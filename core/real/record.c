@@ -24,9 +24,9 @@ int record_begin(record *rec, const experiment *e, const char *dir, error *err)
     return summary_write(dir, sum, err);
 }
 
-void record_eval(record *rec, double loss, double acc)
+void record_eval(record *rec, long updates, double loss, double acc)
 {
-    summary_add_eval(&rec->sum, loss, acc);
+    summary_add_eval(&rec->sum, updates, loss, acc);
 }
 
 /* steps-K.csv of the workers that share this folder, appended to

@@ -21,8 +21,9 @@ typedef struct record {
  * summary with the run's identity (complete = false). The evaluator takes
  * in eval.csv's earlier evaluations when the job is under way. */
 int record_begin(record *rec, const experiment *e, const char *dir, error *err);
-/* One evaluation of the centre model (a non-finite loss: diverged). */
-void record_eval(record *rec, double loss, double acc);
+/* One evaluation of the centre model after `updates` updates (a
+ * non-finite loss: diverged). */
+void record_eval(record *rec, long updates, double loss, double acc);
 /* The end: the shards' last counters in, training timed from t0 (the first
  * step, Unix time; 0 if none) to the last push any shard received, the
  * workers' steps gathered when rc == 0 (every worker done), the summary

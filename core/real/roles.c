@@ -342,7 +342,7 @@ static int s_evaluate(evaluator *v, bool *last, error *err)
         fprintf(stderr, "evaluator: a worker pushed NaN or infinite values: the run diverged\n");
     }
     if (v->rec) {
-        record_eval(v->rec, loss, acc);
+        record_eval(v->rec, (long)v->versions[0], loss, acc);
         v->rec->sum.diverged = v->rec->sum.diverged || refused;
     }
     v->evaluations++;

@@ -35,7 +35,7 @@ static void s_evaluate(sim *s)
     for (int k = 0; k < s->nshards; k++) {
         refused = refused || s->shards[k].srv->stats.nonfinite > 0;
     }
-    if (summary_add_eval(&s->sum, loss, acc) || refused) {
+    if (summary_add_eval(&s->sum, (long)first->version, loss, acc) || refused) {
         s->sum.diverged = true;
         s->diverged = true;   /* the run stops at this evaluation */
     }

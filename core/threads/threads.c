@@ -316,7 +316,7 @@ static void s_evaluate(threads_run *t, bool final)
     for (int k = 0; k < t->nshards; k++) {
         refused = refused || t->shards[k].srv->stats.nonfinite > 0;
     }
-    if (summary_add_eval(&t->sum, loss, acc) || refused) {
+    if (summary_add_eval(&t->sum, (long)version, loss, acc) || refused) {
         t->sum.diverged = true;
         atomic_store(&t->stopping, true);
     }
