@@ -146,6 +146,76 @@ static int s_group_index(plot_runs *set, const char *name)
     return set->ngroups++;
 }
 
+/* The first key in which one run's config.ini differs from its group's
+ * first run's, beyond what every run of a group may differ in. */
+typedef struct mixed {
+    config *first;
+    const char *group_key, *x_key;
+    char where[300];          /* "[section] key (A in one, B in the other)" */
+} mixed;
+
+/* Keys a group's runs may differ in: where and which run it is, the
+ * seed, the group's own key, and a scaling figure's x. */
+static bool s_may_differ(const mixed *m, const char *section, const char *key)
+{
+    static const char *const own[] = {"experiment.seed", "experiment.run_id", "experiment.out",
+                                      "experiment.name"};
+    char full[256];
+    snprintf(full, sizeof full, "%s.%s", section, key);
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
+        if (strcmp(full, own[i]) == 0) {
+            return true;
+        }
+    }
+    const char *x = m->x_key ? m->x_key : "";
+    return strcmp(full, m->group_key) == 0 || strcmp(full, x) == 0 ||
+           (!strchr(x, '.') && strcmp(key, x) == 0);   /* x = workers: [cluster] workers */
+}
+
+static int s_compare_entry(void *ctx, const char *section, const char *key, const char *value)
+{
+    mixed *m = ctx;
+    const char *was;
+    error err;
+    if (s_may_differ(m, section, key) ||
+        config_get_string(m->first, section, key, "(none)", &was, &err) < 0 ||
+        strcmp(was, value) == 0) {
+        return 0;
+    }
+    snprintf(m->where, sizeof m->where, "[%s] %s (%.60s and %.60s)", section, key, was, value);
+    return 1;
+}
+
+static config *s_run_config(const plot_run *r)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/config.ini", r->dir);
+    error err;
+    return config_load(path, &err);
+}
+
+void plot_runs_warn_mixed(const plot_runs *set, const char *group_key, const char *x_key)
+{
+    for (int g = 0; g < set->ngroups; g++) {
+        int first = 0;
+        while (first < set->count && set->runs[first].g != g) {
+            first++;
+        }
+        mixed m = {.first = first < set->count ? s_run_config(&set->runs[first]) : NULL,
+                   .group_key = group_key, .x_key = x_key};
+        for (int r = first + 1; m.first && r < set->count && !m.where[0]; r++) {
+            config *c = set->runs[r].g == g ? s_run_config(&set->runs[r]) : NULL;
+            if (c && config_each_entry(c, s_compare_entry, &m) != 0) {
+                fprintf(stderr, "asgd plot: %s: its runs differ in %s, not only in their "
+                        "seeds (%s, %s): its lines and points average them\n", set->groups[g],
+                        m.where, set->runs[first].dir, set->runs[r].dir);
+            }
+            config_destroy(&c);
+        }
+        config_destroy(&m.first);
+    }
+}
+
 int plot_runs_collect(plot_runs *set, const char *const *dirs, int ndirs, const char *group_key,
                       error *err)
 {

@@ -37,6 +37,11 @@ typedef struct plot_runs {
  * ERROR_USAGE when there is no run or more than PLOT_MAX_GROUPS groups. */
 int plot_runs_collect(plot_runs *set, const char *const *dirs, int ndirs, const char *group_key,
                       error *err);
+/* Says on stderr, for each group whose runs' resolved configs differ in
+ * more than their seeds, run ids and folders (and the group key, and
+ * x_key, a scaling figure's x, or NULL), the first such key and two runs:
+ * a group's lines and points average its runs as if they were seeds. */
+void plot_runs_warn_mixed(const plot_runs *set, const char *group_key, const char *x_key);
 void plot_runs_free(plot_runs *set);
 
 /* A key's value for a run as text: a summary field (no dot in key), or

@@ -2,7 +2,8 @@
  * (a small simulated sweep) become non-empty PDF, PNG and SVG figures of
  * every kind; the .gp script left beside a figure redraws it without asgd;
  * a diverged run is marked, in legends and on bars; a run reached twice
- * counts once; a missing gnuplot says how to install it.
+ * counts once; a group of runs that differ in more than their seeds is
+ * named; a missing gnuplot says how to install it.
  * Where gnuplot is not installed the figures cannot be checked: those
  * tests skip, saying so. */
 #include <setjmp.h>
@@ -723,6 +724,50 @@ static void test_title_gives_a_range_of_runs(void **state)
     free(gp);
 }
 
+/* Two simulated softmax runs into out, with the override each gets. */
+static void s_two_runs(support_fixture *f, const char *out, const char *first,
+                       const char *second)
+{
+    char out_arg[800];
+    snprintf(out_arg, sizeof out_arg, "experiment.out=%s", out);
+    const char *each[2] = {first, second};
+    for (int i = 0; i < 2; i++) {
+        const char *args[] = {"train", "/dev/null", out_arg, "experiment.mode=sim",
+                              "data.dataset=synthetic", "model.type=softmax",
+                              "train.algorithm=hogwild", "train.epochs=1", "eval.every=0.05",
+                              each[i], NULL};
+        support_run_asgd(&f->r, f->dir, args);
+        assert_int_equal(f->r.status, 0);
+    }
+}
+
+/* A group whose runs differ in more than their seeds (here the workers)
+ * is averaged as if they were seeds: plot says which key differs; runs
+ * that differ by seed alone, or in a scaling figure's x, are as meant. */
+static void test_a_group_of_different_settings_is_named(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char seeds[700], workers[700], fig[800];
+    snprintf(seeds, sizeof seeds, "%s/mixed-seeds", f->out);
+    snprintf(workers, sizeof workers, "%s/mixed-workers", f->out);
+    s_two_runs(f, seeds, "experiment.seed=1", "experiment.seed=2");
+    s_two_runs(f, workers, "cluster.workers=1", "cluster.workers=2");
+    snprintf(fig, sizeof fig, "%s/mixed.png", f->dir);
+    const char *by_seed[] = {"plot", seeds, "-o", fig, NULL};
+    support_run_asgd(&f->r, f->dir, by_seed);
+    assert_int_equal(f->r.status, 0);
+    assert_null(strstr(f->r.err, "differ in"));
+    const char *by_workers[] = {"plot", workers, "-o", fig, NULL};
+    support_run_asgd(&f->r, f->dir, by_workers);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.err, "hogwild: its runs differ in [cluster] workers (1 and 2)"));
+    const char *scaling[] = {"plot", workers, "-o", fig, "--kind", "scaling", NULL};
+    support_run_asgd(&f->r, f->dir, scaling);
+    assert_int_equal(f->r.status, 0);
+    assert_null(strstr(f->r.err, "differ in"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -740,6 +785,7 @@ int main(void)
         cmocka_unit_test(test_labels_titles_and_bars),
         cmocka_unit_test(test_a_target_some_runs_miss),
         cmocka_unit_test(test_sixteen_groups_sixteen_styles),
+        cmocka_unit_test(test_a_group_of_different_settings_is_named),
         cmocka_unit_test(test_report),
         cmocka_unit_test(test_errors),
     };
