@@ -229,6 +229,18 @@ static int s_read_keys(experiment *e, const char *path, const experiment_shape *
     return e->mode == MODE_THREADS ? s_check_threads(e, err) : 0;
 }
 
+/* The simulator and threads mode run a distributed rule's workers and
+ * shards: refused here, before any run starts (a sweep checks every run). */
+static int s_check_mode_rule(experiment *e, error *err)
+{
+    if (e->mode == MODE_REAL || e->alg) {
+        return 0;
+    }
+    return config_fail(e->c, "experiment", "mode", err, "%s needs a distributed rule; the "
+                       "sequential baseline is sync with one worker",
+                       experiment_mode_name(e->mode));
+}
+
 /* An experiment's parts that s_read_keys allocates (not its config). */
 static void s_free_parts(experiment *e)
 {
@@ -296,7 +308,8 @@ int experiment_configure(experiment *e, const char *path, int noverrides,
         }
     }
     if (s_read_keys(e, path, shape, err) < 0 ||
-        config_check_unused(e->c, s_known_keys(), s_warn, e, err) < 0) {
+        config_check_unused(e->c, s_known_keys(), s_warn, e, err) < 0 ||
+        s_check_mode_rule(e, err) < 0) {
         experiment_destroy(e);
         return -1;
     }

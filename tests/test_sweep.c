@@ -21,7 +21,8 @@
 #include "support.h"
 
 static const char s_base[] = "[data]\ndataset = synthetic\n[model]\ntype = softmax\n"
-                             "[train]\nepochs = 1\n[experiment]\nmode = sim\n";
+                             "[train]\nepochs = 1\nalgorithm = hogwild\n"
+                             "[experiment]\nmode = sim\n";
 
 /* Writes base.ini and grid.ini (sweep text with OUT replaced) in f->dir. */
 static void s_files(support_fixture *f, const char *sweep_text)
@@ -290,6 +291,27 @@ static void test_keys_the_sweep_sets_itself(void **state)
     }
 }
 
+/* A sweep of simulated runs without a distributed rule is refused before
+ * any runs (every run failed at its start, and the sweep said 1). */
+static void test_a_sim_sweep_without_a_rule(void **state)
+{
+    support_fixture *f = *state;
+    char base[400];
+    snprintf(base, sizeof base, "%s/base.ini", f->dir);
+    s_files(f, "[sweep]\nbase = base.ini\nname = demo\nseeds = 1\nout = %s\n[grid]\n"
+               "train.epochs = 1, 2\n");
+    support_write_file(base, "[data]\ndataset = synthetic\n[model]\ntype = softmax\n"
+                       "[experiment]\nmode = sim\n");
+    const char *args[] = {"sweep", f->config, NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    if (f->r.status != 2 || !strstr(f->r.err, "[experiment] mode: sim needs a distributed rule")) {
+        fail_msg("status %d, \"%s\"", f->r.status, f->r.err);
+    }
+    char path[400];
+    snprintf(path, sizeof path, "%s/demo", f->out);
+    assert_int_equal(access(path, F_OK), -1);
+}
+
 /* A complete run made from another config than the sweep's now is not
  * taken as done, nor removed: the sweep says which folder and why. */
 static void test_complete_runs_of_a_changed_config(void **state)
@@ -333,6 +355,7 @@ int main(void)
         T(test_repeated_values_and_seeds),
         T(test_keys_the_sweep_sets_itself),
         T(test_complete_runs_of_a_changed_config),
+        T(test_a_sim_sweep_without_a_rule),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -387,10 +387,6 @@ static int s_summarise(sim *s, int rc, double wall0)
 
 int sim_train(experiment *e, run *r, error *err)
 {
-    if (!e->alg) {
-        return config_fail(e->c, "experiment", "mode", err, "sim needs a distributed rule; "
-                           "the sequential baseline is sync with one worker");
-    }
     double wall0 = run_now();
     sim s = {.e = e, .r = r, .err = err, .nworkers = e->workers, .nshards = e->servers,
              .n_train = e->train.n};

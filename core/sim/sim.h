@@ -22,6 +22,7 @@
 #include "core/experiment.h"
 #include "core/run.h"
 
+/* e has a distributed rule: experiment_configure refuses sim without one. */
 int sim_train(experiment *e, run *r, error *err);
 
 #endif

@@ -474,10 +474,6 @@ static int s_summarise(threads_run *t, int rc, double wall0)
 
 int threads_train(experiment *e, run *r, error *err)
 {
-    if (!e->alg) {
-        return config_fail(e->c, "experiment", "mode", err, "threads needs a distributed rule; "
-                           "the sequential baseline is sync with one worker");
-    }
     double wall0 = run_now();
     threads_run t = {.e = e, .r = r, .err = err, .nworkers = e->workers,
                      .nshards = e->servers};

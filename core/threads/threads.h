@@ -25,6 +25,7 @@
 #include "core/experiment.h"
 #include "core/run.h"
 
+/* e has a distributed rule: experiment_configure refuses threads without one. */
 int threads_train(experiment *e, run *r, error *err);
 
 #endif
