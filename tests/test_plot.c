@@ -169,6 +169,20 @@ static void s_diverging(support_fixture *f, char *out, size_t n)
     }
 }
 
+/* Runs `asgd plot` with args (fig after -o), which must succeed, and
+ * returns the file fig + beside (its script ".gp", its data "-1.dat"). */
+static char *s_plot_and_read(support_fixture *f, const char *const *args, const char *fig,
+                             const char *beside)
+{
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    char path[900];
+    snprintf(path, sizeof path, "%s%s", fig, beside);
+    char *text = support_read_file(path);
+    assert_non_null(text);
+    return text;
+}
+
 /* A run that diverged is a result: plotted with the rest, and its group's
  * legend says so. */
 static void test_diverged_runs_are_marked(void **state)
@@ -177,14 +191,11 @@ static void test_diverged_runs_are_marked(void **state)
     s_need_gnuplot();
     char out[700];
     s_diverging(f, out, sizeof out);
-    char fig[800], gp[800];
+    char fig[800];
     snprintf(fig, sizeof fig, "%s/div.png", f->dir);
     const char *args[] = {"plot", out, "-o", fig, NULL};
-    support_run_asgd(&f->r, f->dir, args);
-    assert_int_equal(f->r.status, 0);
+    char *script = s_plot_and_read(f, args, fig, ".gp");
     assert_non_null(strstr(f->r.out, "2 runs, 2 groups"));
-    snprintf(gp, sizeof gp, "%s/div.png.gp", f->dir);
-    char *script = support_read_file(gp);
     assert_non_null(strstr(script, "\"wild (diverged)\""));
     assert_null(strstr(script, "calm (diverged)"));
     free(script);
@@ -631,15 +642,11 @@ static void test_diverged_bars_are_marked(void **state)
     s_diverging(f, out, sizeof out);
     const char *kinds[] = {"throughput", "time-to-accuracy"};
     for (int k = 0; k < 2; k++) {
-        char fig[800], path[820];
+        char fig[800];
         snprintf(fig, sizeof fig, "%s/div-%s.png", f->dir, kinds[k]);
         const char *args[] = {"plot", out, "-o", fig, "--kind", kinds[k], "--target", "0.2",
                               NULL};
-        support_run_asgd(&f->r, f->dir, args);
-        assert_int_equal(f->r.status, 0);
-        snprintf(path, sizeof path, "%s-1.dat", fig);
-        char *dat = support_read_file(path);
-        assert_non_null(dat);
+        char *dat = s_plot_and_read(f, args, fig, "-1.dat");
         assert_non_null(strstr(dat, "\n\"wild (diverged)\" "));
         assert_non_null(strstr(dat, "\n\"calm\" "));
         free(dat);
@@ -659,12 +666,8 @@ static void test_scaling_skips_a_nan(void **state)
     snprintf(fig, sizeof fig, "%s/div-scaling.png", f->dir);
     const char *args[] = {"plot", out, "-o", fig, "--kind", "scaling", "--x", "model.hidden",
                           "--y", "final_test_loss", "--group", "model", NULL};
-    support_run_asgd(&f->r, f->dir, args);
-    assert_int_equal(f->r.status, 0);
+    char *dat = s_plot_and_read(f, args, fig, "-1.dat");
     assert_non_null(strstr(f->r.err, "mlp: 1 of 2 runs have no finite final_test_loss"));
-    snprintf(path, sizeof path, "%s-1.dat", fig);
-    char *dat = support_read_file(path);
-    assert_non_null(dat);
     char *row = strstr(dat, "\n16 ");   /* after the comments: model.hidden 16 */
     assert_non_null(row);
     double x, mean, lo, hi;
