@@ -223,10 +223,47 @@ int run_reopen(run *r, const char *dir, error *err)
     return 0;
 }
 
+/* The size of path without a last line cut short (0 when it holds no
+ * whole line): a writer killed mid-row (SIGKILL, with its buffer half
+ * flushed) leaves one, and the next writer's first row would run on from
+ * it (a restarted worker's step at 1.8e17 s). */
+static off_t s_whole_lines(const char *path, off_t size)
+{
+    FILE *f = fopen(path, "rbe");
+    char buf[4096];
+    off_t end = size;
+    while (f && end > 0) {
+        size_t n = end < (off_t)sizeof buf ? (size_t)end : sizeof buf;
+        if (fseeko(f, end - (off_t)n, SEEK_SET) != 0 || fread(buf, 1, n, f) != n) {
+            end = size;   /* unreadable: left as it is */
+            break;
+        }
+        size_t i = n;
+        while (i > 0 && buf[i - 1] != '\n') {
+            i--;
+        }
+        end -= (off_t)(n - i);
+        if (i > 0) {
+            break;
+        }
+    }
+    if (f) {
+        fclose(f);
+    }
+    return end;
+}
+
 FILE *run_append_csv(const char *path, const char *header, error *err)
 {
     struct stat st;
-    bool fresh = stat(path, &st) != 0 || st.st_size == 0;
+    off_t size = stat(path, &st) == 0 ? st.st_size : 0;
+    off_t whole = size > 0 ? s_whole_lines(path, size) : 0;
+    if (whole < size && truncate(path, whole) != 0) {
+        error_set(err, ERROR_RUNTIME, "%s: cannot cut its last, partial row: %s", path,
+                  strerror(errno));
+        return NULL;
+    }
+    bool fresh = whole == 0;
     FILE *f = fopen(path, "ae");
     if (!f) {
         error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", path, strerror(errno));

@@ -31,7 +31,8 @@ int run_create(run *r, const config *c, const char *out_root, const char *name,
  * its metric files for appending, nothing rewritten. */
 int run_reopen(run *r, const char *dir, error *err);
 /* A CSV at path opened for appending (close-on-exec), with header written
- * first when the file is new or empty; NULL with err naming the path. */
+ * first when the file is new or empty; a last line without its newline (a
+ * writer killed mid-row) is cut off first. NULL with err naming the path. */
 FILE *run_append_csv(const char *path, const char *header, error *err);
 /* Makes dir, where processes started one by one write their own files, a
  * run folder: config.ini written from c, log.txt opened for appending;

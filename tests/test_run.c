@@ -20,6 +20,7 @@
 
 #include <cJSON.h>
 
+#include "core/run.h"
 #include "support.h"
 
 #define DATA_FASHION "/usr/share/datasets/fashion-mnist"
@@ -187,6 +188,34 @@ static void test_the_trained_model_is_kept(void **state)
     }
 }
 
+/* A CSV its writer was killed in mid-row (SIGKILL with half its buffer
+ * flushed) is cut back to its last whole row before the next writer (a
+ * restarted worker) appends: its first row once ran on from the cut one,
+ * a step at 1.8e17 s in steps.csv. A file holding no whole line starts
+ * again from its header. */
+static void test_a_row_cut_short_is_dropped_before_appending(void **state)
+{
+    support_fixture *f = *state;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/steps-1.csv", f->dir);
+    support_write_file(path, "time_s,worker,step\n1795665110.5,1,1\n17956651");
+    error err = {0};
+    FILE *csv = run_append_csv(path, "time_s,worker,step", &err);
+    assert_non_null(csv);
+    fprintf(csv, "1795665111.2,1,2\n");
+    fclose(csv);
+    char *text = support_read_file(path);
+    assert_string_equal(text, "time_s,worker,step\n1795665110.5,1,1\n1795665111.2,1,2\n");
+    free(text);
+    support_write_file(path, "time_s,wor");
+    csv = run_append_csv(path, "time_s,worker,step", &err);
+    assert_non_null(csv);
+    fclose(csv);
+    text = support_read_file(path);
+    assert_string_equal(text, "time_s,worker,step\n");
+    free(text);
+}
+
 /* A summary says what made it: asgd's version and commit, the host, its
  * CPU and cores, the device, the command line and the start; and asgd
  * --version says the same version and commit. */
@@ -238,6 +267,7 @@ int main(void)
         T(test_a_file_size_limit_fails_the_run),
         T(test_a_full_disk_fails_the_run),
         T(test_the_trained_model_is_kept),
+        T(test_a_row_cut_short_is_dropped_before_appending),
         T(test_provenance),
     };
 #undef T
