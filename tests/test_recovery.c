@@ -265,6 +265,8 @@ static void test_resume_after_ctrl_c_does_the_same_work(void **state)
     cJSON *cut = s_summary(f, "cut");
     assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(cut, "complete")));
     double cut_samples = support_json_number(cut, "samples");
+    double cut_checkpoints = support_json_number(cut, "checkpoints");
+    assert_true(cut_checkpoints >= 1);   /* written when the shard was stopped */
     cJSON_Delete(cut);
     char dir[600];
     snprintf(dir, sizeof dir, "%s/job/cut", f->out);
@@ -279,6 +281,10 @@ static void test_resume_after_ctrl_c_does_the_same_work(void **state)
     assert_true(support_json_number(j, "samples") == support_json_number(whole, "samples"));
     assert_true(support_json_number(j, "updates") == support_json_number(whole, "updates"));
     assert_true(support_json_number(j, "samples") > cut_samples);
+    /* every checkpoint once: the one the interrupted shard wrote when it
+     * stopped and the resumed shard read (once left out: 0 against 1) */
+    assert_true(support_json_number(j, "checkpoints") ==
+                cut_checkpoints + support_json_number(whole, "checkpoints"));
     assert_true(support_json_number(j, "startup_s") > 0);
     assert_string_equal(s_string(j, "algorithm"), "hogwild");
     char path[700];

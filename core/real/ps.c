@@ -744,6 +744,10 @@ static int s_restore(const cluster_spec *cs, const char *path, server *s,
     *restored = true;
     shard_stats *st = &s->stats;
     st->restarts += cs->restore == RESTORE_RESTART;   /* a resumed run was not a failure */
+    /* the counters were saved before the checkpoint that holds them was
+     * written: it is counted now that it has been read (its time is not
+     * known) */
+    st->checkpoints++;
     st->resumed_at = 0;
     st->trained_s = 0;
     if (cs->restore == RESTORE_RESUME && st->first_pull_at > 0) {
