@@ -906,11 +906,21 @@ static void s_expect_cluster_done(const char *dir)
     snprintf(path, sizeof path, "%s/ps-0.json", dir);
     cJSON *j = support_json_file(path);
     assert_true(support_json_number(j, "pushes") == pushes);
+    double checkpoints = support_json_number(j, "checkpoints");
+    double checkpoint_s = support_json_number(j, "checkpoint_us") * 1e-6;
     cJSON_Delete(j);
     snprintf(path, sizeof path, "%s/summary.json", dir);
     j = support_json_file(path);
     assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")));
     assert_true(support_json_number(j, "pushes") == pushes);
+    /* the evaluator's summary has the shard's last counters: it once
+     * missed the checkpoint written at the evaluator's own DONE */
+    if (support_json_number(j, "checkpoints") != checkpoints ||
+        fabs(support_json_number(j, "checkpoint_s") - checkpoint_s) > 1e-9) {
+        fail_msg("summary.json: %g checkpoints in %g s; ps-0.json: %g in %g s",
+                 support_json_number(j, "checkpoints"), support_json_number(j, "checkpoint_s"),
+                 checkpoints, checkpoint_s);
+    }
     assert_true(support_json_number(j, "workers") == 2);
     assert_true(support_json_number(j, "time_s") > 0);
     assert_true(support_json_number(j, "samples_per_s") > 0);
@@ -952,7 +962,8 @@ static void test_roles_started_by_hand(void **state)
 {
     support_fixture *f = *state;
     support_write_file(f->config, "[data]\ndataset = synthetic\n[model]\ntype = softmax\n"
-                       "[train]\nalgorithm = hogwild\nepochs = 2\n[eval]\nevery = 0.5\n");
+                       "[train]\nalgorithm = hogwild\nepochs = 2\n[eval]\nevery = 0.5\n"
+                       "[checkpoint]\nevery = 0.2\n");
     for (int job = 0; job < 2; job++) {   /* the second in the first's folder: it starts anew */
         int port = wire_client_free_port();
         char ps_hosts[64], run_dir[400], tf[3][512];

@@ -522,8 +522,12 @@ static int s_control(ps *p, const request *r, const wire_header *h)
         s->stats.injected_duplicates += h->samples;
     }
     server_mark_done(s, h->worker);
-    if (!was_done && p->o->checkpoint_every > 0) {
-        s_checkpoint(p);   /* a restored shard must not wait for a worker that has left */
+    /* a restored shard must not wait for a worker that has left; the
+     * evaluator's DONE changes nothing a checkpoint holds, and comes after
+     * its last look at the counters (a job started role by role takes its
+     * summary from that look: a checkpoint here was missing from it) */
+    if (!was_done && h->worker != WIRE_EVALUATOR && p->o->checkpoint_every > 0) {
+        s_checkpoint(p);
     }
     s_reply(p, r, WIRE_NO_PAYLOAD, NULL, 0, NULL);
     s_wake(p);
