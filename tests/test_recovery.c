@@ -266,6 +266,9 @@ static void test_resume_after_ctrl_c_does_the_same_work(void **state)
     assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(cut, "complete")));
     double cut_samples = support_json_number(cut, "samples");
     double cut_checkpoints = support_json_number(cut, "checkpoints");
+    double cut_wall = support_json_number(cut, "wall_time_s");
+    double cut_startup = support_json_number(cut, "startup_s");
+    double cut_time = support_json_number(cut, "time_s");
     assert_true(cut_checkpoints >= 1);   /* written when the shard was stopped */
     cJSON_Delete(cut);
     char dir[600];
@@ -285,7 +288,15 @@ static void test_resume_after_ctrl_c_does_the_same_work(void **state)
      * stopped and the resumed shard read (once left out: 0 against 1) */
     assert_true(support_json_number(j, "checkpoints") ==
                 cut_checkpoints + support_json_number(whole, "checkpoints"));
-    assert_true(support_json_number(j, "startup_s") > 0);
+    /* the wall time and start-up of both sessions (once only the last's:
+     * a wall time shorter than the training in it) */
+    double wall = support_json_number(j, "wall_time_s");
+    double startup = support_json_number(j, "startup_s");
+    if (startup <= cut_startup || wall < cut_wall + support_json_number(j, "time_s") - cut_time) {
+        fail_msg("resumed: wall_time_s %g, startup_s %g; interrupted: %g and %g, time_s %g "
+                 "of %g", wall, startup, cut_wall, cut_startup, cut_time,
+                 support_json_number(j, "time_s"));
+    }
     assert_string_equal(s_string(j, "algorithm"), "hogwild");
     char path[700];
     snprintf(path, sizeof path, "%s/eval.csv", dir);

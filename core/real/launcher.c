@@ -49,6 +49,9 @@ typedef struct job {
     double last_epoch, last_acc;
     int restarts;
     bool resume;              /* asgd train --resume: shards restore their checkpoints */
+    double before_wall_s;     /* resumed: the earlier sessions' wall_time_s, startup_s */
+    double before_startup_s;  /* and restarts, which this one's add to */
+    int before_restarts;
     bool workers_started;
     double started;           /* Unix time the launcher began */
     double first_step;        /* Unix time of the first training step (0: none) */
@@ -439,15 +442,26 @@ static void s_remove_private_dir(job *j)
     }
 }
 
-/* A resumed run keeps what it had: how often it was resumed, and the
- * evaluations already in eval.csv (the best accuracy may be among them). */
+/* A number of the earlier summary (0 when it has none). */
+static double s_earlier(const cJSON *old, const char *key)
+{
+    const cJSON *v = old ? cJSON_GetObjectItemCaseSensitive(old, key) : NULL;
+    return cJSON_IsNumber(v) && v->valuedouble > 0 ? v->valuedouble : 0;
+}
+
+/* A resumed run keeps what it had: how often it was resumed, the wall
+ * time, start-up and restarts of its earlier sessions (time_s, from the
+ * shards' clocks, already goes on from there), and the evaluations
+ * already in eval.csv (the best accuracy may be among them). */
 static void s_take_up(job *j)
 {
     char path[4800];
     snprintf(path, sizeof path, "%s/summary.json", j->r->dir);
     cJSON *old = run_read_json(path);
-    const cJSON *resumes = old ? cJSON_GetObjectItemCaseSensitive(old, "resumes") : NULL;
-    j->sum.resumes = (cJSON_IsNumber(resumes) ? resumes->valueint : 0) + 1;
+    j->sum.resumes = (int)s_earlier(old, "resumes") + 1;
+    j->before_wall_s = s_earlier(old, "wall_time_s");
+    j->before_startup_s = s_earlier(old, "startup_s");
+    j->before_restarts = (int)s_earlier(old, "restarts");
     cJSON_Delete(old);
     snprintf(path, sizeof path, "%s/eval.csv", j->r->dir);
     summary_take_evals(&j->sum, path);
@@ -513,7 +527,7 @@ static int s_finish(job *j, int rc, error *err)
     double resumed_at, last_push;
     j->first_step = collect_shards(j->r, j->e->servers, sum, &resumed_at, &last_push);
     collect_steps(j->r, j->e->workers, j->first_step);
-    sum->restarts = j->restarts;
+    sum->restarts = j->before_restarts + j->restarts;
     /* training ended at the last push once the workers are done (not when
      * the launcher saw them exit: that adds their exit and its polling,
      * 10-30 ms), or at the evaluation that saw it diverge, or now (a
@@ -522,8 +536,9 @@ static int s_finish(job *j, int rc, error *err)
                  : j->diverged_at > 0 ? j->diverged_at : run_wall();
     double first = j->first_step > 0 ? j->first_step : fmin(end, j->started);
     sum->time_s = end - first;   /* a restored shard's clock leaves out the time it was down */
-    sum->startup_s = (j->resume && resumed_at > 0 ? resumed_at : first) - j->started;
-    sum->wall_time_s = run_wall() - j->started;
+    sum->startup_s = j->before_startup_s +
+                     (j->resume && resumed_at > 0 ? resumed_at : first) - j->started;
+    sum->wall_time_s = j->before_wall_s + run_wall() - j->started;
     summary_finish(sum, j->e->n_train);
     rc = summary_end(sum, j->r, rc, err);
     if (rc == 0 && sum->diverged) {
