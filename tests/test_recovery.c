@@ -15,10 +15,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cJSON.h>
 #include <zmq.h>
 
+#include "core/real/collect.h"
+#include "core/run.h"
 #include "transport/wire.h"
 #include "support.h"
 #include "wire_client.h"
@@ -316,6 +319,41 @@ static void test_resume_after_ctrl_c_does_the_same_work(void **state)
     cJSON_Delete(whole);
 }
 
+/* steps.csv of a resumed run, or of a worker restarted: a step computed
+ * but never pushed is taken again by the worker's next process and has
+ * one row, the one that counted, among the earlier session's rows in time
+ * order. Worker 1's step 3 was cut off by the interruption; worker 0's
+ * process after a restart took step 4 again. Once the earlier rows stayed
+ * as they were, these after them: 10 rows for 8 steps, time going back. */
+static void test_steps_taken_again_have_one_row(void **state)
+{
+    support_fixture *f = *state;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/steps.csv", f->dir);
+    support_write_file(path, RUN_STEPS_HEADER "\n0.100000,0,1,1,0,0\n0.200000,1,1,1,0,0\n"
+                       "0.300000,0,2,1,0,0\n0.400000,1,2,1,0,0\n0.500000,1,3,9,0,0\n");
+    snprintf(path, sizeof path, "%s/steps-0.csv", f->dir);
+    support_write_file(path, RUN_STEPS_HEADER "\n1000.45,0,3,1,0,0\n1000.5,0,4,9,0,0\n"
+                       "1000.55,0,4,1,0,0\n");
+    snprintf(path, sizeof path, "%s/steps-1.csv", f->dir);
+    support_write_file(path, RUN_STEPS_HEADER "\n1000.48,1,3,1,0,0\n1000.6,1,4,1,0,0\n");
+    run r = {0};
+    snprintf(r.dir, sizeof r.dir, "%s", f->dir);
+    snprintf(path, sizeof path, "%s/steps.csv", f->dir);
+    error err = {0};
+    r.steps = run_append_csv(path, RUN_STEPS_HEADER, &err);
+    assert_non_null(r.steps);
+    collect_steps(&r, 2, 1000.0);
+    fclose(r.steps);
+    char *text = support_read_file(path);
+    assert_string_equal(text, RUN_STEPS_HEADER "\n0.100000,0,1,1,0,0\n0.200000,1,1,1,0,0\n"
+                        "0.300000,0,2,1,0,0\n0.400000,1,2,1,0,0\n0.450000,0,3,1,0,0\n"
+                        "0.480000,1,3,1,0,0\n0.550000,0,4,1,0,0\n0.600000,1,4,1,0,0\n");
+    free(text);
+    snprintf(path, sizeof path, "%s/steps-0.csv", f->dir);
+    assert_int_equal(access(path, F_OK), -1);   /* gathered */
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, support_fixture_setup, support_fixture_teardown)
@@ -323,6 +361,7 @@ int main(void)
         T(test_a_push_sent_again_is_applied_once),
         T(test_a_killed_shard_comes_back_from_its_checkpoint),
         T(test_resume_after_ctrl_c_does_the_same_work),
+        T(test_steps_taken_again_have_one_row),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,10 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct step_row {
     double t;
     char *line;
+    bool before;              /* an earlier session's, in steps.csv already */
+    bool kept;
 } step_row;
 
 static int s_cmp_rows(const void *a, const void *b)
@@ -37,10 +40,41 @@ static int s_add_rows(char *text, step_row **rows, size_t *n, size_t *cap)
             *rows = grown;
             *cap = grown_cap;
         }
-        (*rows)[*n].t = strtod(line, NULL);
-        (*rows)[(*n)++].line = line;
+        (*rows)[*n] = (step_row){.t = strtod(line, NULL), .line = line, .kept = true};
+        (*n)++;
     }
     return 0;
+}
+
+/* The worker and step columns of a row (false when it has none). */
+static bool s_worker_step(const char *line, long *worker, long *step)
+{
+    const char *c = strchr(line, ',');
+    *worker = c ? strtol(c + 1, NULL, 10) : -1;
+    c = c ? strchr(c + 1, ',') : NULL;
+    *step = c ? strtol(c + 1, NULL, 10) : -1;
+    return c != NULL && *worker >= 0;
+}
+
+/* A worker process that starts again (restarted, or its run resumed)
+ * goes on from the minibatches its pushes got counted for, and takes
+ * again the steps after them that its predecessor had computed and
+ * written but never pushed: a row is kept only when no row written after
+ * it by the same worker has a step as low (rows in order of writing). */
+static void s_keep_last_takes(step_row *rows, size_t n, int workers)
+{
+    long *lowest = malloc((size_t)workers * sizeof *lowest);
+    for (int w = 0; lowest && w < workers; w++) {
+        lowest[w] = -1;   /* none yet */
+    }
+    for (size_t i = n; lowest && i-- > 0;) {
+        long w, step;
+        if (s_worker_step(rows[i].line, &w, &step) && w < workers) {
+            rows[i].kept = lowest[w] < 0 || step < lowest[w];
+            lowest[w] = rows[i].kept ? step : lowest[w];
+        }
+    }
+    free(lowest);
 }
 
 void collect_steps(run *r, int workers, double t0)
@@ -49,6 +83,20 @@ void collect_steps(run *r, int workers, double t0)
     size_t n = 0, cap = 0;
     char **texts = calloc((size_t)workers, sizeof *texts);
     bool whole = texts != NULL;   /* every part read in full */
+    /* a resumed run's steps.csv has the earlier sessions' rows: read back,
+     * they are written again with this session's, in time order */
+    char *before = NULL;
+    size_t n_before;
+    char path_before[4800];
+    snprintf(path_before, sizeof path_before, "%s/steps.csv", r->dir);
+    if (texts && fflush(r->steps) == 0 && (before = run_read_file(path_before)) &&
+        s_add_rows(before, &rows, &n, &cap) < 0) {
+        whole = false;
+    }
+    n_before = n;
+    for (size_t i = 0; i < n_before; i++) {
+        rows[i].before = true;
+    }
     for (int w = 0; texts && w < workers; w++) {
         char path[4800];
         snprintf(path, sizeof path, "%s/steps-%d.csv", r->dir, w);
@@ -58,16 +106,26 @@ void collect_steps(run *r, int workers, double t0)
         }
     }
     if (t0 == 0) {   /* no shard counters (a shard was killed): the earliest row */
-        for (size_t i = 0; i < n; i++) {
-            t0 = i == 0 || rows[i].t < t0 ? rows[i].t : t0;
+        for (size_t i = n_before; i < n; i++) {
+            t0 = i == n_before || rows[i].t < t0 ? rows[i].t : t0;
         }
     }
+    for (size_t i = n_before; i < n; i++) {   /* Unix time to the run's */
+        rows[i].t = fmax(0, rows[i].t - t0);
+    }
+    s_keep_last_takes(rows, n, workers);
     if (n > 0) {
         qsort(rows, n, sizeof *rows, s_cmp_rows);
     }
+    /* the earlier rows are written again with these, or (steps.csv cannot
+     * be cut) left as they were, these after them */
+    bool again = n_before > 0 && whole && ftruncate(fileno(r->steps), 0) == 0 &&
+                 fprintf(r->steps, "%s\n", RUN_STEPS_HEADER) > 0;
     for (size_t i = 0; i < n; i++) {
         const char *rest = strchr(rows[i].line, ',');
-        fprintf(r->steps, "%.6f%s\n", fmax(0, rows[i].t - t0), rest ? rest : "");
+        if (rows[i].kept && (!rows[i].before || again)) {
+            fprintf(r->steps, "%.6f%s\n", rows[i].t, rest ? rest : "");
+        }
     }
     bool written = whole && fflush(r->steps) == 0 && !ferror(r->steps);
     for (int w = 0; texts && written && w < workers; w++) {
@@ -79,6 +137,7 @@ void collect_steps(run *r, int workers, double t0)
         free(texts[w]);
     }
     free(texts);
+    free(before);
     free(rows);
 }
 

@@ -18,9 +18,12 @@ double collect_shards(run *r, int servers, run_summary *sum, double *resumed_at,
 
 /* steps-K.csv of every worker into r's steps.csv, in time order, time
  * counted from t0 (0: from the earliest row, when no shard said when
- * training began); the parts are removed once steps.csv holds them all (a
- * full disk keeps them where they are). A last line without its newline
- * (a worker killed mid-write) is left out. */
+ * training began), with the rows steps.csv has already (a resumed run's);
+ * the parts are removed once steps.csv holds them all (a full disk keeps
+ * them where they are). A last line without its newline (a worker killed
+ * mid-write) is left out, and so is a step that a worker's next process
+ * took again (restarted, or resumed: the step its predecessor computed
+ * but never pushed): one row per worker and step, the last taken. */
 void collect_steps(run *r, int workers, double t0);
 
 #endif
