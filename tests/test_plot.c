@@ -14,6 +14,7 @@
 
 #include <glob.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -771,6 +772,51 @@ static void test_a_group_of_different_settings_is_named(void **state)
     assert_null(strstr(f->r.err, "differ in"));
 }
 
+/* A run folder for results.py: its summary, built by `commit` (dirty or
+ * not), and an eval.csv that reaches 0.85 at 1 s. */
+static void s_results_run(const char *root, const char *name, const char *commit, bool dirty)
+{
+    char path[900], text[1500];
+    snprintf(path, sizeof path, "%s/%s", root, name);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/%s/summary.json", root, name);
+    snprintf(text, sizeof text,
+             "{\"algorithm\": \"hogwild\", \"label\": \"hogwild\", \"model\": \"mlp\", "
+             "\"workers\": 4, \"dataset\": \"fashion-mnist\", \"epochs_target\": 3, "
+             "\"final_test_acc\": 0.87, \"samples_per_s\": 40000, \"staleness_mean\": 2, "
+             "\"host\": \"vm\", \"cpu\": \"AMD EPYC\", \"cores\": 2, \"asgd_version\": "
+             "\"0.1.0\", \"git_commit\": \"%s\", \"git_dirty\": %s, \"complete\": true}\n",
+             commit, dirty ? "true" : "false");
+    support_write_file(path, text);
+    snprintf(path, sizeof path, "%s/%s/eval.csv", root, name);
+    support_write_file(path, "time_s,epoch,updates,samples,test_loss,test_acc\n"
+                             "0,0,0,0,2.3,0.1\n1,3,100,6400,0.4,0.87\n");
+}
+
+/* The default job's table (experiments/compare-rules/results.py) names
+ * every build its runs came from: run.sh keeps complete runs of earlier
+ * calls, and the table named the first run's commit alone (the committed
+ * results.md says 5f0705d for gapaware's runs, a rule added after it). */
+static void test_results_md_names_every_build(void **state)
+{
+    support_fixture *f = *state;
+    if (!support_python()) {
+        skip();
+    }
+    char root[700], script[600];
+    snprintf(root, sizeof root, "%s/kept", f->out);
+    mkdir(root, 0755);
+    s_results_run(root, "hogwild-seed1", "1111111111111111111111111111111111111111", false);
+    s_results_run(root, "hogwild-seed2", "2222222222222222222222222222222222222222", true);
+    snprintf(script, sizeof script, "%s/experiments/compare-rules/results.py", ASGD_SOURCE_DIR);
+    const char *py[] = {script, root, "0.85", NULL};
+    support_run(&f->r, f->dir, support_python(), py);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "at 111111111111 (1 run)"));
+    assert_non_null(strstr(f->r.out, "at 222222222222 with uncommitted changes (1 run)"));
+    assert_non_null(strstr(f->r.out, "| hogwild | 0.8700 ± 0.0000 | 1.00 ± 0.00 | 2/2 |"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -790,6 +836,7 @@ int main(void)
         cmocka_unit_test(test_sixteen_groups_sixteen_styles),
         cmocka_unit_test(test_a_group_of_different_settings_is_named),
         cmocka_unit_test(test_report),
+        cmocka_unit_test(test_results_md_names_every_build),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, s_setup, s_teardown);

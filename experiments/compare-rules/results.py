@@ -4,7 +4,8 @@ rule (its runs grouped by summary.json's label), over its seeds, the mean
 ± sd of the final test accuracy, of the time until the test accuracy
 first reached TARGET (eval.csv; a seed that never did is counted and left
 out of the mean), of samples/s and of mean staleness. Rules in the order
-of their mean final accuracy, best first."""
+of their mean final accuracy, best first; then every host and build the
+runs came from."""
 import csv
 import glob
 import json
@@ -29,6 +30,24 @@ def time_to(run_dir, target):
     return None
 
 
+def provenance(rules):
+    """Where and by what build the runs were made: every host and commit
+    among them, with how many runs each, since run.sh keeps complete runs
+    from earlier calls (another build, or another machine) beside new ones;
+    naming the first run's alone claimed it for all of them."""
+    made = {}
+    for runs in rules.values():
+        for _, s in runs:
+            dirty = " with uncommitted changes" if s.get("git_dirty") else ""
+            key = (f"{s['host']} ({s['cpu']}, {s['cores']} cores), asgd "
+                   f"{s['asgd_version']} at {s['git_commit'][:12]}{dirty}")
+            made[key] = made.get(key, 0) + 1
+    if len(made) == 1:
+        return f"Host: {next(iter(made))}"
+    return "Hosts and builds: " + "; ".join(f"{k} ({n} run{'s' if n > 1 else ''})"
+                                        for k, n in made.items())
+
+
 def main():
     root, target = sys.argv[1], float(sys.argv[2])
     rules = {}
@@ -45,9 +64,8 @@ def main():
     print(f"# Every rule, {first['workers']} workers, {first['model']} on {first['dataset']}, "
           f"{first['epochs_target']:g} epochs\n")
     print(f"Mean ± standard deviation over {seeds} seeds of each rule; time to {target} is "
-          f"from the first training step, over the seeds that reached it. Host: "
-          f"{first['host']} ({first['cpu']}, {first['cores']} cores), asgd "
-          f"{first['asgd_version']} at {first['git_commit'][:12]}.\n")
+          f"from the first training step, over the seeds that reached it. "
+          f"{provenance(rules)}.\n")
     print(f"| rule | final test accuracy | time to {target} (s) | reached | samples/s "
           f"| mean staleness |")
     print("|---|---|---|---|---|---|")
