@@ -134,14 +134,62 @@ static void s_field(char *out, size_t n, const cJSON *summary, const char *key, 
     }
 }
 
-/* A run's name on the page: its folder's last part. */
-static const char *s_name(const plot_run *r)
+#define REPORT_NAME_SIZE 512
+
+/* The last `parts` parts of a path, without trailing slashes, into out;
+ * true when that is the whole path. */
+static bool s_last_parts(char *out, size_t n, const char *dir, int parts)
 {
-    const char *slash = strrchr(r->dir, '/');
-    return slash ? slash + 1 : r->dir;
+    size_t end = strlen(dir);
+    while (end > 1 && dir[end - 1] == '/') {
+        end--;
+    }
+    size_t start = end;
+    for (int k = 0; k < parts && start > 0; k++) {
+        while (k > 0 && start > 0 && dir[start - 1] == '/') {
+            start--;
+        }
+        while (start > 0 && dir[start - 1] != '/') {
+            start--;
+        }
+    }
+    snprintf(out, n, "%.*s", (int)(end - start), dir + start);
+    return start == 0;
 }
 
-static void s_summaries(doc *d, const plot_runs *set)
+/* Every run's name on the page: its folder's last part, or as many of its
+ * last parts as tell it from every other run (two folders given may each
+ * hold a hogwild-seed1: the page showed two rows of that name, with
+ * different numbers and nothing to say which was which). names holds
+ * count x REPORT_NAME_SIZE; NULL when out of memory. */
+static char *s_names(const plot_runs *set)
+{
+    char *names = calloc((size_t)set->count, REPORT_NAME_SIZE);
+    char mine[REPORT_NAME_SIZE], theirs[REPORT_NAME_SIZE];
+    for (int r = 0; names && r < set->count; r++) {
+        const char *dir = set->runs[r].dir;
+        for (int parts = 1;; parts++) {
+            bool whole = s_last_parts(mine, sizeof mine, dir, parts);
+            bool alike = false;
+            for (int q = 0; q < set->count && !alike; q++) {
+                s_last_parts(theirs, sizeof theirs, set->runs[q].dir, parts);
+                alike = q != r && strcmp(mine, theirs) == 0;
+            }
+            if (!alike || whole) {
+                break;
+            }
+        }
+        snprintf(names + (size_t)r * REPORT_NAME_SIZE, REPORT_NAME_SIZE, "%s", mine);
+    }
+    return names;
+}
+
+static const char *s_name(const char *names, int r)
+{
+    return names + (size_t)r * REPORT_NAME_SIZE;
+}
+
+static void s_summaries(doc *d, const plot_runs *set, const char *names)
 {
     static const char *const header[] = {"run", "rule", "mode", "workers", "final test acc",
                                          "best test acc", "final test loss",
@@ -156,8 +204,7 @@ static void s_summaries(doc *d, const plot_runs *set)
     s_table_start(d, COLUMNS, header);
     for (int r = 0; r < set->count; r++) {
         char cells[COLUMNS][256];
-        const char *row[COLUMNS] = {cells[0]};
-        snprintf(cells[0], sizeof cells[0], "%.200s", s_name(&set->runs[r]));
+        const char *row[COLUMNS] = {s_name(names, r)};
         for (int k = 0; k < COLUMNS - 1; k++) {
             s_field(cells[k + 1], sizeof cells[k + 1], set->runs[r].summary, keys[k], digits[k]);
             row[k + 1] = cells[k + 1];
@@ -216,7 +263,7 @@ static bool s_differs(const configs *c, int k)
     return false;
 }
 
-static void s_differences(doc *d, const plot_runs *set)
+static void s_differences(doc *d, const plot_runs *set, const char *names)
 {
     configs c = {.runs = set->count};
     c.values = calloc((size_t)set->count * REPORT_MAX_KEYS, sizeof *c.values);
@@ -250,7 +297,7 @@ static void s_differences(doc *d, const plot_runs *set)
                "in every run (-: a key that run's config does not have); all other keys are.");
         s_table_start(d, n + 1, header);
         for (int r = 0; r < set->count; r++) {
-            const char *row[REPORT_MAX_KEYS + 1] = {s_name(&set->runs[r])};
+            const char *row[REPORT_MAX_KEYS + 1] = {s_name(names, r)};
             for (int i = 0; i < n; i++) {
                 const char *v = c.values[r * REPORT_MAX_KEYS + differing[i]];
                 row[i + 1] = v ? v : "-";
@@ -269,8 +316,8 @@ static void s_differences(doc *d, const plot_runs *set)
 }
 
 /* The figures, each drawn by asgd plot into out. */
-static void s_figures(doc *d, const char *out, const char *const *dirs, int ndirs,
-                      const char *target)
+static void s_figures(doc *d, const plot_runs *set, const char *out, const char *const *dirs,
+                      int ndirs, const char *target)
 {
     static const char *const kinds[] = {"convergence", "time-to-accuracy", "throughput",
                                         "staleness"};
@@ -279,6 +326,16 @@ static void s_figures(doc *d, const char *out, const char *const *dirs, int ndir
         s_para(d, "No figures: gnuplot is not installed (apt-get install gnuplot-nox), and "
                "asgd report draws them with it.");
         return;
+    }
+    /* a group whose runs differ in more than their seeds (real and
+     * simulated time, another compressor) is one line or bar all the same:
+     * asgd plot says so on stderr only, which the page left out */
+    for (int g = 0; g < set->ngroups; g++) {
+        char why[2400];
+        if (plot_runs_mixed(set, g, "experiment.label", NULL, why, sizeof why)) {
+            s_para(d, "%s: %s: its lines, points and bars below average them as if they were "
+                   "seeds.", set->groups[g], why);
+        }
     }
     for (int i = 0; i < 4; i++) {
         char file[64], path[4200];
@@ -303,7 +360,7 @@ static void s_figures(doc *d, const char *out, const char *const *dirs, int ndir
     }
 }
 
-static void s_provenance(doc *d, const plot_runs *set)
+static void s_provenance(doc *d, const plot_runs *set, const char *names)
 {
     static const char *const header[] = {"run", "started", "host", "cpu", "cores", "device",
                                          "asgd", "commit", "uncommitted changes", "command"};
@@ -313,8 +370,7 @@ static void s_provenance(doc *d, const plot_runs *set)
     s_table_start(d, 10, header);
     for (int r = 0; r < set->count; r++) {
         char cells[10][1024];
-        const char *row[10] = {cells[0]};
-        snprintf(cells[0], sizeof cells[0], "%.200s", s_name(&set->runs[r]));
+        const char *row[10] = {s_name(names, r)};
         for (int k = 0; k < 9; k++) {
             s_field(cells[k + 1], sizeof cells[k + 1], set->runs[r].summary, keys[k], 0);
             row[k + 1] = cells[k + 1];
@@ -377,8 +433,11 @@ int report_main(int argc, char **argv, error *err)
     snprintf(md_path, sizeof md_path, "%s/report.md", o.out);
     snprintf(html_path, sizeof html_path, "%s/report.html", o.out);
     doc d = {.md = fopen(md_path, "w"), .html = fopen(html_path, "w")};
+    char *names = s_names(&set);
     int rc = 0;
-    if (!d.md || !d.html) {
+    if (!names) {
+        rc = error_set(err, ERROR_RUNTIME, "asgd report: out of memory");
+    } else if (!d.md || !d.html) {
         rc = error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", d.md ? html_path : md_path,
                        strerror(errno));
     } else {
@@ -397,10 +456,10 @@ int report_main(int argc, char **argv, error *err)
         s_para(&d, "%d complete runs in %d groups under %s%s, written %s by %s.", set.count,
                set.ngroups, o.dirs[0], o.ndirs > 1 ? " and the other folders given" : "", when,
                provenance_version_line());
-        s_summaries(&d, &set);
-        s_differences(&d, &set);
-        s_figures(&d, o.out, o.dirs, o.ndirs, o.target);
-        s_provenance(&d, &set);
+        s_summaries(&d, &set, names);
+        s_differences(&d, &set, names);
+        s_figures(&d, &set, o.out, o.dirs, o.ndirs, o.target);
+        s_provenance(&d, &set, names);
         fputs("</body></html>\n", d.html);
     }
     if ((d.md && fclose(d.md) != 0) || (d.html && fclose(d.html) != 0)) {
@@ -410,6 +469,7 @@ int report_main(int argc, char **argv, error *err)
     if (rc == 0) {
         printf("%s %s (%d runs)\n", md_path, html_path, set.count);
     }
+    free(names);
     plot_runs_free(&set);
     return rc;
 }

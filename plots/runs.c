@@ -194,25 +194,39 @@ static config *s_run_config(const plot_run *r)
     return config_load(path, &err);
 }
 
+bool plot_runs_mixed(const plot_runs *set, int g, const char *group_key, const char *x_key,
+                     char *out, size_t n)
+{
+    int first = 0;
+    while (first < set->count && set->runs[first].g != g) {
+        first++;
+    }
+    mixed m = {.first = first < set->count ? s_run_config(&set->runs[first]) : NULL,
+               .group_key = group_key, .x_key = x_key};
+    int other = -1;
+    for (int r = first + 1; m.first && r < set->count && other < 0; r++) {
+        config *c = set->runs[r].g == g ? s_run_config(&set->runs[r]) : NULL;
+        if (c && config_each_entry(c, s_compare_entry, &m) != 0) {
+            other = r;
+        }
+        config_destroy(&c);
+    }
+    config_destroy(&m.first);
+    if (other >= 0) {
+        snprintf(out, n, "its runs differ in %s, not only in their seeds (%.1000s, %.1000s)",
+                 m.where, set->runs[first].dir, set->runs[other].dir);
+    }
+    return other >= 0;
+}
+
 void plot_runs_warn_mixed(const plot_runs *set, const char *group_key, const char *x_key)
 {
     for (int g = 0; g < set->ngroups; g++) {
-        int first = 0;
-        while (first < set->count && set->runs[first].g != g) {
-            first++;
+        char why[2400];
+        if (plot_runs_mixed(set, g, group_key, x_key, why, sizeof why)) {
+            fprintf(stderr, "asgd plot: %s: %s: its lines and points average them\n",
+                    set->groups[g], why);
         }
-        mixed m = {.first = first < set->count ? s_run_config(&set->runs[first]) : NULL,
-                   .group_key = group_key, .x_key = x_key};
-        for (int r = first + 1; m.first && r < set->count && !m.where[0]; r++) {
-            config *c = set->runs[r].g == g ? s_run_config(&set->runs[r]) : NULL;
-            if (c && config_each_entry(c, s_compare_entry, &m) != 0) {
-                fprintf(stderr, "asgd plot: %s: its runs differ in %s, not only in their "
-                        "seeds (%s, %s): its lines and points average them\n", set->groups[g],
-                        m.where, set->runs[first].dir, set->runs[r].dir);
-            }
-            config_destroy(&c);
-        }
-        config_destroy(&m.first);
     }
 }
 

@@ -42,6 +42,11 @@ int plot_runs_collect(plot_runs *set, const char *const *dirs, int ndirs, const 
  * x_key, a scaling figure's x, or NULL), the first such key and two runs:
  * a group's lines and points average its runs as if they were seeds. */
 void plot_runs_warn_mixed(const plot_runs *set, const char *group_key, const char *x_key);
+/* The same test for group g alone: true, with "its runs differ in [S] K (A
+ * and B), not only in their seeds (DIR, DIR)" in out, when it averages
+ * runs of different settings. */
+bool plot_runs_mixed(const plot_runs *set, int g, const char *group_key, const char *x_key,
+                     char *out, size_t n);
 void plot_runs_free(plot_runs *set);
 
 /* A key's value for a run as text: a summary field (no dot in key), or

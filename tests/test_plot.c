@@ -817,6 +817,78 @@ static void test_results_md_names_every_build(void **state)
     assert_non_null(strstr(f->r.out, "| hogwild | 0.8700 ± 0.0000 | 1.00 ± 0.00 | 2/2 |"));
 }
 
+/* Two folders given to asgd report may each hold a run of the same name
+ * (runs/compare-rules/3e/hogwild-seed1 and .../1e/hogwild-seed1): each
+ * row names its run by as many of its folder's last parts as tell it
+ * apart (the page had two rows "same", with different numbers). */
+static void test_report_names_each_run_apart(void **state)
+{
+    support_fixture *f = *state;
+    char dirs[2][400], out[700], path[800];
+    const char *epochs[2] = {"train.epochs=1", "train.epochs=2"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(dirs[i], sizeof dirs[i], "%s/apart-%d", f->out, i);
+        char out_arg[1000];
+        snprintf(out_arg, sizeof out_arg, "experiment.out=%s", dirs[i]);
+        const char *args[] = {"train", "/dev/null", out_arg, "experiment.mode=sim",
+                              "experiment.name=n", "experiment.run_id=same",
+                              "data.dataset=synthetic", "model.type=softmax",
+                              "train.algorithm=hogwild", epochs[i], NULL};
+        support_run_asgd(&f->r, f->dir, args);
+        assert_int_equal(f->r.status, 0);
+    }
+    snprintf(out, sizeof out, "%s/apart-report", f->dir);
+    const char *args[] = {"report", dirs[0], dirs[1], "-o", out, NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    snprintf(path, sizeof path, "%s/report.md", out);
+    char *md = support_read_file(path);
+    assert_non_null(md);
+    assert_null(strstr(md, "\n| same |"));
+    for (int i = 0; i < 2; i++) {
+        char row[64];
+        snprintf(row, sizeof row, "\n| apart-%d/n/same | hogwild |", i);   /* the summaries */
+        assert_non_null(strstr(md, row));
+        snprintf(row, sizeof row, "\n| apart-%d/n/same | %d |", i, i + 1);   /* train.epochs */
+        assert_non_null(strstr(md, row));
+    }
+    free(md);
+}
+
+/* A group of runs that differ in more than their seeds is one line or bar
+ * of the report's figures all the same: the page says so, as asgd plot
+ * does on stderr (the page said nothing). */
+static void test_report_says_a_group_mixes_settings(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char runs[700], out[700], path[800];
+    snprintf(runs, sizeof runs, "%s/report-mixed", f->out);
+    s_two_runs(f, runs, "cluster.workers=1", "cluster.workers=2");
+    snprintf(out, sizeof out, "%s/mixed-report", f->dir);
+    const char *args[] = {"report", runs, "-o", out, NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    snprintf(path, sizeof path, "%s/report.md", out);
+    char *md = support_read_file(path);
+    assert_non_null(md);
+    char *figures = strstr(md, "## Figures");
+    assert_non_null(figures);
+    assert_non_null(strstr(figures, "hogwild: its runs differ in [cluster] workers (1 and 2), "
+                                    "not only in their seeds"));
+    free(md);
+    const char *seeds[] = {"report", s_runs, "-o", out, NULL};   /* grid points: no word */
+    snprintf(runs, sizeof runs, "%s/seeds-only", f->out);
+    s_two_runs(f, runs, "experiment.seed=1", "experiment.seed=2");
+    seeds[1] = runs;
+    support_run_asgd(&f->r, f->dir, seeds);
+    assert_int_equal(f->r.status, 0);
+    md = support_read_file(path);
+    assert_non_null(md);
+    assert_null(strstr(md, "differ in"));
+    free(md);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -837,6 +909,8 @@ int main(void)
         cmocka_unit_test(test_a_group_of_different_settings_is_named),
         cmocka_unit_test(test_report),
         cmocka_unit_test(test_results_md_names_every_build),
+        cmocka_unit_test(test_report_names_each_run_apart),
+        cmocka_unit_test(test_report_says_a_group_mixes_settings),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, s_setup, s_teardown);
