@@ -774,7 +774,8 @@ static void test_a_group_of_different_settings_is_named(void **state)
 
 /* A run folder for results.py: its summary, built by `commit` (dirty or
  * not), and an eval.csv that reaches 0.85 at 1 s. */
-static void s_results_run(const char *root, const char *name, const char *commit, bool dirty)
+static void s_results_run(const char *root, const char *name, const char *commit, bool dirty,
+                          bool diverged)
 {
     char path[900], text[1500];
     snprintf(path, sizeof path, "%s/%s", root, name);
@@ -785,8 +786,9 @@ static void s_results_run(const char *root, const char *name, const char *commit
              "\"workers\": 4, \"dataset\": \"fashion-mnist\", \"epochs_target\": 3, "
              "\"final_test_acc\": 0.87, \"samples_per_s\": 40000, \"staleness_mean\": 2, "
              "\"host\": \"vm\", \"cpu\": \"AMD EPYC\", \"cores\": 2, \"asgd_version\": "
-             "\"0.1.0\", \"git_commit\": \"%s\", \"git_dirty\": %s, \"complete\": true}\n",
-             commit, dirty ? "true" : "false");
+             "\"0.1.0\", \"git_commit\": \"%s\", \"git_dirty\": %s, \"diverged\": %s, "
+             "\"complete\": true}\n", commit, dirty ? "true" : "false",
+             diverged ? "true" : "false");
     support_write_file(path, text);
     snprintf(path, sizeof path, "%s/%s/eval.csv", root, name);
     support_write_file(path, "time_s,epoch,updates,samples,test_loss,test_acc\n"
@@ -806,8 +808,10 @@ static void test_results_md_names_every_build(void **state)
     char root[700], script[600];
     snprintf(root, sizeof root, "%s/kept", f->out);
     mkdir(root, 0755);
-    s_results_run(root, "hogwild-seed1", "1111111111111111111111111111111111111111", false);
-    s_results_run(root, "hogwild-seed2", "2222222222222222222222222222222222222222", true);
+    s_results_run(root, "hogwild-seed1", "1111111111111111111111111111111111111111", false,
+                  false);
+    s_results_run(root, "hogwild-seed2", "2222222222222222222222222222222222222222", true,
+                  false);
     snprintf(script, sizeof script, "%s/experiments/compare-rules/results.py", ASGD_SOURCE_DIR);
     const char *py[] = {script, root, "0.85", NULL};
     support_run(&f->r, f->dir, support_python(), py);
@@ -815,6 +819,28 @@ static void test_results_md_names_every_build(void **state)
     assert_non_null(strstr(f->r.out, "at 111111111111 (1 run)"));
     assert_non_null(strstr(f->r.out, "at 222222222222 with uncommitted changes (1 run)"));
     assert_non_null(strstr(f->r.out, "| hogwild | 0.8700 ± 0.0000 | 1.00 ± 0.00 | 2/2 |"));
+}
+
+/* A rule of which a seed diverged says so on its row of the default job's
+ * table, as the figures mark "(diverged)": the diverged seed's accuracy
+ * (of a NaN model) was averaged in without a word. */
+static void test_results_md_marks_a_diverged_seed(void **state)
+{
+    support_fixture *f = *state;
+    if (!support_python()) {
+        skip();
+    }
+    char root[700], script[600];
+    const char *commit = "1111111111111111111111111111111111111111";
+    snprintf(root, sizeof root, "%s/diverged-seed", f->out);
+    mkdir(root, 0755);
+    s_results_run(root, "hogwild-seed1", commit, false, false);
+    s_results_run(root, "hogwild-seed2", commit, false, true);
+    snprintf(script, sizeof script, "%s/experiments/compare-rules/results.py", ASGD_SOURCE_DIR);
+    const char *py[] = {script, root, "0.85", NULL};
+    support_run(&f->r, f->dir, support_python(), py);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "\n| hogwild (1 of 2 diverged) | 0.8700 ± 0.0000 |"));
 }
 
 /* Two folders given to asgd report may each hold a run of the same name
@@ -909,6 +935,7 @@ int main(void)
         cmocka_unit_test(test_a_group_of_different_settings_is_named),
         cmocka_unit_test(test_report),
         cmocka_unit_test(test_results_md_names_every_build),
+        cmocka_unit_test(test_results_md_marks_a_diverged_seed),
         cmocka_unit_test(test_report_names_each_run_apart),
         cmocka_unit_test(test_report_says_a_group_mixes_settings),
         cmocka_unit_test(test_errors),

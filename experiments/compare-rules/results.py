@@ -4,8 +4,8 @@ rule (its runs grouped by summary.json's label), over its seeds, the mean
 ± sd of the final test accuracy, of the time until the test accuracy
 first reached TARGET (eval.csv; a seed that never did is counted and left
 out of the mean), of samples/s and of mean staleness. Rules in the order
-of their mean final accuracy, best first; then every host and build the
-runs came from."""
+of their mean final accuracy, best first, a rule with a diverged seed
+saying how many; then every host and build the runs came from."""
 import csv
 import glob
 import json
@@ -75,6 +75,11 @@ def main():
         times = [t for t in (time_to(d, target) for d, _ in runs) if t is not None]
         rows.append((statistics.fmean(accs), rule, accs, times, runs))
     for _, rule, accs, times, runs in sorted(rows, reverse=True):
+        # a diverged seed's numbers are in the means (its accuracy that of
+        # a NaN model): said on the row, as the figures' "(diverged)" says
+        diverged = sum(1 for _, s in runs if s.get("diverged"))
+        if diverged:
+            rule = f"{rule} ({diverged} of {len(runs)} diverged)"
         print(f"| {rule} | {spread(accs, 4)} | {spread(times, 2)} | {len(times)}/{len(runs)} "
               f"| {spread([s['samples_per_s'] for _, s in runs], 0)} "
               f"| {spread([s['staleness_mean'] for _, s in runs], 2)} |")
