@@ -18,17 +18,29 @@ error of the simulated mean against the real one; then the mean absolute
 percentage error (MAPE) of each metric over all rows, and draws the
 simulated values against the measured ones (prediction.png, the data in
 points.csv). Metrics are read from each run's summary.json and eval.csv.
-Run folders go to --out (default runs/sim-validation-table)."""
+Run folders go to --out (default runs/sim-validation-table), with the
+calibrations (profile-RULE.ini), the settings (settings.json), the table
+(table.md) and the points.
+
+  experiments/sim-validation/table.py --resim [--out DIR] [--sim KEY=VALUE ...]
+
+runs the simulated side again, from DIR's own calibrations and settings,
+against the real means its points.csv keeps (no real run, no
+calibration): a change to the simulator, or a [sim] key given with --sim,
+is judged against the same real runs and the same calibration. It prints
+the table and the MAPE; DIR's files are left as they are."""
 import argparse
 import csv
 import json
 import os
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 ASGD = os.path.join(ROOT, "build", "asgd")
+NAN = float("nan")
 METRICS = ["train_s", "samples_per_s", "to_target_s", "staleness_mean", "staleness_p95",
            "final_acc"]
 
@@ -104,51 +116,106 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "runs", "sim-validation-table"))
     ap.add_argument("--plot", action="store_true",
                     help="only draw prediction.png again from --out's points.csv")
+    ap.add_argument("--resim", action="store_true",
+                    help="only the simulated runs again, against --out's real means")
+    ap.add_argument("--sim", nargs="*", default=[], metavar="KEY=VALUE",
+                    help="with --resim: overrides for every simulated run")
     a = ap.parse_args()
     if a.plot:
         draw(a.out)
         return
+    if a.resim:
+        resim(a.out, a.sim)
+        return
     config = os.path.join(HERE, "config.ini")
     os.makedirs(a.out, exist_ok=True)
-    print("| rule | workers | " + " | ".join("%s: real (spread) / sim / error" % m
-                                             for m in METRICS) + " |")
-    print("| --- | --- |" + " --- |" * len(METRICS))
+    settings = {"rules": a.rules.split(","), "workers": [int(w) for w in a.workers.split(",")],
+                "seeds": a.seeds, "epochs": a.epochs, "target": a.target}
+    with open(os.path.join(a.out, "settings.json"), "w") as f:
+        json.dump(settings, f, indent=1)
+    table = Table(os.path.join(a.out, "table.md"))
     rows = []
-    for rule in a.rules.split(","):
+    for rule in settings["rules"]:
         # the rule's own costs: its worker loop's local work, its server step
         profile = os.path.join(a.out, "profile-%s.ini" % rule)
         subprocess.run([ASGD, "calibrate", config, "-o", profile, "train.algorithm=" + rule],
                        cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
-        for n in [int(w) for w in a.workers.split(",")]:
-            got = {"real": [], "sim": []}
+        for n in settings["workers"]:
+            real, sim = [], []
             for seed in range(1, a.seeds + 1):
-                common = ["train", config, "experiment.out=" + a.out,
-                          "train.algorithm=" + rule, "cluster.workers=%d" % n,
-                          "experiment.seed=%d" % seed, "train.epochs=%g" % a.epochs,
-                          "eval.every=0.1"]
-                got["real"].append(metrics(run(common), a.target))
-                sim = common + ["experiment.mode=sim", "sim.profile=" + profile]
-                got["sim"].append(metrics(run(sim + profile_keys(profile)), a.target))
-            rows.append((rule, n, got))
-            print_row(rule, n, got)
-    print_mape(rows)
+                common = run_args(a.out, rule, n, seed, a.epochs)
+                real.append(metrics(run(common), a.target))
+                sim.append(metrics(run(sim_args(common, profile)), a.target))
+            row = (rule, n, summarize(real, sim))
+            rows.append(row)
+            table.row(*row)
+    table.mape(rows)
     write_points(rows, a.out)
     draw(a.out)
 
 
+def run_args(out, rule, n, seed, epochs):
+    """One run of the table, real unless sim_args makes it simulated."""
+    return ["train", os.path.join(HERE, "config.ini"), "experiment.out=" + out,
+            "train.algorithm=" + rule, "cluster.workers=%d" % n, "experiment.seed=%d" % seed,
+            "train.epochs=%g" % epochs, "eval.every=0.1"]
+
+
+def sim_args(common, profile, extra=()):
+    return common + ["experiment.mode=sim", "sim.profile=" + profile] + \
+        profile_keys(profile) + list(extra)
+
+
+def summarize(real, sim):
+    """For each metric, the real runs' mean, min and max and the simulated
+    runs' mean (NaN where no run has a value)."""
+    out = {}
+    for m in METRICS:
+        finite = [r[m] for r in real if r[m] == r[m]]
+        out[m] = (mean(finite), min(finite) if finite else NAN, max(finite) if finite else NAN,
+                  mean([r[m] for r in sim]))
+    return out
+
+
+def resim(out, extra):
+    """The simulated runs of out's table again, from its calibrations and
+    settings, against the real means in its points.csv."""
+    with open(os.path.join(out, "settings.json")) as f:
+        settings = json.load(f)
+    real = {}
+    with open(os.path.join(out, "points.csv")) as f:
+        for r in csv.DictReader(f):
+            real[(r["rule"], int(r["workers"]), r["metric"])] = \
+                tuple(float(r[k]) for k in ("real", "real_min", "real_max"))
+    with tempfile.TemporaryDirectory() as runs:
+        table = Table(None)
+        rows = []
+        for rule in settings["rules"]:
+            profile = os.path.join(out, "profile-%s.ini" % rule)
+            for n in settings["workers"]:
+                sim = [metrics(run(sim_args(run_args(runs, rule, n, seed, settings["epochs"]),
+                                            profile, extra)), settings["target"])
+                       for seed in range(1, settings["seeds"] + 1)]
+                done = summarize([], sim)
+                row = (rule, n, {m: real.get((rule, n, m), (NAN, NAN, NAN)) + (done[m][3],)
+                                 for m in METRICS})
+                rows.append(row)
+                table.row(*row)
+        table.mape(rows)
+
+
 def write_points(rows, out):
     """points.csv: rule, workers, metric, real mean, min, max, simulated
-    mean."""
+    mean (nan where the simulated runs have none), for every metric that
+    some real run has."""
     data = os.path.join(out, "points.csv")
     with open(data, "w") as f:
         f.write("rule,workers,metric,real,real_min,real_max,sim\n")
         for rule, n, got in rows:
             for m in METRICS:
-                real = [r[m] for r in got["real"] if r[m] == r[m]]
-                sim = mean([r[m] for r in got["sim"]])
-                if real and sim == sim:
-                    f.write("%s,%d,%s,%.6g,%.6g,%.6g,%.6g\n" % (rule, n, m, mean(real),
-                                                               min(real), max(real), sim))
+                real, lo, hi, sim = got[m]
+                if real == real:
+                    f.write("%s,%d,%s,%.6g,%.6g,%.6g,%.6g\n" % (rule, n, m, real, lo, hi, sim))
 
 
 def draw(out):
@@ -200,30 +267,41 @@ def profile_keys(profile):
 
 
 def error(sim, real):
-    return (sim - real) / real * 100 if real and real == real and sim == sim else float("nan")
+    return (sim - real) / real * 100 if real and real == real and sim == sim else NAN
 
 
-def print_row(rule, n, got):
-    cells = []
-    for m in METRICS:
-        real = [r[m] for r in got["real"]]
-        sim = mean([r[m] for r in got["sim"]])
-        finite = [x for x in real if x == x]
-        spread = "%.3g-%.3g" % (min(finite), max(finite)) if finite else "-"
-        e = error(sim, mean(real))
-        cells.append("%.3g (%s) / %.3g / %s" % (mean(real), spread, sim,
-                                               "%+.0f%%" % e if e == e else "-"))
-    print("| %s | %d | %s |" % (rule, n, " | ".join(cells)), flush=True)
+class Table:
+    """The table as it is made: printed, and written to path (when given)."""
 
+    def __init__(self, path):
+        self.file = open(path, "w") if path else None
+        self.say("| rule | workers | " + " | ".join("%s: real (spread) / sim / error" % m
+                                                  for m in METRICS) + " |")
+        self.say("| --- | --- |" + " --- |" * len(METRICS))
 
-def print_mape(rows):
-    print("\nMAPE over %d rows:" % len(rows))
-    for m in METRICS:
-        errs = [abs(error(mean([r[m] for r in got["sim"]]), mean([r[m] for r in got["real"]])))
-                for _, _, got in rows]
-        errs = [e for e in errs if e == e]
-        print("  %s: %s" % (m, "%.1f%% (%d rows)" % (sum(errs) / len(errs), len(errs))
-                            if errs else "-"))
+    def say(self, line):
+        print(line, flush=True)
+        if self.file:
+            self.file.write(line + "\n")
+            self.file.flush()
+
+    def row(self, rule, n, got):
+        cells = []
+        for m in METRICS:
+            real, lo, hi, sim = got[m]
+            spread = "%.3g-%.3g" % (lo, hi) if real == real else "-"
+            e = error(sim, real)
+            cells.append("%.3g (%s) / %.3g / %s" % (real, spread, sim,
+                                                   "%+.0f%%" % e if e == e else "-"))
+        self.say("| %s | %d | %s |" % (rule, n, " | ".join(cells)))
+
+    def mape(self, rows):
+        self.say("\nMAPE over %d rows:" % len(rows))
+        for m in METRICS:
+            errs = [abs(error(got[m][3], got[m][0])) for _, _, got in rows]
+            errs = [e for e in errs if e == e]
+            self.say("  %s: %s" % (m, "%.1f%% (%d rows)" % (sum(errs) / len(errs), len(errs))
+                                   if errs else "-"))
 
 
 if __name__ == "__main__":
