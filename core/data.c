@@ -71,8 +71,10 @@ static int s_pair_shape(const idx_file *im, const idx_file *lb, const char *imag
     return s_classes(lb, n, labels, &shape->classes, err);
 }
 
-int dataset_from_idx(dataset *d, const char *images, const char *labels,
-                     long limit, error *err)
+/* dataset_from_idx with each pixel byte times `scale`: 1 / 255 for [0, 1],
+ * 1 for the raw bytes of normalize = none. */
+static int s_from_idx(dataset *d, const char *images, const char *labels, long limit,
+                      float scale, error *err)
 {
     memset(d, 0, sizeof *d);
     idx_file im, lb;
@@ -98,7 +100,7 @@ int dataset_from_idx(dataset *d, const char *images, const char *labels,
         goto done;
     }
     for (size_t i = 0; i < n * dim; i++) {
-        d->x[i] = im.data[i] * (1.0f / 255.0f);
+        d->x[i] = im.data[i] * scale;
     }
     for (size_t i = 0; i < n; i++) {
         d->y[i] = lb.data[i];
@@ -111,6 +113,12 @@ done:
     idx_free(&im);
     idx_free(&lb);
     return rc;
+}
+
+int dataset_from_idx(dataset *d, const char *images, const char *labels,
+                     long limit, error *err)
+{
+    return s_from_idx(d, images, labels, limit, 1.0f / 255.0f, err);
 }
 
 const char *data_source_name(int source)
@@ -264,10 +272,13 @@ static int s_load_files(dataset *train, dataset *test, const data_spec *s,
     if (data_files(paths, s, err) < 0) {
         return -1;
     }
-    if (dataset_from_idx(train, paths[0], paths[1], s->train_size, err) < 0) {
+    /* none keeps the bytes as they are (0..255), which a user choosing it
+     * expects; scale and standard start from [0, 1] */
+    float scale = s->normalize == NORMALIZE_NONE ? 1.0f : 1.0f / 255.0f;
+    if (s_from_idx(train, paths[0], paths[1], s->train_size, scale, err) < 0) {
         return -1;
     }
-    if (dataset_from_idx(test, paths[2], paths[3], s->test_size, err) < 0) {
+    if (s_from_idx(test, paths[2], paths[3], s->test_size, scale, err) < 0) {
         dataset_free(train);
         return -1;
     }
@@ -330,6 +341,12 @@ int data_load(dataset *train, dataset *test, const data_spec *s,
     }
     if (rc == 0) {
         dataset_normalize(train, test, s->normalize);
+        if (s->source != DATA_SYNTHETIC && s->source != DATA_REGRESSION &&
+            s->normalize == NORMALIZE_NONE) {
+            /* the transform model.json states starts from byte / 255: the raw
+             * bytes are that divided by 1 / 255 */
+            train->std = test->std = 1.0 / 255.0;
+        }
     }
     return rc;
 }

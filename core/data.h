@@ -54,7 +54,9 @@ int data_spec_configure(data_spec *s, config *c, error *err);
 int data_files(char paths[4][4096], const data_spec *s, error *err);
 
 /* Loads (or generates) the training and test sets, normalised as the spec
- * says with statistics of the training set. */
+ * says with statistics of the training set: IDX pixels as byte / 255
+ * (scale), that standardised (standard), or the bytes as they are (none);
+ * generated data as made (scale, none) or standardised. */
 int data_load(dataset *train, dataset *test, const data_spec *s,
               unsigned long seed, error *err);
 
@@ -87,9 +89,11 @@ float data_target(const dataset *d, int i);
 float data_target_of(int32_t bits);
 
 /* standard: (x - mean) / std with the training set's scalar mean and std,
- * applied to both sets; scale and none leave values as they are (IDX
- * bytes are already scaled to [0, 1]). Both sets record what was applied
- * (mean 0 and std 1 for none). */
+ * applied to both sets; scale and none leave values as they are (data_load
+ * reads IDX bytes as byte / 255 for standard and scale, as the bytes
+ * themselves, 0..255, for none). Both sets record what was applied (mean 0
+ * and std 1 for scale and none; data_load then records std 1 / 255 for IDX
+ * bytes under none, measured from byte / 255 as model.json says). */
 void dataset_normalize(dataset *train, dataset *test, int how);
 
 void dataset_free(dataset *d);

@@ -18,7 +18,10 @@
 #include <zlib.h>
 
 #define CACHE_MAGIC "asgdDATA"
-#define CACHE_VERSION 1u
+/* 2: normalize = none holds the raw bytes (0..255); a version-1 file made
+ * under none holds byte / 255 and has the same key but for the version, so
+ * it is never mapped again */
+#define CACHE_VERSION 2u
 #define CACHE_ALIGN 65536u   /* each set starts on a page, for any page size up to 64 KiB */
 #define CACHE_KEEP_DAYS 14   /* a file unread this long goes when another is made */
 #define CACHE_ASIDE_HOURS 1  /* a file being written this long ago was abandoned */

@@ -1,5 +1,6 @@
 /* test_data.c: the IDX reader against good, truncated and corrupt files;
- * data set loading (Fashion-MNIST included); synthetic data; normalisation. */
+ * data set loading (Fashion-MNIST included); synthetic data; normalisation
+ * (none keeps the raw pixel bytes). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,6 +8,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,6 +286,73 @@ static void test_synthetic_is_seeded_and_learnable_shape(void **state)
     }
 }
 
+/* Loads four IDX files in f->dir (12 training and 6 test images of 3 x 4
+ * pixels, labels 0..2) with `normalize = how`, uncached. */
+static void s_load_idx_as(const support_fixture *f, const char *how, dataset *train,
+                          dataset *test, uint8_t px[12 * 12])
+{
+    static const char *const stems[4] = {
+        "train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+        "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
+    s_images(px, 12, 3, 4);
+    uint8_t labels[12];
+    for (int i = 0; i < 12; i++) {
+        labels[i] = (uint8_t)(i % 3);
+    }
+    for (int set = 0; set < 2; set++) {
+        uint32_t dims[3] = {set ? 6u : 12u, 3, 4};
+        char path[400];
+        snprintf(path, sizeof path, "%s/%s", f->dir, stems[2 * set]);
+        support_write_idx(path, 0, dims, 3, px);
+        snprintf(path, sizeof path, "%s/%s", f->dir, stems[2 * set + 1]);
+        support_write_idx(path, 0, dims, 1, labels);
+    }
+    char text[800];
+    snprintf(text, sizeof text, "[data]\ndataset = idx\npath = %s\ncache = off\n"
+             "normalize = %s\n", f->dir, how);
+    error err = {0};
+    config *c = config_parse_string(text, "n.ini", &err);
+    assert_non_null(c);
+    data_spec s;
+    assert_int_equal(data_spec_configure(&s, c, &err), 0);
+    if (data_load(train, test, &s, 1, &err) < 0) {
+        fail_msg("%s", err.msg);
+    }
+    config_destroy(&c);
+}
+
+/* normalize = none keeps an IDX file's pixel bytes (0..255), scale divides
+ * them by 255 (none was scale's twin); either way model.json's transform,
+ * (byte / 255 - mean) / std, gives the values trained on. */
+static void test_normalize_none_keeps_raw_pixels(void **state)
+{
+    support_fixture *f = *state;
+    dataset none, none_test, scale, scale_test;
+    uint8_t px[12 * 12];
+    s_load_idx_as(f, "none", &none, &none_test, px);
+    s_load_idx_as(f, "scale", &scale, &scale_test, px);
+    assert_int_equal(none.n * none.dim, 12 * 12);
+    bool some_above_one = false;
+    for (int i = 0; i < none.n * none.dim; i++) {
+        if (none.x[i] != (float)px[i]) {
+            fail_msg("pixel %d: none gives %g, the file holds %d", i, none.x[i], px[i]);
+        }
+        if (fabsf(none.x[i] - 255.0f * scale.x[i]) > 1e-4f * (none.x[i] + 1.0f)) {
+            fail_msg("pixel %d: none %g is not 255 x scale %g", i, none.x[i], scale.x[i]);
+        }
+        float described = (float)((px[i] / 255.0 - none.mean) / none.std);
+        assert_true(fabsf(described - none.x[i]) < 1e-3f);
+        some_above_one |= none.x[i] > 1.0f;
+    }
+    assert_true(some_above_one);
+    assert_true(none_test.x[0] == (float)px[0]);
+    assert_true(scale.mean == 0 && scale.std == 1);
+    dataset *all[4] = {&none, &none_test, &scale, &scale_test};
+    for (int i = 0; i < 4; i++) {
+        dataset_free(all[i]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -295,6 +364,7 @@ int main(void)
         cmocka_unit_test(test_fashion_mnist_loads_with_its_shape),
         cmocka_unit_test_setup_teardown(test_missing_dataset_says_how_to_install, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test(test_synthetic_is_seeded_and_learnable_shape),
+        cmocka_unit_test_setup_teardown(test_normalize_none_keeps_raw_pixels, support_fixture_setup, support_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

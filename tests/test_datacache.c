@@ -170,14 +170,18 @@ static void test_another_source_or_option_is_another_file(void **state)
 {
     support_fixture *f = *state;
     s_write_sets(f, 0);
-    config *c1, *c2;
+    config *c1, *c2, *c3;
     data_spec s = s_spec(f, &c1, ""), none = s_spec(f, &c2, "normalize = none\n");
-    char a[4200], b[4200], a2[4200];
+    data_spec scale = s_spec(f, &c3, "normalize = scale\n");
+    char a[4200], b[4200], a2[4200], sc[4200];
     error err = {0};
     assert_int_equal(datacache_path(&s, a, sizeof a, &err), 0);
     assert_int_equal(datacache_path(&none, b, sizeof b, &err), 0);
+    assert_int_equal(datacache_path(&scale, sc, sizeof sc, &err), 0);
     assert_string_not_equal(a, b);
+    assert_string_not_equal(sc, b);   /* none's raw bytes are not scale's byte / 255 */
     assert_true(s_load_matches(&s));
+    assert_true(s_load_matches(&scale));
     assert_true(s_load_matches(&none));
     sleep(1);   /* another modification time, whatever the file system keeps */
     s_write_sets(f, 1);
@@ -186,6 +190,7 @@ static void test_another_source_or_option_is_another_file(void **state)
     assert_true(s_load_matches(&s));   /* the new pixels, not the old file */
     config_destroy(&c1);
     config_destroy(&c2);
+    config_destroy(&c3);
 }
 
 /* Flips one byte at `at` (from the end when negative) or cuts the file
