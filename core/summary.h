@@ -41,7 +41,7 @@ typedef struct shard_stats {
     uint64_t checkpoints;     /* checkpoints written */
     uint64_t checkpoint_us;   /* time spent writing them */
     uint64_t staleness_sum, staleness_max;
-    uint64_t histogram[SUMMARY_STALENESS_BINS];
+    uint64_t histogram[SUMMARY_STALENESS_BINS]; /* the last bin: 63 and above */
     uint64_t bytes_in, bytes_out;
     uint64_t push_bytes;      /* pushes received: headers and payloads as sent */
     uint64_t push_messages;   /* pushes received (applied, dropped or refused) */
@@ -115,7 +115,9 @@ typedef struct run_summary {
     long checkpoints;           /* checkpoints written, over every shard */
     double checkpoint_s;        /* time spent writing them, over every shard */
     long sim_events;            /* simulated runs: events processed */
-    long staleness_histogram[SUMMARY_STALENESS_BINS];
+    long staleness_histogram[SUMMARY_STALENESS_BINS]; /* pushes of staleness k; the last
+                                   bin every push of 63 and above, so a mean taken from
+                                   it is below staleness_mean when pushes were staler */
     char error[1024];           /* why the run is not complete ("" when it is) */
     bool complete;
 } run_summary;
