@@ -389,7 +389,8 @@ static void test_more_workers_than_processes_allow(void **state)
 /* A profile: what asgd calibrate measures comes back as [sim]'s values, and
  * it sets the simulated time as it should (one synchronous worker whose
  * minibatch takes exactly 2 ms or 4 ms, on a free network: the run's time
- * doubles), while a key the experiment gives still wins. */
+ * doubles), while a key the experiment gives still wins; the costs it
+ * prints are those it wrote, however small. */
 static void test_a_profile_round_trips_and_sets_the_time(void **state)
 {
     support_fixture *f = *state;
@@ -436,6 +437,23 @@ static void test_a_profile_round_trips_and_sets_the_time(void **state)
                                        &migration, &err), 0);
     assert_true(s.migration == migration && migration >= 0);
     assert_true(s.bandwidth == 1e15);   /* no values cross a socket */
+    /* what it prints is what it wrote, to three digits: a pull's answer of
+     * 1.4e-7 s printed as "0.000 ms" */
+    const char *line = strstr(f->r.out, "apply: ");
+    assert_non_null(line);
+    double printed[2];
+    char units[2][8];
+    if (sscanf(line, "apply: %lf %7s a push, %lf %7s a pull", &printed[0], units[0],
+               &printed[1], units[1]) != 4) {
+        fail_msg("calibrate printed \"%.60s\"", line);
+    }
+    double written_costs[2] = {s.apply, s.answer};
+    for (int i = 0; i < 2; i++) {
+        double unit = strcmp(units[i], "us") == 0 ? 1e-6 : strcmp(units[i], "ms") == 0 ? 1e-3 : 1;
+        if (written_costs[i] <= 0 || fabs(printed[i] * unit / written_costs[i] - 1) > 0.01) {
+            fail_msg("calibrate printed %g %s for %g s", printed[i], units[i], written_costs[i]);
+        }
+    }
     sim_spec_free(&s);
     config_destroy(&written);
     /* the time it sets */

@@ -601,6 +601,20 @@ static int s_write(const char *path, const char *config_path, const experiment *
     return 0;
 }
 
+/* `seconds` in the unit that gives it three significant digits: a pull's
+ * answer takes ~1.5e-7 s, which "%.3f ms" printed as 0.000. */
+static const char *s_duration(char *buf, size_t size, double seconds)
+{
+    if (seconds != 0 && fabs(seconds) < 1e-3) {
+        snprintf(buf, size, "%.3g us", seconds * 1e6);
+    } else if (fabs(seconds) < 1) {
+        snprintf(buf, size, "%.3g ms", seconds * 1e3);
+    } else {
+        snprintf(buf, size, "%.3g s", seconds);
+    }
+    return buf;
+}
+
 int calibrate_main(int argc, char **argv)
 {
     const char *out = "profile.ini", *config_path = NULL;
@@ -649,19 +663,28 @@ int calibrate_main(int argc, char **argv)
         fprintf(stderr, "asgd: %s\n", err.msg);
         return err.status ? err.status : 1;
     }
-    printf("compute: %.3f ms a step of the rule (sd %.3f; q10 %.3f, median %.3f, q90 %.3f)\n"
-           "messages: latency %.1f us, %.1f us of work at each end, ",
-           c.compute_mean * 1e3, c.compute_sd * 1e3, c.quantiles[1] * 1e3,
-           c.quantiles[5] * 1e3, c.quantiles[9] * 1e3, c.latency * 1e6, c.message_cpu * 1e6);
+    char d[9][32];
+    printf("compute: %s a step of the rule (sd %s; q10 %s, median %s, q90 %s)\n"
+           "messages: latency %s, %s of work at each end, ",
+           s_duration(d[0], sizeof d[0], c.compute_mean),
+           s_duration(d[1], sizeof d[1], c.compute_sd),
+           s_duration(d[2], sizeof d[2], c.quantiles[1]),
+           s_duration(d[3], sizeof d[3], c.quantiles[5]),
+           s_duration(d[4], sizeof d[4], c.quantiles[9]),
+           s_duration(d[5], sizeof d[5], c.latency), s_duration(d[6], sizeof d[6], c.message_cpu));
     if (c.shared) {
         printf("values copied through shared segments at %.2f GB/s\n", c.copy_bandwidth * 1e-9);
     } else {
         printf("bandwidth %.2f GB/s\n", c.bandwidth * 1e-9);
     }
-    printf("apply: %.3f ms a push, %.3f ms a pull\nevaluation: %.3f s\n"
-           "startup: %.3f s of work (sd %.3f)\ncores: %ld, a timeslice of %.2f ms, %.1f us to wake "
-           "one, a task cache-hot for %.2f ms\nwrote %s in %.1f s\n",
-           c.apply * 1e3, c.answer * 1e3, c.eval_cost, c.startup_mean, c.startup_sd, c.cores,
-           c.timeslice * 1e3, c.wakeup * 1e6, c.migration * 1e3, out, run_now() - t0);
+    printf("apply: %s a push, %s a pull\n", s_duration(d[0], sizeof d[0], c.apply),
+           s_duration(d[1], sizeof d[1], c.answer));
+    printf("evaluation: %s\nstartup: %s of work (sd %s)\n",
+           s_duration(d[0], sizeof d[0], c.eval_cost), s_duration(d[1], sizeof d[1], c.startup_mean),
+           s_duration(d[2], sizeof d[2], c.startup_sd));
+    printf("cores: %ld, a timeslice of %s, %s to wake one, a task cache-hot for %s\n"
+           "wrote %s in %.1f s\n", c.cores, s_duration(d[0], sizeof d[0], c.timeslice),
+           s_duration(d[1], sizeof d[1], c.wakeup), s_duration(d[2], sizeof d[2], c.migration),
+           out, run_now() - t0);
     return 0;
 }
