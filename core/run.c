@@ -253,7 +253,7 @@ static off_t s_whole_lines(const char *path, off_t size)
     return end;
 }
 
-FILE *run_append_csv(const char *path, const char *header, error *err)
+FILE *run_append_csv(const char *path, const char *header, bool line_buffered, error *err)
 {
     struct stat st;
     off_t size = stat(path, &st) == 0 ? st.st_size : 0;
@@ -268,6 +268,9 @@ FILE *run_append_csv(const char *path, const char *header, error *err)
     if (!f) {
         error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", path, strerror(errno));
         return NULL;
+    }
+    if (line_buffered) {   /* before any output, as setvbuf must be */
+        setvbuf(f, NULL, _IOLBF, 0);
     }
     if (fresh) {
         fprintf(f, "%s\n", header);

@@ -32,8 +32,11 @@ int run_create(run *r, const config *c, const char *out_root, const char *name,
 int run_reopen(run *r, const char *dir, error *err);
 /* A CSV at path opened for appending (close-on-exec), with header written
  * first when the file is new or empty; a last line without its newline (a
- * writer killed mid-row) is cut off first. NULL with err naming the path. */
-FILE *run_append_csv(const char *path, const char *header, error *err);
+ * writer killed mid-row) is cut off first. line_buffered: each row reaches
+ * the file when its newline is written, so that a process killed by
+ * SIGKILL loses at most the row it was writing (a worker's steps-K.csv).
+ * NULL with err naming the path. */
+FILE *run_append_csv(const char *path, const char *header, bool line_buffered, error *err);
 /* Makes dir, where processes started one by one write their own files, a
  * run folder: config.ini written from c, log.txt opened for appending;
  * eval.csv and steps.csv are left to their writers (r's stay NULL). */

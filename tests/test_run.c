@@ -200,7 +200,7 @@ static void test_a_row_cut_short_is_dropped_before_appending(void **state)
     snprintf(path, sizeof path, "%s/steps-1.csv", f->dir);
     support_write_file(path, "time_s,worker,step\n1795665110.5,1,1\n17956651");
     error err = {0};
-    FILE *csv = run_append_csv(path, "time_s,worker,step", &err);
+    FILE *csv = run_append_csv(path, "time_s,worker,step", false, &err);
     assert_non_null(csv);
     fprintf(csv, "1795665111.2,1,2\n");
     fclose(csv);
@@ -208,7 +208,7 @@ static void test_a_row_cut_short_is_dropped_before_appending(void **state)
     assert_string_equal(text, "time_s,worker,step\n1795665110.5,1,1\n1795665111.2,1,2\n");
     free(text);
     support_write_file(path, "time_s,wor");
-    csv = run_append_csv(path, "time_s,worker,step", &err);
+    csv = run_append_csv(path, "time_s,worker,step", false, &err);
     assert_non_null(csv);
     fclose(csv);
     text = support_read_file(path);

@@ -42,7 +42,7 @@ static void s_gather_steps(record *rec, int workers, double t0)
     char path[4800];
     snprintf(path, sizeof path, "%s/steps.csv", rec->r.dir);
     error ignored;   /* no steps.csv: the workers' own files stay */
-    if (any && (rec->r.steps = run_append_csv(path, RUN_STEPS_HEADER, &ignored))) {
+    if (any && (rec->r.steps = run_append_csv(path, RUN_STEPS_HEADER, false, &ignored))) {
         collect_steps(&rec->r, workers, t0);
     }
 }
