@@ -412,6 +412,10 @@ int plot_main(int argc, char **argv, error *err)
     plot_runs set;
     int rc = plot_runs_collect(&set, o.dirs, o.ndirs, o.group, err);
     if (rc == 0) {
+        char left[2400];
+        if (plot_runs_left_out(&set, left, sizeof left)) {
+            fprintf(stderr, "asgd plot: %s\n", left);
+        }
         plot_runs_warn_mixed(&set, o.group, o.figure.kind == KIND_SCALING ? o.figure.x : NULL);
         rc = s_draw(&o, &set, &pl, file, terminal, err);
     }

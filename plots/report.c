@@ -456,6 +456,10 @@ int report_main(int argc, char **argv, error *err)
         s_para(&d, "%d complete runs in %d groups under %s%s, written %s by %s.", set.count,
                set.ngroups, o.dirs[0], o.ndirs > 1 ? " and the other folders given" : "", when,
                provenance_version_line());
+        char left[1800];
+        if (plot_runs_left_out(&set, left, sizeof left)) {   /* a sweep cut short is no smaller sweep */
+            s_para(&d, "%s.", left);
+        }
         s_summaries(&d, &set, names);
         s_differences(&d, &set, names);
         s_figures(&d, &set, o.out, o.dirs, o.ndirs, o.target);

@@ -95,6 +95,60 @@ static bool s_seen(const plot_runs *set, const char *real)
     return false;
 }
 
+/* Notes an incomplete run's folder, once per real path. */
+static void s_left_out(plot_runs *set, const char *dir, const char *real)
+{
+    for (int i = 0; i < set->nleft_out; i++) {
+        if (strcmp(set->left_out_real[i], real) == 0) {
+            return;
+        }
+    }
+    char **dirs = realloc(set->left_out, (size_t)(set->nleft_out + 1) * sizeof *dirs);
+    if (dirs) {
+        set->left_out = dirs;
+    }
+    char **reals = realloc(set->left_out_real, (size_t)(set->nleft_out + 1) * sizeof *reals);
+    if (reals) {
+        set->left_out_real = reals;
+    }
+    char *d = dirs && reals ? strdup(dir) : NULL, *r = d ? strdup(real) : NULL;
+    if (!r) {   /* out of memory: the run goes uncounted, nothing else changes */
+        free(d);
+        return;
+    }
+    set->left_out[set->nleft_out] = d;
+    set->left_out_real[set->nleft_out++] = r;
+}
+
+bool plot_runs_left_out(const plot_runs *set, char *out, size_t n)
+{
+    if (n > 0) {
+        out[0] = '\0';
+    }
+    if (set->nleft_out == 0 || n < 64) {
+        return set->nleft_out > 0;
+    }
+    size_t len = (size_t)snprintf(out, n, "%d incomplete run%s left out (", set->nleft_out,
+                                  set->nleft_out == 1 ? "" : "s");
+    int shown = 0;
+    for (; shown < set->nleft_out; shown++) {
+        /* the folders that fit with room to close the list, then how many did not */
+        size_t need = (shown > 0 ? 2 : 0) + strlen(set->left_out[shown]) + 24;
+        if (len + need >= n) {
+            break;
+        }
+        len += (size_t)snprintf(out + len, n - len, "%s%s", shown > 0 ? ", " : "",
+                                set->left_out[shown]);
+    }
+    if (shown < set->nleft_out) {
+        snprintf(out + len, n - len, "%s%d more)", shown > 0 ? ", and " : "",
+                 set->nleft_out - shown);
+    } else {
+        snprintf(out + len, n - len, ")");
+    }
+    return true;
+}
+
 static void s_collect(plot_runs *set, const char *dir, int depth)
 {
     char path[4200], real[PATH_MAX];
@@ -111,6 +165,9 @@ static void s_collect(plot_runs *set, const char *dir, int depth)
             snprintf(r->real, sizeof r->real, "%s", real);
             r->summary = j;
         } else {
+            if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete"))) {
+                s_left_out(set, dir, real);
+            }
             cJSON_Delete(j);
         }
         return;
@@ -242,8 +299,12 @@ int plot_runs_collect(plot_runs *set, const char *const *dirs, int ndirs, const 
         s_collect(set, dirs[i], 4);
     }
     if (set->count == 0) {
-        return error_set(err, ERROR_USAGE, "asgd plot: no complete run folders under %s%s",
-                         dirs[0], ndirs > 1 ? " and the others" : "");
+        char left[1200];
+        bool any = plot_runs_left_out(set, left, sizeof left);
+        error_set(err, ERROR_USAGE, "asgd plot: no complete run folders under %s%s%s%s",
+                  dirs[0], ndirs > 1 ? " and the others" : "", any ? "; " : "", left);
+        plot_runs_free(set);
+        return -1;
     }
     for (int r = 0; r < set->count; r++) {
         plot_run *run = &set->runs[r];
@@ -252,8 +313,10 @@ int plot_runs_collect(plot_runs *set, const char *const *dirs, int ndirs, const 
             snprintf(run->group, sizeof run->group, "(no %s)", group_key);
         }
         if ((run->g = s_group_index(set, run->group)) < 0) {
-            return error_set(err, ERROR_USAGE, "asgd plot: more than %d groups of %s",
-                             PLOT_MAX_GROUPS, group_key);
+            error_set(err, ERROR_USAGE, "asgd plot: more than %d groups of %s",
+                      PLOT_MAX_GROUPS, group_key);
+            plot_runs_free(set);
+            return -1;
         }
         if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(run->summary, "diverged"))) {
             set->diverged[run->g] = true;
@@ -267,6 +330,12 @@ void plot_runs_free(plot_runs *set)
     for (int r = 0; r < set->count; r++) {
         cJSON_Delete(set->runs[r].summary);
     }
+    for (int i = 0; i < set->nleft_out; i++) {
+        free(set->left_out[i]);
+        free(set->left_out_real[i]);
+    }
+    free(set->left_out);
+    free(set->left_out_real);
     free(set->runs);
     memset(set, 0, sizeof *set);
 }

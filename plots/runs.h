@@ -30,13 +30,23 @@ typedef struct plot_runs {
     char groups[PLOT_MAX_GROUPS][256];   /* in order of first appearance */
     bool diverged[PLOT_MAX_GROUPS];      /* a run of the group diverged */
     int ngroups;
+    char **left_out;          /* run folders whose summary.json is not complete */
+    char **left_out_real;     /* their realpath()s: each counted once */
+    int nleft_out;
 } plot_runs;
 
 /* Every complete run under dirs, once each (by real path), each in the
- * group its value of group_key names ("(no KEY)" when it has none).
- * ERROR_USAGE when there is no run or more than PLOT_MAX_GROUPS groups. */
+ * group its value of group_key names ("(no KEY)" when it has none); the
+ * folders of incomplete runs (a summary.json without complete: true) are
+ * kept in left_out. ERROR_USAGE when there is no complete run (naming the
+ * incomplete ones) or more than PLOT_MAX_GROUPS groups; set is freed then. */
 int plot_runs_collect(plot_runs *set, const char *const *dirs, int ndirs, const char *group_key,
                       error *err);
+/* "N incomplete runs left out (DIR, DIR, ...)" in out, the folders up to
+ * what fits in n; false, and "" in out, when every run found was complete.
+ * A figure or a page that drops runs must say so: a sweep cut short looks
+ * like a smaller one. */
+bool plot_runs_left_out(const plot_runs *set, char *out, size_t n);
 /* Says on stderr, for each group whose runs' resolved configs differ in
  * more than their seeds, run ids and folders (and the group key, and
  * x_key, a scaling figure's x, or NULL), the first such key and two runs:

@@ -3,7 +3,8 @@
  * every kind; the .gp script left beside a figure redraws it without asgd;
  * a diverged run is marked, in legends and on bars; a run reached twice
  * counts once; a group of runs that differ in more than their seeds is
- * named; a missing gnuplot says how to install it.
+ * named; incomplete runs left out are counted and named; a missing
+ * gnuplot says how to install it.
  * Where gnuplot is not installed the figures cannot be checked: those
  * tests skip, saying so. */
 #include <setjmp.h>
@@ -915,6 +916,70 @@ static void test_report_says_a_group_mixes_settings(void **state)
     free(md);
 }
 
+/* Marks the run under folder whose name holds `part` incomplete, as an
+ * interrupted run leaves it; returns its folder in out. */
+static void s_mark_incomplete(const char *folder, const char *part, char *out, size_t n)
+{
+    char pattern[900];
+    snprintf(pattern, sizeof pattern, "%s/*/*%s*/summary.json", folder, part);
+    glob_t found;
+    assert_int_equal(glob(pattern, 0, NULL, &found), 0);
+    assert_int_equal((int)found.gl_pathc, 1);
+    cJSON *j = support_json_file(found.gl_pathv[0]);
+    assert_non_null(j);
+    cJSON_ReplaceItemInObjectCaseSensitive(j, "complete", cJSON_CreateFalse());
+    char *text = cJSON_Print(j);
+    support_write_file(found.gl_pathv[0], text);
+    free(text);
+    cJSON_Delete(j);
+    snprintf(out, n, "%.*s", (int)(strrchr(found.gl_pathv[0], '/') - found.gl_pathv[0]),
+             found.gl_pathv[0]);
+    globfree(&found);
+}
+
+/* Incomplete runs are left out of figures and pages, and both say how many
+ * and which (they were dropped without a word: a sweep cut short looked
+ * like a smaller one); with nothing complete, the error names them. */
+static void test_incomplete_runs_left_out_are_named(void **state)
+{
+    support_fixture *f = *state;
+    char runs[700], cut[900], fig[800], out[700], path[800];
+    snprintf(runs, sizeof runs, "%s/cut-short", f->out);
+    s_two_runs(f, runs, "experiment.run_id=done", "experiment.run_id=stopped");
+    s_mark_incomplete(runs, "stopped", cut, sizeof cut);
+    char said[1200];
+    snprintf(said, sizeof said, "1 incomplete run left out (%s)", cut);
+    snprintf(out, sizeof out, "%s/cut-report", f->dir);
+    const char *report[] = {"report", runs, "-o", out, NULL};
+    support_run_asgd(&f->r, f->dir, report);
+    assert_int_equal(f->r.status, 0);
+    snprintf(path, sizeof path, "%s/report.md", out);
+    char *md = support_read_file(path);
+    assert_non_null(md);
+    assert_non_null(strstr(md, "1 complete runs"));
+    if (!strstr(md, said)) {
+        fail_msg("the page does not say \"%s\"", said);
+    }
+    free(md);
+    const char *only[] = {"plot", cut, "-o", "never.png", NULL};   /* nothing to draw */
+    support_run_asgd(&f->r, f->dir, only);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "no complete run folders"));
+    assert_non_null(strstr(f->r.err, said));
+    s_need_gnuplot();
+    snprintf(fig, sizeof fig, "%s/cut.png", f->dir);
+    const char *plot[] = {"plot", runs, "-o", fig, NULL};
+    support_run_asgd(&f->r, f->dir, plot);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "(1 runs, 1 groups"));
+    if (!strstr(f->r.err, said)) {
+        fail_msg("asgd plot's stderr \"%s\" does not say \"%s\"", f->r.err, said);
+    }
+    support_run_asgd(&f->r, f->dir, (const char *[]){"plot", s_runs, "-o", fig, NULL});
+    assert_int_equal(f->r.status, 0);
+    assert_null(strstr(f->r.err, "incomplete"));   /* every run complete: no word */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -938,6 +1003,7 @@ int main(void)
         cmocka_unit_test(test_results_md_marks_a_diverged_seed),
         cmocka_unit_test(test_report_names_each_run_apart),
         cmocka_unit_test(test_report_says_a_group_mixes_settings),
+        cmocka_unit_test(test_incomplete_runs_left_out_are_named),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, s_setup, s_teardown);
