@@ -55,7 +55,7 @@ static const char s_usage[] =
     "  keys DIR [--workers N]                 CURVE key pairs for cluster.auth = curve: server,\n"
     "                                         evaluator, worker-0 .. worker-N-1 (N: 8)\n"
     "  --version                              asgd's version and the commit it was built from\n"
-    "  help [algorithms [--names] | config [CONFIG] | ps | role]\n"
+    "  help [algorithms [--names] | config [CONFIG] [key=value ...] | ps | role]\n"
     "                                         this text; the update rules and their\n"
     "                                         keys (--names: one name a line); every\n"
     "                                         config key with its resolved value; the\n"
@@ -166,12 +166,16 @@ static int s_train(int argc, char **argv)
     return 0;
 }
 
-/* `asgd help config [CONFIG]`: the resolved config, defaults included. */
-static int s_help_config(const char *path)
+/* `asgd help config [CONFIG] [section.key=value ...]`: the resolved config,
+ * defaults included, as `asgd train` with those overrides would write it
+ * (a script can tell whether a kept run is of the config it would run). */
+static int s_help_config(int argc, char **argv)
 {
+    const char *path = argc > 0 && !strchr(argv[0], '=') ? argv[0] : NULL;
+    int first = path ? 1 : 0;
     error err = {0};
     experiment e;
-    if (experiment_configure(&e, path, 0, NULL, NULL, &err) < 0) {
+    if (experiment_configure(&e, path, argc - first, argv + first, NULL, &err) < 0) {
         return s_fail(&err);
     }
     fputs(e.warnings, stderr);
@@ -333,7 +337,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
         const char *topic = argc >= 3 ? argv[2] : "";
         if (strcmp(topic, "config") == 0) {
-            return s_help_config(argc >= 4 ? argv[3] : NULL);
+            return s_help_config(argc - 3, argv + 3);
         }
         if (strcmp(topic, "algorithms") == 0) {
             s_help_algorithms(argc >= 4 && strcmp(argv[3], "--names") == 0);

@@ -980,6 +980,55 @@ static void test_incomplete_runs_left_out_are_named(void **state)
     assert_null(strstr(f->r.err, "incomplete"));   /* every run complete: no word */
 }
 
+/* The default job keeps a complete run only when it is of the config it
+ * would run now (experiments/compare-rules/kept.py, given `asgd help config
+ * CONFIG OVERRIDES`): a run of an edited experiments/RULE/config.ini was
+ * kept, and results.md mixed it with runs of the new config. */
+static void test_compare_rules_keeps_only_runs_of_the_config_now(void **state)
+{
+    support_fixture *f = *state;
+    if (!support_python()) {
+        skip();
+    }
+    char config[700], out_arg[800], run[800], resolved[700], script[600];
+    snprintf(config, sizeof config, "%s/rule.ini", f->dir);
+    snprintf(out_arg, sizeof out_arg, "experiment.out=%s/kept-config", f->out);
+    snprintf(run, sizeof run, "%s/kept-config/cr/hogwild-seed1", f->out);
+    snprintf(resolved, sizeof resolved, "%s/resolved.ini", f->dir);
+    snprintf(script, sizeof script, "%s/experiments/compare-rules/kept.py", ASGD_SOURCE_DIR);
+    const char *overrides[] = {out_arg, "experiment.name=cr", "experiment.run_id=hogwild-seed1",
+                               "train.algorithm=hogwild", "experiment.seed=1",
+                               "experiment.mode=sim", "eval.every=0.05"};
+    enum { NOVERRIDES = sizeof overrides / sizeof overrides[0] };
+    const char *train[4 + NOVERRIDES] = {"train", config};
+    const char *help[5 + NOVERRIDES] = {"help", "config", config};
+    for (int i = 0; i < NOVERRIDES; i++) {
+        train[2 + i] = overrides[i];
+        help[3 + i] = overrides[i];
+    }
+    support_write_file(config, "[data]\ndataset = synthetic\n[model]\ntype = softmax\n"
+                               "[train]\nepochs = 1\nlr = 0.05\n");
+    support_run_asgd(&f->r, f->dir, train);
+    assert_int_equal(f->r.status, 0);
+    const char *py[] = {script, run, resolved, NULL};
+    for (int edited = 0; edited < 2; edited++) {
+        if (edited) {
+            support_write_file(config, "[data]\ndataset = synthetic\n[model]\ntype = softmax\n"
+                                       "[train]\nepochs = 1\nlr = 0.04\n");
+        }
+        support_run_asgd(&f->r, f->dir, help);
+        assert_int_equal(f->r.status, 0);
+        assert_non_null(strstr(f->r.out, "algorithm = hogwild"));   /* the overrides count */
+        support_write_file(resolved, f->r.out);
+        support_run(&f->r, f->dir, support_python(), py);
+        if (f->r.status != edited) {
+            fail_msg("kept.py: exit %d (%s) for %s config", f->r.status, f->r.out,
+                     edited ? "an edited" : "the same");
+        }
+    }
+    assert_non_null(strstr(f->r.out, "[train] lr = 0.05, the config now gives 0.04"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1004,6 +1053,7 @@ int main(void)
         cmocka_unit_test(test_report_names_each_run_apart),
         cmocka_unit_test(test_report_says_a_group_mixes_settings),
         cmocka_unit_test(test_incomplete_runs_left_out_are_named),
+        cmocka_unit_test(test_compare_rules_keeps_only_runs_of_the_config_now),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, s_setup, s_teardown);

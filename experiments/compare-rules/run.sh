@@ -8,7 +8,9 @@
 # throughput and staleness figures and results.md, the table of mean ± sd.
 # Runs go to runs/compare-rules/EPOCHSe/ and those complete are kept, so a
 # second call with the same settings only redraws, and other settings run
-# afresh beside them.
+# afresh beside them; a kept run whose config.ini differs from what it would
+# run now (experiments/RULE/config.ini or a default was changed since) is run
+# again, saying which key changed (kept.py).
 #   experiments/compare-rules/run.sh [EPOCHS] [SEEDS]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -29,19 +31,25 @@ for rule in "${rules[@]}"; do
     for ((seed = 1; seed <= seeds; seed++)); do
         n=$((n + 1))
         id="$rule-seed$seed"
-        # kept only when complete and of this rule (a config without train.algorithm
-        # once ran the sequential baseline under the rule's name)
+        args=(experiment.out="$out/.." experiment.name="${epochs}e" experiment.run_id="$id"
+              experiment.label="$rule" train.algorithm="$rule" experiment.seed="$seed"
+              train.epochs="$epochs" cluster.workers=4 eval.every=0.1)
+        # kept only when complete, of this rule (a config without train.algorithm
+        # once ran the sequential baseline under the rule's name) and of the config
+        # it would run now: a run of an edited experiments/RULE/config.ini is
+        # another experiment, which results.md would mix with the new one's
         if grep -qs '"complete":	true' "$out/$id/summary.json" &&
            grep -qs "\"algorithm\":	\"$rule\"" "$out/$id/summary.json"; then
-            continue
+            if why=$("$asgd" help config "$config" "${args[@]}" 2>/dev/null |
+                     python3 "$here/kept.py" "$out/$id"); then
+                continue
+            fi
+            printf 'compare-rules: %s: %s; running it again\n' "$out/$id" "$why" >&2
         fi
         rm -rf "${out:?}/$id"
         printf 'compare-rules: %s, seed %d (%d of %d, %d s so far)\n' "$rule" "$seed" "$n" \
             "$total" $(($(date +%s) - start)) >&2
-        ASGD_PROGRESS_EVERY=1000 "$asgd" train "$config" experiment.out="$out/.." \
-            experiment.name="${epochs}e" experiment.run_id="$id" experiment.label="$rule" \
-            train.algorithm="$rule" experiment.seed="$seed" train.epochs="$epochs" \
-            cluster.workers=4 eval.every=0.1 >/dev/null
+        ASGD_PROGRESS_EVERY=1000 "$asgd" train "$config" "${args[@]}" >/dev/null
     done
 done
 for kind in convergence time-to-accuracy throughput staleness; do
