@@ -21,7 +21,7 @@
 /* Counters added since: a file (or a checkpoint's counters) written before
  * them reads them as 0. */
 #define SHARD_COUNTERS_SINCE(X) X(injected_drops) X(injected_duplicates) X(push_bytes) \
-    X(push_messages) X(shared_pushes)
+    X(push_messages) X(shared_pushes) X(resumes)
 
 char *shard_stats_json(const shard_stats *st)
 {
@@ -40,6 +40,7 @@ char *shard_stats_json(const shard_stats *st)
     cJSON_AddNumberToObject(j, "last_push_at", st->last_push_at);
     cJSON_AddNumberToObject(j, "resumed_at", st->resumed_at);
     cJSON_AddNumberToObject(j, "trained_s", st->trained_s);
+    cJSON_AddNumberToObject(j, "started_at", st->started_at);
     cJSON *h = cJSON_AddArrayToObject(j, "staleness_histogram");
     int last = SUMMARY_STALENESS_BINS - 1;
     while (last > 0 && st->histogram[last] == 0) {
@@ -94,6 +95,8 @@ static int s_stats_from(cJSON *j, shard_stats *st)
                 (s_number(j, #name, &v) && (st->name = (uint64_t)v, true)));
     SHARD_COUNTERS_SINCE(GET_SINCE)
 #undef GET_SINCE
+    ok = ok && (!cJSON_GetObjectItemCaseSensitive(j, "started_at") ||   /* added since */
+                s_number(j, "started_at", &st->started_at));
     cJSON *h = j ? cJSON_GetObjectItemCaseSensitive(j, "staleness_histogram") : NULL;
     ok = ok && cJSON_IsArray(h) && cJSON_GetArraySize(h) <= SUMMARY_STALENESS_BINS;
     for (int i = 0; ok && i < cJSON_GetArraySize(h); i++) {

@@ -36,7 +36,10 @@ typedef struct shard_stats {
     uint64_t injected_drops;  /* data messages to or from it that fault injection
                                  dropped: its replies, and (told at DONE) its peers' */
     uint64_t injected_duplicates; /* the same, sent twice */
-    uint64_t restarts;        /* times the shard was restored from a checkpoint */
+    uint64_t restarts;        /* times the shard was restored from a checkpoint after a
+                                 failure (--restore) */
+    uint64_t resumes;         /* times it was restored to go on with an interrupted run
+                                 (--resume): a role-per-process job's resumes */
     uint64_t lost_updates;    /* updates undone by those restorations */
     uint64_t checkpoints;     /* checkpoints written */
     uint64_t checkpoint_us;   /* time spent writing them */
@@ -52,6 +55,8 @@ typedef struct shard_stats {
                                  from a checkpoint (0: never restored) */
     double trained_s;         /* resumed: the training time before the interruption;
                                  first_pull_at is that long before resumed_at */
+    double started_at;        /* when this shard's process started (Unix time; 0: not
+                                 known): a role-per-process job's session began no later */
 } shard_stats;
 
 /* The counters as one line of JSON (caller frees), and ps-K.json itself:

@@ -3,7 +3,8 @@
  * checkpoint and the job completes with the accuracy of an undisturbed
  * run, having lost at most one checkpoint interval of updates; a run
  * interrupted by Ctrl-C goes on with `asgd train --resume` to the same
- * total work; a worker killed with SIGKILL loses no row of steps.csv.
+ * total work, and so does one started role by role with asgd ps --resume;
+ * a worker killed with SIGKILL loses no row of steps.csv.
  * Real processes over ipc. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 
 #include <math.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -415,6 +417,98 @@ static void test_a_killed_worker_loses_no_step_row(void **state)
     cJSON_Delete(j);
 }
 
+/* Starts a job's four roles by hand (a shard by flags, its evaluator, two
+ * workers) into dir; the shard with --resume when `resume`. */
+static void s_start_by_hand(support_fixture *f, const char *ps_hosts, const char *run_dir,
+                            bool resume, int pids[4])
+{
+    const char *ps_args[] = {"ps", f->config, ps_hosts, "--worker_hosts=w0:1,w1:1",
+                             "--task_index=0", run_dir, resume ? "--resume" : NULL, NULL};
+    pids[0] = support_spawn_asgd(f->dir, ps_args);
+    const char *ev_args[] = {"evaluator", f->config, ps_hosts, "--worker_hosts=w0:1,w1:1",
+                             run_dir, NULL};
+    pids[1] = support_spawn_asgd(f->dir, ev_args);
+    for (int w = 0; w < 2; w++) {
+        char task[32];
+        snprintf(task, sizeof task, "--task_index=%d", w);
+        const char *args[] = {"worker", f->config, ps_hosts, "--worker_hosts=w0:1,w1:1", task,
+                              run_dir, NULL};
+        pids[2 + w] = support_spawn_asgd(f->dir, args);
+    }
+}
+
+/* A job started role by role, stopped (SIGTERM to every process: the shard
+ * writes its checkpoint) and resumed by hand with asgd ps --resume: its
+ * summary counts the resume, and its wall_time_s and startup_s add up
+ * over both sessions, as asgd train --resume's do (resumes stayed 0,
+ * startup_s was 0 and wall_time_s the evaluator's last session alone:
+ * shorter than the training in it). */
+static void test_a_job_resumed_by_hand_adds_up_its_sessions(void **state)
+{
+    support_fixture *f = *state;
+    char config[sizeof s_job + 64];
+    snprintf(config, sizeof config, "%s[train]\nalgorithm = hogwild\n", s_job);
+    support_write_file(f->config, config);
+    char ps_hosts[64], dir[500], run_dir[520], path[600];
+    snprintf(ps_hosts, sizeof ps_hosts, "--ps_hosts=127.0.0.1:%d", wire_client_free_port());
+    snprintf(dir, sizeof dir, "%s/by-hand", f->dir);
+    snprintf(run_dir, sizeof run_dir, "--run_dir=%s", dir);
+    int pids[4];
+    s_start_by_hand(f, ps_hosts, run_dir, false, pids);
+    snprintf(path, sizeof path, "%s/steps-0.csv", dir);
+    if (!support_wait_lines(path, 150, 60)) {
+        for (int i = 0; i < 4; i++) {
+            kill(pids[i], SIGKILL);
+        }
+        fail_msg("the job did not start");
+    }
+    for (int i = 3; i >= 0; i--) {   /* the workers, the evaluator, then the shard */
+        kill(pids[i], SIGTERM);
+    }
+    for (int i = 0; i < 4; i++) {
+        support_wait(pids[i]);
+    }
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    cJSON *cut = support_json_file(path);
+    assert_non_null(cut);
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(cut, "complete")));
+    assert_true(support_json_number(cut, "resumes") == 0);
+    double cut_wall = support_json_number(cut, "wall_time_s");
+    double cut_startup = support_json_number(cut, "startup_s");
+    cJSON_Delete(cut);
+    /* the training before the interruption, as the shard's clock has it
+     * (the evaluator's summary has its counters of its last look, up to
+     * half a second old) */
+    snprintf(path, sizeof path, "%s/ps-0.json", dir);
+    cJSON *ps = support_json_file(path);
+    assert_non_null(ps);
+    double cut_time = support_json_number(ps, "last_push_at") -
+                      support_json_number(ps, "first_pull_at");
+    cJSON_Delete(ps);
+    assert_true(cut_time > 0 && cut_wall > cut_time && cut_startup > 0);
+    s_start_by_hand(f, ps_hosts, run_dir, true, pids);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    for (int i = 0; i < 4; i++) {
+        if (support_wait(pids[i]) != 0) {
+            fail_msg("resumed by hand: process %d failed", i);
+        }
+    }
+    cJSON *j = support_json_file(path);
+    assert_non_null(j);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")));
+    double wall = support_json_number(j, "wall_time_s");
+    double startup = support_json_number(j, "startup_s");
+    double time_s = support_json_number(j, "time_s");
+    if (support_json_number(j, "resumes") != 1 || startup <= cut_startup ||
+        wall < cut_wall + time_s - cut_time) {
+        fail_msg("resumed by hand: resumes %g, wall_time_s %g, startup_s %g, time_s %g; "
+                 "interrupted: wall_time_s %g, startup_s %g, time_s %g",
+                 support_json_number(j, "resumes"), wall, startup, time_s, cut_wall,
+                 cut_startup, cut_time);
+    }
+    cJSON_Delete(j);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, support_fixture_setup, support_fixture_teardown)
@@ -424,6 +518,7 @@ int main(void)
         T(test_resume_after_ctrl_c_does_the_same_work),
         T(test_steps_taken_again_have_one_row),
         T(test_a_killed_worker_loses_no_step_row),
+        T(test_a_job_resumed_by_hand_adds_up_its_sessions),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

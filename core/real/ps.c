@@ -748,6 +748,8 @@ static int s_restore(const cluster_spec *cs, const char *path, server *s,
     *restored = true;
     shard_stats *st = &s->stats;
     st->restarts += cs->restore == RESTORE_RESTART;   /* a resumed run was not a failure */
+    st->resumes += cs->restore == RESTORE_RESUME;      /* what an evaluator started by hand
+                                                          learns the run's resumes from */
     /* the counters were saved before the checkpoint that holds them was
      * written: it is counted now that it has been read (its time is not
      * known) */
@@ -771,6 +773,7 @@ int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *e
         return error_set(err, ERROR_USAGE, "ps: --task_index %d but only %d servers",
                          cs->task, cs->servers);
     }
+    double started = run_wall();
     server *s = s_new_shard(cs, e, err);
     shard_client *clients = s ? calloc((size_t)e->workers, sizeof *clients) : NULL;
     char checkpoint[4200], endpoint[CLUSTER_ADDRESS_MAX + 16], who[32];
@@ -785,6 +788,9 @@ int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *e
         server_destroy(&s);
         return -1;
     }
+    /* this process's start, not a checkpoint's: where an evaluator started
+     * by hand, later than the shards, counts this session's time from */
+    s->stats.started_at = started;
     net_endpoint(endpoint, sizeof endpoint, cs->ps[cs->task], true);
     snprintf(who, sizeof who, "ps %d", cs->task);
     net_auth auth;

@@ -7,17 +7,43 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cJSON.h>
+
 #include "core/backend/backend.h"
 #include "core/real/collect.h"
+
+/* A number of a summary (0 when it has none). */
+static double s_earlier(const cJSON *old, const char *key)
+{
+    const cJSON *v = old ? cJSON_GetObjectItemCaseSensitive(old, key) : NULL;
+    return cJSON_IsNumber(v) && v->valuedouble > 0 ? v->valuedouble : 0;
+}
 
 int record_begin(record *rec, const experiment *e, const char *dir, error *err)
 {
     memset(rec, 0, sizeof *rec);
+    /* read before this session's summary replaces it: an interrupted
+     * session's times, which a resumed one adds to (a finished run's
+     * folder reused starts anew) */
+    char path[4800];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    cJSON *old = run_read_json(path);
+    if (old && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(old, "complete"))) {
+        rec->before_resumes = (int)s_earlier(old, "resumes");
+        rec->before_wall_s = s_earlier(old, "wall_time_s");
+        rec->before_startup_s = s_earlier(old, "startup_s");
+    }
+    cJSON_Delete(old);
     if (run_adopt(&rec->r, dir, e->c, err) < 0) {
         return -1;
     }
     run_summary *sum = &rec->sum;
     experiment_summary(e, sum);
+    /* the summary on disk keeps them until this session's end replaces it
+     * (an evaluator killed before then loses only its own session) */
+    sum->resumes = rec->before_resumes;
+    sum->wall_time_s = rec->before_wall_s;
+    sum->startup_s = rec->before_startup_s;
     backend_resolve(&e->backend, sum->device, sizeof sum->device);
     run_log(&rec->r, "evaluator: %s, %d workers, %d shards, started by hand or by an engine; "
             "this folder is the run's", e->algorithm_name, e->workers, e->servers);
@@ -51,17 +77,37 @@ int record_end(record *rec, const experiment *e, const shard_stats *stats, int s
                double t0, int rc, error *err)
 {
     run_summary *sum = &rec->sum;
-    double end = t0;
+    double end = t0, resumed_at = 0, started = sum->started_at;
+    uint64_t resumes = 0;
     for (int k = 0; k < servers; k++) {
         summary_add_shard(sum, &stats[k]);
         end = fmax(end, stats[k].last_push_at);
+        if (stats[k].started_at > 0) {   /* a shard started before this evaluator */
+            started = fmin(started, stats[k].started_at);
+        }
+        resumes = stats[k].resumes > resumes ? stats[k].resumes : resumes;
+        if (stats[k].resumed_at > 0 && (resumed_at == 0 || stats[k].resumed_at < resumed_at)) {
+            resumed_at = stats[k].resumed_at;
+        }
     }
     if (rc == 0) {   /* every worker is done: their files are whole */
         s_gather_steps(rec, e->workers, t0);
     }
+    /* the session began when its first process did, the evaluator or a
+     * shard (a restored shard holds no worker for the evaluator, so the
+     * training may start before it). The shards were resumed (asgd ps
+     * --resume) since the earlier summary was written: this session goes
+     * on from that one's times. t0, from the shards' clocks, already
+     * leaves out the time between sessions, and so lies before this
+     * session's start: its start-up ends at the first pull after the
+     * resume (it was always 0, and wall_time_s this session's alone) */
+    sum->resumes = (int)resumes;
+    bool later = (int)resumes > rec->before_resumes;
+    double first = resumes > 0 && resumed_at > 0 ? resumed_at : t0;
     sum->time_s = t0 > 0 ? end - t0 : 0;
-    sum->startup_s = t0 > 0 ? fmax(0, t0 - sum->started_at) : 0;
-    sum->wall_time_s = run_wall() - sum->started_at;
+    sum->startup_s = (later ? rec->before_startup_s : 0) +
+                     (first > 0 ? fmax(0, first - started) : 0);
+    sum->wall_time_s = (later ? rec->before_wall_s : 0) + run_wall() - started;
     summary_finish(sum, e->n_train);
     rc = summary_end(sum, &rec->r, rc, err);
     run_log(&rec->r, "%s: test accuracy %.4f, %ld updates, staleness mean %.2f max %ld, "

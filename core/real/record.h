@@ -15,11 +15,17 @@
 typedef struct record {
     run r;
     run_summary sum;
+    int before_resumes;       /* the earlier summary's (an interrupted session's) */
+    double before_wall_s;     /* resumes, wall_time_s and startup_s, which a resumed */
+    double before_startup_s;  /* session's add to */
 } record;
 
 /* Writes dir's config.ini from e's config, opens its log, and writes a
- * summary with the run's identity (complete = false). The evaluator takes
- * in eval.csv's earlier evaluations when the job is under way. */
+ * summary with the run's identity (complete = false), carrying over an
+ * incomplete earlier summary's resumes, wall_time_s and startup_s (a run
+ * going on with asgd ps --resume adds up its sessions, as asgd train
+ * --resume does). The evaluator takes in eval.csv's earlier evaluations
+ * when the job is under way. */
 int record_begin(record *rec, const experiment *e, const char *dir, error *err);
 /* One evaluation of the centre model after `updates` updates (a
  * non-finite loss: diverged). */
@@ -27,8 +33,11 @@ void record_eval(record *rec, long updates, double loss, double acc);
 /* The end: the shards' last counters in, training timed from t0 (the first
  * step, Unix time; 0 if none) to the last push any shard received, the
  * workers' steps gathered when rc == 0 (every worker done), the summary
- * finished and written, complete when rc == 0 and no file lost data.
- * Returns rc, or -1 with err set. */
+ * finished and written, complete when rc == 0 and no file lost data. A
+ * run the shards were resumed into (their resumes) counts its resumes and
+ * adds the earlier sessions' wall_time_s and startup_s; this session's
+ * start-up ends at the first pull after the resume. Returns rc, or -1 with
+ * err set. */
 int record_end(record *rec, const experiment *e, const shard_stats *stats, int servers,
                double t0, int rc, error *err);
 
