@@ -85,6 +85,12 @@ cJSON *run_read_json(const char *path)
     return j;
 }
 
+double run_json_positive(const cJSON *j, const char *key)
+{
+    const cJSON *v = j ? cJSON_GetObjectItemCaseSensitive(j, key) : NULL;
+    return cJSON_IsNumber(v) && v->valuedouble > 0 ? v->valuedouble : 0;
+}
+
 int run_configure(config *c, const char **out_root, const char **run_id, error *err)
 {
     if (config_get_string(c, "experiment", "out", "runs", out_root, err) < 0 ||

@@ -74,6 +74,9 @@ int run_write_atomic(const char *path, const void *a, size_t alen, const void *b
 /* A whole JSON file parsed (cJSON_Delete it), or NULL when it is missing
  * or malformed. */
 struct cJSON *run_read_json(const char *path);
+/* A positive number of a JSON object (an earlier session's summary, say);
+ * 0 when j is NULL or the key is missing, not a number or not positive. */
+double run_json_positive(const struct cJSON *j, const char *key);
 
 /* mkdir -p */
 int run_make_dirs(const char *path, error *err);

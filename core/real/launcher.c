@@ -442,13 +442,6 @@ static void s_remove_private_dir(job *j)
     }
 }
 
-/* A number of the earlier summary (0 when it has none). */
-static double s_earlier(const cJSON *old, const char *key)
-{
-    const cJSON *v = old ? cJSON_GetObjectItemCaseSensitive(old, key) : NULL;
-    return cJSON_IsNumber(v) && v->valuedouble > 0 ? v->valuedouble : 0;
-}
-
 /* A resumed run keeps what it had: how often it was resumed, the wall
  * time, start-up and restarts of its earlier sessions (time_s, from the
  * shards' clocks, already goes on from there), and the evaluations
@@ -458,10 +451,10 @@ static void s_take_up(job *j)
     char path[4800];
     snprintf(path, sizeof path, "%s/summary.json", j->r->dir);
     cJSON *old = run_read_json(path);
-    j->sum.resumes = (int)s_earlier(old, "resumes") + 1;
-    j->before_wall_s = s_earlier(old, "wall_time_s");
-    j->before_startup_s = s_earlier(old, "startup_s");
-    j->before_restarts = (int)s_earlier(old, "restarts");
+    j->sum.resumes = (int)run_json_positive(old, "resumes") + 1;
+    j->before_wall_s = run_json_positive(old, "wall_time_s");
+    j->before_startup_s = run_json_positive(old, "startup_s");
+    j->before_restarts = (int)run_json_positive(old, "restarts");
     cJSON_Delete(old);
     snprintf(path, sizeof path, "%s/eval.csv", j->r->dir);
     summary_take_evals(&j->sum, path);

@@ -12,13 +12,6 @@
 #include "core/backend/backend.h"
 #include "core/real/collect.h"
 
-/* A number of a summary (0 when it has none). */
-static double s_earlier(const cJSON *old, const char *key)
-{
-    const cJSON *v = old ? cJSON_GetObjectItemCaseSensitive(old, key) : NULL;
-    return cJSON_IsNumber(v) && v->valuedouble > 0 ? v->valuedouble : 0;
-}
-
 int record_begin(record *rec, const experiment *e, const char *dir, error *err)
 {
     memset(rec, 0, sizeof *rec);
@@ -29,9 +22,9 @@ int record_begin(record *rec, const experiment *e, const char *dir, error *err)
     snprintf(path, sizeof path, "%s/summary.json", dir);
     cJSON *old = run_read_json(path);
     if (old && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(old, "complete"))) {
-        rec->before_resumes = (int)s_earlier(old, "resumes");
-        rec->before_wall_s = s_earlier(old, "wall_time_s");
-        rec->before_startup_s = s_earlier(old, "startup_s");
+        rec->before_resumes = (int)run_json_positive(old, "resumes");
+        rec->before_wall_s = run_json_positive(old, "wall_time_s");
+        rec->before_startup_s = run_json_positive(old, "startup_s");
     }
     cJSON_Delete(old);
     if (run_adopt(&rec->r, dir, e->c, err) < 0) {
