@@ -158,14 +158,17 @@ static void s_collect(plot_runs *set, const char *dir, int depth)
         if (!realpath(dir, real)) {
             snprintf(real, sizeof real, "%s", dir);
         }
-        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")) &&
-            set->count < PLOT_MAX_RUNS && !s_seen(set, real)) {
+        bool complete = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete"));
+        if (complete && set->count == PLOT_MAX_RUNS && !s_seen(set, real)) {
+            set->too_many = true;
+        }
+        if (complete && set->count < PLOT_MAX_RUNS && !s_seen(set, real)) {
             plot_run *r = &set->runs[set->count++];
             snprintf(r->dir, sizeof r->dir, "%s", dir);
             snprintf(r->real, sizeof r->real, "%s", real);
             r->summary = j;
         } else {
-            if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete"))) {
+            if (!complete) {
                 s_left_out(set, dir, real);
             }
             cJSON_Delete(j);
@@ -303,6 +306,13 @@ int plot_runs_collect(plot_runs *set, const char *const *dirs, int ndirs, const 
         bool any = plot_runs_left_out(set, left, sizeof left);
         error_set(err, ERROR_USAGE, "asgd plot: no complete run folders under %s%s%s%s",
                   dirs[0], ndirs > 1 ? " and the others" : "", any ? "; " : "", left);
+        plot_runs_free(set);
+        return -1;
+    }
+    if (set->too_many) {
+        error_set(err, ERROR_USAGE, "asgd plot: more than %d complete runs under %s%s: give "
+                  "fewer folders (a figure of the first %d would look like one of all)",
+                  PLOT_MAX_RUNS, dirs[0], ndirs > 1 ? " and the others" : "", PLOT_MAX_RUNS);
         plot_runs_free(set);
         return -1;
     }

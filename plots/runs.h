@@ -33,13 +33,16 @@ typedef struct plot_runs {
     char **left_out;          /* run folders whose summary.json is not complete */
     char **left_out_real;     /* their realpath()s: each counted once */
     int nleft_out;
+    bool too_many;            /* a complete run was found beyond PLOT_MAX_RUNS */
 } plot_runs;
 
 /* Every complete run under dirs, once each (by real path), each in the
  * group its value of group_key names ("(no KEY)" when it has none); the
  * folders of incomplete runs (a summary.json without complete: true) are
  * kept in left_out. ERROR_USAGE when there is no complete run (naming the
- * incomplete ones) or more than PLOT_MAX_GROUPS groups; set is freed then. */
+ * incomplete ones), more than PLOT_MAX_RUNS complete runs (a figure of
+ * the first 4096 would look like a figure of all) or more than
+ * PLOT_MAX_GROUPS groups; set is freed then. */
 int plot_runs_collect(plot_runs *set, const char *const *dirs, int ndirs, const char *group_key,
                       error *err);
 /* "N incomplete runs left out (DIR, DIR, ...)" in out, the folders up to

@@ -25,6 +25,7 @@
 
 #include <cJSON.h>
 
+#include "plots/runs.h"
 #include "support.h"
 
 static support_fixture *s_f;
@@ -980,6 +981,32 @@ static void test_incomplete_runs_left_out_are_named(void **state)
     assert_null(strstr(f->r.err, "incomplete"));   /* every run complete: no word */
 }
 
+/* More complete runs than asgd plot holds (PLOT_MAX_RUNS) are refused,
+ * naming the limit: the runs beyond it were dropped without a word, and a
+ * figure of the first 4,096 looked like one of all. */
+static void test_more_runs_than_a_figure_holds_are_refused(void **state)
+{
+    support_fixture *f = *state;
+    char one[700], many[700], cmd[2400], fig[800];
+    snprintf(one, sizeof one, "%s/one-run", f->out);
+    snprintf(many, sizeof many, "%s/many-runs", f->out);
+    s_two_runs(f, one, "experiment.run_id=r", "experiment.run_id=s");
+    /* run r (under its experiment's name) in 4,097 folders of their own */
+    snprintf(cmd, sizeof cmd, "set -e; cd '%s'/*/r; for i in $(seq 0 %d); do "
+             "mkdir -p '%s'/r$i; cp summary.json config.ini eval.csv '%s'/r$i/; done",
+             one, PLOT_MAX_RUNS, many, many);
+    assert_int_equal(system(cmd), 0);
+    snprintf(fig, sizeof fig, "%s/many.png", f->dir);
+    const char *plot[] = {"plot", many, "--kind", "throughput", "-o", fig, NULL};
+    support_run_asgd(&f->r, f->dir, plot);
+    assert_int_equal(f->r.status, 2);
+    if (!strstr(f->r.err, "more than 4096 complete runs")) {
+        fail_msg("asgd plot's stderr \"%s\" does not refuse 4,097 runs", f->r.err);
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", many, one);   /* the other tests plot f->dir */
+    assert_int_equal(system(cmd), 0);
+}
+
 /* The default job keeps a complete run only when it is of the config it
  * would run now (experiments/compare-rules/kept.py, given `asgd help config
  * CONFIG OVERRIDES`): a run of an edited experiments/RULE/config.ini was
@@ -1053,6 +1080,7 @@ int main(void)
         cmocka_unit_test(test_report_names_each_run_apart),
         cmocka_unit_test(test_report_says_a_group_mixes_settings),
         cmocka_unit_test(test_incomplete_runs_left_out_are_named),
+        cmocka_unit_test(test_more_runs_than_a_figure_holds_are_refused),
         cmocka_unit_test(test_compare_rules_keeps_only_runs_of_the_config_now),
         cmocka_unit_test(test_errors),
     };
