@@ -524,6 +524,108 @@ static void test_windows_and_fetches(void **state)
     s_one_worker_run("average", "window = 2\n", "p0 s0 p1 s1 p2 s2 p3 ", CENTRE_ANY);
 }
 
+/* The windowed rules with their default windows (5: one window of the
+ * budget of 5). */
+static void s_agn_window5_by_hand(worker *ref, float *centre)
+{
+    s_windows_by_hand(ref, centre, 5, true);
+}
+
+static void s_dynsgd_window5_by_hand(worker *ref, float *centre)
+{
+    s_windows_by_hand(ref, centre, 5, false);
+}
+
+/* EASGD and AEASGD by hand, one worker: local SGD steps (lr 0.1) from the
+ * centre, `window` at a time, then the elastic exchange with alpha. */
+static void s_elastic_by_hand(worker *ref, float *centre, long window, float alpha)
+{
+    size_t n = ref->nparams;
+    memcpy(ref->theta, centre, n * sizeof *centre);
+    while (!worker_done(ref)) {
+        for (long k = 0; k < window && !worker_done(ref); k++) {
+            worker_gradient(ref);
+            for (size_t i = 0; i < n; i++) {
+                ref->theta[i] -= 0.1f * ref->grad[i];
+            }
+        }
+        for (size_t i = 0; i < n; i++) {
+            float elastic = alpha * (ref->theta[i] - centre[i]);
+            ref->theta[i] -= elastic;
+            centre[i] += 1.0f * elastic;
+        }
+    }
+}
+
+/* alpha's default, 0.9 / N, is 0.9 for one worker */
+static void s_elastic_default_by_hand(worker *ref, float *centre)
+{
+    s_elastic_by_hand(ref, centre, 10, 0.9f);
+}
+
+static void s_elastic_window2_by_hand(worker *ref, float *centre)
+{
+    s_elastic_by_hand(ref, centre, 2, 0.9f);
+}
+
+/* DOWNPOUR by hand with its defaults, AdaGrad (lr 0.1, eps 1e-10) on the
+ * worker and at the server, window 3, pulling every `fetch` steps. */
+static long s_downpour_fetch;
+
+static void s_downpour_adagrad_by_hand(worker *ref, float *centre)
+{
+    size_t n = ref->nparams;
+    float *sum = calloc(n, sizeof *sum);
+    optim_spec adagrad = {.kind = OPTIM_ADAGRAD, .lr = 0.1, .eps = 1e-10};
+    optim *local = optim_new(&adagrad, n), *server = optim_new(&adagrad, n);
+    for (long step = 0; !worker_done(ref); step++) {
+        if (step % s_downpour_fetch == 0) {
+            memcpy(ref->theta, centre, n * sizeof *centre);
+        }
+        worker_gradient(ref);
+        optim_step(local, ref->theta, ref->grad);
+        for (size_t i = 0; i < n; i++) {
+            sum[i] += ref->grad[i];
+        }
+        if ((step + 1) % 3 == 0 || worker_done(ref)) {
+            optim_step(server, centre, sum);
+            memset(sum, 0, n * sizeof *sum);
+        }
+    }
+    optim_destroy(&local);
+    optim_destroy(&server);
+    free(sum);
+}
+
+/* The worker loops with no [algorithm] keys: ALGORITHMS.md's defaults
+ * (windows 5 for agn, sagn, dynsgd and fedbuff, 10 for the elastic rules
+ * and average, 3 with fetch 1 for DOWNPOUR and AdaGrad on both sides,
+ * alpha 0.9 / N, staleness 3), the centre to the bit. */
+static void test_worker_loops_with_default_keys(void **state)
+{
+    (void)state;
+    s_by_hand = s_agn_window5_by_hand;
+    s_one_worker_run("agn", "", "p0 s0 ", CENTRE_BY_HAND);
+    s_one_worker_run("sagn", "", "p0 s0 p1 ", CENTRE_BY_HAND);
+    s_by_hand = s_dynsgd_window5_by_hand;
+    s_one_worker_run("dynsgd", "", "p0 s0 ", CENTRE_BY_HAND);
+    s_one_worker_run("fedbuff", "", "p0 s0 ", CENTRE_BY_HAND);   /* K 1, tau 0 */
+    s_by_hand = s_elastic_default_by_hand;
+    s_one_worker_run("easgd", "", "p0 p0 s0 ", CENTRE_BY_HAND);
+    s_one_worker_run("aeasgd", "", "p0 p0 s0 ", CENTRE_BY_HAND);
+    s_by_hand = s_elastic_window2_by_hand;
+    s_one_worker_run("easgd", "window = 2\n", "p0 p0 s0 p1 s1 p2 s2 ", CENTRE_BY_HAND);
+    s_one_worker_run("aeasgd", "window = 2\n", "p0 p0 s0 p0 s0 p0 s0 ", CENTRE_BY_HAND);
+    s_one_worker_run("aeamsgd", "", "p0 p0 s0 ", CENTRE_ANY);
+    s_one_worker_run("average", "", "p0 s0 p1 ", CENTRE_SGD);
+    s_one_worker_run("ssp", "", "p0 s0 p1 s1 p2 s2 p3 s3 p4 s4 ", CENTRE_SGD);
+    s_by_hand = s_downpour_adagrad_by_hand;
+    s_downpour_fetch = 1;
+    s_one_worker_run("downpour", "", "p0 p0 p0 s0 p0 p0 s0 ", CENTRE_BY_HAND);
+    s_downpour_fetch = 2;   /* the local AdaGrad's steps now reach the centre's gradients */
+    s_one_worker_run("downpour", "fetch = 2\n", "p0 p0 s0 p0 s0 ", CENTRE_BY_HAND);
+}
+
 static server *s_server(const char *rule, const char *keys, int workers, const float *init,
                         uint64_t n, void **params)
 {
@@ -670,6 +772,121 @@ static void test_server_steps_by_hand(void **state)
     server_push(s, &(push_msg){.worker = 0, .tag = 0, .values = (const float[]){1, 3}});
     server_push(s, &(push_msg){.worker = 1, .tag = 0, .values = (const float[]){3, 5}});
     s_expect_theta(s, (const float[]){2, 4});
+    server_destroy(&s);
+    free(p);
+}
+
+/* Each rule's defaults as ALGORITHMS.md gives them, seen in what a push
+ * does (lr 0.5): the keys left out, 3 parameters where the rule works per
+ * element, the numbers derived by hand. */
+static void test_server_defaults_by_hand(void **state)
+{
+    (void)state;
+    void *p;
+    /* dcasgd: lambda 0.04, not adaptive. Both workers pulled (1, -2, 0.5);
+     * worker 1's g1 = (1, 2, -1) needs no correction: (0.5, -3, 1); worker
+     * 0's g0 = (2, -1, 4) is 2 workers' pushes away by theta - bak =
+     * (-0.5, -1, 0.5): g0 + 0.04 g0^2 (theta - bak) = (1.92, -1.04, 4.32) */
+    server *s = s_server("dcasgd", "", 2, (const float[]){1, -2, 0.5f}, 3, &p);
+    server_answer(s, &(pull_msg){.worker = 0});
+    server_answer(s, &(pull_msg){.worker = 1});
+    server_push(s, &(push_msg){.worker = 1, .values = (const float[]){1, 2, -1}});
+    s_expect_theta(s, (const float[]){0.5f, -3, 1});
+    server_push(s, &(push_msg){.worker = 0, .values = (const float[]){2, -1, 4}});
+    s_expect_theta(s, (const float[]){0.5f - 0.96f, -3 + 0.52f, 1 - 2.16f});
+    server_destroy(&s);
+    free(p);
+    /* DC-ASGD-a with the defaults lambda 0.04 and ms_decay 0.95 */
+    s = s_server("dcasgd", "[algorithm]\nadaptive = on\n", 2, (const float[]){1}, 1, &p);
+    server_answer(s, &(pull_msg){.worker = 0});
+    server_push(s, &(push_msg){.worker = 1, .values = (const float[]){2}});
+    server_push(s, &(push_msg){.worker = 0, .values = (const float[]){1}});
+    float ms = 0.95f * (0.05f * 4) + 0.05f * 1;
+    s_expect_theta(s, (const float[]){-0.5f * (1 - 0.04f / sqrtf(ms + 1e-7f))});
+    server_destroy(&s);
+    free(p);
+    /* gapaware, decay 0.99, from (0, 1, -1) pulled by both: worker 1's g =
+     * (2, -4, 0) goes whole (C is 0) to (-1, 3, -1), and C becomes 0.01 |lr
+     * g| = (0.01, 0.02, 0); worker 0's g = (1, 1, 2) is then (1, 2, 0) away,
+     * G = (100, 100, 0): steps (0.01, 0.01, 2) */
+    s = s_server("gapaware", "", 2, (const float[]){0, 1, -1}, 3, &p);
+    server_answer(s, &(pull_msg){.worker = 0});
+    server_answer(s, &(pull_msg){.worker = 1});
+    server_push(s, &(push_msg){.worker = 1, .values = (const float[]){2, -4, 0}});
+    s_expect_theta(s, (const float[]){-1, 3, -1});
+    server_push(s, &(push_msg){.worker = 0, .values = (const float[]){1, 1, 2}});
+    s_expect_theta(s, (const float[]){-1.005f, 2.995f, -2});
+    /* C = 0.99 C + 0.01 (0.5, 0.5, 1) = (0.0149, 0.0248, 0.01); worker 1,
+     * still on (0, 1, -1), is (1.005, 1.995, 1) away: g = (1, 1, 1) counts
+     * C / gap */
+    server_push(s, &(push_msg){.worker = 1, .values = (const float[]){1, 1, 1}});
+    s_expect_theta(s, (const float[]){-1.005f - 0.5f * 0.0149f / 1.005f,
+                                      2.995f - 0.5f * 0.0248f / 1.995f, -2 - 0.5f * 0.01f});
+    server_destroy(&s);
+    free(p);
+    /* staleweight: poly with a = 0.5, pushes 0 to 3 updates stale */
+    s = s_server("staleweight", "", 4, (const float[]){0}, 1, &p);
+    for (int i = 0; i < 4; i++) {
+        server_push(s, &(push_msg){.worker = (uint32_t)i, .values = (const float[]){1}});
+    }
+    s_expect_theta(s, (const float[]){-0.5f * (1 + 1 / sqrtf(2) + 1 / sqrtf(3) + 0.5f)});
+    server_destroy(&s);
+    free(p);
+    /* hinge with a = 0.5, b = 4: tau 0 to 4 whole, 5 at 1 / 1.5, 6 at 1 / 2 */
+    s = s_server("staleweight", "[algorithm]\nweight = hinge\n", 4, (const float[]){0}, 1, &p);
+    for (int i = 0; i < 7; i++) {
+        server_push(s, &(push_msg){.worker = (uint32_t)(i % 4), .values = (const float[]){1}});
+    }
+    s_expect_theta(s, (const float[]){-0.5f * (5 + 1 / 1.5f + 0.5f)});
+    server_destroy(&s);
+    free(p);
+    /* delayadaptive, 3 workers: tau 0 to 3 whole, then 3/4, 3/5, 1/2 */
+    s = s_server("delayadaptive", "", 3, (const float[]){0}, 1, &p);
+    for (int i = 0; i < 7; i++) {
+        server_push(s, &(push_msg){.worker = (uint32_t)(i % 3), .values = (const float[]){1}});
+    }
+    s_expect_theta(s, (const float[]){-0.5f * (4 + 0.75f + 0.6f + 0.5f)});
+    server_destroy(&s);
+    free(p);
+    /* fedbuff: K = N / 2, at least 1; server_lr 1; 1 / sqrt(1 + tau) */
+    const int workers[] = {1, 2, 3, 4, 5, 8}, buffers[] = {1, 1, 1, 2, 2, 4};
+    for (int c = 0; c < 6; c++) {
+        s = s_server("fedbuff", "", workers[c], (const float[]){0, 1, 2}, 3, &p);
+        for (int i = 1; i < buffers[c]; i++) {
+            server_push(s, &(push_msg){.worker = (uint32_t)i, .values = (const float[]){1, 2, 3}});
+            assert_int_equal(s->version, 0);
+        }
+        server_push(s, &(push_msg){.worker = 0, .values = (const float[]){1, 2, 3}});
+        assert_int_equal(s->version, 1);
+        s_expect_theta(s, (const float[]){1, 3, 5});   /* the mean, whole */
+        /* three aggregations stale: half */
+        for (int v = 1; v < 4; v++) {
+            for (int i = 0; i < buffers[c]; i++) {
+                server_push(s, &(push_msg){.worker = (uint32_t)i, .base_version = (uint64_t)v,
+                                           .values = (const float[]){0, 0, 0}});
+            }
+        }
+        for (int i = 0; i < buffers[c]; i++) {
+            server_push(s, &(push_msg){.worker = (uint32_t)i, .base_version = 1,
+                                       .values = (const float[]){-2, 2, 4}});
+        }
+        s_expect_theta(s, (const float[]){0, 4, 7});
+        server_destroy(&s);
+        free(p);
+    }
+    /* ssp: staleness 3, so clock 3 goes at once and clock 4 waits */
+    s = s_server("ssp", "", 2, (const float[]){0}, 1, &p);
+    assert_true(server_pull_ready(s, &(pull_msg){.worker = 0, .min_version = 3}));
+    assert_false(server_pull_ready(s, &(pull_msg){.worker = 0, .min_version = 4}));
+    server_destroy(&s);
+    free(p);
+    /* sync: mean of all N = 3, no backups, at the server's SGD */
+    s = s_server("sync", "", 3, (const float[]){0, 0, 0}, 3, &p);
+    for (int i = 0; i < 3; i++) {
+        server_push(s, &(push_msg){.worker = (uint32_t)i, .values = (const float[]){3, -3, 6}});
+        assert_int_equal(s->version, i == 2 ? 1 : 0);
+    }
+    s_expect_theta(s, (const float[]){-1.5f, 1.5f, -3});
     server_destroy(&s);
     free(p);
 }
@@ -985,6 +1202,8 @@ int main(void)
         cmocka_unit_test(test_windows_and_fetches),
         cmocka_unit_test(test_windows_by_hand),
         cmocka_unit_test(test_server_steps_by_hand),
+        cmocka_unit_test(test_server_defaults_by_hand),
+        cmocka_unit_test(test_worker_loops_with_default_keys),
         cmocka_unit_test(test_ssp_clock_bound),
         cmocka_unit_test(test_aeamsgd_looks_ahead_downhill),
         cmocka_unit_test(test_every_rule_rejects_bad_keys),

@@ -330,6 +330,14 @@ static void test_equivalences_in_virtual_time(void **state)
     assert_string_equal(hog, seq);
     assert_string_equal(down, seq);
     assert_string_equal(agn, hog);
+    /* AGN with window 1 pushes -lr g, which the centre adds: Hogwild, step
+     * for step, also where pushes are stale (4 workers) */
+    char *hog4 = s_trajectory(f, "hogwild", "cluster.workers=4", NULL);
+    char *agn4 = s_trajectory(f, "agn", "cluster.workers=4", "algorithm.window=1", NULL);
+    assert_true(strlen(hog4) > 1000);
+    assert_string_equal(agn4, hog4);
+    free(hog4);
+    free(agn4);
     free(seq);
     free(sync);
     free(hog);
