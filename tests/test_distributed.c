@@ -270,12 +270,15 @@ static void test_one_worker_follows_sequential_exactly(void **state)
     char *hog = s_trajectory(f, "hogwild", NULL);
     char *down = s_trajectory(f, "downpour", downpour_sgd);
     char *dc = s_trajectory(f, "dcasgd", NULL);   /* theta never moves between pull and push */
+    char *gap = s_trajectory(f, "gapaware", NULL);   /* no gap, so G = 0 */
     assert_true(strlen(seq) > 1000);
     assert_string_equal(sync, seq);
     assert_string_equal(hog, seq);
     assert_string_equal(down, seq);
     assert_string_equal(dc, seq);
+    assert_string_equal(gap, seq);
     free(dc);
+    free(gap);
     free(seq);
     free(sync);
     free(hog);
