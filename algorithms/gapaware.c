@@ -3,12 +3,17 @@
  *   worker:  pull theta; g = the gradient at what it pulled; push g
  *   server:  keep theta_b[w] = the theta worker w last pulled, and C, the
  *            running mean of |lr * g| per element (decay 0.99): the size
- *            of a typical step. On w's push g, per element:
- *              G = |theta - theta_b[w]| / C      (0 while C is 0)
+ *            of a typical step. On w's push g, the k-th at this shard,
+ *            per element:
+ *              G = |theta - theta_b[w]| / (C / (1 - decay^k))  (0 while C is 0)
  *              theta <- theta - lr * g / max(1, G)
  *              C <- decay * C + (1 - decay) * |lr * g|
  *            A gradient computed G typical steps ago is divided by G: the
- *            gap, not the staleness count, sets the penalty.
+ *            gap, not the staleness count, sets the penalty. C starts at
+ *            0, so after k pushes its weights sum to 1 - decay^k; divided
+ *            by that (as Adam's moments are) it is a mean from the first
+ *            push on. Without it the first pushes' C was a hundredth of a
+ *            step, and a gradient one step stale was divided by 100.
  *
  * With one worker theta never moves between a pull and its push (G = 0),
  * so it is sequential SGD. Keys: decay (0.99).
@@ -20,6 +25,7 @@
  * a pull answered early would replace that before the push computed on it
  * arrives. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "algorithms/algorithm.h"
@@ -73,9 +79,12 @@ static void s_on_push(server *s, const push_msg *m)
      * values to the bit */
     const float *theta = s->theta;
     const float decay = p->decay, lr = p->lr;
+    /* the pushes C holds: every one applied here (each moved the version) */
+    double weights = 1 - pow(decay, (double)atomic_load(&s->version));
+    const float unbias = weights > 0 ? (float)(1 / weights) : 1.0f;
     for (size_t i = 0, n = s->n; i < n; i++) {
         float known = c[i] > 0 ? 1.0f : 0.0f;   /* C is 0 until the element has moved */
-        float gap = known * (fabsf(theta[i] - bak[i]) / (c[i] + (1.0f - known)));
+        float gap = known * (fabsf(theta[i] - bak[i]) / (c[i] * unbias + (1.0f - known)));
         float divisor = gap > 1.0f ? gap : 1.0f;   /* g / gap beyond 1, g itself below */
         step[i] = g[i] / divisor;
         c[i] = decay * c[i] + (1 - decay) * fabsf(lr * g[i]);
@@ -88,7 +97,7 @@ const algorithm algorithm_gapaware = {
     .version = ALGORITHM_VERSION,
     .name = "gapaware",
     .summary = "Gap-Aware: each gradient divided by max(1, G), G the gap since its worker "
-               "pulled over the mean step size, per element",
+               "pulled over the mean step size (bias-corrected), per element",
     .keys = "decay (0.99)",
     .configure = s_configure,
     .worker_run = worker_run_gradients,

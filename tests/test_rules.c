@@ -726,9 +726,11 @@ static void test_server_steps_by_hand(void **state)
     s_expect_theta(s, (const float[]){-0.5f * (2 + 1 / 1.5f)});
     server_destroy(&s);
     free(p);
-    /* gapaware, decay 0.5: worker 0 pulled theta = -1, which worker 1's second
-     * push moved to -2; C, the mean step, is then 0.75, so G = 1 / 0.75 and
-     * worker 0's gradient 1 counts 0.75 */
+    /* gapaware, decay 0.5: worker 0 pulled theta = -1, which worker 1's
+     * second push moved to -2, one step of 1; C = 0.5 (0.5 1) + 0.5 1 =
+     * 0.75 holds two pushes, whose weights sum to 1 - 0.5^2: the mean step
+     * is 1, G = 1, and worker 0's gradient counts whole (without the
+     * correction G was 1 / 0.75 and it counted 0.75: -2.375) */
     s = s_server("gapaware", "[algorithm]\ndecay = 0.5\n", 2, (const float[]){0}, 1, &p);
     server_answer(s, &(pull_msg){.worker = 1});
     server_push(s, &(push_msg){.worker = 1, .values = (const float[]){2}});   /* C 0: G 0 */
@@ -738,7 +740,7 @@ static void test_server_steps_by_hand(void **state)
     server_push(s, &(push_msg){.worker = 1, .values = (const float[]){2}});   /* no gap */
     s_expect_theta(s, (const float[]){-2});
     server_push(s, &(push_msg){.worker = 0, .values = (const float[]){1}});
-    s_expect_theta(s, (const float[]){-2.375f});   /* hogwild: -2.5 */
+    s_expect_theta(s, (const float[]){-2.5f});   /* as hogwild: a gap of one step */
     server_destroy(&s);
     free(p);
     /* fedbuff, K 2, server_lr 0.5: nothing moves until the second push,
@@ -807,21 +809,29 @@ static void test_server_defaults_by_hand(void **state)
     free(p);
     /* gapaware, decay 0.99, from (0, 1, -1) pulled by both: worker 1's g =
      * (2, -4, 0) goes whole (C is 0) to (-1, 3, -1), and C becomes 0.01 |lr
-     * g| = (0.01, 0.02, 0); worker 0's g = (1, 1, 2) is then (1, 2, 0) away,
-     * G = (100, 100, 0): steps (0.01, 0.01, 2) */
+     * g| = (0.01, 0.02, 0), one push's weight 0.01: the mean step is |lr g|
+     * = (1, 2, 0); worker 0's g = (1, 1, 2) is then (1, 2, 0) away, one
+     * step (G = 1, 1, 0), and goes whole (without the correction G was 100:
+     * steps of 0.01) */
     s = s_server("gapaware", "", 2, (const float[]){0, 1, -1}, 3, &p);
     server_answer(s, &(pull_msg){.worker = 0});
     server_answer(s, &(pull_msg){.worker = 1});
     server_push(s, &(push_msg){.worker = 1, .values = (const float[]){2, -4, 0}});
     s_expect_theta(s, (const float[]){-1, 3, -1});
     server_push(s, &(push_msg){.worker = 0, .values = (const float[]){1, 1, 2}});
-    s_expect_theta(s, (const float[]){-1.005f, 2.995f, -2});
-    /* C = 0.99 C + 0.01 (0.5, 0.5, 1) = (0.0149, 0.0248, 0.01); worker 1,
-     * still on (0, 1, -1), is (1.005, 1.995, 1) away: g = (1, 1, 1) counts
-     * C / gap */
+    s_expect_theta(s, (const float[]){-1.5f, 2.5f, -2});
+    /* C = 0.99 C + 0.01 (0.5, 0.5, 1) = (0.0149, 0.0248, 0.01), two pushes'
+     * weights 1 - 0.99^2 = 0.0199; worker 1, still on (0, 1, -1), is (1.5,
+     * 1.5, 1) away: g = (1, 1, 1) counts C / (0.0199 gap) where that is
+     * below 1 */
     server_push(s, &(push_msg){.worker = 1, .values = (const float[]){1, 1, 1}});
-    s_expect_theta(s, (const float[]){-1.005f - 0.5f * 0.0149f / 1.005f,
-                                      2.995f - 0.5f * 0.0248f / 1.995f, -2 - 0.5f * 0.01f});
+    float mean_step[3] = {0.0149f / 0.0199f, 0.0248f / 0.0199f, 0.01f / 0.0199f};
+    float gap[3] = {1.5f, 1.5f, 1};
+    float theta[3] = {-1.5f, 2.5f, -2};
+    for (int i = 0; i < 3; i++) {
+        theta[i] -= 0.5f / fmaxf(1, gap[i] / mean_step[i]);
+    }
+    s_expect_theta(s, theta);
     server_destroy(&s);
     free(p);
     /* staleweight: poly with a = 0.5, pushes 0 to 3 updates stale */
