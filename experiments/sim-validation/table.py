@@ -27,8 +27,9 @@ calibrations (profile-RULE.ini), the settings (settings.json), the table
 runs the simulated side again, from DIR's own calibrations and settings,
 against the real means its points.csv keeps (no real run, no
 calibration): a change to the simulator, or a [sim] key given with --sim,
-is judged against the same real runs and the same calibration. It prints
-the table and the MAPE; DIR's files are left as they are."""
+is judged against the same real runs and the same calibration (ASGD=PATH
+runs another build). It prints the table and the MAPE; DIR's files are
+left as they are."""
 import argparse
 import csv
 import json
@@ -39,7 +40,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-ASGD = os.path.join(ROOT, "build", "asgd")
+ASGD = os.environ.get("ASGD", os.path.join(ROOT, "build", "asgd"))   # ASGD=PATH: another build
 NAN = float("nan")
 METRICS = ["train_s", "samples_per_s", "to_target_s", "staleness_mean", "staleness_p95",
            "final_acc"]
