@@ -159,10 +159,9 @@ static void s_collect(plot_runs *set, const char *dir, int depth)
             snprintf(real, sizeof real, "%s", dir);
         }
         bool complete = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete"));
-        if (complete && set->count == PLOT_MAX_RUNS && !s_seen(set, real)) {
-            set->too_many = true;
-        }
-        if (complete && set->count < PLOT_MAX_RUNS && !s_seen(set, real)) {
+        bool fresh = complete && !s_seen(set, real);   /* a run reached twice counts once */
+        set->too_many = set->too_many || (fresh && set->count == PLOT_MAX_RUNS);
+        if (fresh && set->count < PLOT_MAX_RUNS) {
             plot_run *r = &set->runs[set->count++];
             snprintf(r->dir, sizeof r->dir, "%s", dir);
             snprintf(r->real, sizeof r->real, "%s", real);
