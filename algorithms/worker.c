@@ -87,15 +87,21 @@ int worker_pull(worker *w, uint64_t min_version)
 
 int worker_pull_into(worker *w, float *dst, uint64_t min_version)
 {
+    double t = run_wall();
     worker_settle(w);   /* dst may be a buffer still being pushed */
-    return w->link->pull(w, dst, min_version);
+    int rc = w->link->pull(w, dst, min_version);
+    w->pull_s += run_wall() - t;
+    return rc;
 }
 
 int worker_push(worker *w, const float *values, uint64_t tag)
 {
     uint32_t samples = w->samples_since_push;
     w->samples_since_push = 0;
-    return w->link->push(w, values, tag, samples);
+    double t = run_wall();
+    int rc = w->link->push(w, values, tag, samples);
+    w->push_s += run_wall() - t;
+    return rc;
 }
 
 int worker_prefetch(worker *w, uint64_t min_version)
@@ -138,8 +144,10 @@ float worker_gradient(worker *w)
     }
     float loss = 0;
     if (!w->null_compute) {
+        double t = run_wall();
         sampler_next(&w->sp, w->x, w->y, w->batch);
         loss = model_gradient_host(w->m, w->grad, w->theta, w->x, w->y, w->batch);
+        w->gradient_s += run_wall() - t;
     }
     if (w->replay && w->replay->speed > 1) {
         double now = run_wall();

@@ -77,6 +77,10 @@ struct worker {
     long steps_every;
     double t0;                /* the clock's zero, Unix time (real mode) */
     uint32_t samples_since_push;
+    /* wall seconds spent in pulls (waiting for the answer included), in
+     * gradients (the model's copies to and from a GPU included) and in
+     * pushes: where a real worker's time goes (its log's last line) */
+    double pull_s, gradient_s, push_s;
     bool null_compute;        /* the simulator's null model: no real gradients */
     /* real mode with cluster.trace: the device whose slowdown and time away
      * worker_gradient replays by sleeping (core/trace.h); NULL: none */

@@ -348,6 +348,7 @@ void run_log(run *r, const char *fmt, ...)
     char stamp[32];
     localtime_r(&now, &tm);
     strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", &tm);
+    flockfile(r->log);   /* one line whole, when threads log at once */
     fprintf(r->log, "%s ", stamp);
     va_list ap;
     va_start(ap, fmt);
@@ -355,6 +356,7 @@ void run_log(run *r, const char *fmt, ...)
     va_end(ap);
     fputc('\n', r->log);
     fflush(r->log);
+    funlockfile(r->log);
 }
 
 void run_eval_text(char *buf, size_t n, double time_s, double epoch, long updates,

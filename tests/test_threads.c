@@ -163,6 +163,54 @@ static void test_hogwild_threads_at_once_lose_nothing(void **state)
     }
 }
 
+/* Each worker's last log line says where its time went: one line per
+ * worker, phases that add up to no more than its whole, its minibatches
+ * those summary.json counts. */
+static void s_check_time_lines(const char *dir, const char *prefix, int workers)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/log.txt", dir);
+    char *log = support_read_file(path);
+    assert_non_null(log);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    cJSON *j = support_json_file(path);
+    double samples = support_json_number(j, "samples");
+    cJSON_Delete(j);
+    long steps = 0;
+    for (int k = 0; k < workers; k++) {
+        char head[64];
+        snprintf(head, sizeof head, "%sworker %d: ", prefix, k);
+        double pull, grad, push, all;
+        long n;
+        const char *at = strstr(log, head);   /* its line, not "worker K: backend" */
+        while (at && sscanf(at + strlen(head), "%lf s in pulls, %lf s in gradients, %lf s in "
+                            "pushes, of %lf s (%ld minibatches)", &pull, &grad, &push, &all,
+                            &n) != 5) {
+            at = strstr(at + 1, head);
+        }
+        if (!at) {
+            fail_msg("no \"%s... s in pulls ...\" line in %s/log.txt", head, dir);
+        }
+        assert_true(pull >= 0 && grad > 0 && push >= 0);
+        assert_true(pull + grad + push <= all + 1e-3);
+        steps += n;
+    }
+    assert_true(steps * 10 == (long)samples);   /* batch 10 */
+    free(log);
+}
+
+static void test_each_worker_says_where_its_time_went(void **state)
+{
+    support_fixture *f = *state;
+    const char *batch[] = {"train.batch=10", NULL};
+    char dir[4096];
+    s_train(f, "hogwild", 3, batch, dir, sizeof dir);
+    s_check_time_lines(dir, "threads: ", 3);
+    const char *real[] = {"train.batch=10", "experiment.mode=real", "train.epochs=1", NULL};
+    s_train(f, "hogwild", 2, real, dir, sizeof dir);
+    s_check_time_lines(dir, "", 2);
+}
+
 static void test_what_needs_a_network_is_refused(void **state)
 {
     support_fixture *f = *state;
@@ -330,6 +378,7 @@ int main(void)
         T(test_every_rule_learns_with_three_threads),
         T(test_hogwild_threads_at_once_lose_nothing),
         T(test_evaluations_are_stamped_when_the_centre_is_copied),
+        T(test_each_worker_says_where_its_time_went),
         T(test_what_needs_a_network_is_refused),
         T(test_a_stuck_run_ends),
         T(test_sigint_stops_the_threads),
