@@ -225,12 +225,9 @@ static uint64_t s_dropout_seed(const model *m, int i)
     return m->dropout_seed * 1000003u + m->calls * MODEL_MAX_LAYERS + (uint64_t)i;
 }
 
-void model_init_params(const model *m, float *params, uint64_t seed)
+void model_init_host(const model *m, float *host, uint64_t seed)
 {
-    float *host = calloc(m->nparams ? m->nparams : 1, sizeof *host);
-    if (!host) {
-        abort();
-    }
+    memset(host, 0, m->nparams * sizeof *host);
     rng r = rng_derive(seed, RNG_INIT, 0);
     for (int i = 0; i < m->layers; i++) {
         const layer *l = &m->layer[i];
@@ -251,6 +248,15 @@ void model_init_params(const model *m, float *params, uint64_t seed)
             }
         }
     }
+}
+
+void model_init_params(const model *m, float *params, uint64_t seed)
+{
+    float *host = malloc((m->nparams ? m->nparams : 1) * sizeof *host);
+    if (!host) {
+        abort();
+    }
+    model_init_host(m, host, seed);
     m->b->ops->to_device(m->b, params, host, m->nparams * sizeof *host);
     free(host);
 }

@@ -112,6 +112,9 @@ void model_seed_dropout(model *m, uint64_t seed);
 /* Fills params (nparams, backend memory) with a seeded He or Xavier
  * initialisation over each layer's fan_in; biases are zero. */
 void model_init_params(const model *m, float *params, uint64_t seed);
+/* The same values into host memory, whatever the model's backend (a
+ * parameter vector the rules read: a GPU model's device copy is not one). */
+void model_init_host(const model *m, float *host, uint64_t seed);
 
 /* One minibatch: grad (nparams) = d mean loss / d params at params, for
  * x (batch x inputs, host memory) and labels y (host). Returns the mean

@@ -98,6 +98,17 @@ const char *backend_describe(const backend *b)
     return b->description;
 }
 
+void backend_use_here(const backend *b)
+{
+#ifdef ASGD_HAVE_CUDA
+    if (b->state) {   /* only the CUDA backend has state */
+        backend_cuda_use(b);
+    }
+#else
+    (void)b;
+#endif
+}
+
 void backend_destroy(backend **pb)
 {
     backend *b = *pb;

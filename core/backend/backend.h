@@ -191,6 +191,11 @@ void backend_destroy(backend **b);
 int backend_check(const backend_spec *s, error *err);
 /* "cpu", or "cuda:N (device name)". */
 const char *backend_describe(const backend *b);
+/* Makes b's GPU the calling thread's current one (CUDA keeps one per
+ * thread): a thread that computes through a backend opened on another
+ * thread calls it first, as threads mode's workers and evaluator do.
+ * Nothing for the CPU. */
+void backend_use_here(const backend *b);
 /* What a spec's workers will compute on, without opening a backend: "cpu",
  * or "cuda (G GPUs: NAME)" where a GPU is usable. */
 void backend_resolve(const backend_spec *s, char *out, size_t n);
@@ -204,6 +209,7 @@ int backend_cuda_devices(error *err);
 /* "cuda (G GPUs: NAME of the first)" into out; out unchanged without one. */
 void backend_cuda_name(char *out, size_t n);
 int backend_cuda_open(backend *b, int ordinal, error *err);
+void backend_cuda_use(const backend *b);
 void backend_cuda_close(backend *b);
 
 #endif

@@ -256,12 +256,18 @@ extern "C" int backend_cuda_open(backend *b, int ordinal, error *err)
     return 0;
 }
 
+extern "C" void backend_cuda_use(const backend *b)
+{
+    CUDA_CHECK(cudaSetDevice(((const cuda_state *)b->state)->device));
+}
+
 extern "C" void backend_cuda_close(backend *b)
 {
     cuda_state *st = S(b);
     if (!st) {
         return;
     }
+    CUDA_CHECK(cudaSetDevice(st->device));   /* its stream and buffers are that GPU's */
     CUDA_CHECK(cudaStreamSynchronize(st->stream));
     CUDA_CHECK(cudaFree(st->row_loss));
     CUDA_CHECK(cudaFree(st->row_correct));

@@ -120,7 +120,7 @@ static int s_compute(experiment *e, costs *out, error *err)
     if (m && t && partition_take(&part, e->workers, 0, &e->train, e->partition,
                                  e->partition_alpha, e->seed, err) == 0 &&
         worker_init(&w, &spec, 0, m, &e->train, &part, err) == 0) {
-        model_init_params(m, w.theta, e->seed);
+        model_init_host(m, w.theta, e->seed);
         w.link = &s_timing_link;
         w.link_state = t;
         w.budget = CAL_STEPS + 21;   /* the last step's end is the loop's end */
@@ -454,7 +454,7 @@ static int s_evaluation(experiment *e, costs *out, error *err)
         backend_destroy(&b);
         return m ? error_set(err, ERROR_RUNTIME, "calibrate: out of memory") : -1;
     }
-    model_init_params(m, theta, e->seed);
+    model_init_host(m, theta, e->seed);
     double times[3], mean, sd, loss, acc;
     for (int i = 0; i < 3; i++) {
         double t0 = run_now();

@@ -716,7 +716,7 @@ static server *s_new_shard(const cluster_spec *cs, experiment *e, error *err)
     float *init = malloc(m->nparams * sizeof *init);
     server *s = NULL;
     if (init) {
-        model_init_params(m, init, e->seed);
+        model_init_host(m, init, e->seed);
         s = server_new(e->alg, e->rule, &e->rule_info, cs->task, cs->servers,
                        e->workers, init, m->nparams);
     }

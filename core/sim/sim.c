@@ -234,7 +234,7 @@ static int s_setup(sim *s)
                        e->seed, err) < 0) {
         return -1;
     }
-    model_init_params(s->m, s->centre, e->seed);
+    model_init_host(s->m, s->centre, e->seed);
     for (int k = 0; k < s->nshards; k++) {
         server *srv = server_new(e->alg, e->rule, &e->rule_info, k, s->nshards, s->nworkers,
                                  s->centre, n);

@@ -338,7 +338,7 @@ static server *s_fresh(sim *s, int k)
     float *init = malloc(s->m->nparams * sizeof *init);
     server *srv = NULL;
     if (init) {
-        model_init_params(s->m, init, e->seed);
+        model_init_host(s->m, init, e->seed);
         srv = server_new(e->alg, e->rule, &e->rule_info, k, s->nshards, s->nworkers, init,
                          s->m->nparams);
     }

@@ -427,7 +427,7 @@ int sim_calibrate(sim *s)
     if (worker_init(&w, &spec, 0, s->m, &e->train, &s->parts[0], s->err) < 0) {
         return -1;
     }
-    model_init_params(s->m, w.theta, e->seed);
+    model_init_host(s->m, w.theta, e->seed);
     const int runs = 20;
     double sum = 0, sq = 0;
     for (int i = -3; i < runs; i++) {

@@ -175,6 +175,7 @@ static void *s_worker_thread(void *arg)
 {
     tworker *tw = arg;
     threads_run *t = tw->t;
+    backend_use_here(tw->b);   /* its GPU, where there are several */
     double began = run_wall();
     tw->rc = t->e->alg->worker_run(&tw->w);
     if (tw->rc == 0) {   /* where its time went, as a real worker logs it */
@@ -201,10 +202,12 @@ static void *s_worker_thread(void *arg)
 }
 
 /* The backend every thread makes for itself: one BLAS thread unless
- * backend.threads says otherwise (the workers are the parallelism). */
-static backend *s_backend(const experiment *e, error *err)
+ * backend.threads says otherwise (the workers are the parallelism); on a
+ * GPU, ordinal mod the visible GPUs (worker k on GPU k, as in real mode). */
+static backend *s_backend(const experiment *e, int ordinal, error *err)
 {
     backend_spec spec = e->backend;
+    spec.ordinal = ordinal;
     if (spec.threads == 0) {
         spec.threads = 1;
     }
@@ -221,7 +224,7 @@ static int s_setup(threads_run *t)
     if (!t->shards || !t->workers || !t->parts) {
         return error_set(err, ERROR_RUNTIME, "threads: out of memory");
     }
-    if (!(t->eval_b = s_backend(e, err)) ||
+    if (!(t->eval_b = s_backend(e, 0, err)) ||
         !(t->eval_m = model_new(&e->model, t->eval_b, e->train.dim, e->train.classes, err)) ||
         !(t->centre = malloc(t->eval_m->nparams * sizeof *t->centre)) ||
         partition_make(t->parts, t->nworkers, &e->train, e->partition, e->partition_alpha,
@@ -229,7 +232,7 @@ static int s_setup(threads_run *t)
         return t->centre || !t->eval_m ? -1 : error_set(err, ERROR_RUNTIME, "out of memory");
     }
     size_t n = t->eval_m->nparams;
-    model_init_params(t->eval_m, t->centre, e->seed);
+    model_init_host(t->eval_m, t->centre, e->seed);
     for (int k = 0; k < t->nshards; k++) {
         tshard *sh = &t->shards[k];
         sh->srv = server_new(e->alg, e->rule, &e->rule_info, k, t->nshards, t->nworkers,
@@ -245,7 +248,7 @@ static int s_setup(threads_run *t)
         tworker *tw = &t->workers[k];
         tw->t = t;
         tw->id = k;
-        if (!(tw->b = s_backend(e, err)) ||
+        if (!(tw->b = s_backend(e, k, err)) ||
             !(tw->m = model_new(&e->model, tw->b, e->train.dim, e->train.classes, err)) ||
             worker_init(&tw->w, &spec, k, tw->m, &e->train, &t->parts[k], err) < 0) {
             return -1;
@@ -261,6 +264,9 @@ static void s_free(threads_run *t)
 {
     for (int k = 0; t->workers && k < t->nworkers; k++) {
         tworker *tw = &t->workers[k];
+        if (tw->b) {
+            backend_use_here(tw->b);   /* its buffers are its GPU's */
+        }
         if (tw->m) {
             worker_free(&tw->w);
         }
@@ -281,6 +287,9 @@ static void s_free(threads_run *t)
     free(t->workers);
     free(t->shards);
     free(t->centre);
+    if (t->eval_b) {
+        backend_use_here(t->eval_b);
+    }
     model_destroy(&t->eval_m);
     backend_destroy(&t->eval_b);
 }
@@ -314,6 +323,7 @@ static void s_evaluate(threads_run *t, bool final)
     server *first = t->shards[0].srv;
     uint64_t samples = atomic_load(&first->samples), version = atomic_load(&first->version);
     double loss, acc;
+    backend_use_here(t->eval_b);   /* the last worker's backend opened after it */
     model_evaluate_host(t->eval_m, &loss, &acc, t->centre, &t->e->test, (int)t->e->eval_batch);
     run_eval_row(t->r->eval, at, (double)samples / (double)t->e->train.n,
                  (long)version, (long)samples, loss, acc);
