@@ -11,6 +11,8 @@
 # median over the sequential trainer's median, and the median accuracy
 # and staleness.
 #   bench/hogwild_vs_sequential.sh [EPOCHS (2)] [REPS (5)]
+# OVERRIDES adds config overrides to every run, e.g. on a GPU with the CNN:
+#   OVERRIDES="model.type=cnn backend.device=cuda" bench/hogwild_vs_sequential.sh 1 3
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 epochs=${1:-2}
@@ -35,24 +37,33 @@ extras=("" "$one=off algorithm.prefetch=off" "$one=off algorithm.prefetch=on"
         "$one=auto algorithm.prefetch=off" "$one=auto algorithm.prefetch=on"
         "$threads=1" "$threads=2")
 runs=${#names[@]}
+read -r -a overrides <<<"${OVERRIDES:-}"
 for ((r = 0; r < reps; r++)); do
     for ((i = 0; i < runs; i++)); do
         read -r -a extra <<<"${extras[$i]}"
         dir=$("$root/build/asgd" train "$root/experiments/${configs[$i]}/config.ini" \
               experiment.out="$out" train.epochs="$epochs" backend.threads=1 eval.every=0 \
-              "${extra[@]}" 2>/dev/null | tail -1)
+              "${extra[@]}" "${overrides[@]}" 2>"$out/stderr" | tail -1) || true
+        if [ ! -f "$dir/summary.json" ]; then   # the others still run
+            echo "${names[$i]}: failed: $(tail -1 "$out/stderr")" >&2
+            continue
+        fi
         echo "$(field "$dir" samples_per_s) $(field "$dir" final_test_acc) \
 $(field "$dir" staleness_mean || echo 0)" >>"$out/$i"
     done
 done
-base=$(awk '{print $1}' "$out/0" | median)
+base=$( (cat "$out/0" 2>/dev/null || true) | awk '{print $1}' | median)
 echo "| run | samples/s, median | min | max | against sequential | final test acc | staleness mean |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"
 for ((i = 0; i < runs; i++)); do
+    if [ ! -s "$out/$i" ]; then
+        echo "| ${names[$i]} | failed | | | | | |"
+        continue
+    fi
     rate=$(awk '{print $1}' "$out/$i" | median)
     printf "| %s | %.0f | %.0f | %.0f | %.2f | %.4f | %.3f |\n" "${names[$i]}" "$rate" \
         "$(awk '{print $1}' "$out/$i" | sort -g | head -1)" \
         "$(awk '{print $1}' "$out/$i" | sort -g | tail -1)" \
-        "$(awk -v a="$rate" -v b="$base" 'BEGIN {print a / b}')" \
+        "$(awk -v a="$rate" -v b="$base" 'BEGIN {print (b > 0 ? a / b : "nan")}')" \
         "$(awk '{print $2}' "$out/$i" | median)" "$(awk '{print $3}' "$out/$i" | median)"
 done

@@ -5,7 +5,9 @@
 # TensorFlow-tutorial CNN at batch 64 (on the CPU twice: through Winograd's
 # transforms, backend.conv's default, and through im2col). Also prints the share of asgd's step
 # that its GEMMs alone take (the step's rate as a fraction of cuBLAS's or
-# OpenBLAS's rate for the same shapes). Prints a Markdown table.
+# OpenBLAS's rate for the same shapes). On a GPU, the CNN at batch 512 too,
+# and PyTorch with the whole step captured in a CUDA graph beside eager
+# (torch_step.py --graphs), the stronger anchor. Prints a Markdown table.
 #   bench/step_speed.sh [cuda|cpu] [REPS]
 # THREADS=N sets both sides' CPU threads (OPENBLAS_NUM_THREADS, torch's
 # set_num_threads); ROUNDS=R (1) alternates asgd and PyTorch R times per
@@ -32,10 +34,11 @@ blas=()   # asgd's threads; PyTorch's are its own (--threads), not its BLAS's
 [ "$threads" = 0 ] || blas=(env OPENBLAS_NUM_THREADS="$threads")
 median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
-echo "| model | batch | device | threads | asgd samples/s | PyTorch samples/s | ratio (rounds' range) | GEMM share of asgd's step |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "| model | batch | device | threads | asgd samples/s | PyTorch samples/s | ratio (rounds' range) | GEMM share of asgd's step | PyTorch CUDA graphs samples/s | ratio to graphs |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 runs=("mlp 64 400" "mlp 512 200" "cnn 64 50")
 [ "$device" = cpu ] && runs+=("cnn 64 50 im2col")
+[ "$device" = cuda ] && runs+=("cnn 512 20")
 for run in "${runs[@]}"; do
     read -r model batch steps conv <<<"$run"
     conv=${conv:-winograd}
@@ -45,18 +48,26 @@ for run in "${runs[@]}"; do
         a=$("${blas[@]}" "$root/build/bench/bench_step" "$device" "$model" "$batch" "$steps" "$reps" "$conv")
         t=$("$python" "$root/bench/torch_step.py" --device "$device" --model "$model" \
               --batch "$batch" --steps "$steps" --reps "$reps" --threads "$threads")
+        g=0
+        [ "$device" = cuda ] && g=$("$python" "$root/bench/torch_step.py" --device cuda \
+              --model "$model" --batch "$batch" --steps "$steps" --reps "$reps" --graphs |
+              field samples_per_s) || g=0   # the eager figures stand without it
         rows+="$(field samples_per_s <<<"$a") $(field samples_per_s <<<"$t") \
-$(field gemm_fraction <<<"$a")"$'\n'
+$(field gemm_fraction <<<"$a") $g"$'\n'
         name=$(sed 's/.*device=\(.*\) model=.*/\1/' <<<"$a")
     done
     as=$(awk 'NF {print $1}' <<<"$rows" | median)
     ts=$(awk 'NF {print $2}' <<<"$rows" | median)
     share=$(awk 'NF {print $3}' <<<"$rows" | median)
+    gs=$(awk 'NF {print $4}' <<<"$rows" | median)
+    graphs="- | -"
+    [ "$device" = cuda ] && graphs=$(awk -v a="$as" -v g="$gs" \
+        'BEGIN {if (g > 0) printf "%.0f | %.2f", g, a / g; else print "failed | -"}')
     range=$(awk 'NF {r = $1 / $2; if (NR == 1 || r < lo) lo = r; if (NR == 1 || r > hi) hi = r}
                  END {printf "%.2f-%.2f", lo, hi}' <<<"$rows")
     label=$model
     [ "$model" = cnn ] && [ "$device" = cpu ] && label="cnn ($conv)"
-    printf "| %s | %s | %s | %s | %.0f | %.0f | %.2f (%s) | %s |\n" "$label" "$batch" "$name" \
+    printf "| %s | %s | %s | %s | %.0f | %.0f | %.2f (%s) | %s | %s |\n" "$label" "$batch" "$name" \
         "${threads/#0/default}" "$as" "$ts" "$(awk -v a="$as" -v t="$ts" 'BEGIN {print a / t}')" \
-        "$range" "$share"
+        "$range" "$share" "$graphs"
 done
