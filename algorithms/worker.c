@@ -87,10 +87,10 @@ int worker_pull(worker *w, uint64_t min_version)
 
 int worker_pull_into(worker *w, float *dst, uint64_t min_version)
 {
-    double t = run_wall();
-    worker_settle(w);   /* dst may be a buffer still being pushed */
+    worker_settle(w);   /* dst may be a buffer still being pushed (push time) */
+    double t = run_now();
     int rc = w->link->pull(w, dst, min_version);
-    w->pull_s += run_wall() - t;
+    w->pull_s += run_now() - t;
     return rc;
 }
 
@@ -98,9 +98,9 @@ int worker_push(worker *w, const float *values, uint64_t tag)
 {
     uint32_t samples = w->samples_since_push;
     w->samples_since_push = 0;
-    double t = run_wall();
+    double t = run_now();
     int rc = w->link->push(w, values, tag, samples);
-    w->push_s += run_wall() - t;
+    w->push_s += run_now() - t;
     return rc;
 }
 
@@ -114,8 +114,10 @@ int worker_prefetch(worker *w, uint64_t min_version)
 
 void worker_settle(worker *w)
 {
-    if (w->link && w->link->settle) {
+    if (w->link && w->link->settle) {   /* waits for earlier pushes' bytes to go */
+        double t = run_now();
         w->link->settle(w);
+        w->push_s += run_now() - t;
     }
 }
 
@@ -144,10 +146,10 @@ float worker_gradient(worker *w)
     }
     float loss = 0;
     if (!w->null_compute) {
-        double t = run_wall();
+        double t = run_now();
         sampler_next(&w->sp, w->x, w->y, w->batch);
         loss = model_gradient_host(w->m, w->grad, w->theta, w->x, w->y, w->batch);
-        w->gradient_s += run_wall() - t;
+        w->gradient_s += run_now() - t;
     }
     if (w->replay && w->replay->speed > 1) {
         double now = run_wall();
@@ -174,14 +176,16 @@ typedef struct early_push {
     int rc;
 } early_push;
 
-static void s_push_parts_from(early_push *e, size_t from)
+/* Returns the seconds it spent pushing, which count as push time. */
+static double s_push_parts_from(early_push *e, size_t from)
 {
     worker *w = e->w;
+    double t = run_now(), spent;
     for (; e->next >= 0 && e->rc == 0; e->next--) {
         uint64_t lo, hi;
         partition_range(w->nparams, w->shards, e->next, &lo, &hi);
         if (lo < from) {
-            return;
+            break;
         }
         const float scale = e->scale;   /* a local: a store to grad could change e->scale */
         for (uint64_t i = lo; scale != 1.0f && i < hi; i++) {
@@ -189,11 +193,17 @@ static void s_push_parts_from(early_push *e, size_t from)
         }
         e->rc = w->link->push_part(w, e->next, w->grad, e->tag, e->samples);
     }
+    spent = run_now() - t;
+    w->push_s += spent;
+    return spent;
 }
 
+/* Inside the backward pass, so inside the gradient's time: the parts it
+ * pushes are taken out of that and count as pushes only. */
 static void s_part_ready(void *ctx, size_t from)
 {
-    s_push_parts_from(ctx, from);
+    early_push *e = ctx;
+    e->w->gradient_s -= s_push_parts_from(e, from);
 }
 
 int worker_gradient_push(worker *w, uint64_t tag, float scale)

@@ -79,7 +79,9 @@ struct worker {
     uint32_t samples_since_push;
     /* wall seconds spent in pulls (waiting for the answer included), in
      * gradients (the model's copies to and from a GPU included) and in
-     * pushes: where a real worker's time goes (its log's last line) */
+     * pushes (parts pushed during backward, and the waits for a push's
+     * bytes to go, worker_settle, included; never in the gradient's time):
+     * where a real worker's time goes (its log's last line) */
     double pull_s, gradient_s, push_s;
     bool null_compute;        /* the simulator's null model: no real gradients */
     /* real mode with cluster.trace: the device whose slowdown and time away

@@ -18,6 +18,7 @@
 #include "algorithms/worker.h"
 #include "core/experiment.h"
 #include "core/partition.h"
+#include "core/run.h"
 #include "support.h"
 
 static const optim_spec s_sgd = {.kind = OPTIM_SGD, .lr = 0.5};
@@ -371,6 +372,64 @@ static void test_parts_go_as_soon_as_final(void **state)
     assert_true(w.samples_since_push == 0);
     worker_free(&w);
     worker_free(&ref);
+    model_destroy(&m);
+    backend_destroy(&b);
+    experiment_destroy(&e);
+}
+
+/* A link whose parts take 20 ms each to push, whose earlier pushes take
+ * 10 ms to settle, and whose pulls answer at once. */
+static int s_slow_part(worker *w, int k, const float *values, uint64_t tag, uint32_t samples)
+{
+    (void)w, (void)k, (void)values, (void)tag, (void)samples;
+    run_sleep(0.02);
+    return 0;
+}
+
+static void s_slow_settle(worker *w)
+{
+    (void)w;
+    run_sleep(0.01);
+}
+
+static int s_quick_pull(worker *w, float *dst, uint64_t min_version)
+{
+    (void)w, (void)dst, (void)min_version;
+    return 0;
+}
+
+/* The phase timers: parts pushed during the backward pass count as pushes
+ * and not in the gradient's time, and so does a pull's wait for an earlier
+ * push to settle (not as the pull). */
+static void test_phase_timers_put_pushes_in_pushes(void **state)
+{
+    support_fixture *f = *state;
+    support_write_file(f->config, "[data]\ndataset = synthetic\ntrain_size = 40\n"
+                       "test_size = 10\ndim = 2\nclasses = 10\n[model]\ntype = mlp\n"
+                       "hidden = 8\n[train]\nalgorithm = sync\nbatch = 8\n"
+                       "[cluster]\nworkers = 1\nservers = 3\n");
+    experiment e;
+    error err = {0};
+    assert_int_equal(experiment_configure(&e, f->config, 0, NULL, NULL, &err), 0);
+    assert_int_equal(experiment_load(&e, &err), 0);
+    backend *b = backend_new(&e.backend, &err);
+    model *m = model_new(&e.model, b, e.train.dim, e.train.classes, &err);
+    worker w;
+    assert_int_equal(s_worker_init(&w, &e, m), 0);
+    model_init_host(m, w.theta, e.seed);
+    const worker_link link = {.pull = s_quick_pull, .push = s_no_whole_push,
+                              .push_part = s_slow_part, .settle = s_slow_settle};
+    w.link = &link;
+    /* the gradient itself settles first (10 ms), then 3 parts of 20 ms */
+    assert_int_equal(worker_gradient_push(&w, 1, 1.0f), 0);
+    assert_true(w.push_s >= 0.069);
+    assert_true(w.gradient_s >= 0 && w.gradient_s < 0.015);
+    assert_true(w.pull_s == 0);
+    double pushed = w.push_s;
+    assert_int_equal(worker_pull(&w, 0), 0);
+    assert_true(w.push_s - pushed >= 0.0099);
+    assert_true(w.pull_s < 0.005);
+    worker_free(&w);
     model_destroy(&m);
     backend_destroy(&b);
     experiment_destroy(&e);
@@ -1205,6 +1264,8 @@ int main(void)
         cmocka_unit_test(test_sync_worker_loop),
         cmocka_unit_test_setup_teardown(test_parts_go_as_soon_as_final, support_fixture_setup,
                                         support_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_phase_timers_put_pushes_in_pushes,
+                                        support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test(test_hogwild_worker_loop),
         cmocka_unit_test(test_downpour_worker_loop),
         cmocka_unit_test(test_agn_dynsgd_sagn_ssp_average_loops),

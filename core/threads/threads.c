@@ -176,12 +176,12 @@ static void *s_worker_thread(void *arg)
     tworker *tw = arg;
     threads_run *t = tw->t;
     backend_use_here(tw->b);   /* its GPU, where there are several */
-    double began = run_wall();
+    double began = run_now();
     tw->rc = t->e->alg->worker_run(&tw->w);
     if (tw->rc == 0) {   /* where its time went, as a real worker logs it */
         run_log(t->r, "threads: worker %d: %.3f s in pulls, %.3f s in gradients, %.3f s in "
                 "pushes, of %.3f s (%ld minibatches)", tw->id, tw->w.pull_s, tw->w.gradient_s,
-                tw->w.push_s, run_wall() - began, tw->w.steps);
+                tw->w.push_s, run_now() - began, tw->w.steps);
     }
     /* failed alone: the run stops (not when the signal stopped it) */
     if (tw->rc < 0 && !atomic_load(&t->stopping) && !stop_requested()) {
