@@ -23,7 +23,8 @@
 # so where it is another folder, build/ must link to it.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$root/build}
+# absolute: the checks below run from the root and from the build folder
+build=$(cd "${1:-$root/build}" && pwd) || { echo "gpu_checklist: no folder ${1:-$root/build}" >&2; exit 2; }
 asgd=$build/asgd
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
