@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """PyTorch (eager) twin of bench/bench_step.c: samples per second of one
-training step on a fixed random batch, for bench/gpu_step.sh.
+training step on a fixed random batch, for bench/step_speed.sh.
 
 Same models (MLP 784-256-128-10; the TensorFlow tutorial CNN: conv 5x5x32
 same, pool 2, conv 5x5x64 same, pool 2, dense 1024, dense 10), same step:
