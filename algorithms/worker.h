@@ -83,6 +83,7 @@ struct worker {
      * bytes to go, worker_settle, included; never in the gradient's time):
      * where a real worker's time goes (its log's last line) */
     double pull_s, gradient_s, push_s;
+    bool phase_timers;        /* those three are kept (real and threads mode) */
     bool null_compute;        /* the simulator's null model: no real gradients */
     /* real mode with cluster.trace: the device whose slowdown and time away
      * worker_gradient replays by sleeping (core/trace.h); NULL: none */

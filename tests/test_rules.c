@@ -400,7 +400,7 @@ static int s_quick_pull(worker *w, float *dst, uint64_t min_version)
 
 /* The phase timers: parts pushed during the backward pass count as pushes
  * and not in the gradient's time, and so does a pull's wait for an earlier
- * push to settle (not as the pull). */
+ * push to settle (not as the pull); off, they read no clock. */
 static void test_phase_timers_put_pushes_in_pushes(void **state)
 {
     support_fixture *f = *state;
@@ -420,6 +420,10 @@ static void test_phase_timers_put_pushes_in_pushes(void **state)
     const worker_link link = {.pull = s_quick_pull, .push = s_no_whole_push,
                               .push_part = s_slow_part, .settle = s_slow_settle};
     w.link = &link;
+    /* off (the simulator's workers): no clock is read */
+    assert_int_equal(worker_gradient_push(&w, 1, 1.0f), 0);
+    assert_true(w.push_s == 0 && w.gradient_s == 0 && w.pull_s == 0);
+    w.phase_timers = true;
     /* the gradient itself settles first (10 ms), then 3 parts of 20 ms */
     assert_int_equal(worker_gradient_push(&w, 1, 1.0f), 0);
     assert_true(w.push_s >= 0.069);

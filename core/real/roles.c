@@ -141,6 +141,7 @@ int worker_main(const cluster_spec *cs, experiment *e, const char *run_dir, erro
      * (72 of 2,812 in one run) of steps whose pushes counted */
     w.steps_csv = run_append_csv(path, RUN_STEPS_HEADER, true, err);
     w.t0 = 0;   /* rows in Unix time: the launcher takes them from the first step */
+    w.phase_timers = true;
     w.replay = e->replay.n > 0 ? trace_device_of(&e->replay, cs->task) : NULL;
     peers p;
     int rc = -1;

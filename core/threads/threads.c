@@ -254,6 +254,7 @@ static int s_setup(threads_run *t)
             return -1;
         }
         tw->w.link = &s_threads_link;
+        tw->w.phase_timers = true;
         tw->w.link_state = tw;
         tw->w.steps_csv = t->r->steps;
     }
