@@ -238,7 +238,7 @@ static void s_one_worker_run(const char *rule, const char *keys, const char *exp
     backend *b = backend_new(&e.backend, &err);
     model *m = model_new(&e.model, b, e.train.dim, e.train.classes, &err);
     float *init = malloc(m->nparams * sizeof *init);
-    model_init_params(m, init, e.seed);
+    model_init_host(m, init, e.seed);
     direct d = {.count = 2};
     server *shards[2];
     for (int k = 0; k < 2; k++) {
@@ -349,7 +349,7 @@ static void test_parts_go_as_soon_as_final(void **state)
     worker w, ref;
     assert_int_equal(s_worker_init(&w, &e, m), 0);
     assert_int_equal(s_worker_init(&ref, &e, m), 0);
-    model_init_params(m, w.theta, e.seed);
+    model_init_host(m, w.theta, e.seed);
     memcpy(ref.theta, w.theta, m->nparams * sizeof *w.theta);
     const worker_link link = {.push = s_no_whole_push, .push_part = s_record_part};
     parts p = {0};
@@ -1040,7 +1040,7 @@ static void test_aeamsgd_looks_ahead_downhill(void **state)
     size_t n = m->nparams;
     float *init = malloc(n * sizeof *init), *downhill = malloc(n * sizeof *init);
     float *uphill = malloc(n * sizeof *init);
-    model_init_params(m, init, e.seed);
+    model_init_host(m, init, e.seed);
     server *shard = server_new(e.alg, e.rule, &e.rule_info, 0, 1, 1, init, n);
     direct d = {.count = 1, .shards = &shard};
     worker w;

@@ -49,7 +49,7 @@ static float *s_initial(support_fixture *f, size_t *n)
     model *m = model_new(&e.model, b, 6, 3, &err);
     *n = m->nparams;
     float *init = malloc(*n * sizeof *init);
-    model_init_params(m, init, e.seed);
+    model_init_host(m, init, e.seed);
     model_destroy(&m);
     backend_destroy(&b);
     experiment_destroy(&e);

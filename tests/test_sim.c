@@ -1269,7 +1269,7 @@ static void test_easgd_two_workers_by_hand(void **state)
     model *m = model_new(&e.model, b, e.dim, e.classes, &err);
     size_t n = m->nparams;
     float *c = malloc(n * sizeof *c), *saved = malloc(n * sizeof *saved);
-    model_init_params(m, c, e.seed);
+    model_init_host(m, c, e.seed);
     worker w[2];
     worker_spec spec = experiment_worker_spec(&e, e.n_train);
     for (int k = 0; k < 2; k++) {
