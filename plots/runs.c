@@ -256,24 +256,46 @@ static config *s_run_config(const plot_run *r)
 bool plot_runs_mixed(const plot_runs *set, int g, const char *group_key, const char *x_key,
                      char *out, size_t n)
 {
-    int first = 0;
-    while (first < set->count && set->runs[first].g != g) {
-        first++;
+    /* A scaling figure averages the runs of a group at each x alone, so a
+     * run is compared with the group's first run at its own x: a key that
+     * follows x (aeasgd's alpha = 0.9 / N, resolved into each config.ini)
+     * mixes nothing. Without an x, with the group's first run. */
+    char (*xs)[256] = x_key ? calloc((size_t)set->count, sizeof *xs) : NULL;
+    for (int r = 0; xs && r < set->count; r++) {
+        if (set->runs[r].g == g) {
+            plot_run_value(&set->runs[r], x_key, xs[r], sizeof xs[r]);
+        }
     }
-    mixed m = {.first = first < set->count ? s_run_config(&set->runs[first]) : NULL,
-               .group_key = group_key, .x_key = x_key};
-    int other = -1;
-    for (int r = first + 1; m.first && r < set->count && other < 0; r++) {
-        config *c = set->runs[r].g == g ? s_run_config(&set->runs[r]) : NULL;
+    int first = -1, other = -1;
+    char where[sizeof ((mixed *)0)->where] = "";
+    for (int r = 0; r < set->count && other < 0; r++) {
+        if (set->runs[r].g != g) {
+            continue;
+        }
+        int f = r;
+        for (int q = 0; q < r && f == r; q++) {
+            if (set->runs[q].g == g && (!xs || strcmp(xs[q], xs[r]) == 0)) {
+                f = q;
+            }
+        }
+        if (f == r) {
+            continue;
+        }
+        mixed m = {.first = s_run_config(&set->runs[f]), .group_key = group_key,
+                   .x_key = x_key};
+        config *c = m.first ? s_run_config(&set->runs[r]) : NULL;
         if (c && config_each_entry(c, s_compare_entry, &m) != 0) {
+            first = f;
             other = r;
+            snprintf(where, sizeof where, "%s", m.where);
         }
         config_destroy(&c);
+        config_destroy(&m.first);
     }
-    config_destroy(&m.first);
+    free(xs);
     if (other >= 0) {
         snprintf(out, n, "its runs differ in %s, not only in their seeds (%.1000s, %.1000s)",
-                 m.where, set->runs[first].dir, set->runs[other].dir);
+                 where, set->runs[first].dir, set->runs[other].dir);
     }
     return other >= 0;
 }

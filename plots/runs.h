@@ -53,7 +53,10 @@ bool plot_runs_left_out(const plot_runs *set, char *out, size_t n);
 /* Says on stderr, for each group whose runs' resolved configs differ in
  * more than their seeds, run ids and folders (and the group key, and
  * x_key, a scaling figure's x, or NULL), the first such key and two runs:
- * a group's lines and points average its runs as if they were seeds. */
+ * a group's lines and points average its runs as if they were seeds. With
+ * x_key, only runs at the same x are compared, as only they are averaged
+ * into one point (a key that changes with x, such as a default derived
+ * from the workers, mixes nothing). */
 void plot_runs_warn_mixed(const plot_runs *set, const char *group_key, const char *x_key);
 /* The same test for group g alone: true, with "its runs differ in [S] K (A
  * and B), not only in their seeds (DIR, DIR)" in out, when it averages

@@ -730,21 +730,30 @@ static void test_title_gives_a_range_of_runs(void **state)
     free(gp);
 }
 
-/* Two simulated softmax runs into out, with the override each gets. */
-static void s_two_runs(support_fixture *f, const char *out, const char *first,
-                       const char *second)
+/* Two simulated softmax runs of a rule into out, with the override each
+ * gets. */
+static void s_two_runs_of(support_fixture *f, const char *out, const char *rule,
+                          const char *first, const char *second)
 {
-    char out_arg[800];
+    char out_arg[800], rule_arg[100];
     snprintf(out_arg, sizeof out_arg, "experiment.out=%s", out);
+    snprintf(rule_arg, sizeof rule_arg, "train.algorithm=%s", rule);
     const char *each[2] = {first, second};
     for (int i = 0; i < 2; i++) {
         const char *args[] = {"train", "/dev/null", out_arg, "experiment.mode=sim",
                               "data.dataset=synthetic", "model.type=softmax",
-                              "train.algorithm=hogwild", "train.epochs=1", "eval.every=0.05",
+                              rule_arg, "train.epochs=1", "eval.every=0.05",
                               each[i], NULL};
         support_run_asgd(&f->r, f->dir, args);
         assert_int_equal(f->r.status, 0);
     }
+}
+
+/* The same with hogwild. */
+static void s_two_runs(support_fixture *f, const char *out, const char *first,
+                       const char *second)
+{
+    s_two_runs_of(f, out, "hogwild", first, second);
 }
 
 /* A group whose runs differ in more than their seeds (here the workers)
@@ -772,6 +781,25 @@ static void test_a_group_of_different_settings_is_named(void **state)
     support_run_asgd(&f->r, f->dir, scaling);
     assert_int_equal(f->r.status, 0);
     assert_null(strstr(f->r.err, "differ in"));
+    /* aeasgd's alpha defaults to 0.9 / N: its resolved configs differ in
+     * alpha as in the workers, yet each point of a scaling figure averages
+     * the runs of one worker count alone (experiments/hermans-agn-aeasgd
+     * was told its lines and points averaged alpha 0.09 and 0.045) */
+    char elastic[700];
+    snprintf(elastic, sizeof elastic, "%s/mixed-alpha", f->out);
+    s_two_runs_of(f, elastic, "aeasgd", "cluster.workers=1", "cluster.workers=2");
+    scaling[1] = elastic;
+    support_run_asgd(&f->r, f->dir, scaling);
+    assert_int_equal(f->r.status, 0);
+    assert_null(strstr(f->r.err, "differ in"));
+    /* two runs at one x that differ in more than their seeds still mix */
+    char one_x[700];
+    snprintf(one_x, sizeof one_x, "%s/mixed-one-x", f->out);
+    s_two_runs(f, one_x, "train.lr=0.05", "train.lr=0.1");
+    scaling[1] = one_x;
+    support_run_asgd(&f->r, f->dir, scaling);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.err, "hogwild: its runs differ in [train] lr (0.05 and 0.1)"));
 }
 
 /* A run folder for results.py: its summary, built by `commit` (dirty or
