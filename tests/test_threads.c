@@ -369,6 +369,51 @@ static void test_evaluations_are_stamped_when_the_centre_is_copied(void **state)
     assert_true(fabs(t - time_s) < 1e-6);
 }
 
+/* An eval.csv row's counters are those of the centre it evaluated (read at
+ * the copy, not after it, when later pushes may have counted), and the last
+ * row is the summary's time_s even where an evaluation came after the last
+ * push: in one run, two rows with the same updates of one sync shard hold
+ * one model, so one test loss. A race: several runs, each a chance. */
+static void test_eval_rows_count_what_they_copied(void **state)
+{
+    support_fixture *f = *state;
+    const char *args[] = {"algorithm.server_threads=1", "cluster.servers=2", "train.epochs=2",
+                          "model.hidden=256,128", "data.test_size=500", "eval.every=0.01",
+                          NULL};
+    for (int run = 0; run < 4; run++) {
+        char dir[4096], path[4200], line[512];
+        s_train(f, "sync", 3, args, dir, sizeof dir);
+        snprintf(path, sizeof path, "%s/summary.json", dir);
+        cJSON *j = support_json_file(path);
+        double time_s = support_json_number(j, "time_s");
+        long updates = (long)support_json_number(j, "updates");
+        cJSON_Delete(j);
+        snprintf(path, sizeof path, "%s/eval.csv", dir);
+        FILE *in = fopen(path, "r");
+        assert_non_null(in);
+        double t = 0, loss = 0, last_loss = -1;
+        long u = -1, last_u = -1;
+        while (fgets(line, sizeof line, in)) {
+            double epoch, acc;
+            long samples;
+            if (sscanf(line, "%lf,%lf,%ld,%ld,%lf,%lf", &t, &epoch, &u, &samples, &loss, &acc) != 6) {
+                continue;
+            }
+            if (u == last_u && loss != last_loss) {
+                fail_msg("%s: two rows of %ld updates, test loss %.9g and %.9g", dir, u,
+                         last_loss, loss);
+            }
+            last_u = u;
+            last_loss = loss;
+        }
+        fclose(in);
+        assert_int_equal(u, updates);
+        if (fabs(t - time_s) > 1e-6) {
+            fail_msg("%s: the last row at %.6f s, time_s %.6f s", dir, t, time_s);
+        }
+    }
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, support_fixture_setup, \
@@ -378,6 +423,7 @@ int main(void)
         T(test_every_rule_learns_with_three_threads),
         T(test_hogwild_threads_at_once_lose_nothing),
         T(test_evaluations_are_stamped_when_the_centre_is_copied),
+        T(test_eval_rows_count_what_they_copied),
         T(test_each_worker_says_where_its_time_went),
         T(test_what_needs_a_network_is_refused),
         T(test_a_stuck_run_ends),

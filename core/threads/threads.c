@@ -311,18 +311,26 @@ static double s_trained(const threads_run *t)
  * training), not after the forward pass. A diverged model stops the run. */
 static void s_evaluate(threads_run *t, bool final)
 {
+    uint64_t samples = 0, version = 0;
+    double copied = 0;
     for (int k = 0; k < t->nshards; k++) {
         tshard *sh = &t->shards[k];
         pull_msg pm = {.worker = ALGORITHM_EVALUATOR};
         pthread_mutex_lock(&sh->lock);
+        if (k == 0) {   /* the row's counters and time are those of the copy: read
+                         * before it (under the lock, pushes applied one at a time
+                         * wait; applied at once, the copy is at least this new),
+                         * not after, when later pushes may have counted */
+            version = atomic_load(&sh->srv->version);
+            samples = atomic_load(&sh->srv->samples);
+            copied = s_elapsed(t);
+        }
         memcpy(t->centre + sh->srv->lo, server_answer(sh->srv, &pm),
                sh->srv->n * sizeof *t->centre);
         pthread_mutex_unlock(&sh->lock);
     }
-    double at = final ? fmax(s_trained(t), t->evaluated_at) : s_elapsed(t);
+    double at = final ? fmax(s_trained(t), t->evaluated_at) : copied;
     t->evaluated_at = at;
-    server *first = t->shards[0].srv;
-    uint64_t samples = atomic_load(&first->samples), version = atomic_load(&first->version);
     double loss, acc;
     backend_use_here(t->eval_b);   /* the last worker's backend opened after it */
     model_evaluate_host(t->eval_m, &loss, &acc, t->centre, &t->e->test, (int)t->e->eval_batch);
@@ -474,7 +482,10 @@ static int s_summarise(threads_run *t, int rc, double wall0)
         }
     }
     double first = atomic_load(&t->first_step);
-    sum->time_s = sum->train_time_s;   /* shard 0's first pull to its last push */
+    /* shard 0's first pull to its last push, or the last evaluation's time
+     * where one came after it (a row taken after the last push, before the
+     * workers returned): eval.csv's last row, as in real mode */
+    sum->time_s = fmax(sum->train_time_s, t->evaluated_at);
     sum->startup_s = first > 0 ? first - t->t0 : 0;
     summary_finish(sum, t->e->train.n);
     rc = summary_end(sum, t->r, rc, t->err);
