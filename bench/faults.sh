@@ -6,6 +6,9 @@
 # injected (messages dropped / sent twice), pushes applied both ways, and
 # training time both ways.
 #   bench/faults.sh [EPOCHS] [DROP] [DUP] [RESEND]
+# RULES picks the experiments; by default every distributed rule that has
+# an experiments/RULE folder (`asgd help algorithms --names`), and
+# downpour-easy after downpour.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 epochs=${1:-2}
@@ -20,7 +23,14 @@ field() { grep -o "\"$2\":[^,}]*" "$1/summary.json" | head -1 | grep -o '[0-9.e+
 
 echo "| rule | accuracy clean | accuracy faulty | dropped | sent twice | pushes clean | pushes faulty | time clean (s) | time faulty (s) |"
 echo "|---|---|---|---|---|---|---|---|---|"
-for rule in sync hogwild downpour downpour-easy agn sagn dynsgd easgd aeasgd aeamsgd ssp; do
+if [ -z "${RULES:-}" ]; then
+    for r in $("$root/build/asgd" help algorithms --names); do
+        [ -f "$root/experiments/$r/config.ini" ] || continue
+        RULES+=" $r"
+        if [ "$r" = downpour ]; then RULES+=" downpour-easy"; fi
+    done
+fi
+for rule in $RULES; do
     config="$root/experiments/$rule/config.ini"
     clean=$("$root/build/asgd" train "$config" experiment.out="$out" train.epochs="$epochs")
     faulty=$("$root/build/asgd" train "$config" experiment.out="$out" train.epochs="$epochs" \

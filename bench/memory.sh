@@ -49,6 +49,11 @@ for mode in off on; do
         fi
     done
     wait "$job"
+    if [ -z "$(echo "$sample" | awk 'NF == 2')" ]; then
+        echo "memory.sh: the $mode job ended before its $workers workers could be sampled" \
+             "(3 s after all had started): give it more EPOCHS" >&2
+        exit 1
+    fi
     dir=$(cat "$out/dir-$mode")
     params=$(grep -o '"params":[^,]*' "$dir/summary.json" | grep -o '[0-9]*$')
     acc=$(grep -o '"final_test_acc":[^,]*' "$dir/summary.json" | grep -o '[0-9.]*$')
