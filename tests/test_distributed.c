@@ -32,6 +32,7 @@
 #include "algorithms/algorithm.h"
 #include "core/experiment.h"
 #include "core/model.h"
+#include "transport/net.h"
 #include "transport/wire.h"
 #include "support.h"
 #include "wire_client.h"
@@ -146,8 +147,17 @@ static void s_train_and_check(support_fixture *f, const char *algorithm, const c
                           "data.dataset=synthetic", "model.type=mlp", "model.hidden=32",
                           "train.epochs=4", "train.lr=0.1", "eval.every=0.2", NULL};
     support_run_asgd(&f->r, f->dir, args);
-    if (f->r.status != 0) {
-        fail_msg("%s over %s failed: %s", algorithm, transport, f->r.err);
+    if (f->r.status != 0) {   /* the log names the failing process's reason; the
+                               * fixture's folder is gone after the test */
+        const char *see = strstr(f->r.err, "see ");
+        char log_path[4200] = "";
+        if (see) {
+            snprintf(log_path, sizeof log_path, "%.*s", (int)strcspn(see + 4, " \n"), see + 4);
+        }
+        char *log = log_path[0] ? support_read_file(log_path) : NULL;
+        size_t len = log ? strlen(log) : 0;
+        fail_msg("%s over %s failed: %s\nits log.txt, the end:\n%s", algorithm, transport,
+                 f->r.err, log ? log + (len > 3000 ? len - 3000 : 0) : "(none)");
     }
     char dir[4096], path[4200];
     s_run_dir(f, dir, sizeof dir);
@@ -183,6 +193,36 @@ static void s_train_and_check(support_fixture *f, const char *algorithm, const c
 static void test_sync_over_tcp_with_two_shards(void **state)
 {
     s_train_and_check(*state, "sync", "tcp", "cluster.servers=2");
+}
+
+/* The shards' TCP ports are distinct, free, and below the kernel's
+ * ephemeral range: a port from bind(0) could be taken first by a
+ * worker's connection (its source port) and the shard then failed to
+ * bind (`ps 0 exited with status 1`, once in test_sync_over_tcp_with_two_shards). */
+static void test_shard_ports_are_outside_the_ephemeral_range(void **state)
+{
+    (void)state;
+    int low = 32768, high = 60999;
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+    if (f) {
+        assert_int_equal(fscanf(f, "%d %d", &low, &high), 2);
+        fclose(f);
+    }
+    enum { N = 64 };
+    int ports[N];
+    assert_int_equal(net_free_ports("127.0.0.1", ports, N), 0);
+    for (int i = 0; i < N; i++) {
+        assert_true(ports[i] >= NET_PORT_LOW && ports[i] < low);
+        for (int k = 0; k < i; k++) {
+            assert_int_not_equal(ports[i], ports[k]);
+        }
+        int fd = socket(AF_INET, SOCK_STREAM, 0);   /* and free: a shard can bind it */
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)ports[i]),
+                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+        close(fd);
+    }
+    assert_int_equal(net_free_ports("not-an-address", ports, 1), -1);
 }
 
 static void test_hogwild_over_ipc_with_apply_threads(void **state)
@@ -1249,6 +1289,7 @@ int main(void)
 #define T(name) cmocka_unit_test_setup_teardown(name, support_fixture_setup, support_fixture_teardown)
     const struct CMUnitTest tests[] = {
         T(test_sync_over_tcp_with_two_shards),
+        T(test_shard_ports_are_outside_the_ephemeral_range),
         T(test_hogwild_over_ipc_with_apply_threads),
         T(test_sync_with_a_backup_worker_drops_gradients),
         T(test_one_worker_follows_sequential_exactly),

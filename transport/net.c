@@ -4,7 +4,13 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/rng.h"
 
 static int s_options(void *s, int type)
 {
@@ -245,4 +251,64 @@ bool net_local_only(const char *endpoint)
     const char *host = strncmp(endpoint, "tcp://", 6) == 0 ? endpoint + 6 : endpoint;
     return strncmp(host, "127.", 4) == 0 || strncmp(host, "localhost:", 10) == 0 ||
            strncmp(host, "[::1]:", 6) == 0;
+}
+
+/* A socket bound to host:port (0: any), kept open; -1 if it cannot be. */
+static int s_probe(const char *host, int port, int *bound)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    socklen_t len = sizeof a;
+    if (fd < 0 || inet_pton(AF_INET, host, &a.sin_addr) != 1 ||
+        bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+        if (fd >= 0) {
+            close(fd);
+        }
+        return -1;
+    }
+    *bound = ntohs(a.sin_port);
+    return fd;
+}
+
+/* The first port of the kernel's ephemeral range (32768 where unreadable). */
+static int s_ephemeral_low(void)
+{
+    int low = 32768, high;
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+    if (f) {
+        if (fscanf(f, "%d %d", &low, &high) != 2) {
+            low = 32768;
+        }
+        fclose(f);
+    }
+    return low;
+}
+
+int net_free_ports(const char *host, int *ports, int n)
+{
+    int *held = malloc((size_t)(n > 0 ? n : 1) * sizeof *held);
+    if (!held) {
+        return -1;
+    }
+    /* every probe stays bound until all are chosen: no port twice */
+    int got = 0, span = s_ephemeral_low() - NET_PORT_LOW;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    rng r;   /* jobs started at once draw apart */
+    rng_seed(&r, (uint64_t)now.tv_nsec ^ ((uint64_t)getpid() << 32));
+    for (int tries = 0; got < n && span >= 1000 && tries < 100 * n; tries++) {
+        int port = NET_PORT_LOW + (int)rng_below(&r, (uint64_t)span);
+        if ((held[got] = s_probe(host, port, &ports[got])) >= 0) {
+            got++;
+        }
+    }
+    while (got < n && (held[got] = s_probe(host, 0, &ports[got])) >= 0) {
+        got++;
+    }
+    for (int i = 0; i < got; i++) {
+        close(held[i]);
+    }
+    free(held);
+    return got == n ? 0 : -1;
 }

@@ -90,4 +90,15 @@ void net_endpoint(char *buf, size_t n, const char *address, bool for_bind);
  * or tcp on a loopback address. */
 bool net_local_only(const char *endpoint);
 
+/* n distinct TCP ports free on host (a local IPv4 address) into ports,
+ * for a job's shards to bind; -1 where none can be bound there. They are
+ * drawn below the kernel's ephemeral range
+ * (/proc/sys/net/ipv4/ip_local_port_range), from NET_PORT_LOW up: a port
+ * the kernel hands out for bind(0) is one an outgoing connection (a
+ * worker's DEALER reconnecting before its shard binds, another job's) may
+ * take first, and the shard then fails to bind. Where that range is too
+ * small, from the kernel (bind to 0). */
+#define NET_PORT_LOW 10000
+int net_free_ports(const char *host, int *ports, int n);
+
 #endif

@@ -1,15 +1,12 @@
 /* launcher.c: starting, supervising and cleaning up a distributed job. */
 #include "core/real/launcher.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cJSON.h>
@@ -21,6 +18,7 @@
 #include "core/stop.h"
 #include "core/summary.h"
 #include "transport/auth.h"
+#include "transport/net.h"
 
 typedef struct child {
     proc p;
@@ -64,24 +62,6 @@ typedef struct job {
     run_summary sum;
 } job;
 
-/* A free TCP port on host, from the kernel. */
-static int s_free_port(const char *host)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET};
-    if (fd < 0 || inet_pton(AF_INET, host, &a.sin_addr) != 1 ||
-        bind(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-        if (fd >= 0) {
-            close(fd);
-        }
-        return -1;
-    }
-    socklen_t len = sizeof a;
-    getsockname(fd, (struct sockaddr *)&a, &len);
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
 /* The job's private folder when it needs one: for ipc sockets, and for
  * the CURVE keys it makes itself (cluster.auth = curve without keys). */
 static int s_private_dir(job *j, error *err)
@@ -120,23 +100,36 @@ static int s_endpoints(job *j, error *err)
     if (s_private_dir(j, err) < 0) {
         return -1;
     }
+    int *ports = calloc((size_t)e->servers, sizeof *ports);
+    if (!ports) {
+        return error_set(err, ERROR_RUNTIME, "out of memory");
+    }
+    for (int k = 0; k < e->servers; k++) {
+        ports[k] = e->port > 0 ? (int)e->port + k : 0;
+    }
+    if (e->transport != TRANSPORT_IPC && e->port == 0 &&
+        net_free_ports(e->host, ports, e->servers) < 0) {
+        free(ports);
+        return error_set(err, ERROR_USAGE, "[cluster] host %s: no free port to bind "
+                         "(host must be a local IPv4 address)", e->host);
+    }
     for (int k = 0; k < e->servers; k++) {
         char one[128];
         if (e->transport == TRANSPORT_IPC) {
             snprintf(one, sizeof one, "ipc://%s/ps-%d", j->private_dir, k);
+        } else if (ports[k] > 65535) {
+            free(ports);
+            return error_set(err, ERROR_USAGE, "[cluster] port %ld: shard %d's port %d is "
+                             "beyond 65535", e->port, k, ports[k]);
         } else {
-            int port = e->port > 0 ? (int)e->port + k : s_free_port(e->host);
-            if (port < 0 || port > 65535) {
-                return error_set(err, ERROR_USAGE, "[cluster] host %s: no free port to bind "
-                                 "(host must be a local IPv4 address)", e->host);
-            }
-            snprintf(one, sizeof one, "%s:%d", e->host, port);
+            snprintf(one, sizeof one, "%s:%d", e->host, ports[k]);
         }
         if (k) {
             strcat(j->ps_hosts, ",");
         }
         strcat(j->ps_hosts, one);
     }
+    free(ports);
     for (int w = 0; w < e->workers; w++) {
         strcat(j->worker_hosts, w ? ",localhost" : "localhost");
     }
