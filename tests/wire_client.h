@@ -12,7 +12,7 @@
 #include "transport/auth.h"
 #include "transport/wire.h"
 
-/* A free TCP port on 127.0.0.1, from the kernel. */
+/* A free TCP port on 127.0.0.1, outside the ephemeral range (net_free_ports). */
 int wire_client_free_port(void);
 /* A DEALER connected to tcp://127.0.0.1:port; with auth, a CURVE client.
  * A send waits at most 1 s (a client the shard refused has nowhere to
