@@ -201,12 +201,11 @@ static void test_sync_over_tcp_with_two_shards(void **state)
  * bind (`ps 0 exited with status 1`, once in test_sync_over_tcp_with_two_shards). */
 static void test_shard_ports_are_outside_the_ephemeral_range(void **state)
 {
-    (void)state;
     int low = 32768, high = 60999;
-    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
-    if (f) {
-        assert_int_equal(fscanf(f, "%d %d", &low, &high), 2);
-        fclose(f);
+    FILE *range = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+    if (range) {
+        assert_int_equal(fscanf(range, "%d %d", &low, &high), 2);
+        fclose(range);
     }
     enum { N = 64 };
     int ports[N];
@@ -223,6 +222,14 @@ static void test_shard_ports_are_outside_the_ephemeral_range(void **state)
         close(fd);
     }
     assert_int_equal(net_free_ports("not-an-address", ports, 1), -1);
+    /* an explicit first port whose shards run past 65535 is the user's error */
+    support_fixture *f = *state;
+    const char *args[] = {"train", "/dev/null", f->out_arg, "train.algorithm=hogwild",
+                          "cluster.transport=tcp", "cluster.port=65535", "cluster.servers=2",
+                          "data.dataset=synthetic", NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "shard 1's port 65536 is beyond 65535"));
 }
 
 static void test_hogwild_over_ipc_with_apply_threads(void **state)

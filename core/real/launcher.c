@@ -118,9 +118,10 @@ static int s_endpoints(job *j, error *err)
         if (e->transport == TRANSPORT_IPC) {
             snprintf(one, sizeof one, "ipc://%s/ps-%d", j->private_dir, k);
         } else if (ports[k] > 65535) {
+            int beyond = ports[k];
             free(ports);
             return error_set(err, ERROR_USAGE, "[cluster] port %ld: shard %d's port %d is "
-                             "beyond 65535", e->port, k, ports[k]);
+                             "beyond 65535", e->port, k, beyond);
         } else {
             snprintf(one, sizeof one, "%s:%d", e->host, ports[k]);
         }
