@@ -182,6 +182,50 @@ static void test_tf_config_chooses_the_role(void **state)
     cluster_free(&s);
 }
 
+/* Kubeflow's training operator leaves an Evaluator replica out of the
+ * cluster spec (TensorFlow's convention: the evaluator is not part of the
+ * training cluster), so TF_CONFIG alone cannot tell a shard to wait for
+ * it: an explicit --evaluator flag must win over TF_CONFIG's guess, and an
+ * evaluator task knows there is one. */
+static void test_evaluator_flag_wins_over_tf_config(void **state)
+{
+    (void)state;
+    const char *cluster = "{\"cluster\": {\"ps\": [\"h:1\"], \"worker\": [\"a\", \"b\"]}, "
+                          "\"task\": {\"type\": \"%s\", \"index\": 0}}";
+    struct {
+        const char *type, *flag;
+        int role;
+        bool expect;
+    } cases[] = {
+        {"ps", "--evaluator=1", ROLE_PS, true},        /* was false: the flag was dropped */
+        {"ps", NULL, ROLE_PS, false},                   /* no chief, no flag: none */
+        {"evaluator", NULL, ROLE_EVALUATOR, true},      /* it is the evaluator */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char tf[256];
+        snprintf(tf, sizeof tf, cluster, cases[i].type);
+        s_env((const char *const[]){NULL});
+        setenv("TF_CONFIG", tf, 1);
+        char *argv[] = {"config.ini", (char *)cases[i].flag, NULL};
+        cluster_spec s;
+        error err = {0};
+        assert_int_equal(cluster_parse(&s, cases[i].role, cases[i].flag ? 2 : 1, argv, &err), 0);
+        assert_int_equal(s.evaluator, cases[i].expect);
+        cluster_free(&s);
+    }
+    /* and --evaluator=0 with a chief in TF_CONFIG: the flag still decides */
+    s_env((const char *const[]){NULL});
+    setenv("TF_CONFIG", "{\"cluster\": {\"ps\": [\"h:1\"], \"chief\": [\"c:1\"]}, "
+           "\"task\": {\"type\": \"ps\", \"index\": 0}}", 1);
+    char *argv[] = {"config.ini", "--evaluator=0", NULL};
+    cluster_spec s;
+    error err = {0};
+    assert_int_equal(cluster_parse(&s, ROLE_PS, 2, argv, &err), 0);
+    assert_false(s.evaluator);
+    cluster_free(&s);
+    s_env((const char *const[]){NULL});
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -189,6 +233,7 @@ int main(void)
         cmocka_unit_test(test_ranks_become_roles),
         cmocka_unit_test(test_bad_environments_name_the_variable),
         cmocka_unit_test(test_tf_config_chooses_the_role),
+        cmocka_unit_test(test_evaluator_flag_wins_over_tf_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -128,7 +128,12 @@ static int s_tf_config(cluster_spec *s, int role, const char *text, error *err)
         snprintf(s->ps[s->servers++], CLUSTER_ADDRESS_MAX, "%s", item->valuestring);
     }
     s->workers = cJSON_IsArray(workers) ? cJSON_GetArraySize(workers) : 0;
-    s->evaluator = cJSON_GetObjectItemCaseSensitive(cluster, "chief") != NULL ||
+    /* Kubeflow leaves an Evaluator replica out of the cluster spec (the
+     * evaluator is not part of TensorFlow's training cluster): an evaluator
+     * task knows there is one; a shard learns it from a chief or master
+     * entry, or from --evaluator, which the caller lets win */
+    s->evaluator = task_role == ROLE_EVALUATOR ||
+                   cJSON_GetObjectItemCaseSensitive(cluster, "chief") != NULL ||
                    cJSON_GetObjectItemCaseSensitive(cluster, "master") != NULL ||
                    cJSON_GetObjectItemCaseSensitive(cluster, "evaluator") != NULL;
     rc = 0;
@@ -147,6 +152,7 @@ int cluster_parse(cluster_spec *s, int role, int argc, char **argv, error *err)
         return error_set(err, ERROR_USAGE, "asgd %s: missing CONFIG", cluster_role_name(role));
     }
     s->config_path = argv[0];
+    int evaluator_flag = -1;   /* --evaluator as given; -1: not given */
     s->overrides = calloc((size_t)argc, sizeof *s->overrides);
     if (!s->overrides) {
         return error_set(err, ERROR_RUNTIME, "out of memory");
@@ -197,6 +203,7 @@ int cluster_parse(cluster_spec *s, int role, int argc, char **argv, error *err)
                 return -1;
             }
             s->evaluator = evaluator != 0;
+            evaluator_flag = s->evaluator ? 1 : 0;
         } else if (strcmp(name, "--run_dir") == 0) {
             s->run_dir = value;
         } else if (strcmp(name, "--keys") == 0) {
@@ -214,6 +221,9 @@ int cluster_parse(cluster_spec *s, int role, int argc, char **argv, error *err)
     if (tf && *tf) {
         if (s_tf_config(s, role, tf, err) < 0) {
             return -1;
+        }
+        if (evaluator_flag >= 0) {   /* TF_CONFIG cannot show a Kubeflow Evaluator */
+            s->evaluator = evaluator_flag != 0;
         }
     } else if (role == ROLE_ANY) {
         s->servers = 0;   /* the launcher's environment places it (engines.h) */

@@ -10,7 +10,8 @@
  *   {"cluster": {"ps": [...], "worker": [...], "chief": [...]},
  *    "task": {"type": "worker", "index": 1}, "environment": "cloud"}
  * A "chief", "master" (older TFJobs) or "evaluator" entry runs the
- * evaluator, and tells the servers to wait for it. For `asgd role`
+ * evaluator, and tells the servers to wait for it; Kubeflow leaves an
+ * Evaluator replica out of the cluster, so an explicit --evaluator wins. For `asgd role`
  * (ROLE_ANY) TF_CONFIG's task.type chooses the role; without TF_CONFIG
  * the role stays ROLE_ANY and servers 0, for engines_place(). ps entries are "HOST:PORT" or full ipc:// / tcp://
  * endpoints; worker entries are only counted (workers bind nothing). */
