@@ -2,11 +2,13 @@
  * complete run with the grid's values, the seed, every field of the run's
  * summary.json but its seed (the union over the runs, in the order they
  * first appear; empty where a run has none; a list as its values separated
- * by spaces), and the run's folder relative to results.csv. A field holding
+ * by spaces; whole numbers in full, others to 9 significant digits), and
+ * the run's folder relative to results.csv. A field holding
  * a comma, a quote or a line break is quoted, its quotes doubled. */
 #include "sweep/grid.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +44,15 @@ static void s_field(FILE *f, const char *text, bool first)
     fputc('"', f);
 }
 
-/* A summary value as text: numbers with 9 significant digits, booleans as
+/* A number as text: a whole one (a counter: push_bytes passes 1e9 in one
+ * epoch) in full, where "%.9g" would round it; others to 9 significant
+ * digits. */
+static int s_number(char *out, size_t n, double d)
+{
+    return snprintf(out, n, d == floor(d) && fabs(d) < 0x1p53 ? "%.0f" : "%.9g", d);
+}
+
+/* A summary value as text: numbers as s_number writes them, booleans as
  * true / false, lists as their values separated by spaces. */
 static void s_text(const cJSON *v, char *out, size_t n)
 {
@@ -50,7 +60,7 @@ static void s_text(const cJSON *v, char *out, size_t n)
     if (cJSON_IsString(v)) {
         snprintf(out, n, "%s", v->valuestring);
     } else if (cJSON_IsNumber(v)) {
-        snprintf(out, n, "%.9g", v->valuedouble);
+        s_number(out, n, v->valuedouble);
     } else if (cJSON_IsBool(v)) {
         snprintf(out, n, "%s", cJSON_IsTrue(v) ? "true" : "false");
     } else if (cJSON_IsArray(v)) {
@@ -58,7 +68,10 @@ static void s_text(const cJSON *v, char *out, size_t n)
         const cJSON *item;
         cJSON_ArrayForEach(item, v) {
             if (at + 32 < n) {
-                at += (size_t)snprintf(out + at, n - at, "%s%.9g", at ? " " : "",
+                if (at) {
+                    out[at++] = ' ';
+                }
+                at += (size_t)s_number(out + at, n - at,
                                        cJSON_IsNumber(item) ? item->valuedouble : 0);
             }
         }

@@ -343,6 +343,37 @@ static void test_complete_runs_of_a_changed_config(void **state)
     assert_non_null(strstr(f->r.out, "2 runs, 0 ran now, 2 already complete"));
 }
 
+/* Counters past 9 digits (push_bytes passes 1e9 within an epoch of a
+ * small MLP) are written whole, not rounded to "%.9g"'s 1.79611512e+09. */
+static void test_large_counters_are_exact(void **state)
+{
+    support_fixture *f = *state;
+    s_files(f, "[sweep]\nbase = base.ini\nname = demo\nseeds = 1\nout = %s\n"
+               "[grid]\ncluster.workers = 1\n");
+    const char *args[] = {"sweep", f->config, NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    char path[600];
+    snprintf(path, sizeof path, "%s/demo/cluster.workers=1,seed=1/summary.json", f->out);
+    char *text = support_read_file(path);
+    assert_non_null(text);
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    cJSON_ReplaceItemInObjectCaseSensitive(j, "push_bytes", cJSON_CreateNumber(1796115123.0));
+    cJSON_ReplaceItemInObjectCaseSensitive(j, "samples", cJSON_CreateNumber(-1234567890.0));
+    char *out = cJSON_Print(j);
+    support_write_file(path, out);
+    free(out);
+    cJSON_Delete(j);
+    support_run_asgd(&f->r, f->dir, args);   /* complete: skipped, results.csv written again */
+    assert_int_equal(f->r.status, 0);
+    snprintf(path, sizeof path, "%s/demo/results.csv", f->out);
+    char *csv = support_read_file(path);
+    assert_non_null(strstr(csv, ",1796115123,"));
+    assert_non_null(strstr(csv, ",-1234567890,"));
+    free(csv);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, support_fixture_setup, support_fixture_teardown)
@@ -356,6 +387,7 @@ int main(void)
         T(test_keys_the_sweep_sets_itself),
         T(test_complete_runs_of_a_changed_config),
         T(test_a_sim_sweep_without_a_rule),
+        T(test_large_counters_are_exact),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
