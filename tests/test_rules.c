@@ -532,14 +532,17 @@ static void s_dynsgd_by_hand(worker *ref, float *centre)
 /* DOWNPOUR, window 2 and fetch 3, SGD on both sides: pull at steps 0 and
  * 3; local steps on the worker; the centre takes the sum of the window's
  * gradients at steps 1 and 3, and the last one at the end. */
-static void s_downpour_by_hand(worker *ref, float *centre)
+/* DOWNPOUR by hand: a pull every `fetch` steps, the local optimizer on
+ * each gradient, and the server's on their sum every `window` steps (and
+ * at the end); both optimizers of `spec`. */
+static void s_downpour_with(worker *ref, float *centre, optim_spec spec, long fetch,
+                            long window)
 {
     size_t n = ref->nparams;
     float *sum = calloc(n, sizeof *sum);
-    optim_spec sgd = {.kind = OPTIM_SGD, .lr = 0.1};
-    optim *local = optim_new(&sgd, n), *server = optim_new(&sgd, n);
+    optim *local = optim_new(&spec, n), *server = optim_new(&spec, n);
     for (long step = 0; !worker_done(ref); step++) {
-        if (step % 3 == 0) {
+        if (step % fetch == 0) {
             memcpy(ref->theta, centre, n * sizeof *centre);
         }
         worker_gradient(ref);
@@ -547,7 +550,7 @@ static void s_downpour_by_hand(worker *ref, float *centre)
         for (size_t i = 0; i < n; i++) {
             sum[i] += ref->grad[i];
         }
-        if ((step + 1) % 2 == 0 || worker_done(ref)) {
+        if ((step + 1) % window == 0 || worker_done(ref)) {
             optim_step(server, centre, sum);
             memset(sum, 0, n * sizeof *sum);
         }
@@ -555,6 +558,11 @@ static void s_downpour_by_hand(worker *ref, float *centre)
     optim_destroy(&local);
     optim_destroy(&server);
     free(sum);
+}
+
+static void s_downpour_by_hand(worker *ref, float *centre)
+{
+    s_downpour_with(ref, centre, (optim_spec){.kind = OPTIM_SGD, .lr = 0.1}, 3, 2);
 }
 
 /* Windows > 1 move the centre as the rules say, to the bit. */
@@ -637,27 +645,8 @@ static long s_downpour_fetch;
 
 static void s_downpour_adagrad_by_hand(worker *ref, float *centre)
 {
-    size_t n = ref->nparams;
-    float *sum = calloc(n, sizeof *sum);
-    optim_spec adagrad = {.kind = OPTIM_ADAGRAD, .lr = 0.1, .eps = 1e-10};
-    optim *local = optim_new(&adagrad, n), *server = optim_new(&adagrad, n);
-    for (long step = 0; !worker_done(ref); step++) {
-        if (step % s_downpour_fetch == 0) {
-            memcpy(ref->theta, centre, n * sizeof *centre);
-        }
-        worker_gradient(ref);
-        optim_step(local, ref->theta, ref->grad);
-        for (size_t i = 0; i < n; i++) {
-            sum[i] += ref->grad[i];
-        }
-        if ((step + 1) % 3 == 0 || worker_done(ref)) {
-            optim_step(server, centre, sum);
-            memset(sum, 0, n * sizeof *sum);
-        }
-    }
-    optim_destroy(&local);
-    optim_destroy(&server);
-    free(sum);
+    s_downpour_with(ref, centre, (optim_spec){.kind = OPTIM_ADAGRAD, .lr = 0.1, .eps = 1e-10},
+                    s_downpour_fetch, 3);
 }
 
 /* The worker loops with no [algorithm] keys: ALGORITHMS.md's defaults
