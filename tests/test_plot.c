@@ -756,6 +756,27 @@ static void s_two_runs(support_fixture *f, const char *out, const char *first,
     s_two_runs_of(f, out, "hogwild", first, second);
 }
 
+/* `asgd report` of the run folders dirs (NULL-terminated, at most 4) into
+ * out, which must succeed; its report.md (caller frees). */
+static char *s_report_page(support_fixture *f, const char *const *dirs, const char *out)
+{
+    const char *args[8] = {"report"};
+    int k = 1;
+    for (; dirs[k - 1] && k < 5; k++) {
+        args[k] = dirs[k - 1];
+    }
+    args[k++] = "-o";
+    args[k++] = out;
+    args[k] = NULL;
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    char path[800];
+    snprintf(path, sizeof path, "%s/report.md", out);
+    char *md = support_read_file(path);
+    assert_non_null(md);
+    return md;
+}
+
 /* A group whose runs differ in more than their seeds (here the workers)
  * is averaged as if they were seeds: plot says which key differs; runs
  * that differ by seed alone, or in a scaling figure's x, are as meant. */
@@ -880,7 +901,7 @@ static void test_results_md_marks_a_diverged_seed(void **state)
 static void test_report_names_each_run_apart(void **state)
 {
     support_fixture *f = *state;
-    char dirs[2][400], out[700], path[800];
+    char dirs[2][400], out[700];
     const char *epochs[2] = {"train.epochs=1", "train.epochs=2"};
     for (int i = 0; i < 2; i++) {
         snprintf(dirs[i], sizeof dirs[i], "%s/apart-%d", f->out, i);
@@ -894,12 +915,7 @@ static void test_report_names_each_run_apart(void **state)
         assert_int_equal(f->r.status, 0);
     }
     snprintf(out, sizeof out, "%s/apart-report", f->dir);
-    const char *args[] = {"report", dirs[0], dirs[1], "-o", out, NULL};
-    support_run_asgd(&f->r, f->dir, args);
-    assert_int_equal(f->r.status, 0);
-    snprintf(path, sizeof path, "%s/report.md", out);
-    char *md = support_read_file(path);
-    assert_non_null(md);
+    char *md = s_report_page(f, (const char *[]){dirs[0], dirs[1], NULL}, out);
     assert_null(strstr(md, "\n| same |"));
     for (int i = 0; i < 2; i++) {
         char row[64];
@@ -918,29 +934,19 @@ static void test_report_says_a_group_mixes_settings(void **state)
 {
     support_fixture *f = *state;
     s_need_gnuplot();
-    char runs[700], out[700], path[800];
+    char runs[700], out[700];
     snprintf(runs, sizeof runs, "%s/report-mixed", f->out);
     s_two_runs(f, runs, "cluster.workers=1", "cluster.workers=2");
     snprintf(out, sizeof out, "%s/mixed-report", f->dir);
-    const char *args[] = {"report", runs, "-o", out, NULL};
-    support_run_asgd(&f->r, f->dir, args);
-    assert_int_equal(f->r.status, 0);
-    snprintf(path, sizeof path, "%s/report.md", out);
-    char *md = support_read_file(path);
-    assert_non_null(md);
+    char *md = s_report_page(f, (const char *[]){runs, NULL}, out);
     char *figures = strstr(md, "## Figures");
     assert_non_null(figures);
     assert_non_null(strstr(figures, "hogwild: its runs differ in [cluster] workers (1 and 2), "
                                     "not only in their seeds"));
     free(md);
-    const char *seeds[] = {"report", s_runs, "-o", out, NULL};   /* grid points: no word */
-    snprintf(runs, sizeof runs, "%s/seeds-only", f->out);
+    snprintf(runs, sizeof runs, "%s/seeds-only", f->out);   /* grid points: no word */
     s_two_runs(f, runs, "experiment.seed=1", "experiment.seed=2");
-    seeds[1] = runs;
-    support_run_asgd(&f->r, f->dir, seeds);
-    assert_int_equal(f->r.status, 0);
-    md = support_read_file(path);
-    assert_non_null(md);
+    md = s_report_page(f, (const char *[]){runs, NULL}, out);
     assert_null(strstr(md, "differ in"));
     free(md);
 }
@@ -972,19 +978,14 @@ static void s_mark_incomplete(const char *folder, const char *part, char *out, s
 static void test_incomplete_runs_left_out_are_named(void **state)
 {
     support_fixture *f = *state;
-    char runs[700], cut[900], fig[800], out[700], path[800];
+    char runs[700], cut[900], fig[800], out[700];
     snprintf(runs, sizeof runs, "%s/cut-short", f->out);
     s_two_runs(f, runs, "experiment.run_id=done", "experiment.run_id=stopped");
     s_mark_incomplete(runs, "stopped", cut, sizeof cut);
     char said[1200];
     snprintf(said, sizeof said, "1 incomplete run left out (%s)", cut);
     snprintf(out, sizeof out, "%s/cut-report", f->dir);
-    const char *report[] = {"report", runs, "-o", out, NULL};
-    support_run_asgd(&f->r, f->dir, report);
-    assert_int_equal(f->r.status, 0);
-    snprintf(path, sizeof path, "%s/report.md", out);
-    char *md = support_read_file(path);
-    assert_non_null(md);
+    char *md = s_report_page(f, (const char *[]){runs, NULL}, out);
     assert_non_null(strstr(md, "1 complete runs"));
     if (!strstr(md, said)) {
         fail_msg("the page does not say \"%s\"", said);
