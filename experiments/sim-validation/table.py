@@ -29,9 +29,22 @@ against the real means its points.csv keeps (no real run, no
 calibration): a change to the simulator, or a [sim] key given with --sim,
 is judged against the same real runs and the same calibration (ASGD=PATH
 runs another build). It prints the table and the MAPE; DIR's files are
-left as they are."""
+left as they are.
+
+  experiments/sim-validation/table.py --rescore [--out DIR]
+
+makes DIR's table.md, points.csv and figure again from the run folders
+the table's runs left in DIR (no run), as the metrics are defined now.
+
+A metric is compared only where every run of the row has it, real and
+simulated: a run that never reaches the target accuracy has no time to
+target, and a mean over the seeds that happened to reach it is not the
+mean of the row (the seeds that reach it first are the fast ones). Such a
+row shows how many runs of each mode have the metric, and the MAPE names
+it among the rows it leaves out."""
 import argparse
 import csv
+import glob
 import json
 import os
 import subprocess
@@ -121,9 +134,14 @@ def main():
                     help="only the simulated runs again, against --out's real means")
     ap.add_argument("--sim", nargs="*", default=[], metavar="KEY=VALUE",
                     help="with --resim: overrides for every simulated run")
+    ap.add_argument("--rescore", action="store_true",
+                    help="only table.md, points.csv and the figure again from --out's runs")
     a = ap.parse_args()
     if a.plot:
         draw(a.out)
+        return
+    if a.rescore:
+        rescore(a.out)
         return
     if a.resim:
         resim(a.out, a.sim)
@@ -147,7 +165,7 @@ def main():
                 common = run_args(a.out, rule, n, seed, a.epochs)
                 real.append(metrics(run(common), a.target))
                 sim.append(metrics(run(sim_args(common, profile)), a.target))
-            row = (rule, n, summarize(real, sim))
+            row = (rule, n, summarize(real, sim, a.seeds))
             rows.append(row)
             table.row(*row)
     table.mape(rows)
@@ -167,15 +185,35 @@ def sim_args(common, profile, extra=()):
         profile_keys(profile) + list(extra)
 
 
-def summarize(real, sim):
-    """For each metric, the real runs' mean, min and max and the simulated
-    runs' mean (NaN where no run has a value)."""
+def summarize(real, sim, seeds):
+    """For each metric: the real runs' mean, min and max, the simulated
+    runs' mean (NaN where no run has a value), and how many real and
+    simulated runs have a value, of seeds each."""
     out = {}
     for m in METRICS:
         finite = [r[m] for r in real if r[m] == r[m]]
-        out[m] = (mean(finite), min(finite) if finite else NAN, max(finite) if finite else NAN,
-                  mean([r[m] for r in sim]))
+        out[m] = Point(mean(finite), min(finite) if finite else NAN,
+                       max(finite) if finite else NAN, mean([r[m] for r in sim]),
+                       len(finite), sum(1 for r in sim if r[m] == r[m]), seeds)
     return out
+
+
+class Point:
+    """One metric of one row: the real mean, min and max, the simulated
+    mean, and how many runs of each mode have it, of seeds."""
+
+    def __init__(self, real, lo, hi, sim, real_n, sim_n, seeds):
+        self.real, self.lo, self.hi, self.sim = real, lo, hi, sim
+        self.real_n, self.sim_n, self.seeds = real_n, sim_n, seeds
+
+    def whole(self):
+        """Every run of the row, real and simulated, has the metric."""
+        return self.real_n == self.seeds and self.sim_n == self.seeds
+
+    def error(self):
+        """The simulated mean's error against the real mean, in percent;
+        NaN where the row is not whole or the real mean is 0."""
+        return error(self.sim, self.real) if self.whole() else NAN
 
 
 def resim(out, extra):
@@ -183,11 +221,14 @@ def resim(out, extra):
     settings, against the real means in its points.csv."""
     with open(os.path.join(out, "settings.json")) as f:
         settings = json.load(f)
+    seeds = settings["seeds"]
     real = {}
     with open(os.path.join(out, "points.csv")) as f:
         for r in csv.DictReader(f):
+            # a points.csv from before the counts were kept: every seed
             real[(r["rule"], int(r["workers"]), r["metric"])] = \
-                tuple(float(r[k]) for k in ("real", "real_min", "real_max"))
+                tuple(float(r[k]) for k in ("real", "real_min", "real_max")) + \
+                (int(r.get("real_n") or seeds),)
     with tempfile.TemporaryDirectory() as runs:
         table = Table(None)
         rows = []
@@ -196,27 +237,67 @@ def resim(out, extra):
             for n in settings["workers"]:
                 sim = [metrics(run(sim_args(run_args(runs, rule, n, seed, settings["epochs"]),
                                             profile, extra)), settings["target"])
-                       for seed in range(1, settings["seeds"] + 1)]
-                done = summarize([], sim)
-                row = (rule, n, {m: real.get((rule, n, m), (NAN, NAN, NAN)) + (done[m][3],)
-                                 for m in METRICS})
+                       for seed in range(1, seeds + 1)]
+                done = summarize([], sim, seeds)
+                got = {}
+                for m in METRICS:
+                    r, lo, hi, real_n = real.get((rule, n, m), (NAN, NAN, NAN, 0))
+                    got[m] = Point(r, lo, hi, done[m].sim, real_n, done[m].sim_n, seeds)
+                row = (rule, n, got)
                 rows.append(row)
                 table.row(*row)
         table.mape(rows)
 
 
+def rescore(out):
+    """out's table.md, points.csv and figure again from the run folders its
+    table left there (the newest run of each rule, worker count, seed and
+    mode), with the metrics as they are defined now."""
+    with open(os.path.join(out, "settings.json")) as f:
+        settings = json.load(f)
+    seeds = settings["seeds"]
+    runs = {}
+    for folder in sorted(glob.glob(os.path.join(out, "*", "*", "summary.json"))):
+        with open(folder) as f:
+            j = json.load(f)
+        key = (j["algorithm"], j["workers"], j["seed"], j["mode"])
+        if j["epochs_target"] == settings["epochs"]:
+            runs[key] = os.path.dirname(folder)        # sorted by time: the newest wins
+    table = Table(os.path.join(out, "table.md"))
+    rows = []
+    for rule in settings["rules"]:
+        for n in settings["workers"]:
+            got = {}
+            for mode in ("real", "sim"):
+                missing = [s for s in range(1, seeds + 1) if (rule, n, s, mode) not in runs]
+                if missing:
+                    sys.exit("%s: no %s run of %s with %d workers, seed %d" %
+                             (out, mode, rule, n, missing[0]))
+                got[mode] = [metrics(runs[(rule, n, s, mode)], settings["target"])
+                             for s in range(1, seeds + 1)]
+            row = (rule, n, summarize(got["real"], got["sim"], seeds))
+            rows.append(row)
+            table.row(*row)
+    table.mape(rows)
+    write_points(rows, out)
+    draw(out)
+
+
 def write_points(rows, out):
     """points.csv: rule, workers, metric, real mean, min, max, simulated
-    mean (nan where the simulated runs have none), for every metric that
-    some real run has."""
+    mean (nan where the simulated runs have none), and how many real and
+    simulated runs have the metric, for every metric that some real run
+    has. The figure draws the rows where every run has it."""
     data = os.path.join(out, "points.csv")
     with open(data, "w") as f:
-        f.write("rule,workers,metric,real,real_min,real_max,sim\n")
+        f.write("rule,workers,metric,real,real_min,real_max,sim,real_n,sim_n\n")
         for rule, n, got in rows:
             for m in METRICS:
-                real, lo, hi, sim = got[m]
-                if real == real:
-                    f.write("%s,%d,%s,%.6g,%.6g,%.6g,%.6g\n" % (rule, n, m, real, lo, hi, sim))
+                p = got[m]
+                if p.real == p.real:
+                    f.write("%s,%d,%s,%.6g,%.6g,%.6g,%.6g,%d,%d\n" %
+                            (rule, n, m, p.real, p.lo, p.hi, p.sim if p.whole() else NAN,
+                             p.real_n, p.sim_n))
 
 
 def draw(out):
@@ -289,20 +370,30 @@ class Table:
     def row(self, rule, n, got):
         cells = []
         for m in METRICS:
-            real, lo, hi, sim = got[m]
-            spread = "%.3g-%.3g" % (lo, hi) if real == real else "-"
-            e = error(sim, real)
-            cells.append("%.3g (%s) / %.3g / %s" % (real, spread, sim,
-                                                   "%+.0f%%" % e if e == e else "-"))
+            p = got[m]
+            spread = "%.3g-%.3g" % (p.lo, p.hi) if p.real == p.real else "-"
+            e = p.error()
+            cell = "%.3g (%s) / %.3g / %s" % (p.real, spread, p.sim,
+                                              "%+.0f%%" % e if e == e else "-")
+            if not p.whole():
+                cell += " (in %d of %d real runs, %d of %d simulated)" % (
+                    p.real_n, p.seeds, p.sim_n, p.seeds)
+            cells.append(cell)
         self.say("| %s | %d | %s |" % (rule, n, " | ".join(cells)))
 
     def mape(self, rows):
         self.say("\nMAPE over %d rows:" % len(rows))
         for m in METRICS:
-            errs = [abs(error(got[m][3], got[m][0])) for _, _, got in rows]
+            errs = [abs(got[m].error()) for _, _, got in rows]
             errs = [e for e in errs if e == e]
-            self.say("  %s: %s" % (m, "%.1f%% (%d rows)" % (sum(errs) / len(errs), len(errs))
-                                   if errs else "-"))
+            partial = ["%s %d (%d and %d of %d)" % (rule, n, got[m].real_n, got[m].sim_n,
+                                                    got[m].seeds)
+                       for rule, n, got in rows if not got[m].whole()]
+            line = "%.1f%% (%d rows)" % (sum(errs) / len(errs), len(errs)) if errs else "-"
+            if partial:
+                line += "; left out, where not every run has it (real and simulated " \
+                        "runs that do): " + ", ".join(partial)
+            self.say("  %s: %s" % (m, line))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""test_validation.py: the scoring of experiments/sim-validation/table.py,
+the table the simulator's error is judged by, over run folders written
+here (summary.json and eval.csv as asgd writes them), through --rescore:
+the time to target read between evaluations, the newest run of a seed
+used, a metric compared only where every run of the row has it (a row
+where some seeds never reach the target is named, not averaged over the
+seeds that did), and the MAPE over the rows compared."""
+import contextlib
+import csv
+import io
+import json
+import os
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "experiments", "sim-validation"))
+import table  # noqa: E402
+
+FAILED = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILED.append(what)
+        print("FAIL:", what)
+
+
+def write_run(out, stamp, rule, workers, seed, mode, time_s, accs, staleness=1.0):
+    """One run folder: evaluations every 0.1 s with the accuracies accs."""
+    folder = os.path.join(out, "sim-validation", stamp)
+    os.makedirs(folder)
+    summary = {"algorithm": rule, "workers": workers, "seed": seed, "mode": mode,
+               "epochs_target": 1, "time_s": time_s, "samples_per_s": 1000.0 / time_s,
+               "staleness_mean": staleness, "staleness_histogram": [1, 2, 1],
+               "final_test_acc": accs[-1]}
+    with open(os.path.join(folder, "summary.json"), "w") as f:
+        json.dump(summary, f)
+    with open(os.path.join(folder, "eval.csv"), "w") as f:
+        f.write("time_s,test_acc\n")
+        for i, acc in enumerate(accs):
+            f.write("%g,%g\n" % (0.1 * (i + 1), acc))
+
+
+def rescore(out):
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        table.rescore(out)
+    return printed.getvalue()
+
+
+def points(out):
+    with open(os.path.join(out, "points.csv")) as f:
+        return {(r["rule"], int(r["workers"]), r["metric"]): r for r in csv.DictReader(f)}
+
+
+def test_rows_compared_only_where_every_run_has_the_metric(out):
+    with open(os.path.join(out, "settings.json"), "w") as f:
+        json.dump({"rules": ["whole", "partial"], "workers": [2], "seeds": 2, "epochs": 1,
+                   "target": 0.8}, f)
+    # whole: every run reaches 0.8; real at 0.15 s (0.7 -> 0.9 between 0.1
+    # and 0.2 s) and 0.3 s, simulated at 0.2 s twice: -11.1%
+    write_run(out, "1-a", "whole", 2, 1, "real", 2.0, [0.7, 0.9])
+    write_run(out, "1-b", "whole", 2, 1, "sim", 2.2, [0.5, 0.8])
+    write_run(out, "1-c", "whole", 2, 2, "real", 2.0, [0.5, 0.6, 0.8])
+    write_run(out, "1-d", "whole", 2, 2, "sim", 2.2, [0.5, 0.8])
+    # partial: seed 2 never reaches 0.8 in the real run; its seed 1 is
+    # slow, so the mean of the seeds that did (0.3 s) is not the row's
+    write_run(out, "2-a", "partial", 2, 1, "real", 3.0, [0.5, 0.6, 0.85])
+    write_run(out, "2-b", "partial", 2, 1, "sim", 3.0, [0.9])
+    write_run(out, "2-c", "partial", 2, 2, "real", 3.0, [0.5, 0.7])
+    write_run(out, "2-d", "partial", 2, 2, "sim", 3.0, [0.9])
+    # an older run of the same seed, made before: the newest wins
+    write_run(out, "0-z", "partial", 2, 2, "real", 30.0, [0.9])
+    printed = rescore(out)
+
+    got = points(out)
+    whole = got[("whole", 2, "to_target_s")]
+    check(abs(float(whole["real"]) - 0.225) < 1e-9, "real time to target interpolated")
+    check(abs(float(whole["sim"]) - 0.2) < 1e-9, "simulated time to target")
+    check(whole["real_n"] == "2" and whole["sim_n"] == "2", "whole row's counts")
+    partial = got[("partial", 2, "to_target_s")]
+    check(partial["real_n"] == "1" and partial["sim_n"] == "2", "partial row's counts")
+    check(partial["sim"] == "nan", "a partial row is not drawn")
+    check(float(got[("partial", 2, "train_s")]["real"]) == 3.0, "the newest run of a seed")
+
+    mape = {line.split(":")[0].strip(): line for line in printed.splitlines()
+            if line.startswith("  ")}
+    check(mape["to_target_s"].startswith("  to_target_s: 11.1% (1 rows); left out"),
+          "time to target over the whole row only: " + mape["to_target_s"])
+    check("partial 2 (1 and 2 of 2)" in mape["to_target_s"], "the partial row named")
+    check(mape["train_s"] == "  train_s: 5.0% (2 rows)", "training time over both rows: " +
+          mape["train_s"])
+    with open(os.path.join(out, "table.md")) as f:
+        text = f.read()
+    check("(in 1 of 2 real runs, 2 of 2 simulated)" in text, "the table says how many reached")
+
+
+def test_a_missing_run_is_an_error(out):
+    with open(os.path.join(out, "settings.json"), "w") as f:
+        json.dump({"rules": ["r"], "workers": [1], "seeds": 2, "epochs": 1, "target": 0.8}, f)
+    write_run(out, "1-a", "r", 1, 1, "real", 2.0, [0.9])
+    write_run(out, "1-b", "r", 1, 1, "sim", 2.0, [0.9])
+    write_run(out, "1-c", "r", 1, 2, "real", 2.0, [0.9])
+    try:
+        rescore(out)
+        check(False, "a missing simulated run went unnoticed")
+    except SystemExit as e:
+        check("no sim run of r with 1 workers, seed 2" in str(e), "the error names it: %s" % e)
+
+
+for test in (test_rows_compared_only_where_every_run_has_the_metric,
+             test_a_missing_run_is_an_error):
+    with tempfile.TemporaryDirectory() as work:
+        test(work)
+if FAILED:
+    sys.exit("%d checks failed" % len(FAILED))
+print("test_validation: all checks passed")
