@@ -9,6 +9,7 @@
 
 static const char *const s_models[] = {"constant", "normal", "lognormal", "exponential",
                                        "measured", "null", "empirical", NULL};
+static const char *const s_placements[] = {"core", "shared", NULL};
 
 /* The keys a profile may set (the host's costs), with the built-in
  * defaults in def, or a profile's. */
@@ -188,6 +189,7 @@ int sim_spec_configure(sim_spec *s, config *c, int workers, int shards, unsigned
                           &s->straggler_fraction, err) < 0 ||
         config_get_double(c, "sim", "straggler_slowdown", 4, 1, 1e6, CONFIG_CLOSED,
                           &s->straggler_slowdown, err) < 0 ||
+        config_get_enum(c, "sim", "placement", "core", s_placements, &s->placement, err) < 0 ||
         config_get_string(c, "sim", "pause", "", &pause, err) < 0 ||
         config_get_string(c, "sim", "fail", "", &fail, err) < 0 ||
         config_get_string(c, "sim", "trace", "", &trace_path, err) < 0) {

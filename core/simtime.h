@@ -36,7 +36,15 @@
  *                  only once it has gone cold, at a scheduler tick
  *                  (timeslice), as the kernel's sched_migration_cost
  *                  (0.5 ms) and its balancing at each tick do; 0: a job
- *                  takes any idle core, and waits for the first to free
+ *                  takes any idle core
+ *   placement      with cores: where a process that has run waits while
+ *                  no core is idle: `core` (the default), in its last
+ *                  core's line, which that core serves before the shared
+ *                  line and another core takes from only when it has
+ *                  nothing else to run and the process has gone cold, as
+ *                  the kernel queues a woken task on its CPU's runqueue
+ *                  and balances when a CPU goes idle; `shared`, once cold,
+ *                  in one line every core serves first come, first served
  *   timeslice      with cores: the longest a job keeps a core while others
  *                  wait for one (0: until it is done), as a kernel's
  *                  scheduler slices a long evaluation among short steps
@@ -82,6 +90,12 @@ enum sim_compute {
     SIM_EMPIRICAL
 };
 
+/* With cores: where a process that has run waits while no core is idle. */
+enum sim_placement {
+    SIM_PLACE_CORE,            /* in its last core's line, as the kernel's per-CPU runqueues */
+    SIM_PLACE_SHARED           /* in one line every core serves, once cold */
+};
+
 #define SIM_MAX_QUANTILES 101
 
 #define SIM_MAX_EVENTS_LISTED 64
@@ -109,6 +123,7 @@ typedef struct sim_spec {
     double timeslice;          /* with cores: a job's longest turn while others wait (0: none) */
     double wakeup;             /* with cores: an idle core's time to start a job */
     double migration;          /* with cores: how long a process stays cache-hot */
+    int placement;             /* with cores: enum sim_placement */
     double message_cpu;        /* work at each end of a message */
     double copy_bandwidth;     /* bytes/s of a process copying values (0: free) */
     double eval_cost;          /* work of one evaluation */

@@ -5,15 +5,22 @@
  * job of its own, done in one turn. With [sim] cores = C > 0 the jobs
  * share C cores: a job takes the core its owner last ran on if that is
  * idle, else another idle one (an idle core takes [sim] wakeup to start
- * it), else it waits, first come first served; it keeps its core until it is done or,
- * with [sim] timeslice, for at most that long while others wait (then it
- * goes to the back of the line), as a kernel's scheduler runs short steps
- * whole and slices a long evaluation among them. With [sim] migration,
- * an owner that ran on a core less than that long ago is cache-hot there:
- * it waits in that core's own line, even while another core is idle, and
- * an idle core takes it only once it is cold (a core that frees, or the
- * balancing at the next tick), as the kernel's sched_migration_cost keeps
- * a task on its CPU. With cores = 0 every owner has a core of its own. */
+ * it), else it waits, first come first served within its line; it keeps
+ * its core until it is done or, with [sim] timeslice, for at most that
+ * long while others wait (then it goes to the back of its line), as a
+ * kernel's scheduler runs short steps whole and slices a long evaluation
+ * among them. With [sim] placement = core (the default) an owner that has
+ * run waits in the line of the core it last ran on, as the kernel queues
+ * a woken task on its CPU's runqueue when no CPU is idle: a core serves
+ * its own line and the shared one (owners that never ran, and messages),
+ * and takes from another core's line only when both are empty (the
+ * kernel's balancing as a CPU goes idle); with placement = shared an
+ * owner waits in the shared line once cold. With [sim] migration, an
+ * owner that ran on a core less than that long ago is cache-hot there: it
+ * waits for that core even while another is idle, and an idle core takes
+ * it only once it is cold (a core that frees, or the balancing at the next
+ * tick), as the kernel's sched_migration_cost keeps a task on its CPU.
+ * With cores = 0 every owner has a core of its own. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -155,15 +162,25 @@ static int s_balance_later(sim *s, long c)
                                        .worker = -1, .shard = -1, .core = (int)c});
 }
 
-/* who waits for a core: in its last core's own line while hot there, else
- * in the line every core serves; its t is when it joined. */
+/* Whether who waits in its last core's line: it has run on a core, and
+ * placement = core puts it there or it is still hot there. */
+static bool s_waits_on_its_core(sim *s, const sim_event *who)
+{
+    if (who->io || s_job(s, who)->core == 0) {
+        return false;
+    }
+    return s->e->sim.placement == SIM_PLACE_CORE || s_hot(s, who);
+}
+
+/* who waits for a core: in its last core's own line (s_waits_on_its_core),
+ * else in the line every core serves; its t is when it joined. */
 static int s_wait(sim *s, sim_event who)
 {
     if (!who.io) {   /* a message keeps its own tag */
         who.tag = s_job(s, &who)->seq;
     }
     who.t = s->now;
-    if (!s_hot(s, &who)) {
+    if (!s_waits_on_its_core(s, &who)) {
         return s_line_add(s, &s->shared, who);
     }
     long c = s_job(s, &who)->core - 1;
@@ -200,8 +217,9 @@ static sim_line *s_line(sim *s, long k)
 
 /* The line core c serves next: of its own line, the shared one and
  * another core's whose first job has gone cold, the one whose first job
- * has waited longest (ties: in that order): a core's index, LINE_SHARED,
- * or LINE_NONE when no live job waits. */
+ * has waited longest (ties: in that order), where with placement = core
+ * another core's line counts only when the first two are empty: a core's
+ * index, LINE_SHARED, or LINE_NONE when no live job waits. */
 static long s_pick(sim *s, long c)
 {
     long cores = s->e->sim.cores, best = LINE_NONE;
@@ -215,6 +233,9 @@ static long s_pick(sim *s, long c)
     if (first && (best == LINE_NONE || first->t < since)) {
         best = LINE_SHARED;
         since = first->t;
+    }
+    if (best != LINE_NONE && s->e->sim.placement == SIM_PLACE_CORE) {
+        return best;
     }
     for (long k = 1; s->waiting_own > s->cores[c].line.count && k < cores; k++) {
         long other = (c + k) % cores;
