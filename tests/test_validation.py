@@ -5,7 +5,8 @@ here (summary.json and eval.csv as asgd writes them), through --rescore:
 the time to target read between evaluations, the newest run of a seed
 used, a metric compared only where every run of the row has it (a row
 where some seeds never reach the target is named, not averaged over the
-seeds that did), and the MAPE over the rows compared."""
+seeds that did), the MAPE over the rows compared, and --resim refusing
+a points.csv that does not say how many runs had each metric."""
 import contextlib
 import csv
 import io
@@ -110,8 +111,25 @@ def test_a_missing_run_is_an_error(out):
         check("no sim run of r with 1 workers, seed 2" in str(e), "the error names it: %s" % e)
 
 
+def test_resim_refuses_points_without_counts(out):
+    """A points.csv from before the counts were kept cannot say whether
+    a real mean is over every seed: --resim stops rather than compare a
+    mean over the seeds that reached the target as the row's."""
+    with open(os.path.join(out, "settings.json"), "w") as f:
+        json.dump({"rules": ["r"], "workers": [4], "seeds": 3, "epochs": 1, "target": 0.8}, f)
+    with open(os.path.join(out, "points.csv"), "w") as f:
+        f.write("rule,workers,metric,real,real_min,real_max,sim\n"
+                "r,4,to_target_s,0.488,0.488,0.488,1.667\n")
+    try:
+        table.resim(out, [])
+        check(False, "an old points.csv was used")
+    except SystemExit as e:
+        check("--rescore" in str(e), "the error says what to do: %s" % e)
+
+
 for test in (test_rows_compared_only_where_every_run_has_the_metric,
-             test_a_missing_run_is_an_error):
+             test_a_missing_run_is_an_error,
+             test_resim_refuses_points_without_counts):
     with tempfile.TemporaryDirectory() as work:
         test(work)
 if FAILED:

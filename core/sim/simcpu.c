@@ -240,12 +240,27 @@ static long s_pick(sim *s, long c)
     for (long k = 1; s->waiting_own > s->cores[c].line.count && k < cores; k++) {
         long other = (c + k) % cores;
         first = s_front(s, &s->cores[other].line);
-        if (first && !s_hot(s, first) && (best == LINE_NONE || first->t < since)) {
+        if (first && s_hot(s, first)) {   /* a front s_front uncovered: balanced when cold */
+            s_balance_later(s, other);
+        } else if (first && (best == LINE_NONE || first->t < since)) {
             best = other;
             since = first->t;
         }
     }
     return best;
+}
+
+/* Whether a job waits that core c runs before it goes on with the turn
+ * that has just ended: with placement = core, one in its own line or the
+ * shared one (another core's line is taken only by a core with nothing
+ * else to run); with shared, any that s_pick finds. */
+static bool s_someone_waits(sim *s, long c)
+{
+    long k = s_pick(s, c);
+    if (s->e->sim.placement == SIM_PLACE_CORE) {
+        return k == c || k == LINE_SHARED;
+    }
+    return k != LINE_NONE;
 }
 
 /* Core c takes the first job of line k (live: s_pick or s_front found
@@ -378,7 +393,7 @@ bool sim_cpu_turn_ended(sim *s, const sim_event *e)
         return true;
     }
     j->left -= s->e->sim.timeslice;
-    if (s_pick(s, c) == LINE_NONE) {   /* nobody waits for this core: it goes on */
+    if (!s_someone_waits(s, c)) {   /* it goes on */
         s_turn(s, *e, c, 0);
         return false;
     }

@@ -225,10 +225,13 @@ def resim(out, extra):
     real = {}
     with open(os.path.join(out, "points.csv")) as f:
         for r in csv.DictReader(f):
-            # a points.csv from before the counts were kept: every seed
+            if "real_n" not in r:
+                sys.exit("%s: points.csv does not say how many real runs had each metric "
+                         "(it is older than the counts): --rescore it from the table's runs "
+                         "first" % out)
             real[(r["rule"], int(r["workers"]), r["metric"])] = \
                 tuple(float(r[k]) for k in ("real", "real_min", "real_max")) + \
-                (int(r.get("real_n") or seeds),)
+                (int(r["real_n"]),)
     with tempfile.TemporaryDirectory() as runs:
         table = Table(None)
         rows = []
