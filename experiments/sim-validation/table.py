@@ -36,6 +36,11 @@ left as they are.
 makes DIR's table.md, points.csv and figure again from the run folders
 the table's runs left in DIR (no run), as the metrics are defined now.
 
+Beside each MAPE: the error a simulator that predicted every mean exactly
+would still show, from the spread of the seeds alone (real and
+simulated: each mean is over a few seeds), so that a MAPE near it says
+the rest is the host's noise, not the model.
+
 A metric is compared only where every run of the row has it, real and
 simulated: a run that never reaches the target accuracy has no time to
 target, and a mean over the seeds that happened to reach it is not the
@@ -46,6 +51,7 @@ import argparse
 import csv
 import glob
 import json
+import math
 import os
 import subprocess
 import sys
@@ -185,26 +191,53 @@ def sim_args(common, profile, extra=()):
         profile_keys(profile) + list(extra)
 
 
+def sd(xs):
+    """The sample standard deviation of xs' values (NaN ones left out);
+    NaN with fewer than two."""
+    xs = [x for x in xs if x == x]
+    if len(xs) < 2:
+        return NAN
+    m = sum(xs) / len(xs)
+    return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
+
+
 def summarize(real, sim, seeds):
-    """For each metric: the real runs' mean, min and max, the simulated
-    runs' mean (NaN where no run has a value), and how many real and
-    simulated runs have a value, of seeds each."""
+    """For each metric: the real runs' mean, min, max and standard
+    deviation, the simulated runs' mean and standard deviation (NaN where
+    no run has a value), and how many real and simulated runs have a
+    value, of seeds each."""
     out = {}
     for m in METRICS:
         finite = [r[m] for r in real if r[m] == r[m]]
         out[m] = Point(mean(finite), min(finite) if finite else NAN,
                        max(finite) if finite else NAN, mean([r[m] for r in sim]),
-                       len(finite), sum(1 for r in sim if r[m] == r[m]), seeds)
+                       len(finite), sum(1 for r in sim if r[m] == r[m]), seeds,
+                       sd(finite), sd([r[m] for r in sim]))
     return out
 
 
 class Point:
     """One metric of one row: the real mean, min and max, the simulated
-    mean, and how many runs of each mode have it, of seeds."""
+    mean, how many runs of each mode have it, of seeds, and the standard
+    deviation over seeds of each mode."""
 
-    def __init__(self, real, lo, hi, sim, real_n, sim_n, seeds):
+    def __init__(self, real, lo, hi, sim, real_n, sim_n, seeds, real_sd, sim_sd):
         self.real, self.lo, self.hi, self.sim = real, lo, hi, sim
         self.real_n, self.sim_n, self.seeds = real_n, sim_n, seeds
+        self.real_sd, self.sim_sd = real_sd, sim_sd
+
+    def floor(self):
+        """The error, in percent, a simulator that predicts each mean
+        exactly would still show, from the seeds' spread alone: the
+        expected |difference| of two means over real_n and sim_n seeds
+        drawn around the same value (normal, with these deviations),
+        sqrt(2 / pi) sqrt(real_sd^2 / real_n + sim_sd^2 / sim_n), over
+        the real mean. NaN where the error is."""
+        e = self.error()
+        if e != e or self.real_sd != self.real_sd or self.sim_sd != self.sim_sd:
+            return NAN
+        spread = math.sqrt(self.real_sd ** 2 / self.real_n + self.sim_sd ** 2 / self.sim_n)
+        return math.sqrt(2 / math.pi) * spread / abs(self.real) * 100
 
     def whole(self):
         """Every run of the row, real and simulated, has the metric."""
@@ -231,7 +264,7 @@ def resim(out, extra):
                          "first" % out)
             real[(r["rule"], int(r["workers"]), r["metric"])] = \
                 tuple(float(r[k]) for k in ("real", "real_min", "real_max")) + \
-                (int(r["real_n"]),)
+                (int(r["real_n"]), float(r.get("real_sd", "nan")))
     with tempfile.TemporaryDirectory() as runs:
         table = Table(None)
         rows = []
@@ -244,8 +277,9 @@ def resim(out, extra):
                 done = summarize([], sim, seeds)
                 got = {}
                 for m in METRICS:
-                    r, lo, hi, real_n = real.get((rule, n, m), (NAN, NAN, NAN, 0))
-                    got[m] = Point(r, lo, hi, done[m].sim, real_n, done[m].sim_n, seeds)
+                    r, lo, hi, real_n, real_sd = real.get((rule, n, m), (NAN, NAN, NAN, 0, NAN))
+                    got[m] = Point(r, lo, hi, done[m].sim, real_n, done[m].sim_n, seeds,
+                                   real_sd, done[m].sim_sd)
                 row = (rule, n, got)
                 rows.append(row)
                 table.row(*row)
@@ -288,19 +322,20 @@ def rescore(out):
 
 def write_points(rows, out):
     """points.csv: rule, workers, metric, real mean, min, max, simulated
-    mean (nan where the simulated runs have none), and how many real and
-    simulated runs have the metric, for every metric that some real run
-    has. The figure draws the rows where every run has it."""
+    mean (nan where the simulated runs have none), how many real and
+    simulated runs have the metric, and the real runs' standard deviation,
+    for every metric that some real run has. The figure draws the rows
+    where every run has it."""
     data = os.path.join(out, "points.csv")
     with open(data, "w") as f:
-        f.write("rule,workers,metric,real,real_min,real_max,sim,real_n,sim_n\n")
+        f.write("rule,workers,metric,real,real_min,real_max,sim,real_n,sim_n,real_sd\n")
         for rule, n, got in rows:
             for m in METRICS:
                 p = got[m]
                 if p.real == p.real:
-                    f.write("%s,%d,%s,%.6g,%.6g,%.6g,%.6g,%d,%d\n" %
+                    f.write("%s,%d,%s,%.6g,%.6g,%.6g,%.6g,%d,%d,%.6g\n" %
                             (rule, n, m, p.real, p.lo, p.hi, p.sim if p.whole() else NAN,
-                             p.real_n, p.sim_n))
+                             p.real_n, p.sim_n, p.real_sd))
 
 
 def draw(out):
@@ -389,10 +424,14 @@ class Table:
         for m in METRICS:
             errs = [abs(got[m].error()) for _, _, got in rows]
             errs = [e for e in errs if e == e]
+            floors = [got[m].floor() for _, _, got in rows if got[m].error() == got[m].error()]
             partial = ["%s %d (%d and %d of %d)" % (rule, n, got[m].real_n, got[m].sim_n,
                                                     got[m].seeds)
                        for rule, n, got in rows if not got[m].whole()]
             line = "%.1f%% (%d rows)" % (sum(errs) / len(errs), len(errs)) if errs else "-"
+            if errs and all(x == x for x in floors):
+                line += "; from the seeds' spread alone, about %.1f%%" % (sum(floors) /
+                                                                           len(floors))
             if partial:
                 line += "; left out, where not every run has it (real and simulated " \
                         "runs that do): " + ", ".join(partial)
