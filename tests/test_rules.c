@@ -326,6 +326,21 @@ static int s_no_whole_push(worker *w, const float *values, uint64_t tag, uint32_
     return -1;
 }
 
+/* One sync worker over three shards of the 2-8-10 MLP on synthetic data:
+ * its experiment, loaded, its backend and its model. */
+static model *s_three_shard_mlp(support_fixture *f, experiment *e, backend **b)
+{
+    support_write_file(f->config, "[data]\ndataset = synthetic\ntrain_size = 40\n"
+                       "test_size = 10\ndim = 2\nclasses = 10\n[model]\ntype = mlp\n"
+                       "hidden = 8\n[train]\nalgorithm = sync\nbatch = 8\n"
+                       "[cluster]\nworkers = 1\nservers = 3\n");
+    error err = {0};
+    assert_int_equal(experiment_configure(e, f->config, 0, NULL, NULL, &err), 0);
+    assert_int_equal(experiment_load(e, &err), 0);
+    *b = backend_new(&e->backend, &err);
+    return model_new(&e->model, *b, e->train.dim, e->train.classes, &err);
+}
+
 /* Wait-free backpropagation (worker_gradient_push): over three shards of a
  * 2-8-10 MLP (114 parameters: shards of 38 from 0, 38 and 76, the output
  * layer from 24), the two parts inside the output layer go before the
@@ -335,16 +350,9 @@ static int s_no_whole_push(worker *w, const float *values, uint64_t tag, uint32_
 static void test_parts_go_as_soon_as_final(void **state)
 {
     support_fixture *f = *state;
-    support_write_file(f->config, "[data]\ndataset = synthetic\ntrain_size = 40\n"
-                       "test_size = 10\ndim = 2\nclasses = 10\n[model]\ntype = mlp\n"
-                       "hidden = 8\n[train]\nalgorithm = sync\nbatch = 8\n"
-                       "[cluster]\nworkers = 1\nservers = 3\n");
     experiment e;
-    error err = {0};
-    assert_int_equal(experiment_configure(&e, f->config, 0, NULL, NULL, &err), 0);
-    assert_int_equal(experiment_load(&e, &err), 0);
-    backend *b = backend_new(&e.backend, &err);
-    model *m = model_new(&e.model, b, e.train.dim, e.train.classes, &err);
+    backend *b;
+    model *m = s_three_shard_mlp(f, &e, &b);
     assert_int_equal(m->nparams, 114);
     worker w, ref;
     assert_int_equal(s_worker_init(&w, &e, m), 0);
@@ -404,16 +412,9 @@ static int s_quick_pull(worker *w, float *dst, uint64_t min_version)
 static void test_phase_timers_put_pushes_in_pushes(void **state)
 {
     support_fixture *f = *state;
-    support_write_file(f->config, "[data]\ndataset = synthetic\ntrain_size = 40\n"
-                       "test_size = 10\ndim = 2\nclasses = 10\n[model]\ntype = mlp\n"
-                       "hidden = 8\n[train]\nalgorithm = sync\nbatch = 8\n"
-                       "[cluster]\nworkers = 1\nservers = 3\n");
     experiment e;
-    error err = {0};
-    assert_int_equal(experiment_configure(&e, f->config, 0, NULL, NULL, &err), 0);
-    assert_int_equal(experiment_load(&e, &err), 0);
-    backend *b = backend_new(&e.backend, &err);
-    model *m = model_new(&e.model, b, e.train.dim, e.train.classes, &err);
+    backend *b;
+    model *m = s_three_shard_mlp(f, &e, &b);
     worker w;
     assert_int_equal(s_worker_init(&w, &e, m), 0);
     model_init_host(m, w.theta, e.seed);

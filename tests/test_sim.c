@@ -198,7 +198,9 @@ static void test_bad_sim_values_name_the_key(void **state)
 
 /* ---- end to end ---- */
 
-static void s_sim(support_fixture *f, const char *const *extra, char *dir, size_t n)
+/* The simulated run of a small MLP with extra's overrides, into f->r:
+ * its exit status. */
+static int s_sim_status(support_fixture *f, const char *const *extra)
 {
     const char *args[32] = {"train", "/dev/null", f->out_arg, "experiment.mode=sim",
                             "data.dataset=synthetic", "model.type=mlp", "model.hidden=16,8",
@@ -209,7 +211,12 @@ static void s_sim(support_fixture *f, const char *const *extra, char *dir, size_
     }
     args[k] = NULL;
     support_run_asgd(&f->r, f->dir, args);
-    if (f->r.status != 0) {
+    return f->r.status;
+}
+
+static void s_sim(support_fixture *f, const char *const *extra, char *dir, size_t n)
+{
+    if (s_sim_status(f, extra) != 0) {
         fail_msg("sim failed (%d): %s", f->r.status, f->r.err);
     }
     size_t len = strcspn(f->r.out, "\n");
@@ -1164,13 +1171,7 @@ static void test_a_process_waits_on_its_core(void **state)
     assert_true(own_fresh > 2 * shared_fresh);
 
     base[14] = "sim.placement=anywhere";
-    const char *args[32] = {"train", "/dev/null", f->out_arg, "experiment.mode=sim",
-                            "data.dataset=synthetic"};
-    for (int i = 0; base[i]; i++) {
-        args[5 + i] = base[i];
-    }
-    support_run_asgd(&f->r, f->dir, args);
-    assert_int_equal(f->r.status, 2);
+    assert_int_equal(s_sim_status(f, base), 2);
     assert_non_null(strstr(f->r.err, "placement"));
 }
 
