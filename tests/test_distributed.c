@@ -4,6 +4,7 @@
  *  - a killed worker is restarted under on-failure and fails the job
  *    cleanly under never;
  *  - SIGINT to the launcher leaves no process, no bound port, no socket file;
+ *  - eval.csv's rows never step back in time, and the last is at time_s;
  *  - a live server given garbage keeps serving, parameters untouched,
  *    rejects counted. */
 #include <setjmp.h>
@@ -55,7 +56,9 @@ static void s_run_dir(const support_fixture *f, char *buf, size_t n)
 }
 
 /* First and last test loss in eval.csv; the first row is the initial
- * model, at time 0 and update 0. */
+ * model, at time 0 and update 0. Its times never step back, and a
+ * finished run's last row is at the summary's time_s, the end of
+ * training. */
 static void s_eval_ends(const char *dir, double *first, double *last)
 {
     char path[4200], line[512];
@@ -63,6 +66,7 @@ static void s_eval_ends(const char *dir, double *first, double *last)
     FILE *in = fopen(path, "r");
     assert_non_null(in);
     int rows = 0;
+    double before = 0;
     while (fgets(line, sizeof line, in)) {
         double t, epoch, loss, acc;
         long u, s;
@@ -71,11 +75,24 @@ static void s_eval_ends(const char *dir, double *first, double *last)
                 *first = loss;
                 assert_true(t == 0 && u == 0 && s == 0);
             }
+            if (t < before) {
+                fail_msg("%s: row %d at %.6f s, after a row at %.6f s", path, rows, t, before);
+            }
+            before = t;
             *last = loss;
         }
     }
     fclose(in);
     assert_true(rows >= 2);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    cJSON *j = support_json_file(path);
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete"))) {
+        double time_s = support_json_number(j, "time_s");
+        if (fabs(time_s - before) > 2e-6) {
+            fail_msg("%s: time_s %.6f, the last row of eval.csv at %.6f s", dir, time_s, before);
+        }
+    }
+    cJSON_Delete(j);
 }
 
 /* The ipc folder named in log.txt, if any, must be gone. */
@@ -1044,6 +1061,61 @@ static void test_roles_started_by_hand(void **state)
     }
 }
 
+/* An evaluation due between a worker's last push and its done sees the
+ * final model already; the final row, written once the shard says every
+ * worker is done, is never stamped before it (it once was: at the last
+ * push, so eval.csv stepped back in time and time_s ended before its
+ * last row). Here the test is the worker, and says done only after the
+ * evaluator has written two rows since its push. */
+static void test_the_final_evaluation_never_steps_back(void **state)
+{
+    support_fixture *f = *state;
+    support_write_file(f->config, "[data]\ndataset = synthetic\ndim = 6\nclasses = 3\n"
+                       "[model]\ntype = softmax\n[train]\nalgorithm = hogwild\n"
+                       "[eval]\nevery = 0.05\n");
+    int port = wire_client_free_port();
+    char ps_hosts[64], run_dir[400], dir[300], eval_csv[400];
+    snprintf(ps_hosts, sizeof ps_hosts, "--ps_hosts=127.0.0.1:%d", port);
+    snprintf(dir, sizeof dir, "%s/cluster", f->dir);
+    snprintf(run_dir, sizeof run_dir, "--run_dir=%s", dir);
+    snprintf(eval_csv, sizeof eval_csv, "%s/eval.csv", dir);
+    const char *ps_args[] = {"ps", f->config, ps_hosts, "--worker_hosts=a", "--task_index=0",
+                             run_dir, NULL};
+    const char *ev_args[] = {"evaluator", f->config, ps_hosts, "--worker_hosts=a", run_dir,
+                             NULL};
+    int ps = support_spawn_asgd(f->dir, ps_args);
+    int evaluator = support_spawn_asgd(f->dir, ev_args);
+    void *ctx = zmq_ctx_new();
+    void *sock = wire_client_open(ctx, port, NULL);
+    float theta[21], grad[21] = {0.5f, -0.25f};
+    wire_header pull = {.type = WIRE_PULL, .encoding = WIRE_NO_PAYLOAD, .seq = 1}, reply;
+    assert_true(wire_client_send(sock, &pull, NULL, 0));   /* held until the evaluator is in */
+    assert_int_equal(wire_client_receive(sock, &reply, theta, sizeof theta, 21, 20000),
+                     sizeof theta);
+    wire_header push = {.type = WIRE_PUSH, .count = 21, .encoding = WIRE_F32, .samples = 64,
+                        .seq = 2, .generation = reply.generation};
+    assert_true(wire_client_send(sock, &push, grad, sizeof grad));
+    pull.seq = 3;
+    pull.generation = reply.generation;
+    assert_true(wire_client_send(sock, &pull, NULL, 0));   /* the push is in once this returns */
+    assert_int_equal(wire_client_receive(sock, &reply, theta, sizeof theta, 21, 10000),
+                     sizeof theta);
+    assert_int_equal(reply.base_version, 1);
+    int rows = support_count_lines(eval_csv);
+    assert_true(support_wait_lines(eval_csv, rows + 2, 10));
+    wire_header done = {.type = WIRE_CONTROL, .tag = WIRE_CONTROL_DONE, .seq = 4,
+                        .encoding = WIRE_NO_PAYLOAD, .generation = reply.generation};
+    assert_true(wire_client_send(sock, &done, NULL, 0));
+    assert_true(wire_client_receive(sock, &reply, NULL, 0, 21, 10000) >= 0);
+    assert_int_equal(support_wait(evaluator), 0);
+    assert_int_equal(support_wait(ps), 0);
+    zmq_close(sock);
+    zmq_ctx_term(ctx);
+    double first, last;
+    s_eval_ends(dir, &first, &last);   /* rows in time order, time_s at the last */
+    assert_true(support_count_lines(eval_csv) >= rows + 3);
+}
+
 /* Workers started long before the evaluator (pods scheduled apart) wait
  * for it: the shard holds their pulls and tells them, once a second, that
  * it is there, so they outlast a [cluster] timeout shorter than the wait. */
@@ -1319,6 +1391,7 @@ int main(void)
         T(test_a_diverging_run_is_a_result),
         T(test_roles_started_by_hand),
         T(test_roles_from_a_launchers_environment),
+        T(test_the_final_evaluation_never_steps_back),
         T(test_workers_wait_for_a_late_evaluator),
         T(test_a_client_without_its_shard_times_out),
         T(test_a_worker_that_cannot_share_uses_the_socket),

@@ -45,6 +45,7 @@ typedef struct job {
     size_t report_len;
     int evaluations;
     double last_epoch, last_acc;
+    double last_eval_t;       /* the time of the last row the evaluator reported */
     int restarts;
     bool resume;              /* asgd train --resume: shards restore their checkpoints */
     double before_wall_s;     /* resumed: the earlier sessions' wall_time_s, startup_s */
@@ -237,6 +238,7 @@ static void s_report(job *j, const char *line)
     }
     summary_add_eval(&j->sum, updates, loss, acc);   /* a non-finite loss: diverged */
     j->evaluations++;
+    j->last_eval_t = t;
     j->last_epoch = epoch;
     j->last_acc = acc;
     if (!j->workers_started) {
@@ -522,7 +524,9 @@ static int s_finish(job *j, int rc, error *err)
     double end = j->workers_done_at > 0 ? (last_push > 0 ? last_push : j->workers_done_at)
                  : j->diverged_at > 0 ? j->diverged_at : run_wall();
     double first = j->first_step > 0 ? j->first_step : fmin(end, j->started);
-    sum->time_s = end - first;   /* a restored shard's clock leaves out the time it was down */
+    /* a restored shard's clock leaves out the time it was down; never
+     * before eval.csv's last row (stamped no earlier than the one before) */
+    sum->time_s = fmax(end - first, j->last_eval_t);
     sum->startup_s = j->before_startup_s +
                      (j->resume && resumed_at > 0 ? resumed_at : first) - j->started;
     sum->wall_time_s = j->before_wall_s + run_wall() - j->started;

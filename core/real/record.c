@@ -43,8 +43,9 @@ int record_begin(record *rec, const experiment *e, const char *dir, error *err)
     return summary_write(dir, sum, err);
 }
 
-void record_eval(record *rec, long updates, double loss, double acc)
+void record_eval(record *rec, double t, long updates, double loss, double acc)
 {
+    rec->last_eval_t = t;
     summary_add_eval(&rec->sum, updates, loss, acc);
 }
 
@@ -97,7 +98,7 @@ int record_end(record *rec, const experiment *e, const shard_stats *stats, int s
     sum->resumes = (int)resumes;
     bool later = (int)resumes > rec->before_resumes;
     double first = resumes > 0 && resumed_at > 0 ? resumed_at : t0;
-    sum->time_s = t0 > 0 ? end - t0 : 0;
+    sum->time_s = t0 > 0 ? fmax(end - t0, rec->last_eval_t) : 0;   /* eval.csv's last row */
     sum->startup_s = (later ? rec->before_startup_s : 0) +
                      (first > 0 ? fmax(0, first - started) : 0);
     sum->wall_time_s = (later ? rec->before_wall_s : 0) + run_wall() - started;

@@ -18,6 +18,7 @@ typedef struct record {
     int before_resumes;       /* the earlier summary's (an interrupted session's) */
     double before_wall_s;     /* resumes, wall_time_s and startup_s, which a resumed */
     double before_startup_s;  /* session's add to */
+    double last_eval_t;       /* the time of the last evaluation's row */
 } record;
 
 /* Writes dir's config.ini from e's config, opens its log, and writes a
@@ -27,11 +28,12 @@ typedef struct record {
  * --resume does). The evaluator takes in eval.csv's earlier evaluations
  * when the job is under way. */
 int record_begin(record *rec, const experiment *e, const char *dir, error *err);
-/* One evaluation of the centre model after `updates` updates (a
- * non-finite loss: diverged). */
-void record_eval(record *rec, long updates, double loss, double acc);
+/* One evaluation of the centre model after `updates` updates, its row at
+ * t seconds (a non-finite loss: diverged). */
+void record_eval(record *rec, double t, long updates, double loss, double acc);
 /* The end: the shards' last counters in, training timed from t0 (the first
- * step, Unix time; 0 if none) to the last push any shard received, the
+ * step, Unix time; 0 if none) to the last push any shard received (or the
+ * last evaluation's row, where that is later), the
  * workers' steps gathered when rc == 0 (every worker done), the summary
  * finished and written, complete when rc == 0 and no file lost data. A
  * run the shards were resumed into (their resumes) counts its resumes and

@@ -213,6 +213,7 @@ typedef struct evaluator {
     long n_train;
     double t0;                /* the first step, Unix time; 0 until a shard has seen it */
     int evaluations;
+    double last_t;            /* the time of its last row this session */
     bool placed;              /* whether it knows if the job is fresh or under way */
 } evaluator;
 
@@ -334,7 +335,9 @@ static int s_evaluate(evaluator *v, bool *last, error *err)
         for (int k = 0; k < cs->servers; k++) {
             last_push = fmax(last_push, v->stats[k].last_push_at);
         }
-        t = last_push - v->t0;
+        /* never before a row already written: a periodic evaluation
+         * between the last push and the workers' done saw the final model */
+        t = fmax(last_push - v->t0, v->last_t);
     }
     double epoch = (double)total / (double)v->n_train;
     model_evaluate_host(v->m, &loss, &acc, v->theta, &v->e->test, (int)v->e->eval_batch);
@@ -350,8 +353,9 @@ static int s_evaluate(evaluator *v, bool *last, error *err)
     if (refused) {
         fprintf(stderr, "evaluator: a worker pushed NaN or infinite values: the run diverged\n");
     }
+    v->last_t = t;
     if (v->rec) {
-        record_eval(v->rec, (long)v->versions[0], loss, acc);
+        record_eval(v->rec, t, (long)v->versions[0], loss, acc);
         v->rec->sum.diverged = v->rec->sum.diverged || refused;
     }
     v->evaluations++;
