@@ -350,6 +350,7 @@ static const char *s_scaling(const figure_options *o, plot_runs *set, const figu
         snprintf(words, sizeof words, "speed-up over each group's fewest %s", label_of(o->x));
     }
     s_string(gp, "speedup_label", words);
+    fprintf(gp, "one_ideal = %d\n", one_base);   /* else each group's own, in its colour */
     for (int g = 0; g < set->ngroups; g++) {
         if (s_scaling_group(o, set, g, place, err) < 0) {
             return NULL;
@@ -385,14 +386,15 @@ static int s_staleness_group(const plot_runs *set, int g, const figure_place *pl
         last--;
     }
     *largest = last;
-    *p999 = last;
+    *p999 = -1;
     for (int i = 0; i <= last + 1 && i < 64; i++) {
         acc += h[i];
-        if (total > 0 && acc / total >= 0.999 && *p999 == last) {
+        if (total > 0 && acc / total >= 0.999 && *p999 < 0) {
             *p999 = i;
         }
         fprintf(f, "%d %.9g\n", i, total > 0 ? acc / total : 1);
     }
+    *p999 = *p999 < 0 ? last : *p999;   /* no pushes */
     return s_close(f, place, err);
 }
 
@@ -421,9 +423,7 @@ static const char *s_staleness(const figure_options *o, plot_runs *set,
     return "staleness";
 }
 
-/* A run's bar value: the time its test accuracy first reached the target,
- * or its samples/s; NaN when it has none. */
-static double s_bar_value(const figure_options *o, const plot_run *run)
+double figure_bar_value(const figure_options *o, const plot_run *run)
 {
     if (o->kind == KIND_THROUGHPUT) {
         return plot_run_number(run, "samples_per_s");
@@ -502,7 +502,7 @@ static const char *s_bars(const figure_options *o, plot_runs *set, const figure_
         double sum = 0, lo = INFINITY, hi = -INFINITY;
         int k = 0, runs = 0;
         for (int r = 0; r < set->count; r++) {
-            double v = set->runs[r].g == g ? s_bar_value(o, &set->runs[r]) : NAN;
+            double v = set->runs[r].g == g ? figure_bar_value(o, &set->runs[r]) : NAN;
             runs += set->runs[r].g == g;
             if (!isnan(v)) {
                 sum += v;

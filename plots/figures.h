@@ -10,7 +10,8 @@
  *                     mean with min-max bars over the runs with a finite
  *                     value (those without are named on stderr); for
  *                     samples/s against workers also the speed-up, with
- *                     the ideal line
+ *                     the ideal line (each group's own where their fewest
+ *                     workers differ)
  *   staleness         the cumulative distribution of push staleness
  *   time-to-accuracy  bars: time until test accuracy first reaches --target
  *   throughput        bars: samples/s
@@ -40,6 +41,11 @@ typedef struct figure_place {
     char dir[4096];
     char stem[1024];
 } figure_place;
+
+/* A bar figure's value for one run (time-to-accuracy: the time its test
+ * accuracy first reached the target; throughput: its samples/s); NaN when
+ * it has none. */
+double figure_bar_value(const figure_options *o, const plot_run *run);
 
 /* Writes the kind's data files into place->dir and its variables to gp;
  * returns its template's name, or NULL with err set. */

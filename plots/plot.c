@@ -195,10 +195,12 @@ static void s_styles(FILE *gp, int groups)
 }
 
 /* The fewest and most runs behind one line (or, with x and y, one point;
- * a run without a number at x or a finite y is on none, as in figures.c):
- * the seeds each averages; *most 0 when out of memory. */
-static void s_runs_per_line(const plot_runs *set, const char *x, const char *y, int *fewest,
-                            int *most)
+ * a run without a number at x or a finite y is on none, as in figures.c;
+ * with bars, one bar: a run without a value, one that never reached the
+ * target, is in none): the seeds each averages; *most 0 when out of
+ * memory. */
+static void s_runs_per_line(const plot_runs *set, const char *x, const char *y,
+                            const figure_options *bars, int *fewest, int *most)
 {
     *fewest = set->count;
     *most = 0;
@@ -206,6 +208,9 @@ static void s_runs_per_line(const plot_runs *set, const char *x, const char *y, 
     for (int r = 0; xs && x && r < set->count; r++) {
         xs[r] = isfinite(plot_run_number(&set->runs[r], y)) ? plot_run_number(&set->runs[r], x)
                                                             : NAN;
+    }
+    for (int r = 0; xs && bars && r < set->count; r++) {
+        xs[r] = isnan(figure_bar_value(bars, &set->runs[r])) ? NAN : 0;
     }
     for (int r = 0; xs && r < set->count; r++) {
         if (isnan(xs[r])) {
@@ -223,9 +228,11 @@ static void s_runs_per_line(const plot_runs *set, const char *x, const char *y, 
 
 /* What every run shares, for the title: "mlp on fashion-mnist, 4
  * workers, mean of 3 runs" (a field that varies is left out: it is on an
- * axis or in the legend); x and y: a scaling figure's keys, else NULL. */
+ * axis or in the legend); x and y: a scaling figure's keys, else NULL;
+ * bars: a bar figure's options (a bar averages the runs with a value),
+ * else NULL. */
 static void s_setting(char *out, size_t n, const plot_runs *set, const char *x, const char *y,
-                      bool pooled)
+                      const figure_options *bars, bool pooled)
 {
     char model[64] = "", data[64] = "", workers[32] = "", mode[16] = "";
     const char *keys[] = {"model", "dataset", "workers", "mode"};
@@ -242,7 +249,7 @@ static void s_setting(char *out, size_t n, const plot_runs *set, const char *x, 
         }
     }
     int fewest, most;
-    s_runs_per_line(set, x, y, &fewest, &most);
+    s_runs_per_line(set, x, y, bars, &fewest, &most);
     int at = snprintf(out, n, "%s%s%s", model, model[0] && data[0] ? " on " : "", data);
     if (workers[0] && at < (int)n) {
         at += snprintf(out + at, n - (size_t)at, "%s%s worker%s", at ? ", " : "", workers,
@@ -296,8 +303,9 @@ static void s_title(char *out, size_t n, const options *o, const plot_runs *set)
         break;
     }
     bool scaling = f->kind == KIND_SCALING;
+    bool bars = f->kind == KIND_TTA || f->kind == KIND_THROUGHPUT;
     s_setting(setting, sizeof setting, set, scaling ? f->x : NULL, scaling ? f->y : NULL,
-              f->kind == KIND_STALENESS);
+              bars ? f : NULL, f->kind == KIND_STALENESS);
     snprintf(out, n, "%s%s%s", what, setting[0] ? ": " : "", setting);
 }
 

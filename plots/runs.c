@@ -42,6 +42,10 @@ void plot_run_value(const plot_run *r, const char *key, char *out, size_t n)
 
 double plot_run_number(const plot_run *r, const char *key)
 {
+    cJSON *field = strchr(key, '.') ? NULL : cJSON_GetObjectItemCaseSensitive(r->summary, key);
+    if (cJSON_IsNumber(field)) {   /* every digit, not the label's six */
+        return field->valuedouble;
+    }
     char v[256], *end;
     plot_run_value(r, key, v, sizeof v);
     double x = strtod(v, &end);

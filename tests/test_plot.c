@@ -413,8 +413,9 @@ static void test_labels_titles_and_bars(void **state)
     free(gp);
     const char *const missed[] = {"--kind", "time-to-accuracy", "--target", "0.999", NULL};
     gp = s_script(f, "tta.png", missed);
+    /* no run reaches it: no bar is a mean of any (once "mean of 4 runs") */
     assert_non_null(strstr(gp, "figure_title = \"Time to test accuracy 0.999:\\nsoftmax on "
-                               "synthetic, mean of 4 runs, simulated\""));
+                               "synthetic, simulated\""));
     assert_non_null(strstr(gp, "ylabel = \"time to test accuracy 0.999 (s)\""));
     free(gp);
     char path[720];
@@ -471,7 +472,7 @@ static void test_a_target_some_runs_miss(void **state)
     char target[32];
     snprintf(target, sizeof target, "%.6f", (lo + hi) / 2);
     const char *const tta[] = {"--kind", "time-to-accuracy", "--target", target, NULL};
-    free(s_script(f, "some.png", tta));
+    char *gp = s_script(f, "some.png", tta);
     char path[720];
     snprintf(path, sizeof path, "%s/some.png-1.dat", f->dir);
     char *dat = support_read_file(path);
@@ -480,7 +481,67 @@ static void test_a_target_some_runs_miss(void **state)
     int k, n;
     assert_int_equal(sscanf(row, "\"hogwild (%d/%d reached)\"", &k, &n), 2);
     assert_true(k > 0 && k < n && n == 4);
+    /* the title counts the runs each bar averages, those that reached the
+     * target (it once counted every run: "mean of 4 runs" over a bar of 2) */
+    int fewest = k, most = k, sync = 0;
+    row = strstr(dat, "\"sync");
+    assert_non_null(row);
+    if (sscanf(row, "\"sync (%d/4 reached)\"", &sync) != 1) {
+        sync = strstr(row, "\"sync\" 0 0 0 0\n") == row ? 0 : 4;
+    }
+    if (sync > 0) {
+        fewest = sync < k ? sync : k;
+        most = sync > k ? sync : k;
+    }
+    char count[64];
+    if (fewest < most) {
+        snprintf(count, sizeof count, "mean of %d-%d runs", fewest, most);
+    } else {
+        snprintf(count, sizeof count, "mean of %d runs", most);
+    }
+    if (most > 1 ? !strstr(gp, count) : strstr(gp, "mean of") != NULL) {
+        fail_msg("hogwild reached %d/4, sync %d/4; the title should say \"%s\":\n%s", k, sync,
+                 count, gp);
+    }
+    free(gp);
     free(dat);
+}
+
+/* The staleness CDF's axis ends one past the staleness by which 99.9% of
+ * any group's pushes came (it once ended one further where that was the
+ * largest staleness, and at 1 for a group of none). */
+static void test_staleness_axis_ends_past_the_999th_permille(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    const char *const kind[] = {"--kind", "staleness", NULL};
+    char *gp = s_script(f, "cdf.png", kind);
+    int xmax = -1, p999[2] = {-1, -1};
+    const char *at = strstr(gp, "\nxmax = ");
+    assert_non_null(at);
+    assert_int_equal(sscanf(at, "\nxmax = %d", &xmax), 1);
+    free(gp);
+    bool sync[2];
+    for (int g = 0; g < 2; g++) {
+        char path[720];
+        snprintf(path, sizeof path, "%s/cdf.png-%d.dat", f->dir, g + 1);
+        char *dat = support_read_file(path);
+        assert_non_null(dat);
+        sync[g] = strncmp(dat, "# sync", 6) == 0;
+        for (char *line = strstr(dat, "# staleness cdf\n"); line; line = strchr(line + 1, '\n')) {
+            int i;
+            double cdf;
+            if (sscanf(line + 1, "%d %lf", &i, &cdf) == 2 && cdf >= 0.999 && p999[g] < 0) {
+                p999[g] = i;
+            }
+        }
+        free(dat);
+    }
+    assert_true(sync[0] != sync[1]);
+    assert_int_equal(p999[sync[0] ? 0 : 1], 0);   /* sync: every push of staleness 0 */
+    int most = p999[0] > p999[1] ? p999[0] : p999[1];
+    assert_true(most > 0);   /* hogwild's two workers */
+    assert_int_equal(xmax, most + 1);
 }
 
 /* Up to 16 groups each have a colour of their own, and in black and white
@@ -754,6 +815,82 @@ static void s_two_runs(support_fixture *f, const char *out, const char *first,
                        const char *second)
 {
     s_two_runs_of(f, out, "hogwild", first, second);
+}
+
+/* samples_per_s of the one run under root of `rule` with `workers`. */
+static double s_samples_per_s(const char *root, const char *rule, int workers)
+{
+    char pattern[800];
+    snprintf(pattern, sizeof pattern, "%s/*/*/summary.json", root);
+    glob_t found;
+    assert_int_equal(glob(pattern, 0, NULL, &found), 0);
+    double sps = NAN;
+    for (size_t i = 0; i < found.gl_pathc; i++) {
+        cJSON *j = support_json_file(found.gl_pathv[i]);
+        if (strcmp(cJSON_GetObjectItemCaseSensitive(j, "algorithm")->valuestring, rule) == 0 &&
+            support_json_number(j, "workers") == workers) {
+            sps = support_json_number(j, "samples_per_s");
+        }
+        cJSON_Delete(j);
+    }
+    globfree(&found);
+    assert_true(isfinite(sps));
+    return sps;
+}
+
+/* Where the groups' fewest workers differ, each group's speed-up has its
+ * own ideal line, over its own fewest: one line drawn for all (the first
+ * group's) put a group of 1, 2, 4 workers beside the ideal of one of 2, 4,
+ * 8, at twice it. */
+static void test_each_group_has_its_own_ideal_line(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char runs[700], fig[800];
+    snprintf(runs, sizeof runs, "%s/own-ideal", f->out);
+    s_two_runs_of(f, runs, "hogwild", "cluster.workers=1", "cluster.workers=2");
+    s_two_runs_of(f, runs, "sync", "cluster.workers=2", "cluster.workers=4");
+    snprintf(fig, sizeof fig, "%s/own-ideal.png", f->dir);
+    const char *args[] = {"plot", runs, "-o", fig, "--kind", "scaling", NULL};
+    char *gp = s_plot_and_read(f, args, fig, ".gp");
+    s_expect_figure(fig);
+    assert_non_null(strstr(gp, "one_ideal = 0"));
+    assert_non_null(strstr(gp, "speedup_label = \"speed-up over each group's fewest workers\""));
+    free(gp);
+    int seen = 0;
+    for (int g = 1; g <= 2; g++) {   /* x mean min max speedup ideal, the ideal over its first x */
+        char dat[900];
+        snprintf(dat, sizeof dat, "%s-%d.dat", fig, g);
+        char *text = support_read_file(dat);
+        assert_non_null(text);
+        bool sync = strncmp(text, "# sync", 6) == 0;
+        double x[2], mean[2], ideal[2];
+        char *line = strstr(text, "# x mean min max speedup ideal\n");
+        assert_non_null(line);
+        line = strchr(line, '\n') + 1;
+        for (int i = 0; i < 2; i++) {
+            double lo, hi, speedup;
+            assert_int_equal(sscanf(line, "%lf %lf %lf %lf %lf %lf", &x[i], &mean[i], &lo, &hi,
+                                    &speedup, &ideal[i]), 6);
+            line = strchr(line, '\n') + 1;
+        }
+        assert_true(x[0] == (sync ? 2 : 1) && x[1] == (sync ? 4 : 2));
+        assert_true(ideal[0] == 1 && ideal[1] == 2);
+        for (int i = 0; i < 2; i++) {   /* each point is its one run's samples/s, every digit */
+            double sps = s_samples_per_s(runs, sync ? "sync" : "hogwild", (int)x[i]);
+            if (fabs(mean[i] - sps) > 1e-8 * sps) {   /* once 6 digits: 55556.3 */
+                fail_msg("%s at %g workers: %.9g, its run's samples/s %.9g",
+                         sync ? "sync" : "hogwild", x[i], mean[i], sps);
+            }
+        }
+        seen |= sync ? 1 : 2;
+        free(text);
+    }
+    assert_int_equal(seen, 3);
+    const char *same[] = {"--kind", "scaling", NULL};   /* the fixture's groups share 1 worker */
+    gp = s_script(f, "one-ideal.png", same);
+    assert_non_null(strstr(gp, "one_ideal = 1"));
+    free(gp);
 }
 
 /* `asgd report` of the run folders dirs (NULL-terminated, at most 4) into
@@ -1093,6 +1230,8 @@ int main(void)
         cmocka_unit_test(test_diverged_runs_are_marked),
         cmocka_unit_test(test_diverged_bars_are_marked),
         cmocka_unit_test(test_scaling_skips_a_nan),
+        cmocka_unit_test(test_each_group_has_its_own_ideal_line),
+        cmocka_unit_test(test_staleness_axis_ends_past_the_999th_permille),
         cmocka_unit_test(test_overlapping_folders_count_a_run_once),
         cmocka_unit_test(test_title_gives_a_range_of_runs),
         cmocka_unit_test(test_a_curve_is_its_runs_own_points),
