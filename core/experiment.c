@@ -328,9 +328,11 @@ static int s_check_model(experiment *e, error *err)
 
 int experiment_load(experiment *e, error *err)
 {
+    double began = run_now();
     if (datacache_load(&e->train, &e->test, &e->data, e->seed, err) < 0) {
         return -1;
     }
+    e->load_s = run_now() - began;
     e->n_train = e->train.n;
     e->dim = e->train.dim;
     e->classes = e->train.classes;

@@ -82,6 +82,7 @@ typedef struct experiment {
      * experiment_check */
     long n_train;
     int dim, classes;
+    double load_s;           /* seconds experiment_load took: start-up in one process */
     size_t nparams;
     /* keys asgd knows that this configuration does not use: one line each,
      * for the caller to print */

@@ -180,7 +180,8 @@ int sequential_train(experiment *e, run *r, error *err)
     sum->samples = step * e->batch;
     sum->train_time_s = sum->time_s;
     summary_finish(sum, e->train.n);
-    sum->wall_time_s = run_now() - wall_start;
+    sum->startup_s = e->load_s;   /* loading the data, as a real run's processes do */
+    sum->wall_time_s = e->load_s + run_now() - wall_start;
     s_progress(&prog, e, sum->epochs, sum->samples_per_s, t.acc, true);
     rc = stopped ? error_set(err, ERROR_RUNTIME, "interrupted after %ld of %ld steps; %s is "
                              "incomplete", step, total_steps, r->dir) : s_save(&t, err);

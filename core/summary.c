@@ -136,7 +136,9 @@ bool summary_add_eval(run_summary *s, long updates, double loss, double acc)
 {
     s->final_test_loss = loss;
     s->final_test_acc = acc;
-    if (updates > 0 && (isnan(s->best_test_acc) || acc > s->best_test_acc)) {
+    /* the best of a trained model, not the initial one's, nor a diverged
+     * one's (its parameters NaN, its accuracy whatever argmax makes of them) */
+    if (updates > 0 && isfinite(loss) && (isnan(s->best_test_acc) || acc > s->best_test_acc)) {
         s->best_test_acc = acc;
     }
     if (!isfinite(loss)) {

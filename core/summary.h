@@ -130,10 +130,11 @@ typedef struct run_summary {
 /* A summary with no evaluation yet (accuracies and loss NaN). */
 void summary_init(run_summary *s);
 /* One evaluation of the centre model after `updates` updates: the last is
- * final, the best of those after an update kept (the initial model's is
- * no result of training: a run that never learns has no best above its
- * evaluations). A non-finite loss marks the run diverged (the driver
- * stops it there) and returns true. */
+ * final, the best of those after an update with a finite loss kept (the
+ * initial model's is no result of training: a run that never learns has
+ * no best above its evaluations; nor is a diverged model's, whatever its
+ * NaN parameters score). A non-finite loss marks the run diverged (the
+ * driver stops it there) and returns true. */
 bool summary_add_eval(run_summary *s, long updates, double loss, double acc);
 /* The evaluations already in an eval.csv (a run going on, or an evaluator
  * restarted), each as summary_add_eval; none when it cannot be read. */

@@ -108,6 +108,9 @@ static void s_check_run(support_fixture *f, const char *model_type, double min_a
     }
     assert_true(s_number(j, "samples_per_s") > 0);
     assert_true(s_number(j, "time_s") > 0);
+    /* start-up is loading the data (it was 0), and the wall time holds it */
+    assert_true(s_number(j, "startup_s") > 0);
+    assert_true(s_number(j, "wall_time_s") >= s_number(j, "startup_s") + s_number(j, "time_s"));
     assert_true(s_number(j, "staleness_mean") == 0);
     const char *keys[] = {"final_test_loss", "updates", "staleness_max", NULL};
     for (int i = 0; keys[i]; i++) {

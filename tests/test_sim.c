@@ -1207,6 +1207,29 @@ static void test_steps_count_the_bytes_on_the_wire(void **state)
     assert_true(rows > 100);
 }
 
+/* eval.csv's accuracies: the initial model's, the best after an update
+ * with a finite loss, and the best with a non-finite loss (-1: none). */
+static void s_accuracies(const char *dir, double *initial, double *best, double *nonfinite)
+{
+    char *csv = s_file(dir, "eval.csv");
+    *initial = NAN;
+    *best = *nonfinite = -1;
+    for (char *line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        double t, epoch, loss, acc;
+        long updates, samples;
+        assert_int_equal(sscanf(line + 1, "%lf,%lf,%ld,%ld,%lf,%lf", &t, &epoch, &updates,
+                                &samples, &loss, &acc), 6);
+        if (updates == 0) {
+            *initial = acc;
+        } else if (isfinite(loss)) {
+            *best = fmax(*best, acc);
+        } else {
+            *nonfinite = fmax(*nonfinite, acc);
+        }
+    }
+    free(csv);
+}
+
 /* best_test_acc is the best evaluation of a trained model: a run that
  * never learns (a learning rate of 1,000: its loss in the hundreds, never
  * non-finite, so not diverged) scored its best on the initial model, at
@@ -1218,21 +1241,32 @@ static void test_the_best_accuracy_is_after_training(void **state)
                            "experiment.seed=1", NULL};
     char dir[4096];
     s_sim(f, extra, dir, sizeof dir);
-    char *csv = s_file(dir, "eval.csv");
-    double initial = NAN, best = -1;
-    for (char *line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
-        double t, epoch, loss, acc;
-        long updates, samples;
-        assert_int_equal(sscanf(line + 1, "%lf,%lf,%ld,%ld,%lf,%lf", &t, &epoch, &updates,
-                                &samples, &loss, &acc), 6);
-        if (updates == 0) {
-            initial = acc;
-        } else {
-            best = fmax(best, acc);
-        }
-    }
-    free(csv);
+    double initial, best, nonfinite;
+    s_accuracies(dir, &initial, &best, &nonfinite);
     assert_true(best > 0 && initial > best);   /* the case: the untrained model scored best */
+    assert_true(nonfinite < 0);
+    assert_true(fabs(s_num(dir, "best_test_acc") - best) < 1e-6);
+}
+
+/* Nor is it a diverged model's: a run whose loss became NaN scored that
+ * model (its parameters NaN) at 0.08, above its trained ones, and
+ * reported that as its best. */
+static void test_the_best_accuracy_is_of_a_finite_model(void **state)
+{
+    support_fixture *f = *state;
+    const char *extra[] = {"train.algorithm=hogwild", "cluster.workers=2", "train.lr=80",
+                           "model.hidden=16", "train.epochs=5", "eval.every=0.01",
+                           "experiment.seed=1", NULL};
+    char dir[4096];
+    s_sim(f, extra, dir, sizeof dir);
+    double initial, best, nonfinite;
+    s_accuracies(dir, &initial, &best, &nonfinite);
+    char *text = s_file(dir, "summary.json");
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "diverged")));
+    cJSON_Delete(j);
+    assert_true(best > 0 && nonfinite > best);   /* the case: the NaN model scored best */
     assert_true(fabs(s_num(dir, "best_test_acc") - best) < 1e-6);
 }
 
@@ -1445,6 +1479,7 @@ int main(void)
         T(test_a_process_waits_on_its_core),
         T(test_steps_count_the_bytes_on_the_wire),
         T(test_the_best_accuracy_is_after_training),
+        T(test_the_best_accuracy_is_of_a_finite_model),
         T(test_a_thousand_workers),
         T(test_sync_rounds_agree_across_shards),
         T(test_budgets_add_up_to_the_epochs),

@@ -341,6 +341,10 @@ static void test_evaluations_are_stamped_when_the_centre_is_copied(void **state)
     snprintf(path, sizeof path, "%s/summary.json", dir);
     cJSON *j = support_json_file(path);
     double time_s = support_json_number(j, "time_s");
+    /* start-up (loading the data, the initial evaluation: 20,000 examples
+     * through 256-256) and training within the wall time */
+    double startup_s = support_json_number(j, "startup_s");
+    assert_true(startup_s > 0 && support_json_number(j, "wall_time_s") >= startup_s + time_s);
     cJSON_Delete(j);
     snprintf(path, sizeof path, "%s/eval.csv", dir);
     FILE *in = fopen(path, "r");

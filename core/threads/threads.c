@@ -486,10 +486,12 @@ static int s_summarise(threads_run *t, int rc, double wall0)
      * where one came after it (a row taken after the last push, before the
      * workers returned): eval.csv's last row, as in real mode */
     sum->time_s = fmax(sum->train_time_s, t->evaluated_at);
-    sum->startup_s = first > 0 ? first - t->t0 : 0;
+    /* loading the data, the initial evaluation and starting the threads,
+     * as a real run's start-up holds its processes' */
+    sum->startup_s = t->e->load_s + (first > 0 ? first - wall0 : t->t0 - wall0);
     summary_finish(sum, t->e->train.n);
     rc = summary_end(sum, t->r, rc, t->err);
-    sum->wall_time_s = run_now() - wall0;
+    sum->wall_time_s = t->e->load_s + run_now() - wall0;
     run_log(t->r, "threads: %s: test accuracy %.4f, %ld updates, %.0f samples/s",
             rc == 0 ? "finished" : "stopped", sum->final_test_acc, sum->updates,
             sum->samples_per_s);
