@@ -19,6 +19,7 @@
 
 #include "core/experiment.h"
 #include "core/export.h"
+#include "core/partition.h"
 #include "core/sim/simqueue.h"
 #include "core/simtime.h"
 #include "support.h"
@@ -413,7 +414,7 @@ static void test_a_profile_round_trips_and_sets_the_time(void **state)
     snprintf(profile, sizeof profile, "%s/profile.ini", f->dir);
     const char *calibrate[] = {"calibrate", "/dev/null", "-o", profile,
                                "train.algorithm=hogwild", "data.dataset=synthetic",
-                               "model.type=softmax", NULL};
+                               "model.type=softmax", "cluster.servers=2", NULL};
     support_run_asgd(&f->r, f->dir, calibrate);
     if (f->r.status != 0) {
         fail_msg("calibrate: %s", f->r.err);
@@ -462,6 +463,15 @@ static void test_a_profile_round_trips_and_sets_the_time(void **state)
                &printed[1], units[1]) != 4) {
         fail_msg("calibrate printed \"%.60s\"", line);
     }
+    /* timed on one shard's part, as each of the 2 is charged (it was the
+     * whole vector's, charged at both) */
+    int shards;
+    size_t values;
+    assert_int_equal(sscanf(strstr(line, "(at each of "), "(at each of %d shards: shard 0's %zu",
+                            &shards, &values), 2);
+    uint64_t lo, hi;
+    partition_range((32 + 1) * 10, 2, 0, &lo, &hi);   /* softmax: dim 32, 10 classes */
+    assert_true(shards == 2 && values == hi - lo && values < (32 + 1) * 10);
     double written_costs[2] = {s.apply, s.answer};
     for (int i = 0; i < 2; i++) {
         double unit = strcmp(units[i], "us") == 0 ? 1e-6 : strcmp(units[i], "ms") == 0 ? 1e-3 : 1;

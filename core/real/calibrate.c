@@ -37,6 +37,8 @@ typedef struct costs {
     double startup_mean, startup_sd, timeslice, wakeup, migration;
     long cores;
     bool shared;              /* values through shared segments ([cluster] shm) */
+    int shards;               /* [cluster] servers: apply and answer are one shard's */
+    size_t shard_values;      /* shard 0's part of the vector, which they were timed on */
 } costs;
 
 /* This process's CPU time so far, all threads. */
@@ -471,7 +473,9 @@ static int s_evaluation(experiment *e, costs *out, error *err)
     return 0;
 }
 
-/* The rule's server side on a shard of the whole vector: pulls answered
+/* The rule's server side on shard 0 of [cluster] servers, its part of
+ * the vector (the simulator charges apply and answer at every shard, for
+ * each push and pull, as each real shard handles its own part): pulls answered
  * (its on-pull work: DC-ASGD and Gap-Aware keep a copy for the worker) and
  * pushes of small values applied, each tagged as its round expects, for
  * each worker in turn; per push and per pull. Successive pushes carry
@@ -484,8 +488,9 @@ static int s_apply(const experiment *e, size_t n, costs *out, error *err)
 {
     float *init = calloc(n, sizeof *init);
     float *values = malloc(APPLY_VALUE_SETS * n * sizeof *values + sizeof *values);
-    server *s = init && values ? server_new(e->alg, e->rule, &e->rule_info, 0, 1, e->workers,
-                                            init, n)
+    int shards = e->servers > 0 ? e->servers : 1;
+    server *s = init && values ? server_new(e->alg, e->rule, &e->rule_info, 0, shards,
+                                            e->workers, init, n)
                                : NULL;
     if (!s) {
         free(init);
@@ -530,6 +535,8 @@ static int s_apply(const experiment *e, size_t n, costs *out, error *err)
     free(other);
     out->apply = pushing / pushes;
     out->answer = answering / pushes;
+    out->shards = shards;
+    out->shard_values = s->n;
     server_destroy(&s);
     free(init);
     free(values);
@@ -580,10 +587,11 @@ static int s_write(const char *path, const char *config_path, const experiment *
     }
     fprintf(f, "; asgd calibrate: this host's costs for one experiment, for [sim] profile\n"
             "[host]\nhost = %s\ncpu = %s\ncores = %ld\ndate = %s\nconfig = %s\n"
-            "model = %s\nbatch = %ld\ntransport = %s\nalgorithm = %s\nasgd = %s\n\n[sim]\n"
-            "compute = empirical\ncompute_quantiles = ", p.host, p.cpu, p.cores, date,
-            config_path, model_type_name(e->model.type), e->batch,
-            e->transport == TRANSPORT_TCP ? "tcp" : "ipc", e->algorithm_name, p.version);
+            "model = %s\nbatch = %ld\ntransport = %s\nalgorithm = %s\nservers = %d\n"
+            "asgd = %s\n\n[sim]\ncompute = empirical\ncompute_quantiles = ", p.host, p.cpu,
+            p.cores, date, config_path, model_type_name(e->model.type), e->batch,
+            e->transport == TRANSPORT_TCP ? "tcp" : "ipc", e->algorithm_name, c->shards,
+            p.version);
     for (int k = 0; k < CAL_QUANTILES; k++) {
         fprintf(f, "%s%.4g", k ? "," : "", c->quantiles[k]);
     }
@@ -677,8 +685,9 @@ int calibrate_main(int argc, char **argv)
     } else {
         printf("bandwidth %.2f GB/s\n", c.bandwidth * 1e-9);
     }
-    printf("apply: %s a push, %s a pull\n", s_duration(d[0], sizeof d[0], c.apply),
-           s_duration(d[1], sizeof d[1], c.answer));
+    printf("apply: %s a push, %s a pull (at each of %d shards: shard 0's %zu values)\n",
+           s_duration(d[0], sizeof d[0], c.apply), s_duration(d[1], sizeof d[1], c.answer),
+           c.shards, c.shard_values);
     printf("evaluation: %s\nstartup: %s of work (sd %s)\n",
            s_duration(d[0], sizeof d[0], c.eval_cost), s_duration(d[1], sizeof d[1], c.startup_mean),
            s_duration(d[2], sizeof d[2], c.startup_sd));
