@@ -195,7 +195,7 @@ static void s_summaries(doc *d, const plot_runs *set, const char *names)
                                          "best test acc", "final test loss",
                                          "training time (s)", "samples/s", "mean staleness",
                                          "diverged"};
-    static const char *const keys[] = {"label", "mode", "workers", "final_test_acc",
+    static const char *const keys[] = {"algorithm", "mode", "workers", "final_test_acc",
                                        "best_test_acc", "final_test_loss", "time_s",
                                        "samples_per_s", "staleness_mean", "diverged"};
     static const int digits[] = {0, 0, 0, 4, 4, 4, 2, 0, 2, 0};
@@ -208,6 +208,14 @@ static void s_summaries(doc *d, const plot_runs *set, const char *names)
         for (int k = 0; k < COLUMNS - 1; k++) {
             s_field(cells[k + 1], sizeof cells[k + 1], set->runs[r].summary, keys[k], digits[k]);
             row[k + 1] = cells[k + 1];
+        }
+        /* the rule that ran, and the label it was given where that differs
+         * (the column showed the label alone: "hogwild" for a sync run) */
+        char label[200];
+        s_field(label, sizeof label, set->runs[r].summary, "label", 0);
+        size_t used = strlen(cells[1]);
+        if (label[0] && strcmp(label, cells[1]) != 0 && used + strlen(label) + 4 < sizeof cells[1]) {
+            snprintf(cells[1] + used, sizeof cells[1] - used, " (%s)", label);
         }
         s_row(d, COLUMNS, row, false);
     }

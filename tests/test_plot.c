@@ -914,6 +914,24 @@ static char *s_report_page(support_fixture *f, const char *const *dirs, const ch
     return md;
 }
 
+/* The report's rule column names the rule that ran, and a label given
+ * to it beside (it showed the label alone: a sync run labelled hogwild
+ * read as hogwild). */
+static void test_report_names_the_rule_that_ran(void **state)
+{
+    support_fixture *f = *state;
+    char runs[700], out[700];
+    snprintf(runs, sizeof runs, "%s/labelled", f->out);
+    snprintf(out, sizeof out, "%s/labelled-report", f->dir);
+    s_two_runs_of(f, runs, "sync", "experiment.label=hogwild", "experiment.label=sync");
+    const char *dirs[] = {runs, NULL};
+    char *md = s_report_page(f, dirs, out);
+    assert_non_null(strstr(md, "| sync (hogwild) | sim |"));
+    assert_non_null(strstr(md, "| sync | sim |"));
+    assert_null(strstr(md, "| hogwild | sim |"));
+    free(md);
+}
+
 /* A group whose runs differ in more than their seeds (here the workers)
  * is averaged as if they were seeds: plot says which key differs; runs
  * that differ by seed alone, or in a scaling figure's x, are as meant. */
@@ -1231,6 +1249,7 @@ int main(void)
         cmocka_unit_test(test_diverged_bars_are_marked),
         cmocka_unit_test(test_scaling_skips_a_nan),
         cmocka_unit_test(test_each_group_has_its_own_ideal_line),
+        cmocka_unit_test(test_report_names_the_rule_that_ran),
         cmocka_unit_test(test_staleness_axis_ends_past_the_999th_permille),
         cmocka_unit_test(test_overlapping_folders_count_a_run_once),
         cmocka_unit_test(test_title_gives_a_range_of_runs),
