@@ -987,13 +987,14 @@ static void s_results_run(const char *root, const char *name, const char *commit
     snprintf(path, sizeof path, "%s/%s", root, name);
     mkdir(path, 0755);
     snprintf(path, sizeof path, "%s/%s/summary.json", root, name);
+    const char *seed = strstr(name, "-seed");
     snprintf(text, sizeof text,
-             "{\"algorithm\": \"hogwild\", \"label\": \"hogwild\", \"model\": \"mlp\", "
+             "{\"seed\": %s, \"algorithm\": \"hogwild\", \"label\": \"hogwild\", \"model\": \"mlp\", "
              "\"workers\": 4, \"dataset\": \"fashion-mnist\", \"epochs_target\": 3, "
              "\"final_test_acc\": 0.87, \"samples_per_s\": 40000, \"staleness_mean\": 2, "
              "\"host\": \"vm\", \"cpu\": \"AMD EPYC\", \"cores\": 2, \"asgd_version\": "
              "\"0.1.0\", \"git_commit\": \"%s\", \"git_dirty\": %s, \"diverged\": %s, "
-             "\"complete\": true}\n", commit, dirty ? "true" : "false",
+             "\"complete\": true}\n", seed ? seed + 5 : "1", commit, dirty ? "true" : "false",
              diverged ? "true" : "false");
     support_write_file(path, text);
     snprintf(path, sizeof path, "%s/%s/eval.csv", root, name);
@@ -1025,6 +1026,41 @@ static void test_results_md_names_every_build(void **state)
     assert_non_null(strstr(f->r.out, "at 111111111111 (1 run)"));
     assert_non_null(strstr(f->r.out, "at 222222222222 with uncommitted changes (1 run)"));
     assert_non_null(strstr(f->r.out, "| hogwild | 0.8700 ± 0.0000 | 1.00 ± 0.00 | 2/2 |"));
+}
+
+/* The default job's table is of the seeds asked for: a third seed kept
+ * from an earlier call (of another config) was averaged in, under "over 3
+ * seeds" where 2 were asked for; a rule with fewer complete says so. */
+static void test_results_md_is_of_the_seeds_asked_for(void **state)
+{
+    support_fixture *f = *state;
+    if (!support_python()) {
+        skip();
+    }
+    char root[700], script[600], path[900];
+    const char *commit = "1111111111111111111111111111111111111111";
+    snprintf(root, sizeof root, "%s/more-seeds", f->out);
+    mkdir(root, 0755);
+    s_results_run(root, "hogwild-seed1", commit, false, false);
+    s_results_run(root, "hogwild-seed2", commit, false, false);
+    s_results_run(root, "hogwild-seed3", commit, false, false);
+    snprintf(path, sizeof path, "%s/hogwild-seed3/summary.json", root);
+    char *text = support_read_file(path);
+    char *acc = strstr(text, "0.87");
+    memcpy(acc, "0.51", 4);   /* the earlier call's run, of another config */
+    support_write_file(path, text);
+    free(text);
+    snprintf(script, sizeof script, "%s/experiments/compare-rules/results.py", ASGD_SOURCE_DIR);
+    const char *two[] = {script, root, "0.85", "2", NULL};
+    support_run(&f->r, f->dir, support_python(), two);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "over 2 seeds"));
+    assert_non_null(strstr(f->r.out, "| hogwild | 0.8700 ± 0.0000 |"));
+    const char *four[] = {script, root, "0.85", "4", NULL};
+    support_run(&f->r, f->dir, support_python(), four);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "over 4 seeds"));
+    assert_non_null(strstr(f->r.out, "| hogwild (3 of 4 seeds complete) | 0.7500 ± 0.2078 |"));
 }
 
 /* A rule of which a seed diverged says so on its row of the default job's
@@ -1264,6 +1300,7 @@ int main(void)
         cmocka_unit_test(test_report),
         cmocka_unit_test(test_results_md_names_every_build),
         cmocka_unit_test(test_results_md_marks_a_diverged_seed),
+        cmocka_unit_test(test_results_md_is_of_the_seeds_asked_for),
         cmocka_unit_test(test_report_names_each_run_apart),
         cmocka_unit_test(test_report_says_a_group_mixes_settings),
         cmocka_unit_test(test_incomplete_runs_left_out_are_named),

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""results.py DIR TARGET: the default job's table, in Markdown: for each
-rule (its runs grouped by summary.json's label), over its seeds, the mean
+"""results.py DIR TARGET [SEEDS]: the default job's table, in Markdown: for
+each rule (its runs grouped by summary.json's label), over its seeds (with
+SEEDS, seeds 1 to SEEDS alone: DIR keeps the runs of earlier calls, which
+may have run more; a rule with fewer of them complete says how many), the mean
 ± sd of the final test accuracy, of the time until the test accuracy
 first reached TARGET (eval.csv; a seed that never did is counted and left
 out of the mean), of samples/s and of mean staleness. Rules in the order
@@ -50,17 +52,21 @@ def provenance(rules):
 
 def main():
     root, target = sys.argv[1], float(sys.argv[2])
+    wanted = int(sys.argv[3]) if len(sys.argv) > 3 else None
     rules = {}
     for path in sorted(glob.glob(os.path.join(root, "*", "summary.json"))):
         with open(path) as f:
             s = json.load(f)
-        if not s.get("complete"):
+        if not s.get("complete") or (wanted and not 1 <= s.get("seed", 0) <= wanted):
             continue
         if s["algorithm"] != s["label"]:   # a row must be the rule it names
             sys.exit(f"results.py: {path}: label {s['label']} but it ran {s['algorithm']}")
         rules.setdefault(s["label"], []).append((os.path.dirname(path), s))
     first = next(iter(rules.values()))[0][1]
-    seeds = max(len(runs) for runs in rules.values())
+    counts = [len(runs) for runs in rules.values()]
+    seeds = wanted or max(counts)
+    if not wanted and min(counts) < seeds:   # "over 3 seeds" claimed of a rule of 2
+        seeds = f"{min(counts)}-{seeds}"
     print(f"# Every rule, {first['workers']} workers, {first['model']} on {first['dataset']}, "
           f"{first['epochs_target']:g} epochs\n")
     print(f"Mean ± standard deviation over {seeds} seeds of each rule; time to {target} is "
@@ -80,6 +86,8 @@ def main():
         diverged = sum(1 for _, s in runs if s.get("diverged"))
         if diverged:
             rule = f"{rule} ({diverged} of {len(runs)} diverged)"
+        if wanted and len(runs) < wanted:
+            rule = f"{rule} ({len(runs)} of {wanted} seeds complete)"
         print(f"| {rule} | {spread(accs, 4)} | {spread(times, 2)} | {len(times)}/{len(runs)} "
               f"| {spread([s['samples_per_s'] for _, s in runs], 0)} "
               f"| {spread([s['staleness_mean'] for _, s in runs], 2)} |")

@@ -10,7 +10,9 @@
 # second call with the same settings only redraws, and other settings run
 # afresh beside them; a kept run whose config.ini differs from what it would
 # run now (experiments/RULE/config.ini or a default was changed since) is run
-# again, saying which key changed (kept.py).
+# again, saying which key changed (kept.py). The figures and the table are
+# of this call's seeds alone (a folder that kept 5 seeds from an earlier
+# call is drawn and averaged over 3 when 3 are asked for).
 #   experiments/compare-rules/run.sh [EPOCHS] [SEEDS]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,12 +27,14 @@ mapfile -t rules < <("$asgd" help algorithms --names)
 total=$((${#rules[@]} * seeds))
 n=0
 start=$(date +%s)
+dirs=()   # this call's runs: the folder may keep more seeds from an earlier call
 for rule in "${rules[@]}"; do
     config="$root/experiments/$rule/config.ini"
     [ -f "$config" ] || config="$root/configs/mlp.ini"
     for ((seed = 1; seed <= seeds; seed++)); do
         n=$((n + 1))
         id="$rule-seed$seed"
+        dirs+=("$out/$id")
         args=(experiment.out="$out/.." experiment.name="${epochs}e" experiment.run_id="$id"
               experiment.label="$rule" train.algorithm="$rule" experiment.seed="$seed"
               train.epochs="$epochs" cluster.workers=4 eval.every=0.1)
@@ -55,10 +59,10 @@ done
 for kind in convergence time-to-accuracy throughput staleness; do
     range=()   # the accuracy that tells the rules apart, not the first second's climb
     [ "$kind" = convergence ] && range=(--yrange 0.75:0.88)
-    "$asgd" plot "$out" -o "$out/$kind.png" --kind "$kind" --target "$target" --size page \
+    "$asgd" plot "${dirs[@]}" -o "$out/$kind.png" --kind "$kind" --target "$target" --size page \
         "${range[@]}" >/dev/null 2> >(grep -v "never reaches" >&2)
 done
-python3 "$here/results.py" "$out" "$target" > "$out/results.md"
+python3 "$here/results.py" "$out" "$target" "$seeds" > "$out/results.md"
 echo "figures: $out/{convergence,time-to-accuracy,throughput,staleness}.png"
 echo "table:   $out/results.md"
 echo "runs:    $out/<rule>-seed<k>/ (config.ini, eval.csv, steps.csv, summary.json, log.txt)"
