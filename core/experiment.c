@@ -145,13 +145,36 @@ static int s_read_rule(experiment *e, const experiment_shape *shape, error *err)
 
 /* What experiment.mode = threads cannot do: it has no network to compress
  * for or to fault, no processes to pause or to checkpoint. */
+/* The first [cluster] fault key set (faults.h), or NULL. */
+static const char *s_fault_key(const experiment *e)
+{
+    return e->faults.latency > 0 ? "latency" : e->faults.jitter > 0 ? "jitter"
+           : e->faults.drop > 0 ? "drop" : e->faults.duplicate > 0 ? "duplicate" : NULL;
+}
+
+/* The simulator's network is [sim]'s: real mode's injected faults and
+ * trace replay are refused, not ignored (a run with cluster.drop = 0.1
+ * once ran as if it were 0, the key kept in its config.ini). */
+static int s_check_sim(experiment *e, error *err)
+{
+    const char *fault = s_fault_key(e);
+    if (fault) {
+        return config_fail(e->c, "cluster", fault, err, "experiment.mode = sim injects no "
+                           "faults of real mode's; its network is [sim] latency, jitter and "
+                           "bandwidth");
+    }
+    if (e->replay.n > 0) {
+        return config_fail(e->c, "cluster", "trace", err, "experiment.mode = sim does not "
+                           "replay real mode's trace (sim.trace simulates one)");
+    }
+    return 0;
+}
+
 static int s_check_threads(experiment *e, error *err)
 {
     static const char *const network = "experiment.mode = threads has no network (use real "
                                        "or sim)";
-    const char *fault = e->faults.latency > 0 ? "latency" : e->faults.jitter > 0 ? "jitter"
-                        : e->faults.drop > 0 ? "drop" : e->faults.duplicate > 0 ? "duplicate"
-                        : NULL;
+    const char *fault = s_fault_key(e);
     if (e->compress.kind != COMPRESS_NONE) {
         return config_fail(e->c, "algorithm", "compress", err, "%s", network);
     }
@@ -226,7 +249,8 @@ static int s_read_keys(experiment *e, const char *path, const experiment_shape *
         sim_spec_configure(&e->sim, c, e->workers, e->servers, e->seed, err) < 0) {
         return -1;
     }
-    return e->mode == MODE_THREADS ? s_check_threads(e, err) : 0;
+    return e->mode == MODE_THREADS ? s_check_threads(e, err)
+           : e->mode == MODE_SIM   ? s_check_sim(e, err) : 0;
 }
 
 /* The simulator and threads mode run a distributed rule's workers and

@@ -1185,6 +1185,36 @@ static void test_a_process_waits_on_its_core(void **state)
     assert_non_null(strstr(f->r.err, "placement"));
 }
 
+/* Real mode's injected faults and trace replay are refused in the
+ * simulator, naming the key (cluster.drop = 0.1 once ran as if 0, the key
+ * kept in its config.ini and injected_drops 0); [sim]'s own network keys
+ * are the simulator's. */
+static void test_real_modes_faults_are_refused(void **state)
+{
+    support_fixture *f = *state;
+    const char *keys[] = {"cluster.drop=0.1", "cluster.duplicate=0.1", "cluster.latency=0.001",
+                          "cluster.jitter=0.001"};
+    for (int i = 0; i < 4; i++) {
+        const char *extra[] = {"train.algorithm=hogwild", keys[i], NULL};
+        assert_int_equal(s_sim_status(f, extra), 2);
+        char key[32];
+        snprintf(key, sizeof key, "%.*s", (int)strcspn(keys[i], "="), keys[i]);
+        if (!strstr(f->r.err, key) || !strstr(f->r.err, "[sim] latency")) {
+            fail_msg("%s: %s", keys[i], f->r.err);
+        }
+    }
+    char trace[400], key[450];
+    snprintf(trace, sizeof trace, "%s/trace.csv", f->dir);
+    support_write_file(trace, "device,speed,bandwidth,latency,off\n0,2,,,\n");
+    snprintf(key, sizeof key, "cluster.trace=%s", trace);
+    const char *replay[] = {"train.algorithm=hogwild", key, NULL};
+    assert_int_equal(s_sim_status(f, replay), 2);
+    assert_non_null(strstr(f->r.err, "sim.trace"));
+    const char *own[] = {"train.algorithm=hogwild", "sim.latency=0.001", "sim.jitter=0.001",
+                         NULL};
+    assert_int_equal(s_sim_status(f, own), 0);
+}
+
 /* steps.csv's bytes are what the worker has sent and received so far, as
  * in real mode (they were always 0): with one shard, each Hogwild step
  * after the first adds its push, the next pull and its reply. */
@@ -1490,6 +1520,7 @@ int main(void)
         T(test_steps_count_the_bytes_on_the_wire),
         T(test_the_best_accuracy_is_after_training),
         T(test_the_best_accuracy_is_of_a_finite_model),
+        T(test_real_modes_faults_are_refused),
         T(test_a_thousand_workers),
         T(test_sync_rounds_agree_across_shards),
         T(test_budgets_add_up_to_the_epochs),
