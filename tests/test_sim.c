@@ -939,6 +939,43 @@ static void test_shard_failure_restores_its_checkpoint(void **state)
     assert_non_null(strstr(f->r.err, "[checkpoint] every"));
 }
 
+/* An evaluation due while a shard is down waits for its return, as the
+ * real evaluator's pull does: rows stamped meanwhile showed the updates
+ * the shard then lost (68 updates at 0.06-0.12 s, 42 once it was back). */
+static void test_no_evaluation_while_a_shard_is_down(void **state)
+{
+    support_fixture *f = *state;
+    const char *const failing[] = {"train.algorithm=hogwild", "model.type=softmax",
+                                   "cluster.restart=on-failure", "sim.fail=ps0@0.04",
+                                   "checkpoint.every=0.025", "eval.every=0.03", NULL};
+    char dir[4096];
+    s_sim(f, failing, dir, sizeof dir);
+    char *log = s_file(dir, "log.txt");
+    const char *back = strstr(log, "shard 0 back at ");
+    assert_non_null(back);
+    double back_at = atof(back + strlen("shard 0 back at "));
+    unsigned long restored = s_version_after(log, "shard 0 back at");
+    free(log);
+    assert_true(back_at > 0.1);   /* the case: evaluations fell due while it was down */
+    char *csv = s_file(dir, "eval.csv");
+    int rows = 0, after = 0;
+    for (char *line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        double t, epoch, loss, acc;
+        long updates, samples;
+        assert_int_equal(sscanf(line + 1, "%lf,%lf,%ld,%ld,%lf,%lf", &t, &epoch, &updates,
+                                &samples, &loss, &acc), 6);
+        if (t > 0.041 && t < back_at - 0.001) {
+            fail_msg("a row at %g s, while shard 0 was down (0.04-%g s)", t, back_at);
+        }
+        if (t >= back_at - 0.001 && after++ == 0) {   /* the held one, once it is back */
+            assert_true(t < back_at + 0.001 && updates == (long)restored);
+        }
+        rows++;
+    }
+    free(csv);
+    assert_true(rows > 3 && after > 0);
+}
+
 /* cores: 4 compute-bound workers on 1 shared core take 4 times as long as
  * on a core each; startup_mean delays every worker's first step, which is
  * start-up (startup_s), not training: the rows' time starts at the step. */
@@ -1521,6 +1558,7 @@ int main(void)
         T(test_the_best_accuracy_is_after_training),
         T(test_the_best_accuracy_is_of_a_finite_model),
         T(test_real_modes_faults_are_refused),
+        T(test_no_evaluation_while_a_shard_is_down),
         T(test_a_thousand_workers),
         T(test_sync_rounds_agree_across_shards),
         T(test_budgets_add_up_to_the_epochs),

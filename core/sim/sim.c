@@ -58,8 +58,24 @@ static void s_evaluation_done(sim *s)
     }
 }
 
+/* Whether a shard is down: its part of the centre is what it lost. */
+static bool s_a_shard_down(const sim *s)
+{
+    for (int k = 0; k < s->nshards; k++) {
+        if (s->shards[k].down) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static void s_eval_event(sim *s)
 {
+    if (s_a_shard_down(s)) {   /* as the real evaluator's pull waits for the shard's return
+                                * (rows showed the updates the shard then lost) */
+        s->eval_held = true;
+        return;
+    }
     double cost = s->e->sim.eval_cost;
     if (cost <= 0) {
         s_evaluate(s);
@@ -149,6 +165,10 @@ static void s_handle(sim *s, const sim_event *e)
     }
     case EV_SHARD_BACK:
         sim_shard_back(s, e->shard);
+        if (s->eval_held && !s_a_shard_down(s)) {
+            s->eval_held = false;
+            sim_schedule(s, (sim_event){.t = s->now, .kind = EV_EVAL});
+        }
         break;
     case EV_CHECKPOINT:
         sim_checkpoint_all(s);

@@ -167,6 +167,7 @@ struct sim {
     sim_job eval_job;        /* the evaluator's ([sim] eval_cost) */
     bool eval_busy;          /* it is working on an evaluation, */
     bool eval_due;           /* and the next fell due meanwhile */
+    bool eval_held;          /* one fell due while a shard was down: made once it is back */
     long evaluations;        /* those during training, with eval_cost */
     double first_step;       /* when: time 0 of every row and of time_s */
     error *err;
