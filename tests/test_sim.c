@@ -976,6 +976,44 @@ static void test_no_evaluation_while_a_shard_is_down(void **state)
     assert_true(rows > 3 && after > 0);
 }
 
+/* worker 1's steps.csv rows stamped within [from, to) seconds. */
+static int s_steps_of_worker_1_within(const char *dir, double from, double to)
+{
+    char *csv = s_file(dir, "steps.csv");
+    int n = 0;
+    for (char *line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        double t;
+        int worker;
+        if (sscanf(line + 1, "%lf,%d", &t, &worker) == 2 && worker == 1 && t >= from &&
+            t < to) {
+            n++;
+        }
+    }
+    free(csv);
+    return n;
+}
+
+/* A paused worker holds no shared core: on one core, while worker 0 is
+ * paused worker 1 has it to itself (its pause once kept the core busy:
+ * worker 1 took no step in it, and the run took the whole pause longer). */
+static void test_a_pause_frees_its_core(void **state)
+{
+    support_fixture *f = *state;
+    const char *plain[] = {"train.algorithm=hogwild", "model.type=softmax", "sim.cores=1",
+                           "cluster.workers=2", NULL, NULL};
+    char dir[4096];
+    s_sim(f, plain, dir, sizeof dir);
+    double time_s = s_num(dir, "time_s");
+    int alone = s_steps_of_worker_1_within(dir, 0.011, 0.05);
+    plain[4] = "sim.pause=0@0.01-0.05";
+    s_sim(f, plain, dir, sizeof dir);
+    int paused = s_steps_of_worker_1_within(dir, 0.011, 0.05);
+    if (!(paused > alone + alone / 2 && s_num(dir, "time_s") < time_s + 0.02)) {
+        fail_msg("worker 1 took %d steps in worker 0's pause (%d sharing the core), the run "
+                 "%g s against %g s without it", paused, alone, s_num(dir, "time_s"), time_s);
+    }
+}
+
 /* cores: 4 compute-bound workers on 1 shared core take 4 times as long as
  * on a core each; startup_mean delays every worker's first step, which is
  * start-up (startup_s), not training: the rows' time starts at the step. */
@@ -1559,6 +1597,7 @@ int main(void)
         T(test_the_best_accuracy_is_of_a_finite_model),
         T(test_real_modes_faults_are_refused),
         T(test_no_evaluation_while_a_shard_is_down),
+        T(test_a_pause_frees_its_core),
         T(test_a_thousand_workers),
         T(test_sync_rounds_agree_across_shards),
         T(test_budgets_add_up_to_the_epochs),

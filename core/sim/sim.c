@@ -134,6 +134,9 @@ static void s_handle(sim *s, const sim_event *e)
     case EV_BALANCE:
         sim_cpu_balance(s, e);
         break;
+    case EV_RESUME:
+        sim_cpu_resume(s, e);
+        break;
     case EV_ARRIVE_PULL:
     case EV_ARRIVE_PUSH:
         sim_shard_arrive(s, e);

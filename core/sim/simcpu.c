@@ -20,7 +20,9 @@
  * waits for that core even while another is idle, and an idle core takes
  * it only once it is cold (a core that frees, or the balancing at the next
  * tick), as the kernel's sched_migration_cost keeps a task on its CPU.
- * With cores = 0 every owner has a core of its own. */
+ * A worker's minibatch that would start within its [sim] pause asks for a
+ * core only when the pause ends (EV_RESUME): the pause holds none. With
+ * cores = 0 every owner has a core of its own. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -63,6 +65,8 @@ static bool s_current(sim *s, const sim_event *who, uint64_t seq)
     return who->worker < 0 || sim_worker_alive(s, who->worker, who->incarnation);
 }
 
+static void s_next(sim *s, long c);
+
 /* who's turn on core c (-1: cores = 0, each owner on a core of its own),
  * from now, or from when an idle core has woken (`waking`): the whole job,
  * or a slice of it while others wait; a message's turn is its whole work
@@ -79,6 +83,19 @@ static void s_turn(sim *s, sim_event who, long c, double waking)
         return;
     }
     sim_job *j = s_job(s, &who);
+    if (j->left < 0 && c >= 0) {   /* a paused worker holds no shared core: it asks again
+                                    * when the pause ends (its core idled through it) */
+        double start = sim_after_pauses(spec, who.worker,
+                                        fmax(now, s->workers[who.worker].compute_start));
+        if (start > now) {
+            who.kind = EV_RESUME;
+            who.t = start;
+            who.tag = j->seq;
+            sim_schedule(s, who);
+            s_next(s, c);
+            return;
+        }
+    }
     j->core = (int)c + 1;
     double end;
     if (j->left < 0) {   /* a minibatch: drawn as it starts, after any pause */
@@ -323,6 +340,13 @@ static int s_place(sim *s, sim_event who)
     s_idle_take(s, c);
     s_turn(s, who, c, s->e->sim.wakeup);
     return 0;
+}
+
+void sim_cpu_resume(sim *s, const sim_event *e)
+{
+    if (s_current(s, e, e->tag)) {
+        s_place(s, *e);
+    }
 }
 
 int sim_cpu_init(sim *s)

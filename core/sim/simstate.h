@@ -43,6 +43,7 @@ enum ev_kind {
     EV_AWAY,             /* a worker's device goes away until `back` (sim.trace) */
     EV_IO_ARRIVE,        /* a message reaches its receiver's I/O thread */
     EV_BALANCE,          /* a tick's load balancing of core e.core's line (simcpu.c) */
+    EV_RESUME,           /* a paused worker's minibatch asks for a core again (simcpu.c) */
 };
 
 enum { SIM_IO_LEAVING = 1, SIM_IO_ARRIVING };
@@ -230,6 +231,9 @@ bool sim_io_done(sim *s, sim_event *e);
  * core now or once one is its turn; its end is an EV_CPU. -1 when out of
  * memory (the run failed). */
 int sim_cpu_run(sim *s, sim_event who, double work);
+/* EV_RESUME e: a worker's minibatch, put off while its [sim] pause
+ * held no core, asks for one (nothing if the worker has failed since). */
+void sim_cpu_resume(sim *s, const sim_event *e);
 /* EV_CPU e: a turn on a core ends; true when it finished its owner's
  * current job (and the core has gone to the next in line). */
 bool sim_cpu_turn_ended(sim *s, const sim_event *e);
