@@ -929,6 +929,19 @@ static void test_shard_failure_restores_its_checkpoint(void **state)
     assert_true(s_num(dir, "lost_updates") == s_version_after(log, "shard 1 failed at"));
     free(log);
 
+    /* back from a checkpoint written before the first pull (at time 0):
+     * training still began at the first pull of the life that failed
+     * (train_time_s once ran from the next life's, 0.07 s of 1.09, and
+     * samples/s was 16 times too high), and the checkpoint it read counts */
+    const char *const early[] = {"train.algorithm=hogwild", "cluster.workers=2",
+                                 "model.type=softmax", "cluster.restart=on-failure",
+                                 "sim.fail=ps0@0.02", "checkpoint.every=10", NULL};
+    s_sim(f, early, dir, sizeof dir);
+    assert_true(s_num(dir, "shard_restarts") == 1 && s_num(dir, "checkpoints") == 1);
+    if (fabs(s_num(dir, "train_time_s") - s_num(dir, "time_s")) > 0.01 * s_num(dir, "time_s")) {
+        fail_msg("train_time_s %g, time_s %g", s_num(dir, "train_time_s"), s_num(dir, "time_s"));
+    }
+
     /* restarting needs checkpoints, as in real mode */
     const char *args[] = {"train", "/dev/null", f->out_arg, "experiment.mode=sim",
                           "data.dataset=synthetic", "train.algorithm=hogwild",

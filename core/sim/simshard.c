@@ -369,6 +369,15 @@ void sim_shard_back(sim *s, int k)
         error_set(s->err, ERROR_RUNTIME, "sim: shard %d cannot come back: %s", k, err.msg);
         return;
     }
+    if (access(path, F_OK) == 0) {   /* counted now that it has been read, as real mode's
+                                      * shard does: its counters were saved before it was */
+        srv->stats.checkpoints++;
+    }
+    if (srv->stats.first_pull_at == 0) {   /* a checkpoint from before the first pull, or none:
+                                            * training began in the life that failed, not at
+                                            * this life's first pull (train_time_s) */
+        srv->stats.first_pull_at = sh->srv->stats.first_pull_at;
+    }
     sh->generation++;   /* a new life, whichever checkpoint it came back from */
     uint64_t lost = sh->version_at_fail > srv->version ? sh->version_at_fail - srv->version : 0;
     sh->lost += lost;
