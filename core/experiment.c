@@ -143,8 +143,6 @@ static int s_read_rule(experiment *e, const experiment_shape *shape, error *err)
     return compress_spec_configure(&e->compress, c, err);
 }
 
-/* What experiment.mode = threads cannot do: it has no network to compress
- * for or to fault, no processes to pause or to checkpoint. */
 /* The first [cluster] fault key set (faults.h), or NULL. */
 static const char *s_fault_key(const experiment *e)
 {
@@ -170,6 +168,8 @@ static int s_check_sim(experiment *e, error *err)
     return 0;
 }
 
+/* What experiment.mode = threads cannot do: it has no network to compress
+ * for or to fault, no processes to pause or to checkpoint. */
 static int s_check_threads(experiment *e, error *err)
 {
     static const char *const network = "experiment.mode = threads has no network (use real "

@@ -363,14 +363,15 @@ void sim_shard_back(sim *s, int k)
     }
     s_path(s, k, path, sizeof path);
     uint32_t loaded;   /* without a checkpoint: the initial parameters */
-    if (access(path, F_OK) == 0 && checkpoint_load(path, srv, sh->clients, &loaded, &err) < 0) {
+    bool saved = access(path, F_OK) == 0;
+    if (saved && checkpoint_load(path, srv, sh->clients, &loaded, &err) < 0) {
         server_destroy(&srv);
         s->failed = true;
         error_set(s->err, ERROR_RUNTIME, "sim: shard %d cannot come back: %s", k, err.msg);
         return;
     }
-    if (access(path, F_OK) == 0) {   /* counted now that it has been read, as real mode's
-                                      * shard does: its counters were saved before it was */
+    if (saved) {   /* counted now that it has been read, as real mode's shard does: its
+                    * counters were saved before it was */
         srv->stats.checkpoints++;
     }
     if (srv->stats.first_pull_at == 0) {   /* a checkpoint from before the first pull, or none:
