@@ -62,6 +62,14 @@ static int s_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The median of v[0..n) (sorted in place): the mean of the two middle
+ * values when n is even. */
+static double s_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, s_cmp);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 /* One model's step and what it needs. */
 typedef struct bench {
     backend *b;
@@ -206,9 +214,7 @@ int main(int argc, char **argv)
     for (int rep = 0; rep < reps; rep++) {
         s_time(&k, steps, &step_s[rep], &gemm_s[rep]);
     }
-    qsort(step_s, (size_t)reps, sizeof *step_s, s_cmp);
-    qsort(gemm_s, (size_t)reps, sizeof *gemm_s, s_cmp);
-    double step = step_s[reps / 2], gemm = gemm_s[reps / 2];
+    double step = s_median(step_s, reps), gemm = s_median(gemm_s, reps);
     printf("device=%s model=%s batch=%d params=%zu gemms=%d samples_per_s=%.1f "
            "step_ms=%.4f gemm_ms=%.4f gemm_fraction=%.3f\n",
            backend_describe(k.b), argv[2], k.batch, k.m->nparams, s_ncalls, k.batch / step,

@@ -191,7 +191,7 @@ static int s_cmp(const void *a, const void *b)
 static double s_median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof *v, s_cmp);
-    return v[n / 2];
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;   /* even n: the middle two's mean */
 }
 
 int main(int argc, char **argv)

@@ -4,8 +4,9 @@
 # with one every INTERVAL seconds, alternating ROUNDS times. Prints a
 # Markdown table: samples/s (median, and the range over the rounds), each
 # setting's ratio to none, the
-# checkpoints written, the mean time one took (checkpoint_s / checkpoints,
-# the shard's pause: nothing is applied meanwhile) and the file's size.
+# checkpoints written and the mean time one took (checkpoint_s / checkpoints,
+# the shard's pause: nothing is applied meanwhile), each the median over
+# the rounds, and the file's size.
 #   bench/checkpoint_cost.sh [EPOCHS] [ROUNDS] [INTERVAL...]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,7 +20,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
 field() { grep -o "\"$2\":[^,}]*" "$1/summary.json" | head -1 | grep -o '[0-9.e+-]*$'; }
-median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+. "$root/bench/lib.sh"   # median
 
 settings=(0 "${intervals[@]}")
 declare -A rates counts seconds sizes
@@ -29,15 +30,17 @@ for ((r = 0; r < rounds; r++)); do
               experiment.out="$out" train.epochs="$epochs" eval.every=0 \
               checkpoint.every="$every")
         rates[$every]+="$(field "$dir" samples_per_s) "
-        counts[$every]=$(field "$dir" checkpoints)
-        seconds[$every]=$(field "$dir" checkpoint_s)
+        n=$(field "$dir" checkpoints)
+        counts[$every]+="$n "   # each round's, for their medians beside the rate's
+        seconds[$every]+="$(awk -v s="$(field "$dir" checkpoint_s)" -v n="$n" \
+                           'BEGIN {print n ? 1000 * s / n : 0}') "
         if [ -f "$dir/checkpoints/ps-0.ckpt" ]; then
             sizes[$every]=$(stat -c %s "$dir/checkpoints/ps-0.ckpt")
         fi
     done
 done
 
-echo "| checkpoint.every | samples/s (median of $rounds) | range | / none | checkpoints | ms each | file |"
+echo "| checkpoint.every | samples/s (median of $rounds) | range | / none | checkpoints (median) | ms each (median) | file |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"
 base=$(tr ' ' '\n' <<<"${rates[0]}" | grep . | median)
 for every in "${settings[@]}"; do
@@ -49,7 +52,8 @@ for every in "${settings[@]}"; do
         continue
     fi
     printf "| %s s | %.0f | %s | %.3f | %s | %.1f | %.2f MB |\n" "$every" "$rate" "$range" \
-        "$(awk -v a="$rate" -v b="$base" 'BEGIN {print a / b}')" "${counts[$every]}" \
-        "$(awk -v s="${seconds[$every]}" -v n="${counts[$every]}" 'BEGIN {print n ? 1000 * s / n : 0}')" \
+        "$(awk -v a="$rate" -v b="$base" 'BEGIN {print a / b}')" \
+        "$(tr ' ' '\n' <<<"${counts[$every]}" | grep . | median)" \
+        "$(tr ' ' '\n' <<<"${seconds[$every]}" | grep . | median)" \
         "$(awk -v b="${sizes[$every]:-0}" 'BEGIN {print b / 1e6}')"
 done

@@ -13,7 +13,7 @@ ASGD_SETUP_EXTRA=python3-torch "$root/scripts/build.sh"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-median() { sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+. "$root/bench/lib.sh"   # median
 
 echo "| model | batch | threads | asgd samples/s | PyTorch samples/s | ratio |"
 echo "| --- | --- | --- | --- | --- | --- |"

@@ -22,7 +22,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
 field() { grep -o "\"$2\":[^,]*" "$1/summary.json" | grep -o '[0-9.e+-]*$'; }
-median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+. "$root/bench/lib.sh"   # median
 
 names=(sequential
        "hogwild, 1 worker process, sockets, prefetch off"

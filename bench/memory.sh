@@ -28,7 +28,7 @@ worker_pids() {
     done
 }
 
-echo "| data.cache | workers | Pss per worker, mean (MB) | max (MB) | Rss mean (MB) | model (MB) | final test acc |"
+echo "| data.cache | workers | Pss per worker, mean (MiB) | max (MiB) | Rss mean (MiB) | model (MiB) | final test acc |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"
 for mode in off on; do
     value=off
@@ -60,5 +60,5 @@ for mode in off on; do
     echo "$sample" | awk -v m="$mode" -v w="$workers" -v p="$params" -v a="$acc" '
         NF == 2 {n++; pss += $1; rss += $2; if ($1 > max) max = $1}
         END {printf "| %s | %d | %.1f | %.1f | %.1f | %.2f | %s |\n", m, w, pss / n / 1024,
-             max / 1024, rss / n / 1024, p * 4 / 1e6, a}'
+             max / 1024, rss / n / 1024, p * 4 / 1048576, a}'   # smaps_rollup: KiB
 done

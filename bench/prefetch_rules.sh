@@ -16,7 +16,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
 field() { grep -o "\"$2\":[^,]*" "$1/summary.json" | grep -o '[0-9.e+-]*$'; }
-median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+. "$root/bench/lib.sh"   # median
 
 rules=$("$root/build/asgd" help algorithms | sed -n '/^prefetch/,$p' | tail -1)
 for rule in $rules; do

@@ -32,7 +32,7 @@ threads=${THREADS:-0}
 rounds=${ROUNDS:-1}
 blas=()   # asgd's threads; PyTorch's are its own (--threads), not its BLAS's
 [ "$threads" = 0 ] || blas=(env OPENBLAS_NUM_THREADS="$threads")
-median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+. "$root/bench/lib.sh"   # median
 
 echo "| model | batch | device | threads | asgd samples/s | PyTorch samples/s | ratio (rounds' range) | GEMM share of asgd's step | PyTorch CUDA graphs samples/s | ratio to graphs |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"

@@ -2,7 +2,7 @@
 # Training throughput of real distributed jobs against the number of
 # workers: sync and hogwild, the MLP 256-128 on Fashion-MNIST, batch 64,
 # one BLAS thread per process, one shard, ipc. Prints a Markdown table of
-# samples/s (summary.json) and the speed-up over one worker.
+# samples/s (summary.json) and the speed-up over the first worker count.
 #   bench/workers_throughput.sh [EPOCHS] [WORKER_COUNTS...]
 # RULES (default "sync hogwild") picks the rules; OVERRIDES adds config
 # overrides to every run, e.g. workers sharing one GPU with the CNN:
@@ -21,7 +21,9 @@ trap 'rm -rf "$out"' EXIT
 
 field() { grep -o "\"$2\":[^,]*" "$1/summary.json" | grep -o '[0-9.e+-]*$'; }
 
-echo "| rule | workers | samples/s | speed-up | final test acc | staleness mean |"
+# the speed-up is over the first count given (1 by default, and in every
+# run recorded in RESULTS.md): the header says which
+echo "| rule | workers | samples/s | speed-up over ${counts[0]} | final test acc | staleness mean |"
 echo "| --- | --- | --- | --- | --- | --- |"
 read -r -a overrides <<<"${OVERRIDES:-}"
 for rule in ${RULES:-sync hogwild}; do
