@@ -25,10 +25,10 @@ typedef struct agn_params {
 
 static void *s_configure(config *c, const rule_context *ctx, rule_info *info, error *err)
 {
-    (void)ctx;
     (void)info;
     agn_params *p = rule_params(sizeof *p, "agn", err);
-    if (p && rule_window(c, 5, &p->window, err) < 0) {
+    if (p && (rule_plain_sgd(c, ctx, "agn", NULL, err) < 0 ||
+              rule_window(c, 5, &p->window, err) < 0)) {
         free(p);
         return NULL;
     }

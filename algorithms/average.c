@@ -1,7 +1,8 @@
 /* average.c: synchronous model averaging, the worked example of
  * experiments/writing-a-rule.
  *
- *   worker, round r:  `window` local steps; push theta with tag r;
+ *   worker, round r:  `window` local steps ([train] optimizer, its
+ *                     state kept across rounds); push theta with tag r;
  *                     pull the average (wait for version r + 1)
  *   server:           once all N have arrived, theta~ <- mean theta,
  *                     version r + 1

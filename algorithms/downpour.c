@@ -39,6 +39,12 @@ static void *s_configure(config *c, const rule_context *ctx, rule_info *info, er
     if (!p) {
         return NULL;
     }
+    if (ctx->optim->kind != OPTIM_SGD) {   /* it would be ignored */
+        config_fail(c, "train", "optimizer", err, "downpour's optimizers are [algorithm] "
+                    "local_optimizer and server_optimizer; set optimizer = sgd");
+        free(p);
+        return NULL;
+    }
     if (rule_window(c, 3, &p->window, err) < 0 ||
         config_get_int(c, "algorithm", "fetch", 1, 1, 1 << 20, &p->fetch, err) < 0 ||
         config_get_enum(c, "algorithm", "server_optimizer", "adagrad", s_server_optims,

@@ -26,7 +26,8 @@ typedef struct easgd_params {
 static void *s_configure(config *c, const rule_context *ctx, rule_info *info, error *err)
 {
     easgd_params *p = rule_params(sizeof *p, "easgd", err);
-    if (p && (rule_window(c, 10, &p->window, err) < 0 || rule_alpha(c, ctx, &p->alpha, err) < 0)) {
+    if (p && (rule_plain_sgd(c, ctx, "easgd", NULL, err) < 0 ||
+              rule_window(c, 10, &p->window, err) < 0 || rule_alpha(c, ctx, &p->alpha, err) < 0)) {
         free(p);
         return NULL;
     }

@@ -37,9 +37,11 @@ int rule_plain_sgd(config *c, const rule_context *ctx, const char *rule, float *
                    error *err)
 {
     if (ctx->optim->kind != OPTIM_SGD) {
-        return config_fail(c, "train", "optimizer", err, "%s applies plain SGD at the server; "
-                           "set optimizer = sgd", rule);
+        return config_fail(c, "train", "optimizer", err, "%s takes plain SGD steps (its formula "
+                           "in ALGORITHMS.md); set optimizer = sgd", rule);
     }
-    *lr = (float)ctx->optim->lr;
+    if (lr) {
+        *lr = (float)ctx->optim->lr;
+    }
     return 0;
 }

@@ -17,9 +17,11 @@ int rule_window(config *c, long def, long *out, error *err);
 /* alpha: the elastic force's rate, in [0, 1]; 0.9 / workers by default
  * (beta = 0.9 in EASGD's paper), 0 leaves every worker on its own. */
 int rule_alpha(config *c, const rule_context *ctx, float *out, error *err);
-/* The learning rate of a rule that applies plain SGD at the server
- * (Hogwild and its kin): 0, or -1 with err naming [train] optimizer when
- * the config asks for another optimizer. */
+/* A rule whose formula takes plain SGD steps (ALGORITHMS.md: at the
+ * server, as Hogwild's kin, or in the workers' local steps, as AGN and
+ * EASGD): 0 with *lr the [train] learning rate (lr may be NULL), or -1
+ * with err naming [train] optimizer when the config asks for another
+ * optimizer, which the rule would otherwise ignore or misapply. */
 int rule_plain_sgd(config *c, const rule_context *ctx, const char *rule, float *lr,
                    error *err);
 /* backups: workers a synchronous round does not wait for, 0 to N - 1. */

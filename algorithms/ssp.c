@@ -29,10 +29,11 @@ typedef struct ssp_params {
 
 static void *s_configure(config *c, const rule_context *ctx, rule_info *info, error *err)
 {
-    (void)ctx;
     (void)info;
     ssp_params *p = rule_params(sizeof *p, "ssp", err);
-    if (p && config_get_int(c, "algorithm", "staleness", 3, 0, 1 << 20, &p->staleness, err) < 0) {
+    if (p && (rule_plain_sgd(c, ctx, "ssp", NULL, err) < 0 ||
+              config_get_int(c, "algorithm", "staleness", 3, 0, 1 << 20, &p->staleness,
+                             err) < 0)) {
         free(p);
         return NULL;
     }

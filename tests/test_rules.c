@@ -1096,6 +1096,39 @@ static void test_every_rule_rejects_bad_keys(void **state)
     }
 }
 
+/* [train] optimizer: sync and average take their steps with it; every
+ * other rule's formula takes plain SGD steps (or, downpour, its own
+ * [algorithm] optimizers), so another optimizer is refused, naming the
+ * key, never ignored (agn, sagn, dynsgd, fedbuff and aeamsgd once ran it
+ * as plain SGD) nor applied against the formula (easgd, aeasgd, ssp). */
+static void test_rules_refuse_an_optimizer_they_do_not_take(void **state)
+{
+    (void)state;
+    const optim_spec momentum = {.kind = OPTIM_MOMENTUM, .lr = 0.1, .momentum = 0.9};
+    int refused = 0;
+    for (const algorithm *const *a = algorithm_all(); *a; a++) {
+        bool takes = strcmp((*a)->name, "sync") == 0 || strcmp((*a)->name, "average") == 0;
+        error err = {0};
+        config *c = config_parse_string("[train]\noptimizer = momentum\n", "opt.ini", &err);
+        rule_info info = {.server_threads = 1, .server_optim = momentum, .local_optim = momentum};
+        rule_context ctx = {.workers = 4, .optim = &momentum, .epochs = 10};
+        void *p = (*a)->configure(c, &ctx, &info, &err);
+        if (takes != (p != NULL)) {
+            fail_msg("%s %s optimizer = momentum", (*a)->name, p ? "accepted" : "refused");
+        }
+        if (!p) {
+            assert_int_equal(err.status, ERROR_USAGE);
+            if (!strstr(err.msg, "opt.ini:2: [train] optimizer")) {
+                fail_msg("%s: \"%s\" does not name the line and key", (*a)->name, err.msg);
+            }
+            refused++;
+        }
+        free(p);
+        config_destroy(&c);
+    }
+    assert_int_equal(refused, 14);
+}
+
 /* Two threads pushing into one shard at once, as server_threads = 2
  * applies pushes (each 8,192 ones, lr 0.5). */
 typedef struct racer {
@@ -1272,6 +1305,7 @@ int main(void)
         cmocka_unit_test(test_ssp_clock_bound),
         cmocka_unit_test(test_aeamsgd_looks_ahead_downhill),
         cmocka_unit_test(test_every_rule_rejects_bad_keys),
+        cmocka_unit_test(test_rules_refuse_an_optimizer_they_do_not_take),
         cmocka_unit_test(test_hogwild_apply_threads_race),
         cmocka_unit_test(test_rule_tables_are_checked),
         cmocka_unit_test(test_on_pull_hook_and_server_free),
