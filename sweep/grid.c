@@ -47,6 +47,27 @@ static const char *s_sweeps_own(const char *key)
     return NULL;
 }
 
+/* How many of -j's slots a run takes: a real run's processes (workers,
+ * shards, the evaluator), a threads run's threads (workers and the
+ * evaluating main thread), else one. */
+static int s_weight(const experiment *e)
+{
+    if (!e->alg) {
+        return 1;
+    }
+    return e->mode == MODE_REAL ? e->workers + e->servers + 1
+           : e->mode == MODE_THREADS ? e->workers + 1
+                                     : 1;
+}
+
+/* Whether a and b are numbers that read the same (0.05, 0.050, 5e-2). */
+static bool s_same_number(const char *a, const char *b)
+{
+    char *end_a, *end_b;
+    double x = strtod(a, &end_a), y = strtod(b, &end_b);
+    return end_a != a && *end_a == '\0' && end_b != b && *end_b == '\0' && x == y;
+}
+
 /* -1 naming the key when v is already one of k's values: two folders of
  * one run. */
 static int s_check_repeat(const sweep *s, const grid_key *k, const char *v, error *err)
@@ -55,6 +76,10 @@ static int s_check_repeat(const sweep *s, const grid_key *k, const char *v, erro
         if (strcmp(k->values[i], v) == 0) {
             return error_set(err, ERROR_USAGE, "%s:%d: [grid] %s: %s is listed twice", s->path,
                              k->line, k->key, v);
+        }
+        if (s_same_number(k->values[i], v)) {
+            return error_set(err, ERROR_USAGE, "%s:%d: [grid] %s: %s is listed twice (as %s)",
+                             s->path, k->line, k->key, v, k->values[i]);
         }
     }
     return 0;
@@ -308,7 +333,7 @@ static int s_expand(sweep *s, error *err)
             return -1;
         }
         s_warn_once(printed, sizeof printed, e.warnings);
-        run->weight = e.alg && e.mode == MODE_REAL ? e.workers + e.servers + 1 : 1;
+        run->weight = s_weight(&e);
         run->complete = sweep_complete(run->dir);
         if (run->complete && sweep_resolved_matches(run->dir, e.c, err) < 0) {
             experiment_destroy(&e);

@@ -36,7 +36,7 @@ typedef struct sweep_run {
     char dir[5400];
     char *overrides[SWEEP_MAX_KEYS + 8];
     int noverrides;
-    int weight;               /* processes it starts */
+    int weight;               /* the slots of -j it takes: its processes or threads */
     proc p;
     bool complete;
 } sweep_run;

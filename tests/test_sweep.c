@@ -19,6 +19,7 @@
 #include <cJSON.h>
 
 #include "support.h"
+#include "sweep/grid.h"
 
 static const char s_base[] = "[data]\ndataset = synthetic\n[model]\ntype = softmax\n"
                              "[train]\nepochs = 1\nalgorithm = hogwild\n"
@@ -270,6 +271,31 @@ static void test_repeated_values_and_seeds(void **state)
     s_expect_config_error(f, "[sweep]\nbase = base.ini\nname = demo\nseeds = 1\nout = %s\n"
                           "[grid]\ntrain.algorithm = hogwild, sync, hogwild\n",
                           "grid.ini:7: [grid] train.algorithm: hogwild is listed twice");
+    /* one number written two ways is one value: it once made two runs */
+    s_expect_config_error(f, "[sweep]\nbase = base.ini\nname = demo\nseeds = 1\nout = %s\n"
+                          "[grid]\ntrain.lr = 0.05, 0.1, 5e-2\n",
+                          "grid.ini:7: [grid] train.lr: 5e-2 is listed twice (as 0.05)");
+}
+
+/* -j counts a run by what it keeps busy: a real run's processes
+ * (workers, shards, evaluator), a threads run's threads (workers and the
+ * evaluating main thread; once 1, so -j 2 ran two 2-thread runs on two
+ * cores at half their speed), a simulated or sequential run as one. */
+static void test_runs_weigh_what_they_run(void **state)
+{
+    support_fixture *f = *state;
+    s_files(f, "[sweep]\nbase = base.ini\nname = demo\nseeds = 1\nout = %s\n[grid]\n"
+            "experiment.mode = real, threads, sim\ncluster.workers = 3\ncluster.servers = 2\n");
+    sweep s;
+    error err = {0};
+    if (sweep_read(&s, f->config, &err) < 0) {
+        fail_msg("%s", err.msg);
+    }
+    assert_int_equal(s.nruns, 3);
+    assert_int_equal(s.runs[0].weight, 3 + 2 + 1);
+    assert_int_equal(s.runs[1].weight, 3 + 1);
+    assert_int_equal(s.runs[2].weight, 1);
+    sweep_free(&s);
 }
 
 /* experiment.seed, name, out and run_id are the sweep's own: a [grid]
@@ -380,6 +406,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_expansion_and_results),
         T(test_a_grid_over_rules_from_one_rules_config),
+        T(test_runs_weigh_what_they_run),
         T(test_resume_runs_only_what_is_missing),
         T(test_ctrl_c_then_resume),
         T(test_bad_sweep_files),
