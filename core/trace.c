@@ -191,11 +191,14 @@ const trace_device *trace_device_of(const trace *t, int k)
 
 bool trace_away(const trace_device *d, double at, double *until)
 {
-    for (int i = 0; i < d->noff; i++) {
-        if (at >= d->off_from[i] && at < d->off_to[i]) {
+    bool away = false;
+    *until = at;
+    for (int i = 0; i < d->noff; i++) {   /* each interval taken moves *until: look again */
+        if (*until >= d->off_from[i] && *until < d->off_to[i]) {
             *until = d->off_to[i];
-            return true;
+            away = true;
+            i = -1;
         }
     }
-    return false;
+    return away;
 }

@@ -57,7 +57,9 @@ int trace_load(trace *t, const char *path, error *err);
 void trace_free(trace *t);
 /* Worker k's device. */
 const trace_device *trace_device_of(const trace *t, int k);
-/* Whether the device is away at time at; *until is then when it is back. */
+/* Whether the device is away at time at; *until is then when it is back:
+ * the end of the last of the intervals that follow on one another from
+ * at (0.01-0.2 0.2-0.4: away from 0.1 until 0.4, not 0.2). */
 bool trace_away(const trace_device *d, double at, double *until);
 
 #endif

@@ -51,6 +51,9 @@ static void test_a_trace_is_read_whole(void **state)
     d = &t.devices[3];
     assert_true(d->noff == 2 && d->off_from[0] == 5e-05 && d->off_to[1] == 0.5);
     assert_true(trace_away(d, 0.25, &until) && until == 0.5);
+    /* touching intervals are one stretch away: a real worker once slept to
+     * 0.25 and trained a minibatch inside the second */
+    assert_true(trace_away(d, 0.1, &until) && until == 0.5);
     trace_free(&t);
     unlink(s_path);
 }
