@@ -168,6 +168,34 @@ static int s_check_sim(experiment *e, error *err)
     return 0;
 }
 
+/* [sim]'s keys that change what happens to the workers (their speeds,
+ * stragglers, pauses, failures, a device trace) only the simulator
+ * follows: a real or threads run refuses them rather than run without
+ * them (a real run with sim.trace once ran every device present, the key
+ * kept in its config.ini). The keys that model a host's costs (compute,
+ * latency, cores, ...) pass: a real run pays those for real. */
+static int s_check_scenario_keys(experiment *e, error *err)
+{
+    const sim_spec *sim = &e->sim;
+    bool uneven = false;
+    for (int k = 0; k < sim->workers; k++) {
+        uneven = uneven || sim->speed[k] != 1;
+    }
+    const char *key = sim->trace.n > 0             ? "trace"
+                      : sim->straggler_fraction > 0 ? "straggler_fraction"
+                      : uneven                      ? "speed"
+                      : sim->npauses > 0            ? "pause"
+                      : sim->nfailures > 0          ? "fail"
+                                                    : NULL;
+    if (!key) {
+        return 0;
+    }
+    return config_fail(e->c, "sim", key, err, "only experiment.mode = sim follows it; this "
+                       "run's mode is %s%s", s_modes[e->mode],
+                       strcmp(key, "trace") == 0 ? " (real mode replays a trace with "
+                                                   "[cluster] trace)" : "");
+}
+
 /* What experiment.mode = threads cannot do: it has no network to compress
  * for or to fault, no processes to pause or to checkpoint. */
 static int s_check_threads(experiment *e, error *err)
@@ -247,6 +275,9 @@ static int s_read_keys(experiment *e, const char *path, const experiment_shape *
     }
     if (backend_spec_configure(&e->backend, c, err) < 0 ||
         sim_spec_configure(&e->sim, c, e->workers, e->servers, e->seed, err) < 0) {
+        return -1;
+    }
+    if (e->mode != MODE_SIM && s_check_scenario_keys(e, err) < 0) {
         return -1;
     }
     return e->mode == MODE_THREADS ? s_check_threads(e, err)

@@ -1303,6 +1303,41 @@ static void test_real_modes_faults_are_refused(void **state)
     assert_int_equal(s_sim_status(f, own), 0);
 }
 
+/* The reverse: [sim]'s keys that change what happens to the workers are
+ * refused by a real or threads run, naming the key (a real run with
+ * sim.trace once ran every device present, the key kept in its
+ * config.ini); [sim]'s cost model passes, as a real run pays its costs
+ * for real. */
+static void test_sims_scenario_is_refused_by_other_modes(void **state)
+{
+    support_fixture *f = *state;
+    char trace[400], trace_key[450];
+    snprintf(trace, sizeof trace, "%s/trace.csv", f->dir);
+    support_write_file(trace, "device,speed,bandwidth,latency,off\n0,1,,,0.01-0.2 0.2-0.4\n");
+    snprintf(trace_key, sizeof trace_key, "sim.trace=%s", trace);
+    const char *keys[] = {trace_key, "sim.straggler_fraction=0.5", "sim.pause=0@0.01-0.02",
+                          "sim.fail=1@0.05", "sim.speed=1,2"};
+    const char *modes[] = {"experiment.mode=real", "experiment.mode=threads"};
+    for (int m = 0; m < 2; m++) {
+        for (int i = 0; i < 5; i++) {
+            const char *extra[] = {"train.algorithm=hogwild", "cluster.workers=2", modes[m],
+                                   keys[i], NULL};
+            char key[32];   /* the command line names it as given: "sim.KEY=VALUE" */
+            snprintf(key, sizeof key, "command line: %.*s=", (int)strcspn(keys[i], "="),
+                     keys[i]);
+            if (s_sim_status(f, extra) != 2 || !strstr(f->r.err, key) ||
+                !strstr(f->r.err, ": only experiment.mode = sim follows it")) {
+                fail_msg("%s %s: status %d, \"%s\"", modes[m], keys[i], f->r.status, f->r.err);
+            }
+        }
+    }
+    const char *costs[] = {"train.algorithm=hogwild", "cluster.workers=2",
+                           "experiment.mode=threads", "sim.cores=2", "sim.latency=0.001", NULL};
+    if (s_sim_status(f, costs) != 0) {
+        fail_msg("threads with [sim] costs: %s", f->r.err);
+    }
+}
+
 /* steps.csv's bytes are what the worker has sent and received so far, as
  * in real mode (they were always 0): with one shard, each Hogwild step
  * after the first adds its push, the next pull and its reply. */
@@ -1609,6 +1644,7 @@ int main(void)
         T(test_the_best_accuracy_is_after_training),
         T(test_the_best_accuracy_is_of_a_finite_model),
         T(test_real_modes_faults_are_refused),
+        T(test_sims_scenario_is_refused_by_other_modes),
         T(test_no_evaluation_while_a_shard_is_down),
         T(test_a_pause_frees_its_core),
         T(test_a_thousand_workers),
