@@ -45,7 +45,9 @@ typedef struct shard_stats {
     uint64_t checkpoint_us;   /* time spent writing them */
     uint64_t staleness_sum, staleness_max;
     uint64_t histogram[SUMMARY_STALENESS_BINS]; /* the last bin: 63 and above */
-    uint64_t bytes_in, bytes_out;
+    uint64_t bytes_in, bytes_out;   /* every message received and sent, as many times as
+                                       sent, a shared segment's values included (they were
+                                       the socket bytes alone) */
     uint64_t push_bytes;      /* pushes received: headers and payloads as sent */
     uint64_t push_messages;   /* pushes received (applied, dropped or refused) */
     uint64_t shared_pushes;   /* of those, read from a client's shared segment (shm.h) */

@@ -401,6 +401,53 @@ static void test_shared_segments_are_checked(void **state)
     shm_close(&seg);
 }
 
+/* A pull sent twice (duplicated on the network, or sent again after its
+ * reply was lost) is told the same answer at the same version, even after
+ * another worker's push: DC-ASGD keeps what each worker pulled, and the
+ * second answer once replaced it with the newer centre while the worker
+ * went on from the first. A new pull sees the push. */
+static void test_a_pull_sent_again_gets_the_same_answer(void **state)
+{
+    support_fixture *f = *state;
+    char text[512];
+    const char *rule = strstr(s_small, "hogwild");
+    snprintf(text, sizeof text, "%.*sdcasgd%s", (int)(rule - s_small), s_small,
+             rule + strlen("hogwild"));
+    raw_shard r;
+    s_raw_shard(f, text, &r);
+    size_t n = r.n;
+    float first[64], again[64], later[64], grad[64];
+    wire_header pull = {.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD, .seq = 1},
+                reply, reply_again;
+    wire_client_send(r.sock, &pull, NULL, 0);
+    s_receive(r.sock, &reply, first, sizeof first, n);
+    pull.generation = reply.generation;   /* no longer a new process */
+    pull.seq = 2;
+    wire_client_send(r.sock, &pull, NULL, 0);
+    assert_int_equal(s_receive(r.sock, &reply, first, sizeof first, n), n * sizeof(float));
+    for (size_t i = 0; i < n; i++) {
+        grad[i] = 1.0f + (float)i;
+    }
+    wire_header push = {.type = WIRE_PUSH, .worker = 1, .offset = 0, .count = n,
+                        .encoding = WIRE_F32, .seq = 1};
+    wire_client_send(r.sock, &push, grad, n * sizeof(float));
+    wire_header pull1 = {.type = WIRE_PULL, .worker = 1, .encoding = WIRE_NO_PAYLOAD, .seq = 2};
+    wire_client_send(r.sock, &pull1, NULL, 0);
+    s_receive(r.sock, &reply_again, later, sizeof later, n);
+    assert_int_equal(reply_again.base_version, reply.base_version + 1);   /* applied */
+
+    wire_client_send(r.sock, &pull, NULL, 0);   /* worker 0's pull 2 again */
+    assert_int_equal(s_receive(r.sock, &reply_again, again, sizeof again, n), n * sizeof(float));
+    assert_int_equal(reply_again.base_version, reply.base_version);
+    assert_memory_equal(again, first, n * sizeof(float));
+    pull.seq = 3;
+    wire_client_send(r.sock, &pull, NULL, 0);
+    s_receive(r.sock, &reply_again, again, sizeof again, n);
+    assert_int_equal(reply_again.base_version, reply.base_version + 1);
+    assert_memory_equal(again, later, n * sizeof(float));
+    s_raw_shard_close(&r);
+}
+
 /* A job's first evaluation is of the initial model, however its processes
  * were started: a shard that expects an evaluator holds the workers' pulls
  * until the evaluator's first, then answers them at version 0. */
@@ -826,6 +873,7 @@ int main(void)
         T(test_server_survives_garbage),
         T(test_a_compressed_shard_checks_every_payload),
         T(test_shared_segments_are_checked),
+        T(test_a_pull_sent_again_gets_the_same_answer),
         T(test_workers_begin_after_the_first_evaluation),
         T(test_messages_speak_only_for_their_sender),
         T(test_unknown_curve_keys_get_nothing),

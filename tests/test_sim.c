@@ -237,9 +237,9 @@ static char *s_file(const char *dir, const char *name)
     return text;
 }
 
-static double s_num(const char *dir, const char *key)
+static double s_num_of(const char *dir, const char *file, const char *key)
 {
-    char *text = s_file(dir, "summary.json");
+    char *text = s_file(dir, file);
     cJSON *j = cJSON_Parse(text);
     free(text);
     cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
@@ -249,6 +249,11 @@ static double s_num(const char *dir, const char *key)
     double x = v->valuedouble;
     cJSON_Delete(j);
     return x;
+}
+
+static double s_num(const char *dir, const char *key)
+{
+    return s_num_of(dir, "summary.json", key);
 }
 
 static void test_same_seed_same_bytes(void **state)
@@ -1368,6 +1373,12 @@ static void test_steps_count_the_bytes_on_the_wire(void **state)
     }
     free(csv);
     assert_true(rows > 100);
+    /* and the shard's counters are those bytes (they were always 0): every
+     * push came after a pull, answered with the parameters */
+    double pushes = s_num_of(dir, "ps-0.json", "pushes");
+    double reply = WIRE_HEADER_SIZE + 4 * params;
+    assert_true(s_num_of(dir, "ps-0.json", "bytes_in") == pushes * (WIRE_HEADER_SIZE + reply));
+    assert_true(s_num_of(dir, "ps-0.json", "bytes_out") == pushes * reply);
 }
 
 /* eval.csv's accuracies: the initial model's, the best after an update

@@ -47,10 +47,13 @@ typedef struct ps {
     double next_keepalive;    /* when the held peers next hear that the shard is there */
     faults faults;            /* injected into replies to pulls and pushes, when on */
     /* per client (the workers, then the evaluator): the shared segment it
-     * attached to this process (base NULL: none), and the pull whose
-     * answer its reply area holds */
+     * attached to this process (base NULL: none), the pull whose answer
+     * its reply area (or kept answer) holds and that answer's version,
+     * and, for a rule that keeps
+     * what each worker pulled, the last answer sent through the socket */
     shm_segment *segments;
-    uint64_t *answered;
+    uint64_t *answered, *answered_version;
+    float **kept;
 } ps;
 
 /* A request being answered: who asked, and which request it was. */
@@ -107,9 +110,10 @@ static void s_detach(ps *p, uint32_t worker)
     p->answered[s_client(p, worker)] = 0;
 }
 
-/* A reply to r: tag is the worker's last staleness unless given. */
-static void s_reply(ps *p, const request *r, uint16_t encoding, const void *payload,
-                    size_t bytes, const uint64_t *tag)
+/* The header of a reply to r, at the shard's version now: tag is the
+ * worker's last staleness unless given. */
+static wire_header s_reply_header(ps *p, const request *r, uint16_t encoding,
+                                  const uint64_t *tag)
 {
     server *s = p->s;
     bool worker = r->worker < (uint32_t)s->workers;
@@ -126,6 +130,14 @@ static void s_reply(ps *p, const request *r, uint16_t encoding, const void *payl
         h.offset = s->lo;
         h.count = s->n;
     }
+    return h;
+}
+
+/* Sends reply h to r, through the faults injected into replies. */
+static void s_send_reply(ps *p, const request *r, const wire_header *h, const void *payload,
+                         size_t bytes)
+{
+    server *s = p->s;
     int copies = 1;
     if (r->type != WIRE_CONTROL && faults_on(&p->o->faults)) {
         copies = faults_copies(&p->faults);
@@ -134,7 +146,7 @@ static void s_reply(ps *p, const request *r, uint16_t encoding, const void *payl
     }
     long sent = 0;
     for (int copy = 0; copy < copies && sent >= 0; copy++) {
-        sent = net_send(p->router, &r->identity, &h, payload, bytes, NULL);
+        sent = net_send(p->router, &r->identity, h, payload, bytes, NULL);
         s->stats.bytes_out += sent > 0 ? (uint64_t)sent : 0;
     }
     if (sent < 0) {
@@ -151,28 +163,58 @@ static void s_reply(ps *p, const request *r, uint16_t encoding, const void *payl
     }
 }
 
+/* A reply to r: tag is the worker's last staleness unless given. */
+static void s_reply(ps *p, const request *r, uint16_t encoding, const void *payload,
+                    size_t bytes, const uint64_t *tag)
+{
+    wire_header h = s_reply_header(p, r, encoding, tag);
+    s_send_reply(p, r, &h, payload, bytes);
+}
+
+/* Client's kept answer (allocated at its first use), or NULL when out of
+ * memory. */
+static float *s_kept(ps *p, int client)
+{
+    if (!p->kept[client]) {
+        p->kept[client] = malloc(p->s->n * sizeof(float));
+    }
+    return p->kept[client];
+}
+
 /* server_reply_fn: the parameters, to the request that handle is: in
- * its sender's reply area when it attached a segment (written once per
- * request: a request sent again is told again of the same answer, and one
- * older than the last answered is no longer awaited), else in the reply. */
+ * its sender's reply area when it attached a segment, else in the reply.
+ * Through a segment, and through the socket for a rule that keeps what
+ * each worker pulled (server_on_pull: dcasgd, gapaware), the answer is
+ * made once per request: a request sent again (a duplicate, or one sent
+ * again after its reply was lost) is told the same answer as the first,
+ * so that what the rule keeps is what the worker holds whichever reply it
+ * takes (a duplicate once moved it on), and one older than the last
+ * answered is no longer awaited. */
 static void s_reply_params(void *ctx, const pull_msg *m, void *handle)
 {
     ps *p = ctx;
     request *r = handle;
+    size_t bytes = p->s->n * sizeof(float);
     shm_segment *seg = s_segment(p, r->worker);
-    if (!seg) {
-        s_reply(p, r, WIRE_F32, server_answer(p->s, m), p->s->n * sizeof(float), NULL);
+    int client = s_client(p, r->worker);
+    float *area = seg ? seg->reply : p->s->alg->server_on_pull ? s_kept(p, client) : NULL;
+    if (!area) {
+        s_reply(p, r, WIRE_F32, server_answer(p->s, m), bytes, NULL);
         return;
     }
-    uint64_t *answered = &p->answered[s_client(p, r->worker)];
+    uint64_t *answered = &p->answered[client];
     if (r->seq < *answered) {
         return;
     }
     if (r->seq != *answered) {
-        memcpy(seg->reply, server_answer(p->s, m), p->s->n * sizeof(float));
+        memcpy(area, server_answer(p->s, m), bytes);
+        p->s->stats.bytes_out += seg ? bytes : 0;
         *answered = r->seq;
+        p->answered_version[client] = atomic_load(&p->s->version);
     }
-    s_reply(p, r, WIRE_SHM, NULL, 0, NULL);
+    wire_header h = s_reply_header(p, r, seg ? WIRE_SHM : WIRE_F32, NULL);
+    h.base_version = p->answered_version[client];   /* the version of those values */
+    s_send_reply(p, r, &h, seg ? NULL : area, seg ? 0 : bytes);
 }
 
 static void s_release(void *ctx, void *handle)
@@ -368,6 +410,7 @@ static void s_shared_push(ps *p, const request *r, const wire_header *h)
     if (seg && !again) {
         zmq_msg_init_data(&body, seg->push, seg->n * sizeof(float), s_segment_read, seg);
         p->s->stats.shared_pushes++;
+        p->s->stats.bytes_in += seg->n * sizeof(float);
     } else if (seg || s_from_before(p, r)) {
         zmq_msg_init(&body);   /* taken once already, or dropped: its values are not read */
     } else {
@@ -625,11 +668,16 @@ int ps_serve(server *s, void *zmq_ctx, const ps_options *o, shard_client *client
     p.held_pull = calloc((size_t)s->workers, sizeof *p.held_pull);
     p.segments = calloc((size_t)s->workers + 1, sizeof *p.segments);
     p.answered = calloc((size_t)s->workers + 1, sizeof *p.answered);
-    if (!p.held || !p.held_pull || !p.segments || !p.answered) {
+    p.answered_version = calloc((size_t)s->workers + 1, sizeof *p.answered_version);
+    p.kept = calloc((size_t)s->workers + 1, sizeof *p.kept);
+    if (!p.held || !p.held_pull || !p.segments || !p.answered || !p.answered_version ||
+        !p.kept) {
         free(p.held);
         free(p.held_pull);
         free(p.segments);
         free(p.answered);
+        free(p.answered_version);
+        free(p.kept);
         return error_set(err, ERROR_RUNTIME, "ps %d: out of memory", s->shard);
     }
     faults_init(&p.faults, &o->faults, o->seed, (uint64_t)WIRE_ANY << 16 | (uint64_t)s->shard);
@@ -671,9 +719,12 @@ int ps_serve(server *s, void *zmq_ctx, const ps_options *o, shard_client *client
     apply_stop(&p.apply);
     for (int w = 0; w <= s->workers; w++) {
         shm_close(&p.segments[w]);
+        free(p.kept[w]);
     }
     free(p.segments);
     free(p.answered);
+    free(p.answered_version);
+    free(p.kept);
     if (stop_requested()) {
         s_checkpoint(&p);   /* stopped from outside: resume from here */
     }

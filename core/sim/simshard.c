@@ -39,6 +39,7 @@ static void s_send(sim *s, int k, sim_event e, double bytes, double values)
 {
     sim_shard *sh = &s->shards[k];
     e.bytes = (uint64_t)bytes;
+    sh->srv->stats.bytes_out += e.bytes;
     if (!sh->collecting) {
         sim_send(s, e, bytes);
         return;
@@ -236,6 +237,7 @@ void sim_shard_arrive(sim *s, const sim_event *e)
         s_send_again(s, *e);
         return;
     }
+    sh->srv->stats.bytes_in += e->bytes;
     if (sim_queue_add(&sh->queue, &sh->count, &sh->cap, &sh->head, *e) < 0) {
         s->failed = true;
         error_set(s->err, ERROR_RUNTIME, "sim: out of memory");
