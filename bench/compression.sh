@@ -4,7 +4,10 @@
 # EPOCHS epochs (default: the experiment's own, 10). Prints a Markdown
 # table: bytes per push (one worker's push to every shard, headers
 # included), how many times fewer than uncompressed, final test accuracy,
-# and samples/s while training.
+# and samples/s while training. Every row goes through the sockets
+# (cluster.shm = off): a compressed push cannot use a shared segment, so
+# with the default an uncompressed row would take another path and its
+# samples/s would not compare encodings alone.
 #   bench/compression.sh [EPOCHS] [RULES...]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,7 +29,7 @@ for rule in "${rules[@]}"; do
     for compress in none fp16 bf16 topk:0.01 randomk:0.01 sign qsgd:4; do
         for feedback in off on; do
             [ "$compress" = none ] && [ "$feedback" = on ] && continue
-            args=(experiment.out="$out" algorithm.compress="$compress"
+            args=(experiment.out="$out" cluster.shm=off algorithm.compress="$compress"
                   algorithm.error_feedback="$feedback")
             [ -n "$epochs" ] && args+=(train.epochs="$epochs")
             dir=$("$root/build/asgd" train "$config" "${args[@]}")
