@@ -5,7 +5,9 @@
  *   server:  theta~ <- theta~ + D at once
  *
  * D is the exact sum of the local steps applied (worker_local_window), so
- * with window = 1 it is -lr g and AGN is Hogwild. Reference: Hermans,
+ * with window = 1 it is -lr g and AGN is Hogwild. A last window that the
+ * worker's budget cuts short is divided by the steps it took, not lambda:
+ * D is the mean local step, as a full window's is. Reference: Hermans,
  * "On scalable deep learning and parallelizing gradient descent" (2017).
  *
  * With [algorithm] prefetch = on the next window's pull goes out before

@@ -6,6 +6,9 @@
  *                     theta~ <- theta~ + mean D, version r + 1; later
  *                     tag-r pushes are dropped and counted.
  *
+ * A last round that the worker's budget cuts short pushes D divided by
+ * the steps it took (the mean local step, as a full round's is).
+ *
  * Reference: tmulc18's SAGN, after Hermans (2017). */
 #include <stdlib.h>
 #include <string.h>
