@@ -1210,6 +1210,32 @@ static void test_a_shards_replies_leave_in_turn(void **state)
     assert_true(fabs(mid - lo - 0.001) < 1e-9 && fabs(hi - lo - 0.002) < 1e-9);
 }
 
+/* What a turn makes ready (its messages, its owner's next job, the jobs
+ * it wakes) is placed while its core is still taken, as the kernel wakes
+ * a task while its waker runs: on one core with no wire latency, a core
+ * that idles and pays [sim] wakeup to start again does so only where a
+ * message crosses the wire, 3 times a Hogwild step (the push, the pull
+ * and the reply), where every job once found the core just freed and woke
+ * it (10 times a step). */
+static void test_a_turn_hands_on_what_it_makes_ready(void **state)
+{
+    support_fixture *f = *state;
+    const char *base[] = {"train.algorithm=hogwild", "cluster.workers=1", "sim.cores=1",
+                          "sim.compute=constant", "sim.compute_mean=0.001", "sim.latency=0",
+                          "sim.bandwidth=1e15", "sim.message_cpu=0.00002", "sim.apply=0.0001",
+                          "sim.eval_cost=0", "eval.every=0", NULL, NULL};
+    char dir[4096];
+    base[11] = "sim.wakeup=0";
+    s_sim(f, base, dir, sizeof dir);
+    double at_once = s_num(dir, "time_s"), steps = s_num(dir, "updates");
+    base[11] = "sim.wakeup=0.001";
+    s_sim(f, base, dir, sizeof dir);
+    double wakes = (s_num(dir, "time_s") - at_once) / 0.001;
+    if (fabs(wakes / steps - 3) > 0.05) {
+        fail_msg("%.0f wakes in %.0f steps", wakes, steps);
+    }
+}
+
 /* [sim] migration: a worker woken while the core it last ran on is busy
  * waits for that core while it is cache-hot, as the kernel keeps it
  * there, though the other core is idle: two SAGN workers sharing two
@@ -1220,7 +1246,7 @@ static void test_a_cache_hot_worker_waits_for_its_core(void **state)
     support_fixture *f = *state;
     const char *base[] = {"train.algorithm=sagn", "cluster.workers=2", "sim.cores=2",
                           "sim.compute=constant", "sim.compute_mean=0.001", "sim.latency=0",
-                          "sim.bandwidth=1e15", "sim.answer=0.0004", "sim.apply=0.0001",
+                          "sim.bandwidth=1e15", "sim.answer=0.0001", "sim.apply=0.0001",
                           "sim.message_cpu=0.00002", "sim.timeslice=0.004",
                           "sim.eval_cost=0.005", NULL, NULL};
     char cold[4096], hot[4096];
@@ -1649,6 +1675,7 @@ int main(void)
         T(test_the_evaluator_and_start_up_share_the_cores),
         T(test_the_work_model_changes_time_not_rounds),
         T(test_a_shards_replies_leave_in_turn),
+        T(test_a_turn_hands_on_what_it_makes_ready),
         T(test_a_cache_hot_worker_waits_for_its_core),
         T(test_a_process_waits_on_its_core),
         T(test_steps_count_the_bytes_on_the_wire),

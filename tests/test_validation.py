@@ -131,9 +131,33 @@ def test_resim_refuses_points_without_counts(out):
         check("--rescore" in str(e), "the error says what to do: %s" % e)
 
 
+def test_resim_save_keeps_the_real_columns(out):
+    """--resim --save writes the table, points and figure again: the real
+    columns as they were, the simulated one from runs made now (one short
+    simulated Hogwild run of config.ini with this folder's profile)."""
+    with open(os.path.join(out, "settings.json"), "w") as f:
+        json.dump({"rules": ["hogwild"], "workers": [1], "seeds": 1, "epochs": 0.02,
+                   "target": 0.99}, f)
+    with open(os.path.join(out, "profile-hogwild.ini"), "w") as f:
+        f.write("[sim]\ncores = 1\ncompute = constant\ncompute_mean = 0.001\n")
+    with open(os.path.join(out, "points.csv"), "w") as f:
+        f.write("rule,workers,metric,real,real_min,real_max,sim,real_n,sim_n,real_sd\n"
+                "hogwild,1,train_s,123,120,126,999,1,1,nan\n")
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        table.resim(out, ["data.dataset=synthetic", "eval.every=0"], save=True)
+    got = points(out)[("hogwild", 1, "train_s")]
+    check(float(got["real"]) == 123 and float(got["real_max"]) == 126, "real kept: %s" % got)
+    sim = float(got["sim"])
+    check(0 < sim < 10, "the simulated mean is the new run's: %s" % got["sim"])
+    with open(os.path.join(out, "table.md")) as f:
+        check("MAPE" in f.read(), "table.md written with the MAPE")
+
+
 for test in (test_rows_compared_only_where_every_run_has_the_metric,
              test_a_missing_run_is_an_error,
-             test_resim_refuses_points_without_counts):
+             test_resim_refuses_points_without_counts,
+             test_resim_save_keeps_the_real_columns):
     with tempfile.TemporaryDirectory() as work:
         test(work)
 if FAILED:

@@ -127,6 +127,7 @@ static void s_handle(sim *s, const sim_event *e)
             s->eval_busy = false;
             s_evaluation_done(s);
         }
+        sim_cpu_release(s);
         break;
     case EV_IO_ARRIVE:
         sim_cpu_io(s, *e, s->e->sim.message_cpu / 2);

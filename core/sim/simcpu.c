@@ -21,8 +21,14 @@
  * it only once it is cold (a core that frees, or the balancing at the next
  * tick), as the kernel's sched_migration_cost keeps a task on its CPU.
  * A worker's minibatch that would start within its [sim] pause asks for a
- * core only when the pause ends (EV_RESUME): the pause holds none. With
- * cores = 0 every owner has a core of its own. */
+ * core only when the pause ends (EV_RESUME): the pause holds none. A
+ * finished turn's effects (its messages, its owner's next job, the jobs
+ * it makes ready) are placed while its core is still taken, and only then
+ * does the core go to the next in line, as the kernel wakes a task while
+ * its waker still runs: a job so made ready takes another idle core, or
+ * waits (a hot owner in this core's line, which the core then serves),
+ * where it once found this core idle. With cores = 0 every owner has a
+ * core of its own. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -396,9 +402,7 @@ bool sim_cpu_turn_ended(sim *s, const sim_event *e)
 {
     long c = e->core;
     if (e->io) {
-        if (c >= 0) {
-            s_next(s, c);
-        }
+        s->ending_core = c + 1;
         return true;
     }
     sim_job *j = s_job(s, e);
@@ -411,9 +415,7 @@ bool sim_cpu_turn_ended(sim *s, const sim_event *e)
     j->ran_until = s->now;
     if (j->whole) {
         j->left = 0;
-        if (c >= 0) {
-            s_next(s, c);
-        }
+        s->ending_core = c + 1;
         return true;
     }
     j->left -= s->e->sim.timeslice;
@@ -425,6 +427,15 @@ bool sim_cpu_turn_ended(sim *s, const sim_event *e)
         s_next(s, c);
     }
     return false;
+}
+
+void sim_cpu_release(sim *s)
+{
+    long c = s->ending_core - 1;
+    s->ending_core = 0;
+    if (c >= 0) {
+        s_next(s, c);
+    }
 }
 
 /* Whether messages pass through I/O threads that take turns on the

@@ -138,6 +138,8 @@ typedef struct sim_shard {
 struct sim {
     experiment *e;
     run *r;
+    long ending_core;          /* 1 + the core whose turn has just ended, freed once what
+                                  the turn did is placed (sim_cpu_release); 0: none */
     simq q;
     double now;
     uint64_t events;
@@ -235,8 +237,13 @@ int sim_cpu_run(sim *s, sim_event who, double work);
  * held no core, asks for one (nothing if the worker has failed since). */
 void sim_cpu_resume(sim *s, const sim_event *e);
 /* EV_CPU e: a turn on a core ends; true when it finished its owner's
- * current job (and the core has gone to the next in line). */
+ * current job, whose effects the caller then makes happen (the messages
+ * it sends, the jobs it makes ready) while its core is still taken, as a
+ * waker is running when it wakes others; then sim_cpu_release. */
 bool sim_cpu_turn_ended(sim *s, const sim_event *e);
+/* The core of the turn that has just ended goes to the next in its line
+ * (or idles): after the turn's effects, which found it busy. */
+void sim_cpu_release(sim *s);
 
 /* simshard.c */
 /* A message reaches its shard: queued and processed, or, while the shard

@@ -22,14 +22,15 @@ Run folders go to --out (default runs/sim-validation-table), with the
 calibrations (profile-RULE.ini), the settings (settings.json), the table
 (table.md) and the points.
 
-  experiments/sim-validation/table.py --resim [--out DIR] [--sim KEY=VALUE ...]
+  experiments/sim-validation/table.py --resim [--out DIR] [--sim KEY=VALUE ...] [--save]
 
 runs the simulated side again, from DIR's own calibrations and settings,
 against the real means its points.csv keeps (no real run, no
 calibration): a change to the simulator, or a [sim] key given with --sim,
 is judged against the same real runs and the same calibration (ASGD=PATH
 runs another build). It prints the table and the MAPE; DIR's files are
-left as they are.
+left as they are, unless --save writes DIR's table.md, points.csv and
+figure again with the new simulated column (the real columns kept).
 
   experiments/sim-validation/table.py --rescore [--out DIR]
 
@@ -140,6 +141,9 @@ def main():
                     help="only the simulated runs again, against --out's real means")
     ap.add_argument("--sim", nargs="*", default=[], metavar="KEY=VALUE",
                     help="with --resim: overrides for every simulated run")
+    ap.add_argument("--save", action="store_true",
+                    help="with --resim: write table.md, points.csv and the figure of "
+                         "--out again with the new simulated column")
     ap.add_argument("--rescore", action="store_true",
                     help="only table.md, points.csv and the figure again from --out's runs")
     a = ap.parse_args()
@@ -150,7 +154,7 @@ def main():
         rescore(a.out)
         return
     if a.resim:
-        resim(a.out, a.sim)
+        resim(a.out, a.sim, a.save)
         return
     config = os.path.join(HERE, "config.ini")
     os.makedirs(a.out, exist_ok=True)
@@ -249,9 +253,11 @@ class Point:
         return error(self.sim, self.real) if self.whole() else NAN
 
 
-def resim(out, extra):
+def resim(out, extra, save=False):
     """The simulated runs of out's table again, from its calibrations and
-    settings, against the real means in its points.csv."""
+    settings, against the real means in its points.csv; with save, out's
+    table.md, points.csv and figure are made again from them (the real
+    columns as they were)."""
     with open(os.path.join(out, "settings.json")) as f:
         settings = json.load(f)
     seeds = settings["seeds"]
@@ -266,7 +272,7 @@ def resim(out, extra):
                 tuple(float(r[k]) for k in ("real", "real_min", "real_max")) + \
                 (int(r["real_n"]), float(r.get("real_sd", "nan")))
     with tempfile.TemporaryDirectory() as runs:
-        table = Table(None)
+        table = Table(os.path.join(out, "table.md") if save else None)
         rows = []
         for rule in settings["rules"]:
             profile = os.path.join(out, "profile-%s.ini" % rule)
@@ -284,6 +290,9 @@ def resim(out, extra):
                 rows.append(row)
                 table.row(*row)
         table.mape(rows)
+    if save:
+        write_points(rows, out)
+        draw(out)
 
 
 def rescore(out):
