@@ -2,6 +2,7 @@
  * sampler. */
 #include "core/partition.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,9 +109,17 @@ static int s_label_skew(shard *shards, int workers, const dataset *d,
     for (int k = 0; k < d->classes; k++) {
         size_t count = start[k + 1] - start[k];
         rng_shuffle(r, perm + start[k], count);
-        double sum = 0;
+        /* Dirichlet(alpha) shares from Gamma draws, taken as logarithms and
+         * scaled by the largest: for alpha far below 1 the draws themselves
+         * underflow (all to 0 gave NaN shares and wrote past a shard; some
+         * to denormals split a class that belongs to one worker) */
+        double top = -INFINITY, sum = 0;
         for (int w = 0; w < workers; w++) {
-            p[w] = rng_gamma(r, alpha);
+            p[w] = rng_log_gamma(r, alpha);
+            top = fmax(top, p[w]);
+        }
+        for (int w = 0; w < workers; w++) {
+            p[w] = exp(p[w] - top);
             sum += p[w];
         }
         s_apportion(take, count, p, sum, workers);

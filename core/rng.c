@@ -108,6 +108,19 @@ double rng_gamma(rng *r, double shape)
     }
 }
 
+double rng_log_gamma(rng *r, double shape)
+{
+    assert(shape > 0);
+    if (shape < 1.0) {   /* the boost of rng_gamma, in logarithms: U^(1/a) cannot underflow */
+        double u;
+        do {
+            u = rng_uniform(r);
+        } while (u <= 0.0);
+        return rng_log_gamma(r, shape + 1.0) + log(u) / shape;
+    }
+    return log(rng_gamma(r, shape));
+}
+
 void rng_shuffle(rng *r, uint32_t *v, size_t n)
 {
     for (size_t i = n; i > 1; i--) {

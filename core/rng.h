@@ -38,6 +38,9 @@ uint64_t rng_below(rng *r, uint64_t n);
 double rng_normal(rng *r);
 /* Gamma(shape, 1), shape > 0 (Marsaglia-Tsang). */
 double rng_gamma(rng *r, double shape);
+/* The logarithm of a Gamma(shape) draw, which stays finite where the draw
+ * itself underflows to 0 (shape far below 1: U^(1/shape)). */
+double rng_log_gamma(rng *r, double shape);
 /* Fisher-Yates shuffle of n indices. */
 void rng_shuffle(rng *r, uint32_t *v, size_t n);
 

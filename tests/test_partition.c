@@ -110,6 +110,49 @@ static void test_label_skew_is_disjoint_complete_and_skewed(void **state)
     partition_free(iid, 8);
 }
 
+/* A tiny alpha: every worker's Gamma draw for a class can underflow to
+ * 0, which once made the shares NaN and wrote past a shard (a segfault for
+ * 7 seeds of 20), or to denormals that split a class evenly. Each seed now
+ * gives a complete split, or refuses one that leaves a worker empty, and
+ * a class goes almost always whole to one worker, as Dirichlet(0.001)
+ * does. */
+static void test_label_skew_with_a_tiny_alpha(void **state)
+{
+    (void)state;
+    int made = 0, classes = 0;
+    double largest = 0;   /* the largest worker's share of a class, summed */
+    for (uint64_t seed = 1; seed <= 100; seed++) {
+        shard shards[4];
+        error err = {0};
+        if (partition_make(shards, 4, &s_data, PARTITION_LABEL_SKEW, 1e-3, seed, &err) == 0) {
+            s_check_disjoint_complete(shards, 4, s_data.n);
+            /* a class goes (nearly always) whole to one worker */
+            int counts[4][10] = {{0}}, total[10] = {0};
+            for (int w = 0; w < 4; w++) {
+                for (size_t i = 0; i < shards[w].n; i++) {
+                    counts[w][s_data.y[shards[w].idx[i]]]++;
+                    total[s_data.y[shards[w].idx[i]]]++;
+                }
+            }
+            for (int k = 0; k < 10; k++) {
+                int most = 0;
+                for (int w = 0; w < 4; w++) {
+                    most = counts[w][k] > most ? counts[w][k] : most;
+                }
+                largest += (double)most / total[k];
+                classes++;
+            }
+            partition_free(shards, 4);
+            made++;
+        } else {
+            assert_int_equal(err.status, ERROR_USAGE);
+            assert_non_null(strstr(err.msg, "no examples"));
+        }
+    }
+    assert_true(made > 0);
+    assert_true(largest / classes > 0.98);
+}
+
 /* More workers than examples: iid deals the permutation round again, one
  * example each, every example to 2 or 3 of 13 workers over 5 examples;
  * label-skew, which needs one each per class draw, refuses. */
@@ -215,6 +258,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_iid_is_disjoint_complete_balanced),
         cmocka_unit_test(test_label_skew_is_disjoint_complete_and_skewed),
+        cmocka_unit_test(test_label_skew_with_a_tiny_alpha),
         cmocka_unit_test(test_more_workers_than_examples),
         cmocka_unit_test(test_sampler_visits_each_example_once_per_pass),
         cmocka_unit_test(test_parameter_ranges_are_balanced_and_complete),
