@@ -268,6 +268,12 @@ bool worker_done(const worker *w)
     return w->steps >= w->budget;
 }
 
+void worker_take_up(worker *w, long done)
+{
+    w->steps = done < w->budget ? done : w->budget;
+    sampler_skip(&w->sp, (uint64_t)w->steps * (uint64_t)w->batch);
+}
+
 uint64_t worker_version(const worker *w)
 {
     uint64_t v = w->versions[0];

@@ -174,6 +174,12 @@ void worker_local_step(worker *w);
  * taken. */
 long worker_local_window(worker *w, float *delta, long window);
 bool worker_done(const worker *w);
+/* A worker that comes back (restarted, resumed, or back from a device
+ * trace's absence) with `done` of its minibatches already counted: its
+ * step count moves to done (at most its budget), and its sampler past
+ * the examples those minibatches drew, so that it goes on with the ones
+ * it had not reached. */
+void worker_take_up(worker *w, long done);
 /* The elastic step of the EASGD family over n values: elastic =
  * alpha (x - centre); x <- x - elastic. */
 void worker_elastic(float *x, float *elastic, const float *centre, float alpha, size_t n);

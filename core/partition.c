@@ -199,6 +199,20 @@ void sampler_free(sampler *sp)
     sp->order = NULL;
 }
 
+void sampler_skip(sampler *sp, uint64_t examples)
+{
+    while (examples > 0) {
+        if (sp->pos == sp->n) {
+            rng_shuffle(&sp->r, sp->order, sp->n);
+            sp->pos = 0;
+            sp->passes++;
+        }
+        size_t step = sp->n - sp->pos < examples ? sp->n - sp->pos : (size_t)examples;
+        sp->pos += step;
+        examples -= step;
+    }
+}
+
 void sampler_next(sampler *sp, float *x, int32_t *y, int batch)
 {
     size_t dim = (size_t)sp->d->dim;

@@ -55,6 +55,10 @@ typedef struct sampler {
 /* Copies the shard's indices: the shard may be freed afterwards. */
 int sampler_init(sampler *sp, const dataset *d, const shard *s, rng r);
 void sampler_free(sampler *sp);
+/* Goes on as if sampler_next had drawn `examples` examples: a worker that
+ * takes up its share after a restart or a resume draws the minibatches it
+ * had not reached, not its first ones again. */
+void sampler_skip(sampler *sp, uint64_t examples);
 /* Copies the next `batch` examples into x (batch x dim) and y (batch). */
 void sampler_next(sampler *sp, float *x, int32_t *y, int batch);
 

@@ -184,6 +184,35 @@ static void test_more_workers_than_examples(void **state)
     dataset_free(&test);
 }
 
+/* sampler_skip leaves a sampler where drawing that many examples would:
+ * 37 minibatches of 64 over a shard of 1,000 cross two passes, and the
+ * next minibatch is the same either way. */
+static void test_sampler_skip_is_drawing_without_the_copies(void **state)
+{
+    (void)state;
+    shard shards[10];
+    error err = {0};
+    assert_int_equal(partition_make(shards, 10, &s_data, PARTITION_IID, 0, 5, &err), 0);
+    sampler drawn, skipped;
+    assert_int_equal(sampler_init(&drawn, &s_data, &shards[3], rng_derive(9, RNG_BATCH, 3)), 0);
+    assert_int_equal(sampler_init(&skipped, &s_data, &shards[3], rng_derive(9, RNG_BATCH, 3)), 0);
+    enum { BATCH = 64 };
+    float x[BATCH * 10] = {0}, x2[BATCH * 10] = {0};   /* dim is at most 10 */
+    int32_t y[BATCH], y2[BATCH];
+    for (int i = 0; i < 37; i++) {
+        sampler_next(&drawn, x, y, BATCH);
+    }
+    sampler_skip(&skipped, 37 * BATCH);
+    assert_true(drawn.passes == 2 && skipped.passes == drawn.passes && skipped.pos == drawn.pos);
+    sampler_next(&drawn, x, y, BATCH);
+    sampler_next(&skipped, x2, y2, BATCH);
+    assert_memory_equal(x, x2, sizeof x);
+    assert_memory_equal(y, y2, sizeof y);
+    sampler_free(&drawn);
+    sampler_free(&skipped);
+    partition_free(shards, 10);
+}
+
 static void test_sampler_visits_each_example_once_per_pass(void **state)
 {
     (void)state;
@@ -259,6 +288,7 @@ int main(void)
         cmocka_unit_test(test_iid_is_disjoint_complete_balanced),
         cmocka_unit_test(test_label_skew_is_disjoint_complete_and_skewed),
         cmocka_unit_test(test_label_skew_with_a_tiny_alpha),
+        cmocka_unit_test(test_sampler_skip_is_drawing_without_the_copies),
         cmocka_unit_test(test_more_workers_than_examples),
         cmocka_unit_test(test_sampler_visits_each_example_once_per_pass),
         cmocka_unit_test(test_parameter_ranges_are_balanced_and_complete),

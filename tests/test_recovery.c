@@ -257,15 +257,45 @@ static void test_a_killed_shard_comes_back_from_its_checkpoint(void **state)
     cJSON_Delete(j);
 }
 
+/* Each (worker, step) row's loss in run_id's steps.csv, at [worker *
+ * MAX_STEPS + step] (NAN where there is no row). */
+enum { MAX_STEPS = 4096 };
+static double *s_losses(support_fixture *f, const char *run_id, int workers)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/job/%s/steps.csv", f->out, run_id);
+    char *csv = support_read_file(path);
+    assert_non_null(csv);
+    double *loss = malloc((size_t)workers * MAX_STEPS * sizeof *loss);
+    for (int i = 0; i < workers * MAX_STEPS; i++) {
+        loss[i] = NAN;
+    }
+    for (char *line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        double t, l;
+        int worker;
+        long step;
+        assert_int_equal(sscanf(line + 1, "%lf,%d,%ld,%lf", &t, &worker, &step, &l), 4);
+        assert_true(worker >= 0 && worker < workers && step >= 1 && step < MAX_STEPS);
+        loss[worker * MAX_STEPS + step] = l;
+    }
+    free(csv);
+    return loss;
+}
+
 /* Ctrl-C, then `asgd train --resume`: the run completes with the same
  * samples and updates as one never interrupted, its time axis going on
- * where it stopped, and says it was resumed. */
+ * where it stopped, and says it was resumed. At a learning rate too small
+ * to move the model, each step's loss is that of the same step of the
+ * run never interrupted: the resumed workers go on with the minibatches
+ * they had not reached (they drew their first ones again). */
 static void test_resume_after_ctrl_c_does_the_same_work(void **state)
 {
     support_fixture *f = *state;
-    const char *plain[] = {"experiment.run_id=whole", "train.algorithm=hogwild", NULL};
+    const char *plain[] = {"experiment.run_id=whole", "train.algorithm=hogwild",
+                           "train.lr=1e-30", NULL};
     cJSON *whole = s_run(f, plain);
-    const char *extra[] = {"experiment.run_id=cut", "train.algorithm=hogwild", NULL};
+    const char *extra[] = {"experiment.run_id=cut", "train.algorithm=hogwild", "train.lr=1e-30",
+                           NULL};
     int launcher = s_start(f, extra, 150);
     kill(launcher, SIGINT);
     assert_int_equal(support_wait(launcher), 1);
@@ -315,6 +345,21 @@ static void test_resume_after_ctrl_c_does_the_same_work(void **state)
         last = t;
     }
     free(eval);
+    int workers = (int)support_json_number(j, "workers");
+    double *want = s_losses(f, "whole", workers), *got = s_losses(f, "cut", workers);
+    int compared = 0;
+    for (int i = 0; i < workers * MAX_STEPS; i++) {
+        if (got[i] == got[i]) {
+            if (got[i] != want[i]) {
+                fail_msg("worker %d step %d: loss %.7f, never interrupted %.7f", i / MAX_STEPS,
+                         i % MAX_STEPS, got[i], want[i]);
+            }
+            compared++;
+        }
+    }
+    assert_true(compared > 10);
+    free(want);
+    free(got);
     /* a finished run is not resumed again */
     support_run_asgd(&f->r, f->dir, resume);
     assert_int_equal(f->r.status, 2);

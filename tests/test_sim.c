@@ -1334,6 +1334,53 @@ static void test_real_modes_faults_are_refused(void **state)
     assert_int_equal(s_sim_status(f, own), 0);
 }
 
+/* Each row's step and loss in a steps.csv (at most `max` rows). */
+static int s_step_losses(const char *dir, long *step, double *loss, int max)
+{
+    char *csv = s_file(dir, "steps.csv");
+    int n = 0;
+    for (char *line = strchr(csv, '\n'); line && line[1] && n < max;
+         line = strchr(line + 1, '\n')) {
+        double t;
+        int worker;
+        assert_int_equal(sscanf(line + 1, "%lf,%d,%ld,%lf", &t, &worker, &step[n], &loss[n]), 4);
+        n++;
+    }
+    free(csv);
+    return n;
+}
+
+/* A worker restarted after a failure goes on with the minibatches it had
+ * not reached (it drew its first ones again, so that an "epoch" repeated
+ * part of the data and never saw the rest): at a learning rate too small
+ * to move the model, every step's loss is that of the same step of the
+ * run without the failure. */
+static void test_a_restarted_worker_goes_on_with_its_data(void **state)
+{
+    support_fixture *f = *state;
+    const char *base[] = {"train.algorithm=hogwild", "cluster.workers=1", "train.lr=1e-30",
+                          "sim.compute=constant", "sim.compute_mean=0.001",
+                          "cluster.restart=on-failure", NULL, NULL};
+    char plain[4096], failed[4096];
+    s_sim(f, base, plain, sizeof plain);
+    base[6] = "sim.fail=0@0.015-0.02";
+    s_sim(f, base, failed, sizeof failed);
+    assert_true(s_num(failed, "restarts") == 1);
+    enum { MAX = 256 };
+    long plain_step[MAX], step[MAX];
+    double plain_loss[MAX], loss[MAX];
+    int n_plain = s_step_losses(plain, plain_step, plain_loss, MAX);
+    int n = s_step_losses(failed, step, loss, MAX);
+    assert_true(n_plain > 40 && n >= n_plain);
+    for (int i = 0; i < n; i++) {
+        assert_true(step[i] >= 1 && step[i] <= n_plain && plain_step[step[i] - 1] == step[i]);
+        if (fabs(loss[i] - plain_loss[step[i] - 1]) > 1e-6) {
+            fail_msg("step %ld: loss %.7f, without the failure %.7f", step[i], loss[i],
+                     plain_loss[step[i] - 1]);
+        }
+    }
+}
+
 /* The reverse: [sim]'s keys that change what happens to the workers are
  * refused by a real or threads run, naming the key (a real run with
  * sim.trace once ran every device present, the key kept in its
@@ -1683,6 +1730,7 @@ int main(void)
         T(test_the_best_accuracy_is_of_a_finite_model),
         T(test_real_modes_faults_are_refused),
         T(test_sims_scenario_is_refused_by_other_modes),
+        T(test_a_restarted_worker_goes_on_with_its_data),
         T(test_no_evaluation_while_a_shard_is_down),
         T(test_a_pause_frees_its_core),
         T(test_a_thousand_workers),

@@ -101,7 +101,7 @@ static int s_take_up(worker *w, peers *p, error *err)
     }
     long done = (long)(mine / (uint64_t)w->batch);
     if (done > 0) {
-        w->steps = done < w->budget ? done : w->budget;
+        worker_take_up(w, done);
         fprintf(stderr, "worker %d: %ld of its %ld minibatches done already; going on\n",
                 w->id, w->steps, w->budget);
     }

@@ -346,8 +346,7 @@ int sim_worker_start(sim *s, int k)
     sw->w.link_state = sw;
     if (sw->incarnation > 0) {   /* restarted: it takes up its share, as a real worker does */
         uint64_t mine = atomic_load(&s->shards[0].srv->worker_samples[k]);
-        long done = (long)(mine / (uint64_t)sw->w.batch);
-        sw->w.steps = done < sw->w.budget ? done : sw->w.budget;
+        worker_take_up(&sw->w, (long)(mine / (uint64_t)sw->w.batch));
     }
     sw->w.steps_csv = s->r->steps;
     sw->w.null_compute = s->e->sim.compute == SIM_NULL;
