@@ -482,6 +482,28 @@ static void s_start_by_hand(support_fixture *f, const char *ps_hosts, const char
     }
 }
 
+/* A job started role by role in dir, stopped once worker 0 has 150 steps
+ * (SIGTERM to every process: the shard writes its checkpoint). */
+static void s_cut_by_hand(support_fixture *f, const char *ps_hosts, const char *run_dir,
+                          const char *dir, int pids[4])
+{
+    char path[600];
+    s_start_by_hand(f, ps_hosts, run_dir, false, pids);
+    snprintf(path, sizeof path, "%s/steps-0.csv", dir);
+    if (!support_wait_lines(path, 150, 60)) {
+        for (int i = 0; i < 4; i++) {
+            kill(pids[i], SIGKILL);
+        }
+        fail_msg("the job did not start");
+    }
+    for (int i = 3; i >= 0; i--) {   /* the workers, the evaluator, then the shard */
+        kill(pids[i], SIGTERM);
+    }
+    for (int i = 0; i < 4; i++) {
+        support_wait(pids[i]);
+    }
+}
+
 /* A job started role by role, stopped (SIGTERM to every process: the shard
  * writes its checkpoint) and resumed by hand with asgd ps --resume: its
  * summary counts the resume, and its wall_time_s and startup_s add up
@@ -499,20 +521,7 @@ static void test_a_job_resumed_by_hand_adds_up_its_sessions(void **state)
     snprintf(dir, sizeof dir, "%s/by-hand", f->dir);
     snprintf(run_dir, sizeof run_dir, "--run_dir=%s", dir);
     int pids[4];
-    s_start_by_hand(f, ps_hosts, run_dir, false, pids);
-    snprintf(path, sizeof path, "%s/steps-0.csv", dir);
-    if (!support_wait_lines(path, 150, 60)) {
-        for (int i = 0; i < 4; i++) {
-            kill(pids[i], SIGKILL);
-        }
-        fail_msg("the job did not start");
-    }
-    for (int i = 3; i >= 0; i--) {   /* the workers, the evaluator, then the shard */
-        kill(pids[i], SIGTERM);
-    }
-    for (int i = 0; i < 4; i++) {
-        support_wait(pids[i]);
-    }
+    s_cut_by_hand(f, ps_hosts, run_dir, dir, pids);
     snprintf(path, sizeof path, "%s/summary.json", dir);
     cJSON *cut = support_json_file(path);
     assert_non_null(cut);
@@ -554,6 +563,90 @@ static void test_a_job_resumed_by_hand_adds_up_its_sessions(void **state)
     cJSON_Delete(j);
 }
 
+/* A resumed shard stopped before any worker pulled (here the shard alone,
+ * asked for its counters by a tool until it answers, so restored) keeps
+ * the training time it resumed with: the job resumed once more goes on
+ * from there. Its checkpoint once dropped it, and the time axis went back
+ * to 0 (eval.csv's rows after the second resume before those of the
+ * first session, time_s the last session's alone). */
+static void test_a_resume_stopped_before_its_first_pull_keeps_the_time(void **state)
+{
+    support_fixture *f = *state;
+    char config[sizeof s_job + 64];
+    snprintf(config, sizeof config, "%s[train]\nalgorithm = hogwild\n", s_job);
+    support_write_file(f->config, config);
+    char ps_hosts[64], dir[500], run_dir[520], path[600];
+    int port = wire_client_free_port();
+    snprintf(ps_hosts, sizeof ps_hosts, "--ps_hosts=127.0.0.1:%d", port);
+    snprintf(dir, sizeof dir, "%s/twice", f->dir);
+    snprintf(run_dir, sizeof run_dir, "--run_dir=%s", dir);
+    int pids[4];
+    s_cut_by_hand(f, ps_hosts, run_dir, dir, pids);
+    snprintf(path, sizeof path, "%s/ps-0.json", dir);
+    cJSON *ps = support_json_file(path);
+    assert_non_null(ps);
+    double cut_time = support_json_number(ps, "last_push_at") -
+                      support_json_number(ps, "first_pull_at");
+    cJSON_Delete(ps);
+
+    const char *alone[] = {"ps", f->config, ps_hosts, "--worker_hosts=w0:1,w1:1",
+                           "--task_index=0", run_dir, "--resume", NULL};
+    int shard = support_spawn_asgd(f->dir, alone);
+    void *ctx = zmq_ctx_new(), *sock = wire_client_open(ctx, port, NULL);
+    wire_header stats = {.type = WIRE_CONTROL, .worker = WIRE_ANY, .tag = WIRE_CONTROL_STATS,
+                         .encoding = WIRE_NO_PAYLOAD}, reply;
+    char json[4096];
+    bool answered = false;
+    for (int i = 0; i < 100 && !answered; i++) {   /* up to 20 s for it to restore and serve */
+        wire_client_send(sock, &stats, NULL, 0);
+        answered = wire_client_receive(sock, &reply, json, sizeof json - 1, 1, 200) >= 0;
+    }
+    zmq_close(sock);
+    zmq_ctx_term(ctx);
+    kill(shard, SIGTERM);
+    assert_int_equal(support_wait(shard), 0);
+    assert_true(answered);
+
+    s_start_by_hand(f, ps_hosts, run_dir, true, pids);
+    for (int i = 0; i < 4; i++) {
+        if (support_wait(pids[i]) != 0) {
+            fail_msg("resumed again: process %d failed", i);
+        }
+    }
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    cJSON *j = support_json_file(path);
+    assert_non_null(j);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")));
+    double time_s = support_json_number(j, "time_s");
+    cJSON_Delete(j);
+    snprintf(path, sizeof path, "%s/eval.csv", dir);
+    char *eval = support_read_file(path);
+    double last = -1;
+    for (char *line = strchr(eval, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        double t = strtod(line + 1, NULL);
+        if (t < last) {
+            fail_msg("eval.csv goes back from %g s to %g s", last, t);
+        }
+        last = t;
+    }
+    free(eval);
+    if (time_s <= cut_time || last > time_s + 1e-6) {
+        fail_msg("time_s %g after %g s of training before the stops; eval.csv ends at %g", time_s,
+                 cut_time, last);
+    }
+    /* the shard's clock: training began cut_time before the last session's
+     * first pull (its first pull was that pull, cut_time lost) */
+    snprintf(path, sizeof path, "%s/ps-0.json", dir);
+    ps = support_json_file(path);
+    assert_non_null(ps);
+    double before = support_json_number(ps, "resumed_at") -
+                    support_json_number(ps, "first_pull_at");
+    cJSON_Delete(ps);
+    if (fabs(before - cut_time) > 1e-3) {
+        fail_msg("the last session began %g s into training, not %g", before, cut_time);
+    }
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, support_fixture_setup, support_fixture_teardown)
@@ -564,6 +657,7 @@ int main(void)
         T(test_steps_taken_again_have_one_row),
         T(test_a_killed_worker_loses_no_step_row),
         T(test_a_job_resumed_by_hand_adds_up_its_sessions),
+        T(test_a_resume_stopped_before_its_first_pull_keeps_the_time),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
