@@ -257,6 +257,26 @@ static void test_a_killed_shard_comes_back_from_its_checkpoint(void **state)
     cJSON_Delete(j);
 }
 
+/* The time of the last row of dir's eval.csv, whose clock goes on and
+ * never back (failing the test where it does). */
+static double s_eval_ends(const char *dir)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/eval.csv", dir);
+    char *eval = support_read_file(path);
+    assert_non_null(eval);
+    double last = -1;
+    for (char *line = strchr(eval, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        double t = strtod(line + 1, NULL);
+        if (t < last) {
+            fail_msg("eval.csv goes back from %g s to %g s", last, t);
+        }
+        last = t;
+    }
+    free(eval);
+    return last;
+}
+
 /* Each (worker, step) row's loss in run_id's steps.csv, at [worker *
  * MAX_STEPS + step] (NAN where there is no row). */
 enum { MAX_STEPS = 4096 };
@@ -335,16 +355,7 @@ static void test_resume_after_ctrl_c_does_the_same_work(void **state)
                  support_json_number(j, "time_s"));
     }
     assert_string_equal(s_string(j, "algorithm"), "hogwild");
-    char path[700];
-    snprintf(path, sizeof path, "%s/eval.csv", dir);
-    char *eval = support_read_file(path);
-    double last = -1;
-    for (char *line = strchr(eval, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
-        double t = strtod(line + 1, NULL);
-        assert_true(t >= last);   /* the clock goes on, never back */
-        last = t;
-    }
-    free(eval);
+    s_eval_ends(dir);
     int workers = (int)support_json_number(j, "workers");
     double *want = s_losses(f, "whole", workers), *got = s_losses(f, "cut", workers);
     int compared = 0;
@@ -462,34 +473,66 @@ static void test_a_killed_worker_loses_no_step_row(void **state)
     cJSON_Delete(j);
 }
 
-/* Starts a job's four roles by hand (a shard by flags, its evaluator, two
- * workers) into dir; the shard with --resume when `resume`. */
-static void s_start_by_hand(support_fixture *f, const char *ps_hosts, const char *run_dir,
-                            bool resume, int pids[4])
+/* A hogwild job of s_job whose roles are started by hand: its shard's
+ * port and flags, and its run folder. */
+typedef struct by_hand {
+    int port;
+    char ps_hosts[64], dir[500], run_dir[520];
+} by_hand;
+
+/* Writes the job's config and chooses its port; its folder is f->dir/name. */
+static void s_by_hand(support_fixture *f, const char *name, by_hand *h)
 {
-    const char *ps_args[] = {"ps", f->config, ps_hosts, "--worker_hosts=w0:1,w1:1",
-                             "--task_index=0", run_dir, resume ? "--resume" : NULL, NULL};
+    char config[sizeof s_job + 64];
+    snprintf(config, sizeof config, "%s[train]\nalgorithm = hogwild\n", s_job);
+    support_write_file(f->config, config);
+    h->port = wire_client_free_port();
+    snprintf(h->ps_hosts, sizeof h->ps_hosts, "--ps_hosts=127.0.0.1:%d", h->port);
+    snprintf(h->dir, sizeof h->dir, "%s/%s", f->dir, name);
+    snprintf(h->run_dir, sizeof h->run_dir, "--run_dir=%s", h->dir);
+}
+
+/* Starts the job's four roles (a shard by flags, its evaluator, two
+ * workers); the shard with --resume when `resume`. */
+static void s_start_by_hand(support_fixture *f, const by_hand *h, bool resume, int pids[4])
+{
+    const char *ps_args[] = {"ps", f->config, h->ps_hosts, "--worker_hosts=w0:1,w1:1",
+                             "--task_index=0", h->run_dir, resume ? "--resume" : NULL, NULL};
     pids[0] = support_spawn_asgd(f->dir, ps_args);
-    const char *ev_args[] = {"evaluator", f->config, ps_hosts, "--worker_hosts=w0:1,w1:1",
-                             run_dir, NULL};
+    const char *ev_args[] = {"evaluator", f->config, h->ps_hosts, "--worker_hosts=w0:1,w1:1",
+                             h->run_dir, NULL};
     pids[1] = support_spawn_asgd(f->dir, ev_args);
     for (int w = 0; w < 2; w++) {
         char task[32];
         snprintf(task, sizeof task, "--task_index=%d", w);
-        const char *args[] = {"worker", f->config, ps_hosts, "--worker_hosts=w0:1,w1:1", task,
-                              run_dir, NULL};
+        const char *args[] = {"worker", f->config, h->ps_hosts, "--worker_hosts=w0:1,w1:1",
+                              task, h->run_dir, NULL};
         pids[2 + w] = support_spawn_asgd(f->dir, args);
     }
 }
 
-/* A job started role by role in dir, stopped once worker 0 has 150 steps
- * (SIGTERM to every process: the shard writes its checkpoint). */
-static void s_cut_by_hand(support_fixture *f, const char *ps_hosts, const char *run_dir,
-                          const char *dir, int pids[4])
+/* Shard 0's `field` less its first_pull_at, as its ps-0.json in dir has them. */
+static double s_shard_since_first_pull(const char *dir, const char *field)
 {
     char path[600];
-    s_start_by_hand(f, ps_hosts, run_dir, false, pids);
-    snprintf(path, sizeof path, "%s/steps-0.csv", dir);
+    snprintf(path, sizeof path, "%s/ps-0.json", dir);
+    cJSON *ps = support_json_file(path);
+    assert_non_null(ps);
+    double t = support_json_number(ps, field) - support_json_number(ps, "first_pull_at");
+    cJSON_Delete(ps);
+    return t;
+}
+
+/* The job started, stopped once worker 0 has 150 steps (SIGTERM to every
+ * process: the shard writes its checkpoint); the training before the
+ * stop, as the shard's clock has it (the evaluator's summary has its
+ * counters of its last look, up to half a second old). */
+static double s_cut_by_hand(support_fixture *f, const by_hand *h)
+{
+    char path[600];
+    int pids[4];
+    s_start_by_hand(f, h, false, pids);
+    snprintf(path, sizeof path, "%s/steps-0.csv", h->dir);
     if (!support_wait_lines(path, 150, 60)) {
         for (int i = 0; i < 4; i++) {
             kill(pids[i], SIGKILL);
@@ -502,6 +545,25 @@ static void s_cut_by_hand(support_fixture *f, const char *ps_hosts, const char *
     for (int i = 0; i < 4; i++) {
         support_wait(pids[i]);
     }
+    return s_shard_since_first_pull(h->dir, "last_push_at");
+}
+
+/* The job resumed by hand and run to its end; its summary.json. */
+static cJSON *s_resume_by_hand(support_fixture *f, const by_hand *h)
+{
+    int pids[4];
+    s_start_by_hand(f, h, true, pids);
+    for (int i = 0; i < 4; i++) {
+        if (support_wait(pids[i]) != 0) {
+            fail_msg("resumed by hand: process %d failed", i);
+        }
+    }
+    char path[600];
+    snprintf(path, sizeof path, "%s/summary.json", h->dir);
+    cJSON *j = support_json_file(path);
+    assert_non_null(j);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")));
+    return j;
 }
 
 /* A job started role by role, stopped (SIGTERM to every process: the shard
@@ -513,16 +575,11 @@ static void s_cut_by_hand(support_fixture *f, const char *ps_hosts, const char *
 static void test_a_job_resumed_by_hand_adds_up_its_sessions(void **state)
 {
     support_fixture *f = *state;
-    char config[sizeof s_job + 64];
-    snprintf(config, sizeof config, "%s[train]\nalgorithm = hogwild\n", s_job);
-    support_write_file(f->config, config);
-    char ps_hosts[64], dir[500], run_dir[520], path[600];
-    snprintf(ps_hosts, sizeof ps_hosts, "--ps_hosts=127.0.0.1:%d", wire_client_free_port());
-    snprintf(dir, sizeof dir, "%s/by-hand", f->dir);
-    snprintf(run_dir, sizeof run_dir, "--run_dir=%s", dir);
-    int pids[4];
-    s_cut_by_hand(f, ps_hosts, run_dir, dir, pids);
-    snprintf(path, sizeof path, "%s/summary.json", dir);
+    by_hand h;
+    s_by_hand(f, "by-hand", &h);
+    double cut_time = s_cut_by_hand(f, &h);
+    char path[600];
+    snprintf(path, sizeof path, "%s/summary.json", h.dir);
     cJSON *cut = support_json_file(path);
     assert_non_null(cut);
     assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(cut, "complete")));
@@ -530,26 +587,8 @@ static void test_a_job_resumed_by_hand_adds_up_its_sessions(void **state)
     double cut_wall = support_json_number(cut, "wall_time_s");
     double cut_startup = support_json_number(cut, "startup_s");
     cJSON_Delete(cut);
-    /* the training before the interruption, as the shard's clock has it
-     * (the evaluator's summary has its counters of its last look, up to
-     * half a second old) */
-    snprintf(path, sizeof path, "%s/ps-0.json", dir);
-    cJSON *ps = support_json_file(path);
-    assert_non_null(ps);
-    double cut_time = support_json_number(ps, "last_push_at") -
-                      support_json_number(ps, "first_pull_at");
-    cJSON_Delete(ps);
     assert_true(cut_time > 0 && cut_wall > cut_time && cut_startup > 0);
-    s_start_by_hand(f, ps_hosts, run_dir, true, pids);
-    snprintf(path, sizeof path, "%s/summary.json", dir);
-    for (int i = 0; i < 4; i++) {
-        if (support_wait(pids[i]) != 0) {
-            fail_msg("resumed by hand: process %d failed", i);
-        }
-    }
-    cJSON *j = support_json_file(path);
-    assert_non_null(j);
-    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")));
+    cJSON *j = s_resume_by_hand(f, &h);
     double wall = support_json_number(j, "wall_time_s");
     double startup = support_json_number(j, "startup_s");
     double time_s = support_json_number(j, "time_s");
@@ -572,27 +611,14 @@ static void test_a_job_resumed_by_hand_adds_up_its_sessions(void **state)
 static void test_a_resume_stopped_before_its_first_pull_keeps_the_time(void **state)
 {
     support_fixture *f = *state;
-    char config[sizeof s_job + 64];
-    snprintf(config, sizeof config, "%s[train]\nalgorithm = hogwild\n", s_job);
-    support_write_file(f->config, config);
-    char ps_hosts[64], dir[500], run_dir[520], path[600];
-    int port = wire_client_free_port();
-    snprintf(ps_hosts, sizeof ps_hosts, "--ps_hosts=127.0.0.1:%d", port);
-    snprintf(dir, sizeof dir, "%s/twice", f->dir);
-    snprintf(run_dir, sizeof run_dir, "--run_dir=%s", dir);
-    int pids[4];
-    s_cut_by_hand(f, ps_hosts, run_dir, dir, pids);
-    snprintf(path, sizeof path, "%s/ps-0.json", dir);
-    cJSON *ps = support_json_file(path);
-    assert_non_null(ps);
-    double cut_time = support_json_number(ps, "last_push_at") -
-                      support_json_number(ps, "first_pull_at");
-    cJSON_Delete(ps);
+    by_hand h;
+    s_by_hand(f, "twice", &h);
+    double cut_time = s_cut_by_hand(f, &h);
 
-    const char *alone[] = {"ps", f->config, ps_hosts, "--worker_hosts=w0:1,w1:1",
-                           "--task_index=0", run_dir, "--resume", NULL};
+    const char *alone[] = {"ps", f->config, h.ps_hosts, "--worker_hosts=w0:1,w1:1",
+                           "--task_index=0", h.run_dir, "--resume", NULL};
     int shard = support_spawn_asgd(f->dir, alone);
-    void *ctx = zmq_ctx_new(), *sock = wire_client_open(ctx, port, NULL);
+    void *ctx = zmq_ctx_new(), *sock = wire_client_open(ctx, h.port, NULL);
     wire_header stats = {.type = WIRE_CONTROL, .worker = WIRE_ANY, .tag = WIRE_CONTROL_STATS,
                          .encoding = WIRE_NO_PAYLOAD}, reply;
     char json[4096];
@@ -607,41 +633,17 @@ static void test_a_resume_stopped_before_its_first_pull_keeps_the_time(void **st
     assert_int_equal(support_wait(shard), 0);
     assert_true(answered);
 
-    s_start_by_hand(f, ps_hosts, run_dir, true, pids);
-    for (int i = 0; i < 4; i++) {
-        if (support_wait(pids[i]) != 0) {
-            fail_msg("resumed again: process %d failed", i);
-        }
-    }
-    snprintf(path, sizeof path, "%s/summary.json", dir);
-    cJSON *j = support_json_file(path);
-    assert_non_null(j);
-    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")));
+    cJSON *j = s_resume_by_hand(f, &h);
     double time_s = support_json_number(j, "time_s");
     cJSON_Delete(j);
-    snprintf(path, sizeof path, "%s/eval.csv", dir);
-    char *eval = support_read_file(path);
-    double last = -1;
-    for (char *line = strchr(eval, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
-        double t = strtod(line + 1, NULL);
-        if (t < last) {
-            fail_msg("eval.csv goes back from %g s to %g s", last, t);
-        }
-        last = t;
-    }
-    free(eval);
+    double last = s_eval_ends(h.dir);
     if (time_s <= cut_time || last > time_s + 1e-6) {
         fail_msg("time_s %g after %g s of training before the stops; eval.csv ends at %g", time_s,
                  cut_time, last);
     }
     /* the shard's clock: training began cut_time before the last session's
      * first pull (its first pull was that pull, cut_time lost) */
-    snprintf(path, sizeof path, "%s/ps-0.json", dir);
-    ps = support_json_file(path);
-    assert_non_null(ps);
-    double before = support_json_number(ps, "resumed_at") -
-                    support_json_number(ps, "first_pull_at");
-    cJSON_Delete(ps);
+    double before = s_shard_since_first_pull(h.dir, "resumed_at");
     if (fabs(before - cut_time) > 1e-3) {
         fail_msg("the last session began %g s into training, not %g", before, cut_time);
     }
