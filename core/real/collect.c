@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/steps.h"
+
 typedef struct step_row {
     double t;
     char *line;
@@ -46,35 +48,22 @@ static int s_add_rows(char *text, step_row **rows, size_t *n, size_t *cap)
     return 0;
 }
 
-/* The worker and step columns of a row (false when it has none). */
-static bool s_worker_step(const char *line, long *worker, long *step)
-{
-    const char *c = strchr(line, ',');
-    *worker = c ? strtol(c + 1, NULL, 10) : -1;
-    c = c ? strchr(c + 1, ',') : NULL;
-    *step = c ? strtol(c + 1, NULL, 10) : -1;
-    return c != NULL && *worker >= 0;
-}
-
-/* A worker process that starts again (restarted, or its run resumed)
- * goes on from the minibatches its pushes got counted for, and takes
- * again the steps after them that its predecessor had computed and
- * written but never pushed: a row is kept only when no row written after
- * it by the same worker has a step as low (rows in order of writing). */
+/* Marks the rows (in order of writing) that a worker took again. */
 static void s_keep_last_takes(step_row *rows, size_t n, int workers)
 {
-    long *lowest = malloc((size_t)workers * sizeof *lowest);
-    for (int w = 0; lowest && w < workers; w++) {
-        lowest[w] = -1;   /* none yet */
+    char **lines = calloc(n ? n : 1, sizeof *lines);
+    bool *kept = malloc((n ? n : 1) * sizeof *kept);
+    for (size_t i = 0; lines && kept && i < n; i++) {
+        lines[i] = rows[i].line;
     }
-    for (size_t i = n; lowest && i-- > 0;) {
-        long w, step;
-        if (s_worker_step(rows[i].line, &w, &step) && w < workers) {
-            rows[i].kept = lowest[w] < 0 || step < lowest[w];
-            lowest[w] = rows[i].kept ? step : lowest[w];
+    if (lines && kept) {
+        steps_keep_last_takes(lines, n, workers, kept);
+        for (size_t i = 0; i < n; i++) {
+            rows[i].kept = kept[i];
         }
     }
-    free(lowest);
+    free(kept);
+    free(lines);
 }
 
 void collect_steps(run *r, int workers, double t0)

@@ -15,6 +15,7 @@
 #include "core/progress.h"
 #include "core/sim/simstate.h"
 #include "core/simtime.h"
+#include "core/steps.h"
 #include "core/stop.h"
 
 /* ---- the evaluator ---- */
@@ -397,6 +398,10 @@ static int s_summarise(sim *s, int rc, double wall0)
     summary_finish(sum, s->n_train);
     sum->restarts = s->restarts;
     sum->sim_events = (long)s->events;
+    error lost;
+    if (s->retaken && steps_drop_retaken(s->r, s->nworkers, rc == 0 ? s->err : &lost) < 0) {
+        rc = -1;
+    }
     rc = summary_end(sum, s->r, rc, s->err);
     sum->wall_time_s = run_now() - wall0;
     run_log(s->r, "sim: %s at %.6f s: test accuracy %.4f, %ld updates, %llu events in %.2f s "

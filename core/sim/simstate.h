@@ -167,6 +167,8 @@ struct sim {
     bool started;            /* a worker has pulled: training has begun */
     long queued_work;        /* queued events that are not evaluations */
     bool evaluated_at_end;   /* the final evaluation is in eval.csv */
+    bool retaken;            /* a worker that started again took steps again
+                              * whose rows steps.csv has (core/steps.h) */
     sim_job eval_job;        /* the evaluator's ([sim] eval_cost) */
     bool eval_busy;          /* it is working on an evaluation, */
     bool eval_due;           /* and the next fell due meanwhile */

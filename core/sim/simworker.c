@@ -324,6 +324,7 @@ int sim_worker_start(sim *s, int k)
 {
     sim_worker *sw = &s->workers[k];
     error *err = s->err;
+    long written = sw->w.steps;   /* by its last life, if any */
     if (sw->incarnation > 0) {
         worker_free(&sw->w);
     }
@@ -347,6 +348,7 @@ int sim_worker_start(sim *s, int k)
     if (sw->incarnation > 0) {   /* restarted: it takes up its share, as a real worker does */
         uint64_t mine = atomic_load(&s->shards[0].srv->worker_samples[k]);
         worker_take_up(&sw->w, (long)(mine / (uint64_t)sw->w.batch));
+        s->retaken |= sw->w.steps < written;
     }
     sw->w.steps_csv = s->r->steps;
     sw->w.null_compute = s->e->sim.compute == SIM_NULL;
