@@ -1386,6 +1386,28 @@ static void test_a_restarted_worker_goes_on_with_its_data(void **state)
     }
 }
 
+/* A worker restarted while shard 0 is down takes up its share from the
+ * count that shard comes back with, as a real worker's first pull waits
+ * for it: it took it from the dead shard's count, so that the steps whose
+ * pushes the failure lost were never taken again (every example of its
+ * share counted only when each is). */
+static void test_a_worker_restarted_while_its_shard_is_down(void **state)
+{
+    support_fixture *f = *state;
+    const char *base[] = {"train.algorithm=hogwild", "cluster.workers=1", "train.lr=1e-30",
+                          "sim.compute=constant", "sim.compute_mean=0.001",
+                          "cluster.restart=on-failure", "checkpoint.every=0.01", NULL, NULL};
+    char plain[4096], failed[4096];
+    s_sim(f, base, plain, sizeof plain);
+    base[7] = "sim.fail=ps0@0.055-0.08,0@0.06-0.07";
+    s_sim(f, base, failed, sizeof failed);
+    assert_true(s_num(failed, "restarts") == 2 && s_num(failed, "lost_updates") > 0);
+    if (s_num(failed, "samples") != s_num(plain, "samples")) {
+        fail_msg("samples %.0f, without the failures %.0f", s_num(failed, "samples"),
+                 s_num(plain, "samples"));
+    }
+}
+
 /* The reverse: [sim]'s keys that change what happens to the workers are
  * refused by a real or threads run, naming the key (a real run with
  * sim.trace once ran every device present, the key kept in its
@@ -1736,6 +1758,7 @@ int main(void)
         T(test_real_modes_faults_are_refused),
         T(test_sims_scenario_is_refused_by_other_modes),
         T(test_a_restarted_worker_goes_on_with_its_data),
+        T(test_a_worker_restarted_while_its_shard_is_down),
         T(test_no_evaluation_while_a_shard_is_down),
         T(test_a_pause_frees_its_core),
         T(test_a_thousand_workers),

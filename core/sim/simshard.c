@@ -397,4 +397,9 @@ void sim_shard_back(sim *s, int k)
     server_destroy(&sh->srv);
     sh->srv = srv;
     sh->down = false;
+    for (int w = 0; k == 0 && w < s->nworkers; w++) {   /* those waiting to take up */
+        if (s->workers[w].waiting == WAIT_SHARD_BACK) {
+            sim_worker_wake(&s->workers[w]);
+        }
+    }
 }

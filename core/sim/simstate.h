@@ -57,7 +57,7 @@ static inline bool sim_periodic(const sim_event *e)
            (e->kind == EV_CPU && e->worker < 0 && e->shard < 0 && !e->io);
 }
 
-enum wait_kind { WAIT_NONE, WAIT_CPU, WAIT_REPLIES, WAIT_SETTLE, WAIT_VERDICT };
+enum wait_kind { WAIT_NONE, WAIT_CPU, WAIT_REPLIES, WAIT_SETTLE, WAIT_VERDICT, WAIT_SHARD_BACK };
 
 /* An owner's work on the cores (simcpu.c): one job at a time. */
 typedef struct sim_job {
@@ -92,6 +92,7 @@ typedef struct sim_worker {
     char *stack;
     void *fake_stack;        /* AddressSanitizer's, while switched away */
     int incarnation;
+    long written;            /* the steps its last life wrote to steps.csv */
     bool running;            /* its coroutine has not returned */
     bool done;               /* its work is complete */
     bool failed;             /* failing: every primitive returns -1 */

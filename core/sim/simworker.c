@@ -294,6 +294,26 @@ static const worker_link s_sim_link = {
 
 /* ---- workers' lives ---- */
 
+/* A worker that started again takes up its share, as a real worker does:
+ * the examples its pushes carried, as shard 0 counts them, in whole
+ * minibatches. As a real worker's first pull, it waits for shard 0 when
+ * that is down, and reads the count that shard came back with. */
+static int s_take_up(sim_worker *sw)
+{
+    sim *s = sw->s;
+    while (s->shards[0].down && !sw->failed) {
+        sw->waiting = WAIT_SHARD_BACK;
+        s_yield(sw);
+    }
+    if (sw->failed) {
+        return -1;
+    }
+    uint64_t mine = atomic_load(&s->shards[0].srv->worker_samples[sw->w.id]);
+    worker_take_up(&sw->w, (long)(mine / (uint64_t)sw->w.batch));
+    s->retaken |= sw->w.steps < sw->written;
+    return 0;
+}
+
 /* A worker's coroutine: its rule's loop, then its end, switching away for
  * good (sim_worker_start makes it anew for a restart). */
 static void s_trampoline(void *arg)
@@ -304,7 +324,8 @@ static void s_trampoline(void *arg)
     __sanitizer_finish_switch_fiber(NULL, &s->main_stack_bottom, &s->main_stack_size);
 #endif
     /* a process's start-up (loading the data, making the model) is work */
-    sw->rc = s_work(sw, s->e->sim.startup_cpu) < 0 ? -1 : s->e->alg->worker_run(&sw->w);
+    sw->rc = s_work(sw, s->e->sim.startup_cpu) < 0 || (sw->incarnation > 1 && s_take_up(sw) < 0)
+             ? -1 : s->e->alg->worker_run(&sw->w);
     s_link_settle(&sw->w);
     sw->running = false;
     if (sw->rc == 0 && !sw->failed) {
@@ -324,7 +345,7 @@ int sim_worker_start(sim *s, int k)
 {
     sim_worker *sw = &s->workers[k];
     error *err = s->err;
-    long written = sw->w.steps;   /* by its last life, if any */
+    sw->written = sw->w.steps;   /* by its last life, if any */
     if (sw->incarnation > 0) {
         worker_free(&sw->w);
     }
@@ -345,11 +366,6 @@ int sim_worker_start(sim *s, int k)
     }
     sw->w.link = &s_sim_link;
     sw->w.link_state = sw;
-    if (sw->incarnation > 0) {   /* restarted: it takes up its share, as a real worker does */
-        uint64_t mine = atomic_load(&s->shards[0].srv->worker_samples[k]);
-        worker_take_up(&sw->w, (long)(mine / (uint64_t)sw->w.batch));
-        s->retaken |= sw->w.steps < written;
-    }
     sw->w.steps_csv = s->r->steps;
     sw->w.null_compute = s->e->sim.compute == SIM_NULL;
     sw->s = s;
