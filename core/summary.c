@@ -180,6 +180,7 @@ void summary_add_shard(run_summary *s, const shard_stats *st)
 {
     s->pushes += (long)st->pushes;
     s->push_bytes += (double)st->push_bytes;
+    s->push_messages += (long)st->push_messages;
     s->shared_pushes += (long)st->shared_pushes;
     if (st->push_messages > 0) {
         s->bytes_per_push += (double)st->push_bytes / (double)st->push_messages;
@@ -211,17 +212,20 @@ void summary_add_shard(run_summary *s, const shard_stats *st)
         s->updates = (long)st->version;
         s->samples = (long)st->samples;
         s->dropped = (long)st->dropped;
-        if (s->train_time_s == 0 && st->first_pull_at > 0 &&
-            st->last_push_at > st->first_pull_at) {
-            s->train_time_s = st->last_push_at - st->first_pull_at;
-        }
     }
+    if (st->first_pull_at > 0 && (s->first_pull_at == 0 || st->first_pull_at < s->first_pull_at)) {
+        s->first_pull_at = st->first_pull_at;
+    }
+    s->last_push_at = fmax(s->last_push_at, st->last_push_at);
 }
 
 void summary_finish(run_summary *s, long n_train)
 {
     s->staleness_mean = s->pushes > 0 ? s->staleness_sum / (double)s->pushes : 0;
     s->epochs = n_train > 0 ? (double)s->samples / (double)n_train : 0;
+    if (s->train_time_s == 0 && s->first_pull_at > 0 && s->last_push_at > s->first_pull_at) {
+        s->train_time_s = s->last_push_at - s->first_pull_at;
+    }
     s->samples_per_s = s->train_time_s > 0 ? (double)s->samples / s->train_time_s : 0;
 }
 
@@ -295,6 +299,7 @@ int summary_write(const char *dir, const run_summary *s, error *err)
         cJSON_AddStringToObject(j, "compress", s->compress[0] ? s->compress : "none");
         cJSON_AddNumberToObject(j, "push_bytes", s->push_bytes);
         cJSON_AddNumberToObject(j, "bytes_per_push", s->bytes_per_push);
+        cJSON_AddNumberToObject(j, "push_messages", (double)s->push_messages);
         cJSON_AddNumberToObject(j, "shared_pushes", (double)s->shared_pushes);
         cJSON_AddNumberToObject(j, "dropped", (double)s->dropped);
         cJSON_AddNumberToObject(j, "rejected", (double)s->rejected);

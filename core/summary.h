@@ -88,6 +88,8 @@ typedef struct run_summary {
     double time_s;              /* from the first training step to the end of training */
     double startup_s;           /* from the start to the first training step */
     double train_time_s;        /* the part spent training (samples_per_s) */
+    double first_pull_at;       /* the shards' earliest first pull and latest last push */
+    double last_push_at;        /* (summary_add_shard), for train_time_s */
     double wall_time_s;         /* wall-clock time of the whole run */
     double epochs;
     long updates;
@@ -97,8 +99,10 @@ typedef struct run_summary {
     double push_bytes;          /* pushes' bytes on the wire (header and payload), over
                                    every shard; a push through a shared segment counts
                                    its values as float32 on the wire would */
-    long shared_pushes;         /* pushes the shards read from a client's shared segment
-                                   instead of a socket (transport/shm.h), over every shard */
+    long push_messages;         /* pushes' parts the shards received (applied, dropped or
+                                   refused), over every shard */
+    long shared_pushes;         /* of those, the parts read from a client's shared segment
+                                   instead of a socket (transport/shm.h) */
     double bytes_per_push;      /* one worker push, all its shards' parts together: the
                                    sum over shards of push_bytes / pushes received */
     double staleness_sum;       /* over the same pushes */
@@ -149,8 +153,9 @@ void summary_say_diverged(const run_summary *s, const char *dir);
  * messages add up over the shards. */
 void summary_add_shard(run_summary *s, const shard_stats *st);
 /* The means and rates, once every shard and evaluation is in: staleness
- * mean, epochs over n_train examples, samples/s over train_time_s (taken
- * from shard 0's first pull and last push where the driver set none). */
+ * mean, epochs over n_train examples, samples/s over train_time_s (where
+ * the driver set none: from the shards' earliest first pull to their
+ * latest last push). */
 void summary_finish(run_summary *s, long n_train);
 struct run;
 /* The run's end: its metric files closed and checked (run_finish), and
