@@ -17,16 +17,18 @@ const char *model_type_name(int type)
 
 static int s_configure_cnn(model_spec *s, config *c, error *err)
 {
-    if (config_get_double(c, "model", "dropout", 0.4, 0, 1, CONFIG_OPEN_HI, &s->dropout,
-                          err) < 0 ||
-        config_get_int_list(c, "model", "channels", "32,64", 1, 1 << 14, s->channels,
+    if (config_get_int_list(c, "model", "channels", "32,64", 1, 1 << 14, s->channels,
                             MODEL_MAX_CONV, &s->conv_count, err) < 0 ||
         config_get_int(c, "model", "kernel", 5, 1, 31, &s->kernel, err) < 0 ||
         config_get_int(c, "model", "pool", 2, 1, 16, &s->pool, err) < 0 ||
         config_get_int_list(c, "model", "hidden", "1024", 1, 1 << 20, s->hidden,
                             MODEL_MAX_HIDDEN, &s->hidden_count, err) < 0 ||
         config_get_int_list(c, "model", "image", "", 1, 1 << 14, s->image, 3,
-                            &s->image_count, err) < 0) {
+                            &s->image_count, err) < 0 ||
+        /* dropout follows the hidden dense layers: without any, a value
+         * given is "not used by this configuration" */
+        (s->hidden_count > 0 && config_get_double(c, "model", "dropout", 0.4, 0, 1,
+                                                  CONFIG_OPEN_HI, &s->dropout, err) < 0)) {
         return -1;
     }
     if (s->conv_count == 0) {

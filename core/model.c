@@ -241,8 +241,9 @@ void model_init_host(const model *m, float *host, uint64_t seed)
             for (size_t j = 0; j < n; j++) {
                 w[j] = (float)(sd * rng_normal(&r));
             }
-        } else {
-            double a = sqrt(6.0 / ((double)l->fan_in + l->oc));
+        } else {   /* Glorot: a convolution's fan_out is k * k * oc, as its fan_in k * k * c */
+            double fan_out = l->kind == LAYER_CONV ? (double)l->k * l->k * l->oc : l->oc;
+            double a = sqrt(6.0 / ((double)l->fan_in + fan_out));
             for (size_t j = 0; j < n; j++) {
                 w[j] = (float)(a * (2.0 * rng_uniform(&r) - 1.0));
             }

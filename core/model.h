@@ -109,8 +109,11 @@ size_t model_layer_size(const layer *l);
 /* Seeds the dropout masks (a worker passes its own stream); 0 by default. */
 void model_seed_dropout(model *m, uint64_t seed);
 
-/* Fills params (nparams, backend memory) with a seeded He or Xavier
- * initialisation over each layer's fan_in; biases are zero. */
+/* Fills params (nparams, backend memory) with a seeded He (normal, sd
+ * sqrt(2 / fan_in)) or Xavier (uniform within sqrt(6 / (fan_in + fan_out)),
+ * a convolution's fans k * k * c and k * k * oc, as TensorFlow's
+ * glorot_uniform and PyTorch's xavier_uniform_) initialisation; biases are
+ * zero. */
 void model_init_params(const model *m, float *params, uint64_t seed);
 /* The same values into host memory, whatever the model's backend (a
  * parameter vector the rules read: a GPU model's device copy is not one). */

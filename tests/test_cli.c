@@ -62,6 +62,16 @@ static void test_switching_models_and_rules(void **state)
     }
     assert_non_null(strstr(f->r.err, ":7: [model] hidden: not used by this configuration"));
     assert_non_null(strstr(f->r.err, ":12: [algorithm] server_threads: not used"));
+    /* a cnn without hidden dense layers has none to drop out of (its
+     * dropout was read, and recorded in config.ini, for nothing) */
+    const char *no_dense[] = {"train", f->config, f->out_arg, "model.type=cnn",
+                              "model.image=4,8,1", "model.channels=2", "model.hidden=",
+                              "model.dropout=0.5", NULL};
+    support_run_asgd(&f->r, f->dir, no_dense);
+    if (f->r.status != 0 || !strstr(f->r.err, "model.dropout=0.5: not used by this configuration")) {
+        fail_msg("a cnn without hidden layers, dropout 0.5: status %d, \"%s\"", f->r.status,
+                 f->r.err);
+    }
     const char *typo[] = {"train", f->config, f->out_arg, "model.hiden=8", NULL};
     support_run_asgd(&f->r, f->dir, typo);
     assert_int_equal(f->r.status, 2);

@@ -365,6 +365,40 @@ static void test_parameter_layout_and_init(void **state)
     model_destroy(&m);
 }
 
+/* Xavier (Glorot uniform) draws a layer's weights within sqrt(6 / (fan_in
+ * + fan_out)); a convolution's fans are k * k * c and k * k * oc, as
+ * TensorFlow's glorot_uniform and PyTorch's xavier_uniform_ take them (its
+ * fan_out was oc alone, a 5 x 5 first layer's limit 3.8 times too wide).
+ * The largest of many uniform draws lies within 1% of the limit. */
+static void test_xavier_takes_a_convolutions_fans(void **state)
+{
+    (void)state;
+    model_spec spec = {.type = MODEL_CNN, .conv_count = 2, .channels = {32, 64}, .kernel = 5,
+                       .pool = 2, .hidden_count = 1, .hidden = {128}, .image_count = 3,
+                       .image = {28, 28, 1}, .init = INIT_XAVIER};
+    error err = {0};
+    model *m = model_new(&spec, s_b, 784, 10, &err);
+    assert_non_null(m);
+    float *p = malloc(m->nparams * sizeof *p);
+    model_init_params(m, p, 1);
+    for (int i = 0; i < m->layers; i++) {
+        const layer *l = &m->layer[i];
+        if (l->kind == LAYER_POOL) {
+            continue;
+        }
+        double fan_out = l->kind == LAYER_CONV ? 25.0 * l->oc : l->oc;
+        double limit = sqrt(6.0 / ((double)l->fan_in + fan_out)), most = 0;
+        for (size_t j = 0; j < l->fan_in * (size_t)l->oc; j++) {
+            most = fmax(most, fabs(p[l->w_off + j]));
+        }
+        if (most > limit || most < 0.99 * limit) {
+            fail_msg("layer %d: largest weight %g, Glorot's limit %g", i, most, limit);
+        }
+    }
+    free(p);
+    model_destroy(&m);
+}
+
 static void test_evaluate_agrees_with_training_loss(void **state)
 {
     (void)state;
@@ -414,6 +448,7 @@ int main(void)
         cmocka_unit_test(test_dropout_only_in_training),
         cmocka_unit_test(test_cnn_shape_errors),
         cmocka_unit_test(test_parameter_layout_and_init),
+        cmocka_unit_test(test_xavier_takes_a_convolutions_fans),
         cmocka_unit_test(test_evaluate_agrees_with_training_loss),
     };
     return cmocka_run_group_tests(tests, s_setup, s_teardown);
