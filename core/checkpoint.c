@@ -239,18 +239,23 @@ static uint8_t *s_read_whole(const char *path, size_t *len, error *err)
     return data;
 }
 
-/* The checks and the counters; per-client and vector data follow. */
-static void s_read_head(reader *r, server *s, uint32_t *generation, shard_stats *st)
+/* The checks and the counters; per-client and vector data follow. With s
+ * NULL, whose shard it is goes unchecked. */
+static void s_read_head(reader *r, const server *s, uint32_t *generation, shard_stats *st)
 {
     const uint8_t *magic = s_take(r, 8);
     if (magic && memcmp(magic, CHECKPOINT_MAGIC, 8) != 0) {
         r->problem = "not an asgd checkpoint (or of another format version)";
     }
-    s_expect(r, s_get32(r), (uint64_t)s->shard, "another shard's");
-    s_expect(r, s_get32(r), (uint64_t)s->shards, "of a job with another number of shards");
-    s_expect(r, s_get32(r), (uint64_t)s->workers, "of a job with another number of workers");
-    s_expect(r, s_get64(r), s->lo, "of another model (range)");
-    s_expect(r, s_get64(r), s->hi, "of another model (range)");
+    uint32_t shard = s_get32(r), shards = s_get32(r), workers = s_get32(r);
+    uint64_t lo = s_get64(r), hi = s_get64(r);
+    if (s) {
+        s_expect(r, shard, (uint64_t)s->shard, "another shard's");
+        s_expect(r, shards, (uint64_t)s->shards, "of a job with another number of shards");
+        s_expect(r, workers, (uint64_t)s->workers, "of a job with another number of workers");
+        s_expect(r, lo, s->lo, "of another model (range)");
+        s_expect(r, hi, s->hi, "of another model (range)");
+    }
     *generation = s_get32(r);
     uint64_t version = s_get64(r), samples = s_get64(r);
     uint64_t json_len = s_get64(r);
@@ -263,6 +268,35 @@ static void s_read_head(reader *r, server *s, uint32_t *generation, shard_stats 
     s_expect(r, st->samples, samples, "its counters disagree");
 }
 
+/* A reader of a whole checkpoint's len bytes at data, up to its checksum,
+ * which it checks. */
+static reader s_reader(const uint8_t *data, size_t len)
+{
+    reader r = {.p = data, .end = len >= 8 + 4 ? data + len - 4 : data};
+    if (len < 8 + 4) {
+        r.problem = "cut short";
+    } else if (crc32_z(0, data, len - 4) !=
+                       (uLong)(data[len - 4] | data[len - 3] << 8 | data[len - 2] << 16 |
+                               (uLong)data[len - 1] << 24)) {
+        r.problem = "corrupt (its checksum does not match)";
+    }
+    return r;
+}
+
+int checkpoint_stats(const char *path, shard_stats *st, error *err)
+{
+    size_t len;
+    uint8_t *data = s_read_whole(path, &len, err);
+    if (!data) {
+        return -1;
+    }
+    reader r = s_reader(data, len);
+    uint32_t generation;
+    s_read_head(&r, NULL, &generation, st);
+    free(data);
+    return r.problem ? error_set(err, ERROR_RUNTIME, "%s: cannot read: %s", path, r.problem) : 0;
+}
+
 int checkpoint_load(const char *path, server *s, shard_client *clients, uint32_t *generation,
                     error *err)
 {
@@ -271,15 +305,7 @@ int checkpoint_load(const char *path, server *s, shard_client *clients, uint32_t
     if (!data) {
         return -1;
     }
-    reader r = {.p = data, .end = data + len};
-    if (len < 8 + 4) {
-        r.problem = "cut short";
-    } else if (crc32_z(0, data, len - 4) !=
-                       (uLong)(data[len - 4] | data[len - 3] << 8 | data[len - 2] << 16 |
-                               (uLong)data[len - 1] << 24)) {
-        r.problem = "corrupt (its checksum does not match)";
-    }
-    r.end = len >= 8 + 4 ? data + len - 4 : data;
+    reader r = s_reader(data, len);
     shard_stats st;
     s_read_head(&r, s, generation, &st);
     /* read everything before changing s: a bad file leaves it as it was */

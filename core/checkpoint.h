@@ -49,4 +49,8 @@ int checkpoint_save(const char *path, server *s, const shard_client *clients,
 int checkpoint_load(const char *path, server *s, shard_client *clients, uint32_t *generation,
                     error *err);
 
+/* The counters (ps-K.json's) that the checkpoint at path holds, checked
+ * as checkpoint_load checks them, whoever's shard it is. */
+int checkpoint_stats(const char *path, shard_stats *st, error *err);
+
 #endif

@@ -24,7 +24,9 @@
 #include <cJSON.h>
 #include <zmq.h>
 
+#include "core/checkpoint.h"
 #include "core/real/collect.h"
+#include "core/summary.h"
 #include "core/run.h"
 #include "transport/wire.h"
 #include "support.h"
@@ -379,6 +381,113 @@ static void test_resume_after_ctrl_c_does_the_same_work(void **state)
     cJSON_Delete(whole);
 }
 
+/* Fails unless dir's steps.csv has each worker's steps 1, 2, ... once
+ * each, in the order of their times; returns the rows. */
+static long s_steps_in_order(const char *dir, int workers)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/steps.csv", dir);
+    char *text = support_read_file(path);
+    assert_non_null(text);
+    long last[8] = {0}, rows = 0;
+    double at[8] = {0};
+    assert_true(workers <= 8);
+    for (char *line = strchr(text, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        double t;
+        int w;
+        long step;
+        assert_int_equal(sscanf(line + 1, "%lf,%d,%ld", &t, &w, &step), 3);
+        assert_true(w >= 0 && w < workers);
+        if (step != last[w] + 1 || (last[w] > 0 && !(t > at[w]))) {
+            fail_msg("worker %d: step %ld at %.6f s after step %ld at %.6f s", w, step, t,
+                     last[w], at[w]);
+        }
+        last[w] = step;
+        at[w] = t;
+        rows++;
+    }
+    free(text);
+    return rows;
+}
+
+/* A session whose launcher is killed (SIGKILL: its processes die with it,
+ * and nothing is gathered or summed), then resumed to the end:
+ * - the summary the killed session began with keeps the earlier
+ *   sessions' wall time, start-up and restarts (it held 0s, and the
+ *   next resume lost them);
+ * - the updates the killed session made after its shard's last
+ *   checkpoint, which eval.csv showed, count as lost (0 was reported);
+ * - the killed session's steps keep their times (the next session's
+ *   clock placed them at 0): each worker's steps are in time order.
+ * The shard is stopped (SIGSTOP) while the test looks, so that no
+ * checkpoint lands between the look and the kill. */
+static void test_a_resume_after_the_launcher_was_killed(void **state)
+{
+    support_fixture *f = *state;
+    const char *extra[] = {"experiment.run_id=crash", "train.algorithm=hogwild",
+                           "checkpoint.every=0.3", NULL};
+    int launcher = s_start(f, extra, 100);
+    kill(launcher, SIGINT);
+    assert_int_equal(support_wait(launcher), 1);
+    cJSON *cut = s_summary(f, "crash");
+    double cut_wall = support_json_number(cut, "wall_time_s");
+    double cut_startup = support_json_number(cut, "startup_s");
+    double cut_updates = support_json_number(cut, "updates");
+    cJSON_Delete(cut);
+    char dir[600], ckpt[700], evals[700];
+    snprintf(dir, sizeof dir, "%s/job/crash", f->out);
+    checkpoint_path(ckpt, sizeof ckpt, dir, 0);
+    snprintf(evals, sizeof evals, "%s/eval.csv", dir);
+    const char *resume[] = {"train", "--resume", dir, NULL};
+    launcher = support_spawn_asgd(f->dir, resume);
+    shard_stats st = {0};
+    uint64_t seen = 0;
+    bool ready = false;
+    for (int tries = 0; tries < 3000 && !ready; tries++) {
+        int shard;
+        if (support_children(launcher, "ps", &shard, 1) == 1 && kill(shard, SIGSTOP) == 0) {
+            error err;
+            /* a checkpoint of this session's, well into its training, and an
+             * evaluation after it */
+            ready = checkpoint_stats(ckpt, &st, &err) == 0 && st.resumes == 1 &&
+                    st.first_pull_at > 0 && (double)st.version > cut_updates + 20 &&
+                    (seen = summary_evals_most_updates(evals)) > st.version;
+            if (!ready) {
+                kill(shard, SIGCONT);
+            }
+        }
+        if (!ready) {
+            run_sleep(0.02);
+        }
+    }
+    kill(launcher, SIGKILL);
+    support_wait(launcher);
+    assert_true(ready);
+    cJSON *mid = s_summary(f, "crash");
+    assert_true(support_json_number(mid, "wall_time_s") == cut_wall);
+    assert_true(support_json_number(mid, "startup_s") == cut_startup);
+    cJSON_Delete(mid);
+    run_sleep(0.2);   /* its processes die with it (PDEATHSIG) */
+    support_run_asgd(&f->r, f->dir, resume);
+    if (f->r.status != 0) {
+        fail_msg("resume after the kill failed: %s", f->r.err);
+    }
+    cJSON *j = s_summary(f, "crash");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")));
+    assert_true(support_json_number(j, "resumes") == 2);
+    assert_true(support_json_number(j, "wall_time_s") > cut_wall);
+    assert_true(support_json_number(j, "startup_s") > cut_startup);
+    if (support_json_number(j, "lost_updates") < (double)(seen - st.version)) {
+        fail_msg("lost_updates %g; eval.csv saw %llu updates, the checkpoint held %llu",
+                 support_json_number(j, "lost_updates"), (unsigned long long)seen,
+                 (unsigned long long)st.version);
+    }
+    int workers = (int)support_json_number(j, "workers");
+    long rows = s_steps_in_order(dir, workers);
+    assert_true(rows == (long)support_json_number(j, "pushes"));
+    cJSON_Delete(j);
+}
+
 /* steps.csv of a resumed run, or of a worker restarted: a step computed
  * but never pushed is taken again by the worker's next process and has
  * one row, the one that counted, among the earlier session's rows in time
@@ -656,6 +765,7 @@ int main(void)
         T(test_a_push_sent_again_is_applied_once),
         T(test_a_killed_shard_comes_back_from_its_checkpoint),
         T(test_resume_after_ctrl_c_does_the_same_work),
+        T(test_a_resume_after_the_launcher_was_killed),
         T(test_steps_taken_again_have_one_row),
         T(test_a_killed_worker_loses_no_step_row),
         T(test_a_job_resumed_by_hand_adds_up_its_sessions),

@@ -11,6 +11,7 @@
 
 #include <cJSON.h>
 
+#include "core/checkpoint.h"
 #include "core/proc.h"
 #include "core/progress.h"
 #include "core/real/collect.h"
@@ -438,6 +439,37 @@ static void s_remove_private_dir(job *j)
     }
 }
 
+/* The steps-K.csv that a session whose launcher was killed left (their
+ * rows never gathered) gathered now, before this session's workers add
+ * to them, in that session's time: its origin is in its shards' last
+ * checkpoints (the next session's, or 0, once placed them at 0). Their
+ * rows after those checkpoints are taken again, and go at the end. */
+static void s_gather_left_steps(job *j)
+{
+    bool left = false;
+    for (int w = 0; w < j->e->workers && !left; w++) {
+        char path[4800];
+        snprintf(path, sizeof path, "%s/steps-%d.csv", j->r->dir, w);
+        left = access(path, F_OK) == 0;
+    }
+    if (!left) {
+        return;
+    }
+    double t0 = 0;   /* none after a first pull: the earliest row (all taken again) */
+    for (int k = 0; k < j->e->servers; k++) {
+        char path[4800];
+        checkpoint_path(path, sizeof path, j->r->dir, k);
+        shard_stats st;
+        error ignored;
+        if (checkpoint_stats(path, &st, &ignored) == 0 && st.first_pull_at > 0 &&
+            (t0 == 0 || st.first_pull_at < t0)) {
+            t0 = st.first_pull_at;
+        }
+    }
+    run_log(j->r, "launcher: gathering the steps an interrupted session left");
+    collect_steps(j->r, j->e->workers, t0);
+}
+
 /* A resumed run keeps what it had: how often it was resumed, the wall
  * time, start-up and restarts of its earlier sessions (time_s, from the
  * shards' clocks, already goes on from there), and the evaluations
@@ -452,8 +484,15 @@ static void s_take_up(job *j)
     j->before_startup_s = run_json_positive(old, "startup_s");
     j->before_restarts = (int)run_json_positive(old, "restarts");
     cJSON_Delete(old);
+    /* the summary written at this session's start keeps them: a session
+     * that crashes (its launcher killed) leaves it as the next resume reads
+     * it (it wrote 0s, and the next resume lost the earlier sessions') */
+    j->sum.wall_time_s = j->before_wall_s;
+    j->sum.startup_s = j->before_startup_s;
+    j->sum.restarts = j->before_restarts;
     snprintf(path, sizeof path, "%s/eval.csv", j->r->dir);
     summary_take_evals(&j->sum, path);
+    s_gather_left_steps(j);
     run_log(j->r, "resuming (resume %d) from the shards' checkpoints", j->sum.resumes);
 }
 

@@ -663,7 +663,8 @@ int ps_serve(server *s, void *zmq_ctx, const ps_options *o, shard_client *client
 {
     ps p = {.s = s, .o = o, .clients = clients, .generation = generation,
             .restored_version = atomic_load(&s->version), .lost_before = s->stats.lost_updates};
-    p.old_version = p.restored_version;
+    p.old_version = o->seen_version > p.restored_version ? o->seen_version
+                                                          : p.restored_version;
     p.held = calloc((size_t)s->workers, sizeof *p.held);
     p.held_pull = calloc((size_t)s->workers, sizeof *p.held_pull);
     p.segments = calloc((size_t)s->workers + 1, sizeof *p.segments);
@@ -860,7 +861,11 @@ int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *e
             cluster_warn_open(who, endpoint);
         }
         void *ctx = zmq_ctx_new();
+        char evals[4200];
+        snprintf(evals, sizeof evals, "%s/eval.csv", run_dir);
         ps_options o = {.endpoint = endpoint, .expect_evaluator = cs->evaluator,
+                        .seen_version = restored && cs->restore == RESTORE_RESUME &&
+                                        cs->task == 0 ? summary_evals_most_updates(evals) : 0,
                         .auth = curve ? &auth : NULL, .checkpoint = checkpoint,
                         .checkpoint_every = e->checkpoint_every, .restored = restored,
                         .faults = e->faults, .seed = e->seed, .compress = e->compress};

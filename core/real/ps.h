@@ -32,6 +32,9 @@ typedef struct ps_options {
     const char *checkpoint;    /* where to checkpoint ("": never) */
     double checkpoint_every;   /* seconds between checkpoints; 0: only when stopped */
     bool restored;             /* s was taken up from a checkpoint */
+    uint64_t seen_version;     /* resumed shard 0: the most updates an earlier session's
+                                  evaluations saw (eval.csv), which a checkpoint written
+                                  before them lost (its job's launcher was killed) */
     fault_spec faults;         /* drop and duplicate for replies to pulls and pushes */
     uint64_t seed;             /* their stream's */
     compress_spec compress;    /* the encoding pushes must come in */
