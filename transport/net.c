@@ -12,9 +12,13 @@
 
 #include "core/rng.h"
 
-static int s_options(void *s, int type)
+static int s_options(void *s, int type, int64_t max_message)
 {
     int zero = 0, hwm = NET_HWM, ivl = 100, ivl_max = 1000, one = 1;
+    if (max_message > 0 &&
+        zmq_setsockopt(s, ZMQ_MAXMSGSIZE, &max_message, sizeof max_message) != 0) {
+        return -1;
+    }
     if (zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero) != 0 ||
         zmq_setsockopt(s, ZMQ_SNDHWM, &hwm, sizeof hwm) != 0 ||
         zmq_setsockopt(s, ZMQ_RCVHWM, &hwm, sizeof hwm) != 0 ||
@@ -44,14 +48,14 @@ static int s_curve(void *s, const net_auth *a, bool server)
 }
 
 static void *s_socket(void *ctx, int type, const char *endpoint, const net_auth *auth,
-                      bool bind, error *err)
+                      int64_t max_message, bool bind, error *err)
 {
     void *s = zmq_socket(ctx, type);
     if (!s) {
         error_set(err, ERROR_RUNTIME, "zmq_socket: %s", zmq_strerror(zmq_errno()));
         return NULL;
     }
-    if (s_options(s, type) != 0 || (auth && s_curve(s, auth, bind) != 0)) {
+    if (s_options(s, type, max_message) != 0 || (auth && s_curve(s, auth, bind) != 0)) {
         error_set(err, ERROR_RUNTIME, "zmq_setsockopt: %s", zmq_strerror(zmq_errno()));
         zmq_close(s);
         return NULL;
@@ -66,14 +70,15 @@ static void *s_socket(void *ctx, int type, const char *endpoint, const net_auth 
     return s;
 }
 
-void *net_router(void *ctx, const char *endpoint, const net_auth *auth, error *err)
+void *net_router(void *ctx, const char *endpoint, const net_auth *auth, int64_t max_message,
+                 error *err)
 {
-    return s_socket(ctx, ZMQ_ROUTER, endpoint, auth, true, err);
+    return s_socket(ctx, ZMQ_ROUTER, endpoint, auth, max_message, true, err);
 }
 
 void *net_dealer(void *ctx, const char *endpoint, const net_auth *auth, error *err)
 {
-    return s_socket(ctx, ZMQ_DEALER, endpoint, auth, false, err);
+    return s_socket(ctx, ZMQ_DEALER, endpoint, auth, 0, false, err);
 }
 
 void net_pending_init(net_pending *p)

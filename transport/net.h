@@ -52,8 +52,12 @@ typedef struct net_msg {
 
 /* With auth (NULL: none), a router is a CURVE server whose handshakes the
  * context's ZAP handler answers (auth_zap_start first), and a dealer a
- * CURVE client of the server's key. */
-void *net_router(void *ctx, const char *endpoint, const net_auth *auth, error *err);
+ * CURVE client of the server's key. A router's peer that sends a frame
+ * (a handshake's command too, before any key is checked) of more than
+ * max_message bytes is disconnected before the frame is read, never
+ * held whole in memory (ZMQ_MAXMSGSIZE; 0: no limit). */
+void *net_router(void *ctx, const char *endpoint, const net_auth *auth, int64_t max_message,
+                 error *err);
 void *net_dealer(void *ctx, const char *endpoint, const net_auth *auth, error *err);
 
 /* Sends an optional identity frame, the header and an optional payload.

@@ -651,7 +651,10 @@ static int s_open(ps *p, void *zmq_ctx, error *err)
     if (o->auth && !(p->zap = auth_zap_start(zmq_ctx, o->auth, err))) {
         return -1;
     }
-    p->router = net_router(zmq_ctx, o->endpoint, o->auth, err);
+    /* the largest frame a peer may send: a sparse push of every element
+     * (an index and a value each); the rest are far smaller */
+    int64_t most = (int64_t)(8 * (s->hi - s->lo)) + 4096;
+    p->router = net_router(zmq_ctx, o->endpoint, o->auth, most, err);
     if (!p->router) {
         return -1;
     }
