@@ -75,24 +75,35 @@ static bool s_number(cJSON *o, const char *key, double *out)
     return true;
 }
 
+/* A counter: a whole number a uint64_t holds (2^64, as a forged message
+ * can make one, does not: its conversion is undefined). */
+static bool s_count(cJSON *o, const char *key, uint64_t *out)
+{
+    double v;
+    if (!s_number(o, key, &v) || !(v < 18446744073709551616.0)) {
+        return false;
+    }
+    *out = (uint64_t)v;
+    return true;
+}
+
 /* Every field of ps-K.json from its parsed JSON. */
 static int s_stats_from(cJSON *j, shard_stats *st)
 {
     memset(st, 0, sizeof *st);
     double v;
     bool ok = j && s_number(j, "shard", &v) && (st->shard = (int)v, true) &&
-              s_number(j, "lo", &v) && (st->lo = (uint64_t)v, true) &&
-              s_number(j, "hi", &v) && (st->hi = (uint64_t)v, true) &&
+              s_count(j, "lo", &st->lo) && s_count(j, "hi", &st->hi) &&
               s_number(j, "first_pull_at", &st->first_pull_at) &&
               s_number(j, "last_push_at", &st->last_push_at) &&
               s_number(j, "resumed_at", &st->resumed_at) &&
               s_number(j, "trained_s", &st->trained_s);
-#define GET(name) ok = ok && s_number(j, #name, &v) && (st->name = (uint64_t)v, true);
+#define GET(name) ok = ok && s_count(j, #name, &st->name);
     SHARD_COUNTERS(GET)
 #undef GET
 #define GET_SINCE(name) \
     ok = ok && (!cJSON_GetObjectItemCaseSensitive(j, #name) || \
-                (s_number(j, #name, &v) && (st->name = (uint64_t)v, true)));
+                s_count(j, #name, &st->name));
     SHARD_COUNTERS_SINCE(GET_SINCE)
 #undef GET_SINCE
     ok = ok && (!cJSON_GetObjectItemCaseSensitive(j, "started_at") ||   /* added since */
@@ -101,7 +112,8 @@ static int s_stats_from(cJSON *j, shard_stats *st)
     ok = ok && cJSON_IsArray(h) && cJSON_GetArraySize(h) <= SUMMARY_STALENESS_BINS;
     for (int i = 0; ok && i < cJSON_GetArraySize(h); i++) {
         cJSON *bin = cJSON_GetArrayItem(h, i);
-        ok = cJSON_IsNumber(bin) && bin->valuedouble >= 0;
+        ok = cJSON_IsNumber(bin) && bin->valuedouble >= 0 &&
+             bin->valuedouble < 18446744073709551616.0;
         st->histogram[i] = ok ? (uint64_t)bin->valuedouble : 0;
     }
     return ok ? 0 : -1;

@@ -198,7 +198,7 @@ static void test_a_bad_checkpoint_is_refused_whole(void **state)
 
 /* Counters added after a file was written (the injected faults') read as
  * 0 from it, so a checkpoint or a ps-K.json from before them still loads;
- * present, they are checked as any other. */
+ * present, they are checked as any other: from 0 to below 2^64. */
 static void test_counters_from_before_read_as_zero(void **state)
 {
     (void)state;
@@ -221,6 +221,14 @@ static void test_counters_from_before_read_as_zero(void **state)
     char bad[4096];
     snprintf(bad, sizeof bad, "%.*s,\"injected_drops\":-1%s", (int)(cut - json), json, rest);
     assert_int_equal(shard_stats_parse(bad, strlen(bad), &back, &err), -1);
+    /* nor 2^64, which no counter holds (its conversion was undefined) */
+    snprintf(bad, sizeof bad, "%.*s,\"injected_drops\":18446744073709551616%s",
+             (int)(cut - json), json, rest);
+    assert_int_equal(shard_stats_parse(bad, strlen(bad), &back, &err), -1);
+    snprintf(bad, sizeof bad, "%.*s,\"injected_drops\":18446744073709549568%s",
+             (int)(cut - json), json, rest);   /* the largest double below it */
+    assert_int_equal(shard_stats_parse(bad, strlen(bad), &back, &err), 0);
+    assert_true(back.injected_drops == 18446744073709549568ull);
     cJSON_free(json);
 }
 

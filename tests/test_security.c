@@ -663,6 +663,45 @@ static void test_oversized_frames_are_never_held(void **state)
     }
 }
 
+/* A sender has one pull waiting at a shard: 100,000 pulls that can never
+ * be ready (each a new request) leave one waiting, and the shard answers
+ * at once. Each once waited, so that a peer grew the shard's memory
+ * without end (about 400 bytes a pull) and every push scanned them all.
+ * A DONE's fault counts are read only when the job injects faults: one
+ * set injected_drops to 2^64 in ps-0.json, which no reader could take
+ * back. */
+static void test_a_peer_cannot_pile_up_pulls(void **state)
+{
+    support_fixture *f = *state;
+    raw_shard r;
+    s_raw_shard(f, "[data]\ndataset = synthetic\ndim = 6\nclasses = 3\n[model]\n"
+                   "type = softmax\n[train]\nalgorithm = sync\n[cluster]\nworkers = 2\n", &r);
+    cJSON_Delete(s_stats(r.sock, r.n));   /* it is up */
+    long before = s_peak_kb(r.ps);
+    for (uint64_t seq = 1; seq <= 100000; seq++) {
+        wire_header pull = {.type = WIRE_PULL, .worker = 0, .base_version = UINT64_MAX,
+                            .encoding = WIRE_NO_PAYLOAD, .seq = seq};
+        assert_true(wire_client_send(r.sock, &pull, NULL, 0));
+    }
+    cJSON_Delete(s_stats(r.sock, r.n));   /* after all of them, on the same pipe */
+    long grew = s_peak_kb(r.ps) - before;
+    if (grew > 2048) {
+        fail_msg("100,000 waiting pulls grew the shard's peak memory by %ld kB", grew);
+    }
+    wire_header done = {.type = WIRE_CONTROL, .worker = 0, .tag = WIRE_CONTROL_DONE,
+                        .base_version = UINT64_MAX, .samples = UINT32_MAX,
+                        .encoding = WIRE_NO_PAYLOAD};
+    wire_client_send(r.sock, &done, NULL, 0);
+    wire_header reply;
+    float buf[64];
+    s_receive(r.sock, &reply, buf, sizeof buf, r.n);
+    cJSON *stats = s_stats(r.sock, r.n);
+    assert_true(support_json_number(stats, "injected_drops") == 0);
+    assert_true(support_json_number(stats, "injected_duplicates") == 0);
+    cJSON_Delete(stats);
+    s_raw_shard_close(&r);
+}
+
 /* With cluster.auth = curve a shard admits only its folder's keys: a
  * stranger's key, or no CURVE at all, gets no connection, so nothing it
  * sends is answered or applied; an admitted key speaks only for its own
@@ -992,6 +1031,7 @@ int main(void)
         T(test_messages_speak_only_for_their_sender),
         T(test_unknown_curve_keys_get_nothing),
         T(test_oversized_frames_are_never_held),
+        T(test_a_peer_cannot_pile_up_pulls),
         T(test_forged_messages_do_not_stop_a_live_job),
         T(test_jobs_with_curve_keys),
         T(test_a_shard_leaving_early_fails_the_job),

@@ -440,7 +440,11 @@ static void s_attach(ps *p, const request *r, const wire_header *h, const zmq_ms
 
 /* Pull m of request r: answered now when ready, or when its sender last
  * heard from an earlier generation (it must learn of the restart); else it
- * waits, once (a pull sent again takes its own place in the queue). */
+ * waits. A sender has one pull waiting: a later one (sent again, or a new
+ * one after a prefetch it no longer wants) takes its place, the earlier
+ * left unanswered (each one once waited, so that a peer sending pulls that
+ * can never be ready grew the queue without end, and every push scanned
+ * it). */
 static void s_serve_pull(ps *p, const pull_msg *m, request *r)
 {
     if (s_from_before(p, r) || server_pull_ready(p->s, m)) {
@@ -448,9 +452,10 @@ static void s_serve_pull(ps *p, const pull_msg *m, request *r)
         return;
     }
     server_waiting *queued = server_find_waiting(p->s, m->worker);
-    if (queued && ((request *)queued->handle)->seq == r->seq) {
+    if (queued) {
         s_release(p, queued->handle);   /* the sender may have a new identity */
         queued->handle = r;
+        queued->pull = *m;
         return;
     }
     if (server_wait(p->s, m, r) < 0) {
@@ -560,7 +565,8 @@ static int s_control(ps *p, const request *r, const wire_header *h)
     /* DONE: every push this peer sent came before it on the same pipe */
     apply_drain(&p->apply);
     bool was_done = h->worker == WIRE_EVALUATOR ? s->evaluator_done : s->done[h->worker];
-    if (!was_done) {   /* what fault injection did to this peer's messages to the shard */
+    if (!was_done && faults_on(&p->o->faults)) {   /* what fault injection did to this
+                                                    * peer's messages to the shard */
         s->stats.injected_drops += h->base_version;
         s->stats.injected_duplicates += h->samples;
     }
