@@ -447,6 +447,12 @@ static void s_unknown(const config *known, const entry *e, char *what, size_t n)
     }
 }
 
+bool config_used(const config *c, const char *section, const char *key)
+{
+    const entry *e = s_find(c, section, key);
+    return e && e->used;
+}
+
 int config_check_unused(const config *c, const config *known,
                         void (*warn)(void *ctx, const char *msg), void *ctx, error *err)
 {

@@ -93,6 +93,9 @@ int config_check_unused(const config *c, const config *known,
  * checks ferror), or to the file path. */
 void config_print(const config *c, FILE *f);
 int config_write(const config *c, const char *path, error *err);
+/* Whether a getter read section.key (a key given but never read is "not
+ * used by this configuration"). */
+bool config_used(const config *c, const char *section, const char *key);
 /* The file the config came from ("(defaults)" when none). */
 const char *config_source(const config *c);
 /* -1 with err naming where section.key came from (file and line, the

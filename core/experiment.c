@@ -47,10 +47,8 @@ static void s_default_name(char *buf, size_t n, const char *path)
     snprintf(buf, n, "%.*s", len, base);
 }
 
-/* train.algorithm names the sequential baseline or a registered rule; a
- * rule brings [cluster] and its own [algorithm] keys. */
-/* [cluster] is read for every algorithm, so that one base config serves a
- * comparison of rules; the sequential baseline does not use it. */
+/* [cluster]: a distributed rule's processes or threads, and their
+ * network. */
 static int s_read_cluster(experiment *e, const experiment_shape *shape, error *err)
 {
     config *c = e->c;
@@ -100,13 +98,17 @@ static int s_read_cluster(experiment *e, const experiment_shape *shape, error *e
 static int s_read_rule(experiment *e, const experiment_shape *shape, error *err)
 {
     config *c = e->c;
-    if (s_read_cluster(e, shape, err) < 0) {
-        return -1;
-    }
-    if (strcmp(e->algorithm_name, "sequential") == 0) {
+    if (strcmp(e->algorithm_name, "sequential") == 0) {   /* no [cluster]: a base config's is
+                                                           * "not used by this configuration"
+                                                           * (it was recorded, and a sweep's
+                                                           * cluster.workers grid made copies
+                                                           * of one run) */
         e->workers = 1;
         e->servers = 0;
         return 0;
+    }
+    if (s_read_cluster(e, shape, err) < 0) {
+        return -1;
     }
     e->alg = algorithm_find(e->algorithm_name);
     if (!e->alg) {

@@ -290,6 +290,7 @@ static int s_expand(sweep *s, error *err)
         return error_set(err, ERROR_RUNTIME, "out of memory");
     }
     s->nruns = (int)total;
+    bool read[SWEEP_MAX_KEYS] = {false};   /* by some run */
     for (int r = 0; r < s->nruns; r++) {
         sweep_run *run = &s->runs[r];
         int rest = r, len = 0;
@@ -333,6 +334,13 @@ static int s_expand(sweep *s, error *err)
             return -1;
         }
         s_warn_once(printed, sizeof printed, e.warnings);
+        for (int k = 0; k < s->nkeys; k++) {
+            char section[128];
+            const char *dot = strchr(s->keys[k].key, '.');
+            snprintf(section, sizeof section, "%.*s",
+                     (int)(dot ? dot - s->keys[k].key : 0), s->keys[k].key);
+            read[k] = read[k] || (dot && config_used(e.c, section, dot + 1));
+        }
         run->weight = s_weight(&e);
         run->complete = sweep_complete(run->dir);
         if (run->complete && sweep_resolved_matches(run->dir, e.c, err) < 0) {
@@ -340,6 +348,14 @@ static int s_expand(sweep *s, error *err)
             return -1;
         }
         experiment_destroy(&e);
+    }
+    for (int k = 0; k < s->nkeys; k++) {   /* its values would make copies of one run */
+        if (!read[k] && s->keys[k].count > 1) {
+            return error_set(err, ERROR_USAGE, "%s:%d: [grid] %s: no run of this grid reads "
+                             "it (not used by this configuration), so its %d values would "
+                             "run the same config %d times", s->path, s->keys[k].line,
+                             s->keys[k].key, s->keys[k].count, s->keys[k].count);
+        }
     }
     return 0;
 }

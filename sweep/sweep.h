@@ -19,8 +19,10 @@
  * now (its base config was edited) stops the sweep before anything runs,
  * naming the folder and the key; its results are kept. Every run is
  * checked before any starts: a bad key or value, a value or seed listed
- * twice, or a [grid] key the sweep sets itself (experiment.seed, name, out,
- * run_id) names the sweep file, its line and key (exit 2). -j runs several
+ * twice, a [grid] key of several values that no run reads (its values
+ * would be copies of one run), or a [grid] key the sweep sets itself
+ * (experiment.seed, name, out, run_id) names the sweep file, its line and
+ * key (exit 2). -j runs several
  * at a time, counting a real distributed run as its number of processes,
  * never more than the cores. At the end OUT/NAME/results.csv has a row per
  * complete run: the keys that vary, the seed, then the summary's other

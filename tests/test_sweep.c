@@ -261,7 +261,8 @@ static void s_expect_config_error(support_fixture *f, const char *text, const ch
     assert_null(ran);
 }
 
-/* A value or a seed listed twice would make two folders of one run. */
+/* A value or a seed listed twice would make two folders of one run, and
+ * so would the values of a key that no run of the grid reads. */
 static void test_repeated_values_and_seeds(void **state)
 {
     support_fixture *f = *state;
@@ -275,6 +276,19 @@ static void test_repeated_values_and_seeds(void **state)
     s_expect_config_error(f, "[sweep]\nbase = base.ini\nname = demo\nseeds = 1\nout = %s\n"
                           "[grid]\ntrain.lr = 0.05, 0.1, 5e-2\n",
                           "grid.ini:7: [grid] train.lr: 5e-2 is listed twice (as 0.05)");
+    /* a key no run reads: [cluster] over the sequential trainer made three
+     * identical runs that read as 1, 2 and 4 workers */
+    s_expect_config_error(f, "[sweep]\nbase = base.ini\nname = demo\nseeds = 1\nout = %s\n"
+                          "[grid]\nexperiment.mode = real\ntrain.algorithm = sequential\n"
+                          "cluster.workers = 1, 2, 4\n",
+                          "grid.ini:9: [grid] cluster.workers: no run of this grid reads it");
+    /* read by some runs and not others: the grid runs (hidden is an mlp's) */
+    s_files(f, "[sweep]\nbase = base.ini\nname = demo\nseeds = 1\nout = %s\n[grid]\n"
+            "model.type = softmax, mlp\nmodel.hidden = 8, 16\n");
+    sweep s;
+    error err = {0};
+    assert_int_equal(sweep_read(&s, f->config, &err), 0);
+    sweep_free(&s);
 }
 
 /* -j counts a run by what it keeps busy: a real run's processes
