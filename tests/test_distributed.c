@@ -1236,9 +1236,11 @@ static void test_a_worker_that_cannot_share_uses_the_socket(void **state)
 }
 
 /* `asgd role` in four processes, each placed by what its launcher would
- * set: torchrun's, Open MPI's and Slurm's ranks (rank 0 the shard, 1 the
- * evaluator, 2 and 3 the workers), and TF_CONFIG with the older TFJob's
- * master task (which once left the shard not waiting for an evaluator). */
+ * set: torchrun's, Open MPI's, Slurm's and MPICH's ranks (rank 0 the
+ * shard, 1 the evaluator, 2 and 3 the workers), MPICH's over IPv6 (::1:
+ * its shard once bound IPv4 only and the job waited for it), and
+ * TF_CONFIG with the older TFJob's master task (which once left the shard
+ * not waiting for an evaluator). */
 static void test_roles_from_a_launchers_environment(void **state)
 {
     support_fixture *f = *state;
@@ -1249,9 +1251,10 @@ static void test_roles_from_a_launchers_environment(void **state)
         {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "MASTER_ADDR=127.0.0.1", "MASTER_PORT",
          NULL},
         {"SLURM_PROCID", "SLURM_NTASKS", "SLURM_JOB_NODELIST=127.0.0.1", "MASTER_PORT", NULL},
+        {"PMI_RANK", "PMI_SIZE", "MASTER_ADDR=::1", "MASTER_PORT", NULL},
         {"TF_CONFIG", NULL, NULL, NULL, NULL},
     };
-    for (int e = 0; e < 4; e++) {
+    for (int e = 0; e < 5; e++) {
         int port = wire_client_free_port();
         char run_dir[420], dir[400], value[512];
         snprintf(dir, sizeof dir, "%s/engine-%d", f->dir, e);
@@ -1259,7 +1262,7 @@ static void test_roles_from_a_launchers_environment(void **state)
         const char *args[] = {"role", f->config, run_dir, NULL};
         int pids[4];
         for (int rank = 0; rank < 4; rank++) {
-            if (e == 3) {
+            if (e == 4) {
                 static const char *const types[] = {"ps", "master", "worker", "worker"};
                 snprintf(value, sizeof value, "{\"cluster\": {\"ps\": [\"127.0.0.1:%d\"], "
                          "\"worker\": [\"w0:1\", \"w1:1\"], \"master\": [\"m:1\"]}, "

@@ -18,7 +18,7 @@
 static const char *const s_vars[] = {
     "TF_CONFIG", "RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "OMPI_COMM_WORLD_RANK",
     "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_STEP_NODELIST",
-    "SLURM_JOB_NODELIST",
+    "SLURM_JOB_NODELIST", "PMI_RANK", "PMI_SIZE", "GROUP_RANK", "SLURM_NODEID",
 };
 
 /* Sets "NAME=value" pairs (NULL-ended) after clearing every variable. */
@@ -115,6 +115,21 @@ static void test_ranks_become_roles(void **state)
     assert_int_equal(s_place(&s, 1, &err), 0);
     assert_int_equal(s.role, ROLE_WORKER);
     assert_int_equal(s.task, 1);
+    /* and MPICH's or Intel MPI's mpiexec in an sbatch script, whose
+     * SLURM_PROCID (0) every rank inherits: its own ranks (every rank was
+     * shard 0), the shards on the allocation's first node */
+    s_env((const char *const[]){"PMI_RANK=3", "PMI_SIZE=4", "SLURM_PROCID=0", "SLURM_NTASKS=4",
+                                "SLURM_JOB_NODELIST=n[1-2]", NULL});
+    assert_int_equal(s_place(&s, 1, &err), 0);
+    assert_int_equal(s.role, ROLE_WORKER);
+    assert_int_equal(s.task, 1);
+    assert_string_equal(s.ps[0], "n1:29501");
+    /* a shard's rank on the first node is placed; on another, refused (it
+     * listened where no peer looked for it) */
+    s_env((const char *const[]){"RANK=1", "WORLD_SIZE=6", "GROUP_RANK=0", "MASTER_ADDR=m0",
+                                NULL});
+    assert_int_equal(s_place(&s, 3, &err), 0);
+    assert_int_equal(s.role, ROLE_PS);
 }
 
 /* Each wrong or partial environment is one line naming the variable. */
@@ -137,6 +152,11 @@ static void test_bad_environments_name_the_variable(void **state)
         {{"SLURM_PROCID=0", "SLURM_NTASKS=4", NULL}, "SLURM_JOB_NODELIST is not set"},
         {{"SLURM_PROCID=0", "SLURM_NTASKS=4", "SLURM_JOB_NODELIST=n[1-", NULL},
          "SLURM_JOB_NODELIST=n[1-: no node list"},
+        {{"PMI_RANK=0", "PMI_SIZE=4", NULL}, "mpiexec -genv MASTER_ADDR"},
+        {{"RANK=0", "WORLD_SIZE=6", "GROUP_RANK=1", "MASTER_ADDR=m0", NULL},
+         "rank 0 is shard 0, but GROUP_RANK=1"},
+        {{"SLURM_PROCID=0", "SLURM_NTASKS=4", "SLURM_NODEID=1", "SLURM_JOB_NODELIST=n[1-2]",
+          NULL}, "SLURM_NODEID=1: the shards listen on the first node (n1)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         s_env(cases[i].env);
@@ -226,6 +246,87 @@ static void test_evaluator_flag_wins_over_tf_config(void **state)
     s_env((const char *const[]){NULL});
 }
 
+/* The shards' addresses, from --ps_hosts or TF_CONFIG: a port out of
+ * range or not a number, an IPv6 address without brackets, or one shard
+ * listed twice is refused, naming the shard (each once bound some other
+ * port, or IPv4's, and the job waited for a shard that was not there). A
+ * TF_CONFIG evaluator task in a job with a chief is refused (both ran the
+ * evaluator). Flags that place a process where TF_CONFIG or the launcher's
+ * environment does are refused, not dropped without a word. */
+static void test_shard_addresses_and_placing_flags(void **state)
+{
+    (void)state;
+    struct {
+        const char *hosts, *says;
+    } cases[] = {
+        {"psh:70000", "shard 0 at \"psh:70000\": the port must be a number from 1 to 65535"},
+        {"127.0.0.1:0", "the port must be"},
+        {"psh:41102x", "the port must be"},
+        {"fd00::5", "an IPv6 address goes in brackets"},
+        {"h:1,h:1", "shards 0 and 1 are both at h:1"},
+        {"h:1,:2", "shard 1 at \":2\": expected host:port"},
+    };
+    s_env((const char *const[]){NULL});
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char flag[128], tf[256];
+        snprintf(flag, sizeof flag, "--ps_hosts=%s", cases[i].hosts);
+        char *argv[] = {"config.ini", flag, NULL};
+        cluster_spec s;
+        error err = {0};
+        assert_int_equal(cluster_parse(&s, ROLE_WORKER, 2, argv, &err), -1);
+        if (!strstr(err.msg, cases[i].says)) {
+            fail_msg("%s: \"%s\"", flag, err.msg);
+        }
+        cluster_free(&s);
+        char list[128] = "";
+        for (const char *h = cases[i].hosts; *h;) {   /* as TF_CONFIG's JSON list */
+            size_t len = strcspn(h, ",");
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s\"%.*s\"",
+                     list[0] ? "," : "", (int)len, h);
+            h += len + (h[len] == ',');
+        }
+        snprintf(tf, sizeof tf, "{\"cluster\": {\"ps\": [%s]}, \"task\": {\"type\": \"ps\", "
+                 "\"index\": 0}}", list);
+        setenv("TF_CONFIG", tf, 1);
+        char *bare[] = {"config.ini", NULL};
+        assert_int_equal(cluster_parse(&s, ROLE_ANY, 1, bare, &err), -1);
+        if (!strstr(err.msg, "TF_CONFIG: cluster.ps") || !strstr(err.msg, cases[i].says)) {
+            fail_msg("TF_CONFIG %s: \"%s\"", tf, err.msg);
+        }
+        cluster_free(&s);
+        unsetenv("TF_CONFIG");
+    }
+    char *good[] = {"config.ini", "--ps_hosts=[fd00::5]:2222,h:1,ipc:///tmp/x", NULL};
+    cluster_spec s;
+    error err = {0};
+    assert_int_equal(cluster_parse(&s, ROLE_WORKER, 2, good, &err), 0);
+    assert_int_equal(s.servers, 3);
+    cluster_free(&s);
+    setenv("TF_CONFIG", "{\"cluster\": {\"ps\": [\"h:1\"], \"chief\": [\"c:1\"]}, "
+           "\"task\": {\"type\": \"evaluator\", \"index\": 0}}", 1);
+    char *bare[] = {"config.ini", NULL};
+    assert_int_equal(cluster_parse(&s, ROLE_ANY, 1, bare, &err), -1);
+    assert_non_null(strstr(err.msg, "an evaluator task in a job with a chief"));
+    cluster_free(&s);
+    char *both[] = {"config.ini", "--task_index=1", NULL};   /* TF_CONFIG places it */
+    setenv("TF_CONFIG", "{\"cluster\": {\"ps\": [\"h:1\"]}, \"task\": {\"type\": "
+           "\"ps\", \"index\": 0}}", 1);
+    assert_int_equal(cluster_parse(&s, ROLE_PS, 2, both, &err), -1);
+    assert_non_null(strstr(err.msg, "--task_index=1: TF_CONFIG places this process"));
+    cluster_free(&s);
+    s_env((const char *const[]){"RANK=3", "WORLD_SIZE=4", "MASTER_ADDR=127.0.0.1", NULL});
+    const char *flags[] = {"--ps_hosts=h:1", "--task_index=7", "--evaluator=0"};
+    for (int i = 0; i < 3; i++) {   /* `asgd role`: the environment places it */
+        char *argv[] = {"config.ini", (char *)flags[i], NULL};
+        assert_int_equal(cluster_parse(&s, ROLE_ANY, 2, argv, &err), -1);
+        if (!strstr(err.msg, flags[i]) || !strstr(err.msg, "launcher's environment")) {
+            fail_msg("asgd role %s: \"%s\"", flags[i], err.msg);
+        }
+        cluster_free(&s);
+    }
+    s_env((const char *const[]){NULL});
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -234,6 +335,7 @@ int main(void)
         cmocka_unit_test(test_bad_environments_name_the_variable),
         cmocka_unit_test(test_tf_config_chooses_the_role),
         cmocka_unit_test(test_evaluator_flag_wins_over_tf_config),
+        cmocka_unit_test(test_shard_addresses_and_placing_flags),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,6 +19,11 @@ static int s_options(void *s, int type, int64_t max_message)
         zmq_setsockopt(s, ZMQ_MAXMSGSIZE, &max_message, sizeof max_message) != 0) {
         return -1;
     }
+    /* IPv6 as well as IPv4: an address such as [fd00::1]:2222 and a host
+     * name that resolves to one (a router bound to * takes both) */
+    if (zmq_setsockopt(s, ZMQ_IPV6, &one, sizeof one) != 0) {
+        return -1;
+    }
     if (zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero) != 0 ||
         zmq_setsockopt(s, ZMQ_SNDHWM, &hwm, sizeof hwm) != 0 ||
         zmq_setsockopt(s, ZMQ_RCVHWM, &hwm, sizeof hwm) != 0 ||
@@ -239,11 +244,15 @@ void net_endpoint(char *buf, size_t n, const char *address, bool for_bind)
         snprintf(buf, n, "tcp://%s", address);
         return;
     }
-    char host[256];
+    char host[256], bare[256];
     snprintf(host, sizeof host, "%.*s", (int)(colon - address), address);
+    size_t len = strlen(host);   /* [addr]: an IPv6 address, written so before a port */
+    snprintf(bare, sizeof bare, "%.*s", (int)(len > 1 && host[0] == '[' &&
+                                               host[len - 1] == ']' ? len - 2 : len),
+             host + (len > 1 && host[0] == '[' && host[len - 1] == ']'));
     struct in_addr a4;
     struct in6_addr a6;
-    bool literal = inet_pton(AF_INET, host, &a4) == 1 || inet_pton(AF_INET6, host, &a6) == 1;
+    bool literal = inet_pton(AF_INET, bare, &a4) == 1 || inet_pton(AF_INET6, bare, &a6) == 1;
     snprintf(buf, n, "tcp://%s%s",
              strcmp(host, "localhost") == 0 ? "127.0.0.1" : literal ? host : "*", colon);
 }

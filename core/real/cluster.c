@@ -30,6 +30,56 @@ static int s_role_from_name(const char *name)
     return -1;
 }
 
+/* Why addr is no shard address ("host:port", "[IPv6]:port", or a full
+ * ipc:// or tcp:// endpoint), or NULL: a port out of range or an IPv6
+ * address without brackets once bound some other port, or an address
+ * only IPv4 knows, and the job waited for a shard that was not there. */
+static const char *s_bad_address(const char *addr)
+{
+    if (strncmp(addr, "ipc://", 6) == 0 || strncmp(addr, "inproc://", 9) == 0) {
+        return NULL;
+    }
+    const char *a = strncmp(addr, "tcp://", 6) == 0 ? addr + 6 : addr;
+    const char *colon = strrchr(a, ':');
+    if (!colon || colon == a) {
+        return "expected host:port";
+    }
+    const char *port = colon + 1;
+    if (!*port || strspn(port, "0123456789") != strlen(port) || strlen(port) > 5 ||
+        atoi(port) < 1 || atoi(port) > 65535) {
+        return "the port must be a number from 1 to 65535";
+    }
+    size_t host = (size_t)(colon - a);
+    if (a[0] == '[' ? a[host - 1] != ']' || host < 3 : memchr(a, ':', host) != NULL) {
+        return "an IPv6 address goes in brackets: [address]:port";
+    }
+    for (size_t i = 0; i < host; i++) {
+        if (a[i] == ' ' || a[i] == '\t' || a[i] == '/') {
+            return "a host name holds no spaces or slashes";
+        }
+    }
+    return NULL;
+}
+
+/* Checks s->ps[0..count): each an address, none twice. */
+static int s_check_shards(const cluster_spec *s, int count, const char *what, error *err)
+{
+    for (int k = 0; k < count; k++) {
+        const char *why = s_bad_address(s->ps[k]);
+        if (why) {
+            return error_set(err, ERROR_USAGE, "%s: shard %d at \"%s\": %s", what, k, s->ps[k],
+                             why);
+        }
+        for (int j = 0; j < k; j++) {
+            if (strcmp(s->ps[j], s->ps[k]) == 0) {
+                return error_set(err, ERROR_USAGE, "%s: shards %d and %d are both at %s", what,
+                                 j, k, s->ps[k]);
+            }
+        }
+    }
+    return 0;
+}
+
 /* "a,b,c" into s->ps; returns the count or -1. */
 static int s_split_hosts(cluster_spec *s, const char *list, error *err)
 {
@@ -48,7 +98,7 @@ static int s_split_hosts(cluster_spec *s, const char *list, error *err)
             return error_set(err, ERROR_USAGE, "--ps_hosts: bad list \"%s\"", list);
         }
     }
-    return n;
+    return s_check_shards(s, n, "--ps_hosts", err) < 0 ? -1 : n;
 }
 
 static int s_count_hosts(const char *list)
@@ -127,14 +177,23 @@ static int s_tf_config(cluster_spec *s, int role, const char *text, error *err)
         }
         snprintf(s->ps[s->servers++], CLUSTER_ADDRESS_MAX, "%s", item->valuestring);
     }
+    if (s_check_shards(s, s->servers, "TF_CONFIG: cluster.ps", err) < 0) {
+        goto done;
+    }
+    bool chief = cJSON_GetObjectItemCaseSensitive(cluster, "chief") != NULL ||
+                 cJSON_GetObjectItemCaseSensitive(cluster, "master") != NULL;
+    if (chief && strcmp(type->valuestring, "evaluator") == 0) {   /* both would evaluate */
+        error_set(err, ERROR_USAGE, "TF_CONFIG: an evaluator task in a job with a %s: asgd "
+                  "runs one evaluator, which a chief or master task is; give the job one of "
+                  "them", cJSON_GetObjectItemCaseSensitive(cluster, "chief") ? "chief" : "master");
+        goto done;
+    }
     s->workers = cJSON_IsArray(workers) ? cJSON_GetArraySize(workers) : 0;
     /* Kubeflow leaves an Evaluator replica out of the cluster spec (the
      * evaluator is not part of TensorFlow's training cluster): an evaluator
      * task knows there is one; a shard learns it from a chief or master
      * entry, or from --evaluator, which the caller lets win */
-    s->evaluator = task_role == ROLE_EVALUATOR ||
-                   cJSON_GetObjectItemCaseSensitive(cluster, "chief") != NULL ||
-                   cJSON_GetObjectItemCaseSensitive(cluster, "master") != NULL ||
+    s->evaluator = task_role == ROLE_EVALUATOR || chief ||
                    cJSON_GetObjectItemCaseSensitive(cluster, "evaluator") != NULL;
     rc = 0;
 done:
@@ -153,6 +212,8 @@ int cluster_parse(cluster_spec *s, int role, int argc, char **argv, error *err)
     }
     s->config_path = argv[0];
     int evaluator_flag = -1;   /* --evaluator as given; -1: not given */
+    const char *placing = NULL;   /* a flag that places the process, as given */
+    const char *evaluator_arg = NULL;
     s->overrides = calloc((size_t)argc, sizeof *s->overrides);
     if (!s->overrides) {
         return error_set(err, ERROR_RUNTIME, "out of memory");
@@ -181,6 +242,10 @@ int cluster_parse(cluster_spec *s, int role, int argc, char **argv, error *err)
             value = argv[++i];
         }
         int evaluator = 1;
+        if (!placing && (strcmp(name, "--ps_hosts") == 0 || strcmp(name, "--worker_hosts") == 0 ||
+                         strcmp(name, "--task_index") == 0 || strcmp(name, "--job_name") == 0)) {
+            placing = a;
+        }
         if (strcmp(name, "--ps_hosts") == 0) {
             int n = s_split_hosts(s, value, err);
             if (n < 0) {
@@ -204,6 +269,7 @@ int cluster_parse(cluster_spec *s, int role, int argc, char **argv, error *err)
             }
             s->evaluator = evaluator != 0;
             evaluator_flag = s->evaluator ? 1 : 0;
+            evaluator_arg = a;
         } else if (strcmp(name, "--run_dir") == 0) {
             s->run_dir = value;
         } else if (strcmp(name, "--keys") == 0) {
@@ -218,6 +284,15 @@ int cluster_parse(cluster_spec *s, int role, int argc, char **argv, error *err)
         }
     }
     const char *tf = getenv("TF_CONFIG");
+    /* a flag that places the process where something else does was
+     * dropped without a word; --evaluator may say what TF_CONFIG cannot */
+    bool placed = tf && *tf;
+    const char *dropped = placed ? placing : role != ROLE_ANY ? NULL
+                          : placing ? placing : evaluator_arg;
+    if (dropped) {
+        return error_set(err, ERROR_USAGE, "%s: %s places this process; drop the flag",
+                         dropped, placed ? "TF_CONFIG" : "the launcher's environment");
+    }
     if (tf && *tf) {
         if (s_tf_config(s, role, tf, err) < 0) {
             return -1;

@@ -1,4 +1,4 @@
-/* engines.c: `asgd role`'s place from torchrun's, Open MPI's or Slurm's
+/* engines.c: `asgd role`'s place from torchrun's, Open MPI's, MPICH's or Slurm's
  * environment; see engines.h. */
 #include "core/real/engines.h"
 
@@ -8,16 +8,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One launcher's variables: the process's rank and the job's size. */
+/* One launcher's variables: the process's rank and the job's size, and
+ * the index of its node (NULL: it gives none), on which a shard's rank
+ * must be the first (the shards listen on one host). */
 typedef struct engine {
     const char *name;
     const char *rank, *size;
+    const char *node, *node_hint;
+    const char *pass_addr;   /* how to pass MASTER_ADDR to its ranks */
 } engine;
 
+/* The innermost launcher first: mpirun inside an sbatch script inherits
+ * the script's SLURM_PROCID (0 in every rank). */
 static const engine s_engines[] = {
-    {"torchrun", "RANK", "WORLD_SIZE"},
-    {"Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
-    {"Slurm", "SLURM_PROCID", "SLURM_NTASKS"},
+    {"torchrun", "RANK", "WORLD_SIZE", "GROUP_RANK",
+     "give the first node at least as many processes as shards (--nproc-per-node)", ""},
+    {"Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", NULL, NULL,
+     " (pass it with mpirun -x MASTER_ADDR)"},
+    {"MPICH or Intel MPI", "PMI_RANK", "PMI_SIZE", NULL, NULL,
+     " (pass it with mpiexec -genv MASTER_ADDR)"},
+    {"Slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_NODEID",
+     "place the first ranks together (srun --distribution=block)", ""},
 };
 
 /* Whether var is set to something (an empty value counts as unset). */
@@ -89,10 +100,13 @@ static int s_host(const engine *e, char *host, size_t n, error *err)
         snprintf(host, n, "%s", addr);
         return 0;
     }
-    if (strcmp(e->name, "Slurm") != 0) {
+    /* inside a Slurm allocation (srun --mpi=pmi2 sets PMI_RANK too), its
+     * first node */
+    bool slurm = strcmp(e->name, "Slurm") == 0 ||
+                 (strcmp(e->name, "MPICH or Intel MPI") == 0 && s_set("SLURM_JOB_NODELIST"));
+    if (!slurm) {
         return error_set(err, ERROR_USAGE, "%s sets %s but MASTER_ADDR is not set%s",
-                         e->name, e->rank, strcmp(e->name, "Open MPI") == 0
-                         ? " (pass it with mpirun -x MASTER_ADDR)" : "");
+                         e->name, e->rank, e->pass_addr);
     }
     const char *step = getenv("SLURM_STEP_NODELIST");
     const char *var = step && *step ? "SLURM_STEP_NODELIST" : "SLURM_JOB_NODELIST";
@@ -138,8 +152,9 @@ int engines_place(cluster_spec *s, int servers, char *said, size_t n, error *err
     }
     if (!e) {
         return error_set(err, ERROR_USAGE, "no launcher's environment: set TF_CONFIG "
-                         "(TFJob), RANK (torchrun, PyTorchJob), OMPI_COMM_WORLD_RANK (mpirun) "
-                         "or SLURM_PROCID (srun)");
+                         "(TFJob), RANK (torchrun, PyTorchJob), OMPI_COMM_WORLD_RANK (Open "
+                         "MPI's mpirun), PMI_RANK (MPICH's or Intel MPI's mpiexec) or "
+                         "SLURM_PROCID (srun)");
     }
     long size, rank, port = ENGINES_DEFAULT_PORT;
     char host[CLUSTER_ADDRESS_MAX - 16];   /* with ":PORT" it fits an address */
@@ -153,6 +168,16 @@ int engines_place(cluster_spec *s, int servers, char *said, size_t n, error *err
         return error_set(err, ERROR_USAGE, "%s=%ld, but %d shard%s, the evaluator "
                          "and a worker need %d ranks", e->size, size, servers,
                          servers == 1 ? "" : "s", servers + 2);
+    }
+    long node = 0;
+    if (rank < servers && e->node && s_set(e->node) &&
+        s_number(e->node, 0, 1 << 20, &node, err) < 0) {
+        return -1;
+    }
+    if (node != 0) {   /* it would listen where no peer looks for it */
+        return error_set(err, ERROR_USAGE, "%s rank %ld is shard %ld, but %s=%ld: the shards "
+                         "listen on the first node (%s); %s", e->name, rank, rank, e->node,
+                         node, host, e->node_hint);
     }
     s->servers = servers;
     bool ipv6 = strchr(host, ':') != NULL && host[0] != '[';   /* [addr]:port */

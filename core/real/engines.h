@@ -4,13 +4,16 @@
  *   torchrun, PyTorchJob   RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT
  *   Open MPI (mpirun)      OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE, and
  *                          MASTER_ADDR (MASTER_PORT) passed with -x
+ *   MPICH, Intel MPI       PMI_RANK, PMI_SIZE, and MASTER_ADDR passed with
+ *   (mpiexec)              -genv, or inside a Slurm allocation its node list
  *   Slurm (srun)           SLURM_PROCID, SLURM_NTASKS, SLURM_STEP_NODELIST
  *                          or SLURM_JOB_NODELIST (node[1-3] form); a
  *                          MASTER_ADDR replaces the list's first node
  *
  * (TF_CONFIG, as TFJob injects it, is read by cluster_parse.) The first
- * found, in that order, decides. With S shards ([cluster] servers) and N
- * ranks in all:
+ * found, in that order, decides: the innermost launcher (mpiexec in an
+ * sbatch script inherits its SLURM_PROCID, 0 in every rank). With S
+ * shards ([cluster] servers) and N ranks in all:
  *
  *   ranks 0 .. S-1   shards 0 .. S-1, on the MASTER_ADDR host (the first
  *                    node), at ports MASTER_PORT+1 .. MASTER_PORT+S
@@ -21,7 +24,8 @@
  *
  * so the shards must be the first ranks on the first host: torchrun
  * --nproc-per-node at least S on the first node, srun's and mpirun's
- * default block placement. */
+ * default block placement. A shard's rank on another node (GROUP_RANK or
+ * SLURM_NODEID not 0) is refused: it would listen where no peer looks. */
 #ifndef ASGD_ENGINES_H
 #define ASGD_ENGINES_H
 
