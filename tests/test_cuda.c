@@ -406,7 +406,7 @@ static void test_model_gradients_match_cpu(void **state)
 {
     (void)state;
     NEED_GPU();
-    for (int type = MODEL_MLP; type <= MODEL_CNN; type++) {
+    for (int type = MODEL_SOFTMAX; type <= MODEL_CNN; type++) {   /* softmax, mlp, cnn */
         model_spec spec = s_spec(type);
         error err = {0};
         model *mc = model_new(&spec, s_cpu, 784, 10, &err);
@@ -426,7 +426,7 @@ static void test_model_gradients_match_cpu(void **state)
         float loss_cpu = model_gradient(mc, grad.cpu, params.cpu, x, y, 16);
         float loss_gpu = model_gradient(mg, grad.gpu, params.gpu, x, y, 16);
         assert_true(fabsf(loss_gpu - loss_cpu) <= 1e-4f * fabsf(loss_cpu));
-        s_compare_pair(&grad, 1e-3, type == MODEL_CNN ? "cnn gradient" : "mlp gradient");
+        s_compare_pair(&grad, 1e-3, model_type_name(type));
         /* the workers' path: parameters and gradient in host memory */
         float *host_grad = malloc(n * sizeof *host_grad);
         for (size_t i = 0; i < n; i++) {
@@ -443,7 +443,10 @@ static void test_model_gradients_match_cpu(void **state)
         model_evaluate(mc, &lc, &ac, params.cpu, &d, 10);
         model_evaluate_host(mg, &lg, &ag, params.cpu, &d, 10);
         assert_true(fabs(lg - lc) <= 1e-4 * fabs(lc));
-        assert_true(ag == ac);
+        /* the CPU's CNN convolves through Winograd, the GPU's through
+         * im2col: two logits within rounding of each other may rank either
+         * way, one example's worth */
+        assert_true(fabs(ag - ac) <= 1.0 / d.n + 1e-12);
         free(d.x);
         free(d.y);
         free(host_grad);
@@ -462,11 +465,13 @@ static void test_training_steps_match_cpu(void **state)
 {
     (void)state;
     NEED_GPU();
-    for (int type = MODEL_MLP; type <= MODEL_CNN; type++) {
+    for (int type = MODEL_SOFTMAX; type <= MODEL_CNN; type++) {   /* softmax, mlp, cnn */
         model_spec spec = s_spec(type);
         error err = {0};
         model *mc = model_new(&spec, s_cpu, 784, 10, &err);
         model *mg = model_new(&spec, s_gpu, 784, 10, &err);
+        assert_non_null(mc);
+        assert_non_null(mg);
         size_t n = mc->nparams;
         optim_spec os = {.kind = OPTIM_MOMENTUM, .lr = 0.01, .momentum = 0.9};
         optim *oc = optim_new_on(&os, n, s_cpu), *og = optim_new_on(&os, n, s_gpu);

@@ -215,6 +215,23 @@ extern "C" void backend_cuda_name(char *out, size_t n)
     snprintf(out, n, "cuda (%d GPU%s: %.96s)", count, count > 1 ? "s" : "", prop.name);
 }
 
+/* What an open that failed part way had made, released (cudaFree and
+ * friends take NULL), so that device = auto falls back to the CPU with no
+ * GPU buffer, stream or handle left behind. */
+static void s_open_failed(cuda_state *st)
+{
+    if (st->blas) {
+        (void)s_blas.destroy(st->blas);
+    }
+    (void)cudaFreeHost(st->sums_host);
+    (void)cudaFree(st->sums_device);
+    if (st->stream) {
+        (void)cudaStreamDestroy(st->stream);
+    }
+    (void)cudaGetLastError();
+    free(st);
+}
+
 extern "C" int backend_cuda_open(backend *b, int ordinal, error *err)
 {
     int count = backend_cuda_devices(err);
@@ -233,23 +250,26 @@ extern "C" int backend_cuda_open(backend *b, int ordinal, error *err)
         (e = cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking)) != cudaSuccess ||
         (e = cudaMalloc((void **)&st->sums_device, 2 * sizeof(double))) != cudaSuccess ||
         (e = cudaMallocHost((void **)&st->sums_host, 2 * sizeof(double))) != cudaSuccess) {
-        free(st);
+        s_open_failed(st);
         return error_set(err, ERROR_RUNTIME, "%s:%d: GPU %d: %s", __FILE__, __LINE__,
                          ordinal, cudaGetErrorString(e));
     }
     if (s_load_cublas(err) < 0) {
-        free(st);
+        s_open_failed(st);
         return -1;
     }
     cublasStatus_t bs = s_blas.create(&st->blas);
-    if (bs != CUBLAS_STATUS_SUCCESS) {
-        free(st);
-        return error_set(err, ERROR_RUNTIME, "%s:%d: cublasCreate: %s", __FILE__, __LINE__,
-                         s_blas.status_string(bs));
-    }
     /* the default math mode is full FP32, as the CPU computes: TF32 tensor
      * cores only with CUBLAS_TF32_TENSOR_OP_MATH, which asgd never sets */
-    CUBLAS_CHECK(s_blas.set_stream(st->blas, st->stream));
+    if (bs == CUBLAS_STATUS_SUCCESS) {
+        bs = s_blas.set_stream(st->blas, st->stream);
+    }
+    if (bs != CUBLAS_STATUS_SUCCESS) {
+        const char *what = st->blas ? "cublasSetStream" : "cublasCreate";
+        s_open_failed(st);
+        return error_set(err, ERROR_RUNTIME, "%s:%d: %s: %s", __FILE__, __LINE__, what,
+                         s_blas.status_string(bs));
+    }
     b->ops = &s_cuda_ops;
     b->state = st;
     snprintf(b->description, sizeof b->description, "cuda:%d (%.96s)", st->device, prop.name);
