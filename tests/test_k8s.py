@@ -9,6 +9,7 @@ Where namespaces cannot be made, the pods run on this host's loopback.
 Exit 77 (skipped) without python3-yaml."""
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -126,8 +127,21 @@ def test_tfjob(work, hosts):
                     "cluster.restart=on-failure", "cluster.backoff_limit=5")
     check(set(docs) == {"ConfigMap", "TFJob"}, f"documents {set(docs)}")
     tf = docs["TFJob"]
-    check(tf["metadata"]["name"] == "k8s-job-1", "name " + tf["metadata"]["name"])
+    name = tf["metadata"]["name"]
+    check(re.fullmatch(r"k8s-job-1-[0-9a-f]{8}", name), "name " + name)
+    check(docs["ConfigMap"]["metadata"]["name"] == name + "-config", "the config's name")
+    # other settings, another name (they shared one: a second kubectl apply
+    # rewrote the running job's config); the same config, the same name
+    again = manifest(config, "--image", "asgd:test", "cluster.workers=2",
+                     "cluster.restart=on-failure", "cluster.backoff_limit=5")
+    other = manifest(config, "--image", "asgd:test", "cluster.workers=2",
+                     "cluster.restart=on-failure", "cluster.backoff_limit=5", "train.lr=0.01")
+    check(again["TFJob"]["metadata"]["name"] == name, "the same config, the same name")
+    check(other["TFJob"]["metadata"]["name"] != name, "another config, another name")
     check(tf["spec"]["runPolicy"]["backoffLimit"] == 5, "backoffLimit")
+    # a job that ends (done or failed) leaves no pod running (None left the
+    # shards and the evaluator waiting for ever after a worker failed)
+    check(tf["spec"]["runPolicy"]["cleanPodPolicy"] == "Running", "cleanPodPolicy")
     specs = tf["spec"]["tfReplicaSpecs"]
     check({k: v["replicas"] for k, v in specs.items()} == {"PS": 1, "Chief": 1, "Worker": 2},
           "replicas")
@@ -187,8 +201,13 @@ def test_pytorchjob_keys_and_gpus(work, hosts):
     check("servers must be 1" in err and "one master" in err, err)
     check("--image" in manifest(config, status=2), "--image is needed")
     check("not an image reference" in manifest(config, "--image", "a: b", status=2), "image")
-    check(manifest(config, "--image=i", "experiment.name=4 Workers")["TFJob"]["metadata"]["name"]
-          == "asgd-4-workers", "a name that starts with a digit")
+    dns = r"[a-z]([-a-z0-9]*[a-z0-9])?"
+    for given, stem in [("4 Workers", "asgd-4-workers-"), ("9" + "a" * 40 + " " + "b" * 20,
+                                                           "asgd-9" + "a" * 32 + "-"),
+                        ("--", "asgd-"), ("K8s Job_1", "k8s-job-1-")]:
+        got = manifest(config, "--image=i", "experiment.name=" + given)["TFJob"]["metadata"]["name"]
+        check(re.fullmatch(dns, got) and len(got) <= 47 and got.startswith(stem) and
+              re.fullmatch(r"[0-9a-f]{8}", got[len(stem):]), f"{given!r} named {got!r}")
 
     world = 1 + specs["Worker"]["replicas"]
 

@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,31 +25,40 @@ typedef struct k8s_job {
     experiment e;
     const char *image;
     bool pytorch;
-    char name[48];            /* a DNS-1123 label from experiment.name */
+    char name[48];            /* a DNS-1123 label: experiment.name and the config's hash */
     char *config_text;        /* the resolved config */
 } k8s_job;
 
-/* Kubernetes' names: lower-case letters, digits and '-', starting and
- * ending with an alphanumeric. */
-static void s_dns_name(char *out, size_t n, const char *from)
+/* The job's name, a Kubernetes name (lower-case letters, digits and '-',
+ * starting with a letter and ending with an alphanumeric; its Services
+ * add "-worker-N", within 63): experiment.name's letters and digits, at
+ * most 38 of them, then 8 hex digits of the resolved config's FNV-1a hash,
+ * so that runs of other settings get other names (they shared one, and a
+ * second `kubectl apply` rewrote the running job's config and keys) and
+ * the same config the same. */
+static void s_job_name(char *out, size_t n, const char *name, const char *config_text)
 {
+    char stem[40] = "asgd-";   /* Services start with a letter */
     size_t k = 0;
-    for (const char *p = from; *p && k + 1 < n; p++) {
+    for (const char *p = name; *p && k + 2 < sizeof stem; p++) {   /* 38 at most */
         char c = (char)tolower((unsigned char)*p);
         bool ok = isalnum((unsigned char)c) && (unsigned char)c < 0x80;
-        if (ok || (k > 0 && out[k - 1] != '-')) {
-            out[k++] = ok ? c : '-';
+        if (k == 0 && ok && !isalpha((unsigned char)c)) {
+            k = 5;   /* after "asgd-" */
+        }
+        if (ok || (k > 0 && stem[k - 1] != '-')) {
+            stem[k++] = ok ? c : '-';
         }
     }
-    while (k > 0 && out[k - 1] == '-') {
+    while (k > 0 && stem[k - 1] == '-') {
         k--;
     }
-    out[k] = '\0';
-    if (k == 0 || !isalpha((unsigned char)out[0])) {   /* Services start with a letter */
-        memmove(out + 5, out, k + 1 < n - 5 ? k + 1 : n - 5);
-        memcpy(out, k ? "asgd-" : "asgd\0", 5);
-        out[n - 1] = '\0';
+    stem[k] = '\0';
+    uint32_t hash = 2166136261u;
+    for (const unsigned char *p = (const unsigned char *)config_text; *p; p++) {
+        hash = (hash ^ *p) * 16777619u;
     }
+    snprintf(out, n, "%s%s%08x", k ? stem : "asgd", "-", hash);
 }
 
 /* An image reference: registry/name:tag or @digest characters only, so
@@ -191,7 +201,7 @@ static void s_job(FILE *out, const k8s_job *j)
     const experiment *e = &j->e;
     bool gpu = e->backend.device == BACKEND_CUDA;
     fprintf(out, "---\napiVersion: kubeflow.org/v1\nkind: %s\nmetadata:\n  name: %s\nspec:\n"
-            "  runPolicy:\n    cleanPodPolicy: None\n    backoffLimit: %ld\n  %s:\n",
+            "  runPolicy:\n    cleanPodPolicy: Running\n    backoffLimit: %ld\n  %s:\n",
             j->pytorch ? "PyTorchJob" : "TFJob", j->name, e->backoff_limit,
             j->pytorch ? "pytorchReplicaSpecs" : "tfReplicaSpecs");
     if (j->pytorch) {   /* rank 0 the shard, rank 1 the evaluator, then the workers */
@@ -259,9 +269,12 @@ static int s_read(k8s_job *j, int argc, char **argv, error *err)
         return config_fail(j->e.c, "cluster", "servers", err, "a PyTorchJob has one master "
                            "pod, which holds the shard: servers must be 1 (or use --kind tfjob)");
     }
-    s_dns_name(j->name, sizeof j->name, j->e.name);
     j->config_text = s_resolved(j->e.c, err);
-    return j->config_text ? 0 : -1;
+    if (!j->config_text) {
+        return -1;
+    }
+    s_job_name(j->name, sizeof j->name, j->e.name, j->config_text);
+    return 0;
 }
 
 /* The whole manifest into out. */
