@@ -61,7 +61,8 @@ static const char s_usage[] =
     "                                         config key with its resolved value; the\n"
     "                                         role flags\n"
     "\n"
-    "exit status: 0 success, 1 runtime failure, 2 usage or config error\n";
+    "exit status: 0 success, 1 runtime failure, 2 usage or config error; a role (ps,\n"
+    "worker, evaluator, role) stopped by signal N before its work was done: 128 + N\n";
 
 static const char s_role_usage[] =
     "usage: asgd ps|worker|evaluator CONFIG [flags] [section.key=value ...]\n"

@@ -9,6 +9,11 @@
 #define ASGD_ERROR_H
 
 enum { ERROR_NONE = 0, ERROR_RUNTIME = 1, ERROR_USAGE = 2 };
+/* A process stopped by signal sig before its work was done exits with
+ * 128 + sig, as a shell reports one killed by it: a launcher such as
+ * Kubernetes' (restartPolicy ExitCode) or asgd's (restart = exit-code)
+ * retries it, and never takes it for success. */
+#define ERROR_SIGNALLED(sig) (128 + (sig))
 
 typedef struct error {
     int status;

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -128,6 +129,35 @@ static long s_most_steps_within(support_fixture *f, const char *run_id, double s
     return most;
 }
 
+/* Fails unless dir's steps.csv has each worker's steps 1, 2, ... once
+ * each, in the order of their times; returns the rows. */
+static long s_steps_in_order(const char *dir, int workers)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/steps.csv", dir);
+    char *text = support_read_file(path);
+    assert_non_null(text);
+    long last[8] = {0}, rows = 0;
+    double at[8] = {0};
+    assert_true(workers <= 8);
+    for (char *line = strchr(text, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        double t;
+        int w;
+        long step;
+        assert_int_equal(sscanf(line + 1, "%lf,%d,%ld", &t, &w, &step), 3);
+        assert_true(w >= 0 && w < workers);
+        if (step != last[w] + 1 || (last[w] > 0 && !(t > at[w]))) {
+            fail_msg("worker %d: step %ld at %.6f s after step %ld at %.6f s", w, step, t,
+                     last[w], at[w]);
+        }
+        last[w] = step;
+        at[w] = t;
+        rows++;
+    }
+    free(text);
+    return rows;
+}
+
 /* A push sent again (same number) is applied once; a new process for the
  * same worker numbers its requests from 1 again and is applied. */
 static void test_a_push_sent_again_is_applied_once(void **state)
@@ -182,7 +212,7 @@ static void test_a_push_sent_again_is_applied_once(void **state)
     assert_true(support_json_number(j, "pushes") == 2);
     cJSON_Delete(j);
     kill(ps, SIGTERM);
-    assert_int_equal(support_wait(ps), 0);
+    assert_int_equal(support_wait(ps), ERROR_SIGNALLED(SIGTERM));
     zmq_close(sock);
     zmq_ctx_term(ctx);
 }
@@ -239,10 +269,12 @@ static void test_a_killed_shard_comes_back_from_its_checkpoint(void **state)
         cJSON_Delete(j);
         cJSON_Delete(undisturbed);
     }
-    /* killed before its first interval: a fresh shard's checkpoint (version
-     * 0, written when it starts) brings it back, and everything it had
+    /* killed before its first interval: the checkpoint written when
+     * training began (version 0) brings it back, and everything it had
      * applied counts as lost (it once came back as the same generation
-     * from nothing and counted no loss) */
+     * from nothing and counted no loss); it knows when training began, so
+     * the steps before the kill keep their times (the restarted shard's
+     * own first pull was taken for it, and they were all at 0) */
     const char *early[] = {"experiment.run_id=early", "train.algorithm=hogwild",
                            "checkpoint.every=1000", "cluster.restart=on-failure", NULL};
     int launcher = s_start(f, early, 150);
@@ -252,6 +284,9 @@ static void test_a_killed_shard_comes_back_from_its_checkpoint(void **state)
     assert_int_equal(support_wait(launcher), 0);
     cJSON *j = s_summary(f, "early");
     assert_true(support_json_number(j, "shard_restarts") == 1);
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/job/early", f->out);
+    s_steps_in_order(dir, (int)support_json_number(j, "workers"));
     if (support_json_number(j, "lost_updates") < 140) {
         fail_msg("%g updates lost, though worker 0 alone had pushed 150 before the kill",
                  support_json_number(j, "lost_updates"));
@@ -379,35 +414,6 @@ static void test_resume_after_ctrl_c_does_the_same_work(void **state)
     assert_non_null(strstr(f->r.err, "complete"));
     cJSON_Delete(j);
     cJSON_Delete(whole);
-}
-
-/* Fails unless dir's steps.csv has each worker's steps 1, 2, ... once
- * each, in the order of their times; returns the rows. */
-static long s_steps_in_order(const char *dir, int workers)
-{
-    char path[700];
-    snprintf(path, sizeof path, "%s/steps.csv", dir);
-    char *text = support_read_file(path);
-    assert_non_null(text);
-    long last[8] = {0}, rows = 0;
-    double at[8] = {0};
-    assert_true(workers <= 8);
-    for (char *line = strchr(text, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
-        double t;
-        int w;
-        long step;
-        assert_int_equal(sscanf(line + 1, "%lf,%d,%ld", &t, &w, &step), 3);
-        assert_true(w >= 0 && w < workers);
-        if (step != last[w] + 1 || (last[w] > 0 && !(t > at[w]))) {
-            fail_msg("worker %d: step %ld at %.6f s after step %ld at %.6f s", w, step, t,
-                     last[w], at[w]);
-        }
-        last[w] = step;
-        at[w] = t;
-        rows++;
-    }
-    free(text);
-    return rows;
 }
 
 /* A session whose launcher is killed (SIGKILL: its processes die with it,
@@ -739,7 +745,7 @@ static void test_a_resume_stopped_before_its_first_pull_keeps_the_time(void **st
     zmq_close(sock);
     zmq_ctx_term(ctx);
     kill(shard, SIGTERM);
-    assert_int_equal(support_wait(shard), 0);
+    assert_int_equal(support_wait(shard), ERROR_SIGNALLED(SIGTERM));
     assert_true(answered);
 
     cJSON *j = s_resume_by_hand(f, &h);
@@ -758,6 +764,44 @@ static void test_a_resume_stopped_before_its_first_pull_keeps_the_time(void **st
     }
 }
 
+/* A shard brought back with --restore where its checkpoint is gone (a pod
+ * made anew, its emptyDir empty) fails once a worker that heard from its
+ * earlier life speaks to it, saying why: it went on from the initial
+ * model, and the job completed as if nothing had been lost. */
+static void test_a_shard_back_without_its_checkpoint_fails(void **state)
+{
+    support_fixture *f = *state;
+    by_hand h;
+    s_by_hand(f, "lost", &h);
+    int pids[4];
+    s_start_by_hand(f, &h, false, pids);
+    char path[700], empty[600], empty_arg[620];
+    snprintf(path, sizeof path, "%s/steps-0.csv", h.dir);
+    if (!support_wait_lines(path, 50, 60)) {
+        fail_msg("the job did not start");
+    }
+    kill(pids[0], SIGKILL);
+    support_wait(pids[0]);
+    snprintf(empty, sizeof empty, "%s/lost-again", f->dir);
+    mkdir(empty, 0755);
+    snprintf(empty_arg, sizeof empty_arg, "--run_dir=%s", empty);
+    const char *ps_args[] = {"ps", f->config, h.ps_hosts, "--worker_hosts=w0:1,w1:1",
+                             "--task_index=0", empty_arg, "--restore", NULL};
+    int shard = support_spawn_asgd(empty, ps_args);
+    int status = support_wait(shard);
+    for (int i = 1; i < 4; i++) {
+        kill(pids[i], SIGKILL);
+        support_wait(pids[i]);
+    }
+    snprintf(path, sizeof path, "%s/stderr", empty);
+    char *err = support_read_file(path);
+    if (status != 1 || !err || !strstr(err, "no checkpoint to come back from")) {
+        fail_msg("the shard back without its checkpoint: status %d, \"%s\"", status,
+                 err ? err : "");
+    }
+    free(err);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, support_fixture_setup, support_fixture_teardown)
@@ -770,6 +814,7 @@ int main(void)
         T(test_a_killed_worker_loses_no_step_row),
         T(test_a_job_resumed_by_hand_adds_up_its_sessions),
         T(test_a_resume_stopped_before_its_first_pull_keeps_the_time),
+        T(test_a_shard_back_without_its_checkpoint_fails),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

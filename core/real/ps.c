@@ -42,6 +42,8 @@ typedef struct ps {
     uint64_t lost_before;     /* updates lost in earlier restarts */
     double next_checkpoint;
     bool evaluator_seen;      /* the gate is open (see s_gated) */
+    bool began_saved;         /* a checkpoint knows when training began */
+    bool lost_state;          /* restarted without its checkpoint (restore_asked) */
     struct request **held;    /* per worker: its pull held at the gate, or NULL */
     pull_msg *held_pull;      /* and what it asks */
     double next_keepalive;    /* when the held peers next hear that the shard is there */
@@ -609,6 +611,12 @@ static int s_handle(ps *p, net_msg *m)
     }
     if (h.generation != 0 && h.generation != p->generation) {
         s_note_old_version(p, &h);
+        if (p->o->restore_asked && !p->o->restored && h.worker < (uint32_t)s->workers) {
+            p->lost_state = true;   /* it lived before, and what it applied is gone (a
+                                     * pod made anew with an empty folder): it went on
+                                     * from the initial model, and the job succeeded */
+            return 1;
+        }
     }
     if (h.generation == 0 && h.worker != WIRE_ANY) {   /* a new process */
         if (h.worker < (uint32_t)s->workers) {
@@ -692,6 +700,7 @@ int ps_serve(server *s, void *zmq_ctx, const ps_options *o, shard_client *client
     }
     faults_init(&p.faults, &o->faults, o->seed, (uint64_t)WIRE_ANY << 16 | (uint64_t)s->shard);
     p.next_checkpoint = o->checkpoint_every > 0 ? run_wall() + o->checkpoint_every : 0;
+    p.began_saved = s->stats.first_pull_at > 0;
     int rc = s_open(&p, zmq_ctx, err);
     if (rc == 0 && o->checkpoint_every > 0) {
         /* a shard that fails before its first interval comes back from this
@@ -711,6 +720,14 @@ int ps_serve(server *s, void *zmq_ctx, const ps_options *o, shard_client *client
             net_msg_close(&m);
         }
         s_keepalive(&p);
+        /* one when training begins: a fresh shard's first checkpoint was
+         * written before it, and a restart from that one took its own first
+         * pull for the job's (time_s short, the rows before it at 0) */
+        if (!p.began_saved && s->stats.first_pull_at > 0 && o->checkpoint_every > 0 &&
+            !server_workers_done(s)) {
+            s_checkpoint(&p);
+            p.began_saved = true;
+        }
         /* none once every worker is done: nothing can change any more (the
          * last worker's DONE wrote one), and one written after the
          * evaluator's last look at the counters was missing from the
@@ -737,6 +754,13 @@ int ps_serve(server *s, void *zmq_ctx, const ps_options *o, shard_client *client
     free(p.kept);
     if (stop_requested()) {
         s_checkpoint(&p);   /* stopped from outside: resume from here */
+    }
+    if (p.lost_state) {
+        rc = error_set(err, ERROR_RUNTIME, "ps %d: a worker heard from an earlier life of this "
+                       "shard, but there is no checkpoint to come back from (%s): what it "
+                       "applied is lost; keep the run folder on a volume that outlives the "
+                       "process (a pod's emptyDir does not) and set [checkpoint] every",
+                       s->shard, o->checkpoint);
     }
     s->stats.lost_updates = p.lost_before + (p.old_version > p.restored_version
                                              ? p.old_version - p.restored_version : 0);
@@ -877,6 +901,7 @@ int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *e
                                         cs->task == 0 ? summary_evals_most_updates(evals) : 0,
                         .auth = curve ? &auth : NULL, .checkpoint = checkpoint,
                         .checkpoint_every = e->checkpoint_every, .restored = restored,
+                        .restore_asked = cs->restore != RESTORE_NONE,
                         .faults = e->faults, .seed = e->seed, .compress = e->compress};
         stop_install();
         rc = ps_serve(s, ctx, &o, clients, generation, err);
@@ -892,6 +917,12 @@ int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *e
         error write_err;
         if (shard_stats_write(path, &st, rc == 0 ? err : &write_err) < 0) {
             rc = -1;
+        }
+        if (rc == 0 && stop_requested() && !server_workers_done(s)) {   /* said: a launcher
+                                                                          * must not take it
+                                                                          * for the end */
+            rc = error_set(err, ERROR_RUNTIME, "stopped by signal %d before every worker was "
+                           "done; --resume goes on from its checkpoint", stop_requested());
         }
     }
     free(clients);

@@ -32,6 +32,9 @@ typedef struct ps_options {
     const char *checkpoint;    /* where to checkpoint ("": never) */
     double checkpoint_every;   /* seconds between checkpoints; 0: only when stopped */
     bool restored;             /* s was taken up from a checkpoint */
+    bool restore_asked;        /* --restore or --resume: a shard that has lived before
+                                  comes back from its checkpoint; a worker that heard
+                                  from that life, with none found, fails the shard */
     uint64_t seen_version;     /* resumed shard 0: the most updates an earlier session's
                                   evaluations saw (eval.csv), which a checkpoint written
                                   before them lost (its job's launcher was killed) */

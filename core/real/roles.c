@@ -544,6 +544,10 @@ int role_main(int role, int argc, char **argv)
 done:
     experiment_destroy(&e);
     cluster_free(&cs);
+    if (rc < 0 && err.status == ERROR_RUNTIME && stop_requested()) {
+        err.status = ERROR_SIGNALLED(stop_requested());   /* stopped before its work was done:
+                                                           * retryable, as a shell says it */
+    }
     if (rc < 0) {
         if (role == ROLE_ANY) {
             fprintf(stderr, "asgd role: %s\n", err.msg);
