@@ -14,8 +14,8 @@ packages=(
 # them say so and are skipped: the libFuzzer harnesses' compiler
 # (scripts/fuzz.sh); hosts made of network namespaces (iproute2, util-linux's
 # nsenter and unshare); the launchers tests/test_launchers.py starts jobs
-# with (Open MPI, Slurm and its munge).
-optional=(clang libclang-rt-14-dev iproute2 util-linux openmpi-bin slurm-wlm munge)
+# with (Open MPI, MPICH, Slurm and its munge).
+optional=(clang libclang-rt-14-dev iproute2 util-linux openmpi-bin mpich slurm-wlm munge)
 # shellcheck disable=SC2206
 packages+=(${ASGD_SETUP_EXTRA:-})
 

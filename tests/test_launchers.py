@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""test_launchers.py ASGD mpirun|slurm: a job started by a real launcher
+"""test_launchers.py ASGD mpirun|mpich|slurm: a job started by a real launcher
 across three hosts (network namespaces, hosts.py), one `asgd role` per
 rank, placed by nothing but the launcher's environment.
 
 mpirun: Open MPI starts 4 ranks here (--allow-run-as-root --oversubscribe,
 MASTER_ADDR passed with -x); each rank runs on its host, ranks 0 and 1
 (the shard and the evaluator) on host 0, rank 2 on host 1, rank 3 on host 2.
+
+mpich: the same with MPICH's mpiexec (Hydra: PMI_RANK and PMI_SIZE,
+MASTER_ADDR passed with -genv).
 
 slurm: a Slurm cluster of three nodes, one per host: munged with a key of
 its own, slurmctld on host 0 and a slurmd on each host, from a generated
@@ -38,18 +41,40 @@ def skip(why):
     sys.exit(77)
 
 
-def mpirun(h, work, config):
-    if not shutil.which("mpirun"):
-        skip("no mpirun (Debian: openmpi-bin)")
-    # each rank enters its host: a shell picks the host by the rank Open MPI set
+def _ranks_script(h, work, config, rank_var):
+    """A shell line that enters each rank's host, picked by the rank its
+    launcher set in rank_var."""
     cases = "".join(f"{r}) exec {shlex.join(h.command(k, [ASGD, 'role', config]))} "
                     f"--run_dir={work}/mpi/host-{k};; " for r, k in enumerate(RANK_HOSTS))
-    script = f'case "$OMPI_COMM_WORLD_RANK" in {cases}esac; exit 3'
-    run = subprocess.run(["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "4",
+    return f'case "${rank_var}" in {cases}esac; exit 3'
+
+
+def mpirun(h, work, config):
+    exe = shutil.which("mpirun.openmpi") or shutil.which("mpirun")
+    if not exe:
+        skip("no mpirun (Debian: openmpi-bin)")
+    script = _ranks_script(h, work, config, "OMPI_COMM_WORLD_RANK")
+    run = subprocess.run([exe, "--allow-run-as-root", "--oversubscribe", "-np", "4",
                           "-x", f"MASTER_ADDR={h.hostnames[0]}", "-x", "MASTER_PORT=2222",
                           "sh", "-c", script], capture_output=True, text=True, timeout=300)
     check(run.returncode == 0, f"mpirun exited {run.returncode}: {run.stderr[-3000:]}")
-    check("rank 3 of 4 is worker 1" in run.stderr,
+    check("Open MPI rank 3 of 4 is worker 1" in run.stderr,
+          "each rank says where it stands:\n" + run.stderr[-2000:])
+    return f"{work}/mpi/host-0"
+
+
+def mpich(h, work, config):
+    """MPICH's mpiexec (Hydra, which sets PMI_RANK and PMI_SIZE), its ranks
+    forked here and each entering its host."""
+    exe = shutil.which("mpiexec.mpich")
+    if not exe:
+        skip("no mpiexec.mpich (Debian: mpich)")
+    script = _ranks_script(h, work, config, "PMI_RANK")
+    run = subprocess.run([exe, "-launcher", "fork", "-n", "4",
+                          "-genv", "MASTER_ADDR", h.hostnames[0], "-genv", "MASTER_PORT", "2222",
+                          "sh", "-c", script], capture_output=True, text=True, timeout=300)
+    check(run.returncode == 0, f"mpiexec exited {run.returncode}: {run.stderr[-3000:]}")
+    check("MPICH or Intel MPI rank 3 of 4 is worker 1" in run.stderr,
           "each rank says where it stands:\n" + run.stderr[-2000:])
     return f"{work}/mpi/host-0"
 
@@ -160,8 +185,8 @@ def main():
         reference = one_host(ASGD, work, config)
         try:
             with Hosts(3) as h:
-                folder = mpirun(h, work, config) if engine == "mpirun" else \
-                    slurm(h, work, config)
+                folder = {"mpirun": mpirun, "mpich": mpich, "slurm": slurm}[engine](
+                    h, work, config)
                 expect_job(folder, reference, engine)
         except Unavailable as why:
             skip(why)
