@@ -88,9 +88,11 @@ static const char s_role_usage[] =
     "\n"
     "asgd role CONFIG takes its role from TF_CONFIG's task (chief, master and\n"
     "evaluator run the evaluator), or else from its launcher's rank: RANK and\n"
-    "WORLD_SIZE (torchrun, PyTorchJob), OMPI_COMM_WORLD_RANK and _SIZE (mpirun),\n"
-    "SLURM_PROCID and SLURM_NTASKS (srun). With S = [cluster] servers, ranks 0..S-1\n"
-    "are the shards, at MASTER_ADDR (Slurm: the node list's first) and ports\n"
+    "WORLD_SIZE (torchrun, PyTorchJob), OMPI_COMM_WORLD_RANK and _SIZE (Open MPI's\n"
+    "mpirun), PMI_RANK and PMI_SIZE (MPICH's or Intel MPI's mpiexec), SLURM_PROCID\n"
+    "and SLURM_NTASKS (srun); the innermost launcher first. With S = [cluster]\n"
+    "servers, ranks 0..S-1 are the shards, on the first node, at MASTER_ADDR\n"
+    "(Slurm: the node list's first; IPv6 as it is) and ports\n"
     "MASTER_PORT+1..MASTER_PORT+S (MASTER_PORT: 29500 if unset); rank S is the\n"
     "evaluator; the rest are workers. It prints where it stands.\n";
 
@@ -345,8 +347,16 @@ int main(int argc, char **argv)
         } else if (strcmp(topic, "ps") == 0 || strcmp(topic, "worker") == 0 ||
                    strcmp(topic, "evaluator") == 0 || strcmp(topic, "role") == 0) {
             fputs(s_role_usage, stdout);
-        } else {
+        } else if (!topic[0]) {
             fputs(s_usage, stdout);
+        } else {   /* a topic that is not one: said, not the general help and 0 */
+            static const char *const topics[] = {"algorithms", "config", "ps", "worker",
+                                                 "evaluator", "role", NULL};
+            const char *near = suggest_nearest(topic, topics);
+            fprintf(stderr, "asgd: help: no topic \"%s\"%s%s%s (topics: algorithms, config, "
+                    "ps, role)\n", topic, near ? "; did you mean \"" : "", near ? near : "",
+                    near ? "\"?" : "");
+            return ERROR_USAGE;
         }
         return 0;
     }

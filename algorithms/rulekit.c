@@ -38,7 +38,7 @@ int rule_plain_sgd(config *c, const rule_context *ctx, const char *rule, float *
 {
     if (ctx->optim->kind != OPTIM_SGD) {
         return config_fail(c, "train", "optimizer", err, "%s takes plain SGD steps (its formula "
-                           "in ALGORITHMS.md); set optimizer = sgd", rule);
+                           "heads algorithms/%s.c); set optimizer = sgd", rule, rule);
     }
     if (lr) {
         *lr = (float)ctx->optim->lr;

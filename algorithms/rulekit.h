@@ -17,7 +17,7 @@ int rule_window(config *c, long def, long *out, error *err);
 /* alpha: the elastic force's rate, in [0, 1]; 0.9 / workers by default
  * (beta = 0.9 in EASGD's paper), 0 leaves every worker on its own. */
 int rule_alpha(config *c, const rule_context *ctx, float *out, error *err);
-/* A rule whose formula takes plain SGD steps (ALGORITHMS.md: at the
+/* A rule whose formula takes plain SGD steps (its file's header: at the
  * server, as Hogwild's kin, or in the workers' local steps, as AGN and
  * EASGD): 0 with *lr the [train] learning rate (lr may be NULL), or -1
  * with err naming [train] optimizer when the config asks for another

@@ -194,14 +194,17 @@ int data_files(char paths[4][4096], const data_spec *s, error *err)
         struct stat st;
         s_idx_path(paths[i], sizeof paths[i], s->path, stems[i]);
         if (stat(paths[i], &st) != 0) {
-            if (s->source == DATA_FASHION_MNIST) {
+            if (s->source == DATA_FASHION_MNIST && strcmp(s->path, DATA_FASHION_MNIST_PATH) == 0) {
                 return error_set(err, ERROR_USAGE, "%s: missing: Fashion-MNIST is "
                                  "not installed; install it with `apt-get install "
                                  "dataset-fashion-mnist` (or ./scripts/setup.sh)", paths[i]);
             }
             return error_set(err, ERROR_USAGE, "%s: missing: [data] path must be "
                              "a folder holding %s[.gz] and the other MNIST-named "
-                             "IDX files", paths[i], stems[i]);
+                             "IDX files%s", paths[i], stems[i],
+                             s->source == DATA_FASHION_MNIST
+                             ? " (Debian's Fashion-MNIST is at " DATA_FASHION_MNIST_PATH
+                               ": apt-get install dataset-fashion-mnist)" : "");
         }
     }
     return 0;

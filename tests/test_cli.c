@@ -123,6 +123,18 @@ static void test_usage_errors(void **state)
     assert_int_equal(f->r.status, 2);
     assert_non_null(strstr(f->r.err, "unknown command \"trian\"; did you mean \"train\"?"));
     assert_null(strstr(f->r.err, "usage:"));
+    /* and a help topic that is none (it printed the general help, exit 0) */
+    const char *topic[] = {"help", "algoritms", NULL};
+    support_run_asgd(&f->r, f->dir, topic);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "no topic \"algoritms\"; did you mean \"algorithms\"?"));
+    /* a data folder given that holds no data is said so (it said Fashion-MNIST
+     * was not installed) */
+    const char *nodata[] = {"train", "/dev/null", f->out_arg, "data.path=/nonexistent", NULL};
+    support_run_asgd(&f->r, f->dir, nodata);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "/nonexistent/train-images-idx3-ubyte"));
+    assert_null(strstr(f->r.err, "not installed"));
     const char *flag[] = {"plot", f->dir, "-o", "x.png", "--kindd", "scaling", NULL};
     support_run_asgd(&f->r, f->dir, flag);
     assert_int_equal(f->r.status, 2);

@@ -246,7 +246,7 @@ static int s_read(k8s_job *j, int argc, char **argv, error *err)
         }
     }
     if (!j->image) {
-        return error_set(err, ERROR_USAGE, "asgd k8s: --image IMAGE is needed (the Dockerfile "
+        return error_set(err, ERROR_USAGE, "--image IMAGE is needed (the Dockerfile "
                          "at the repository's root builds one)");
     }
     if (!s_image_ok(j->image)) {
