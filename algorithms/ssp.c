@@ -40,9 +40,13 @@ static void *s_configure(config *c, const rule_context *ctx, rule_info *info, er
     return p;
 }
 
+/* A worker that comes back (restarted, resumed, back from a trace's
+ * absence) goes on at the clock its counted pushes reached (it began at
+ * 0 again: its pulls were always ready, it ran past the bound, and once
+ * done the others waited for clocks it never pushed). */
 static int s_worker_run(worker *w)
 {
-    for (uint64_t clock = 0; !worker_done(w); clock++) {
+    for (uint64_t clock = (uint64_t)w->steps; !worker_done(w); clock++) {
         if (worker_pull(w, clock) < 0 ||
             (w->steps + 1 < w->budget && worker_prefetch(w, clock + 1) < 0)) {
             return -1;

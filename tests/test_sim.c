@@ -1384,6 +1384,21 @@ static void test_a_restarted_worker_goes_on_with_its_data(void **state)
                      plain_loss[step[i] - 1]);
         }
     }
+    /* failing again while it starts (before it took up its share): that
+     * life wrote nothing, and the steps the first life wrote and the third
+     * took again kept both rows */
+    base[6] = "sim.fail=0@0.015-0.02,0@0.0205-0.03";
+    const char *again[] = {base[0], base[1], base[2], base[3], base[4], base[5], base[6],
+                           "sim.startup_cpu=0.001", NULL};
+    s_sim(f, again, failed, sizeof failed);
+    assert_true(s_num(failed, "restarts") == 2);
+    n = s_step_losses(failed, step, loss, MAX);
+    if (n != n_plain) {
+        fail_msg("%d rows in steps.csv for %d steps after two failures", n, n_plain);
+    }
+    for (int i = 0; i < n; i++) {
+        assert_true(step[i] == i + 1);
+    }
 }
 
 /* A worker restarted while shard 0 is down takes up its share from the
@@ -1406,6 +1421,25 @@ static void test_a_worker_restarted_while_its_shard_is_down(void **state)
         fail_msg("samples %.0f, without the failures %.0f", s_num(failed, "samples"),
                  s_num(plain, "samples"));
     }
+}
+
+/* SSP after a worker's restart: the restarted worker goes on at the clock
+ * its counted pushes reached. It began at clock 0 again, ran past the
+ * bound (its pulls were always ready), and once done left the others
+ * waiting for clocks it never pushed: the run deadlocked. */
+static void test_ssp_goes_on_after_a_restart(void **state)
+{
+    support_fixture *f = *state;
+    const char *base[] = {"train.algorithm=ssp", "cluster.workers=3", "sim.compute=lognormal",
+                          "sim.compute_mean=0.001", "sim.compute_sd=0.0005", "sim.latency=0.0001",
+                          "cluster.restart=on-failure", NULL, NULL};
+    char plain[4096], failed[4096];
+    s_sim(f, base, plain, sizeof plain);
+    base[7] = "sim.fail=1@0.05-0.06";
+    s_sim(f, base, failed, sizeof failed);
+    assert_true(s_num(failed, "restarts") == 1);
+    assert_true(s_num(failed, "samples") == s_num(plain, "samples"));
+    assert_true(s_num(failed, "staleness_max") <= 3 + 1 + 2);   /* s = 3, and a restart's */
 }
 
 /* The reverse: [sim]'s keys that change what happens to the workers are
@@ -1759,6 +1793,7 @@ int main(void)
         T(test_sims_scenario_is_refused_by_other_modes),
         T(test_a_restarted_worker_goes_on_with_its_data),
         T(test_a_worker_restarted_while_its_shard_is_down),
+        T(test_ssp_goes_on_after_a_restart),
         T(test_no_evaluation_while_a_shard_is_down),
         T(test_a_pause_frees_its_core),
         T(test_a_thousand_workers),

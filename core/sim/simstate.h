@@ -92,7 +92,7 @@ typedef struct sim_worker {
     char *stack;
     void *fake_stack;        /* AddressSanitizer's, while switched away */
     int incarnation;
-    long written;            /* the steps its last life wrote to steps.csv */
+    long written;            /* the most steps a life of it wrote to steps.csv */
     bool running;            /* its coroutine has not returned */
     bool done;               /* its work is complete */
     bool failed;             /* failing: every primitive returns -1 */

@@ -345,7 +345,10 @@ int sim_worker_start(sim *s, int k)
 {
     sim_worker *sw = &s->workers[k];
     error *err = s->err;
-    sw->written = sw->w.steps;   /* by its last life, if any */
+    if (sw->w.steps > sw->written) {   /* the furthest any life wrote (one that failed
+                                        * before taking up its share wrote from 0) */
+        sw->written = sw->w.steps;
+    }
     if (sw->incarnation > 0) {
         worker_free(&sw->w);
     }
