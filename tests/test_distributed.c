@@ -156,6 +156,33 @@ static void s_expect_time_from_first_step(const char *dir, const cJSON *summary)
     free(eval);
 }
 
+/* eval.csv's rows of one `updates` hold one model: one test loss (a
+ * lockstep rule's shard 0 could be a round ahead of the others when the
+ * evaluator pulled). */
+static void s_expect_one_model_per_update(const char *dir)
+{
+    char path[4200], line[512];
+    snprintf(path, sizeof path, "%s/eval.csv", dir);
+    FILE *in = fopen(path, "r");
+    assert_non_null(in);
+    long last_u = -1;
+    double last_loss = 0;
+    while (fgets(line, sizeof line, in)) {
+        double t, epoch, loss, acc;
+        long u, samples;
+        if (sscanf(line, "%lf,%lf,%ld,%ld,%lf,%lf", &t, &epoch, &u, &samples, &loss, &acc) != 6) {
+            continue;
+        }
+        if (u == last_u && loss != last_loss) {
+            fail_msg("%s: two rows of %ld updates, test loss %.9g and %.9g", dir, u, last_loss,
+                     loss);
+        }
+        last_u = u;
+        last_loss = loss;
+    }
+    fclose(in);
+}
+
 static void s_train_and_check(support_fixture *f, const char *algorithm, const char *transport,
                               const char *extra)
 {
@@ -206,6 +233,7 @@ static void s_train_and_check(support_fixture *f, const char *algorithm, const c
     assert_int_equal(support_count_lines(path), 0);
     s_expect_time_from_first_step(dir, j);
     cJSON_Delete(j);
+    s_expect_one_model_per_update(dir);
     s_expect_no_ipc_left(dir);
 }
 

@@ -115,6 +115,17 @@ static void test_one_thread_follows_sequential_exactly(void **state)
             fail_msg("%s: one thread's steps differ from the sequential trainer's", rules[i]);
         }
         free(t);
+        /* time_s spans both shards' training, as train_time_s does (it came
+         * out microseconds short of it) */
+        char path[4200];
+        snprintf(path, sizeof path, "%s/summary.json", dir);
+        cJSON *j = support_json_file(path);
+        double time_s = support_json_number(j, "time_s");
+        double trained = support_json_number(j, "train_time_s");
+        cJSON_Delete(j);
+        if (!(trained > 0 && time_s >= trained)) {
+            fail_msg("%s: time_s %.9f, train_time_s %.9f", rules[i], time_s, trained);
+        }
     }
     free(seq);
 }

@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -297,37 +298,76 @@ static void s_free(threads_run *t)
 
 /* ---- the evaluator ---- */
 
-/* Training's length once it is over: shard 0's first pull to its last
- * push, the summary's train_time_s (as sim.c's last row). */
+/* Training's length once it is over: the shards' first pull to their last
+ * push, the summary's train_time_s (as sim.c's last row; shard 0's alone
+ * was short of it with two shards). */
 static double s_trained(const threads_run *t)
 {
-    const shard_stats *st = &t->shards[0].srv->stats;
-    return st->last_push_at > st->first_pull_at ? st->last_push_at - st->first_pull_at : 0;
+    double first = 0, last = 0;
+    for (int k = 0; k < t->nshards; k++) {
+        const shard_stats *st = &t->shards[k].srv->stats;
+        if (st->first_pull_at > 0 && (first == 0 || st->first_pull_at < first)) {
+            first = st->first_pull_at;
+        }
+        last = st->last_push_at > last ? st->last_push_at : last;
+    }
+    return last > first ? last - first : 0;
 }
 
-/* The centre now (each shard's part under its lock: a push applied at once
- * may be half in it, as a Hogwild reader sees it), evaluated; a row of
- * eval.csv, at the time of the copy (the last, `final`, at the end of
- * training), not after the forward pass. A diverged model stops the run. */
+/* Whether every shard has ended the same round, all their locks held (a
+ * round ends on shard 0 first, then on the others as the leader's parts
+ * reach them); always for rules without rounds. */
+static bool s_same_round(const threads_run *t)
+{
+    for (int k = 1; t->e->rule_info.lockstep && k < t->nshards; k++) {
+        if (atomic_load(&t->shards[k].srv->version) != atomic_load(&t->shards[0].srv->version)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The centre now, evaluated; a row of eval.csv, at the time of the copy
+ * (the last, `final`, at the end of training), not after the forward pass.
+ * The copy is taken with every shard's lock held: a push applied at once
+ * may be half in it, as a Hogwild reader sees it, and a lockstep rule's
+ * shards are all at one round (shard 0 could be a round ahead, two rows of
+ * one `updates` holding different models). A diverged model stops the
+ * run. */
 static void s_evaluate(threads_run *t, bool final)
 {
     uint64_t samples = 0, version = 0;
     double copied = 0;
+    /* no thread holds two locks: taking them in order cannot deadlock; a
+     * round left half done (a stuck run, which the main loop ends) is
+     * copied as it is after a second */
+    for (double given_up = run_now() + 1;;) {
+        for (int k = 0; k < t->nshards; k++) {
+            pthread_mutex_lock(&t->shards[k].lock);
+        }
+        if (s_same_round(t) || atomic_load(&t->stopping) || stop_requested() ||
+            run_now() > given_up) {
+            break;
+        }
+        for (int k = t->nshards - 1; k >= 0; k--) {
+            pthread_mutex_unlock(&t->shards[k].lock);
+        }
+        sched_yield();   /* the round's last parts are on their way */
+    }
+    /* the row's counters and time are those of the copy: read before it
+     * (pushes applied one at a time wait; applied at once, the copy is at
+     * least this new), not after, when later pushes may have counted */
+    version = atomic_load(&t->shards[0].srv->version);
+    samples = atomic_load(&t->shards[0].srv->samples);
+    copied = s_elapsed(t);
     for (int k = 0; k < t->nshards; k++) {
         tshard *sh = &t->shards[k];
         pull_msg pm = {.worker = ALGORITHM_EVALUATOR};
-        pthread_mutex_lock(&sh->lock);
-        if (k == 0) {   /* the row's counters and time are those of the copy: read
-                         * before it (under the lock, pushes applied one at a time
-                         * wait; applied at once, the copy is at least this new),
-                         * not after, when later pushes may have counted */
-            version = atomic_load(&sh->srv->version);
-            samples = atomic_load(&sh->srv->samples);
-            copied = s_elapsed(t);
-        }
         memcpy(t->centre + sh->srv->lo, server_answer(sh->srv, &pm),
                sh->srv->n * sizeof *t->centre);
-        pthread_mutex_unlock(&sh->lock);
+    }
+    for (int k = t->nshards - 1; k >= 0; k--) {
+        pthread_mutex_unlock(&t->shards[k].lock);
     }
     double at = final ? fmax(s_trained(t), t->evaluated_at) : copied;
     t->evaluated_at = at;
@@ -482,10 +522,11 @@ static int s_summarise(threads_run *t, int rc, double wall0)
         }
     }
     double first = atomic_load(&t->first_step);
-    /* shard 0's first pull to its last push, or the last evaluation's time
-     * where one came after it (a row taken after the last push, before the
-     * workers returned): eval.csv's last row, as in real mode */
-    sum->time_s = fmax(sum->train_time_s, t->evaluated_at);
+    /* the shards' first pull to their last push, or the last evaluation's
+     * time where one came after it (a row taken after the last push, before
+     * the workers returned): eval.csv's last row, as in real mode (it read
+     * train_time_s before summary_finish set it: 0) */
+    sum->time_s = fmax(s_trained(t), t->evaluated_at);
     /* loading the data, the initial evaluation and starting the threads,
      * as a real run's start-up holds its processes' */
     sum->startup_s = t->e->load_s + (first > 0 ? first - wall0 : t->t0 - wall0);
