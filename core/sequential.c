@@ -100,17 +100,19 @@ static bool s_evaluate(trainer *t, long step, double time_s)
     return summary_add_eval(&t->sum, step, t->loss, t->acc);
 }
 
-/* Trains for total_steps (or until stopped), evaluating at step 0, every
- * eval.every seconds of training time and at the end; returns the steps
- * taken. */
-static long s_train(trainer *t, long total_steps, double wall_start, progress *prog)
+/* Trains for total_steps (or until stopped), evaluating at step 0 (time
+ * 0), every eval.every seconds of training time and at the end; returns
+ * the steps taken. A step's row is stamped when its gradient is done, as a
+ * worker stamps its own (it was stamped before it, one step early against
+ * a one-worker run). */
+static long s_train(trainer *t, long total_steps, progress *prog)
 {
     experiment *e = t->e;
     int batch = (int)e->batch;
-    double last_eval = 0;
+    double last_eval = 0, origin = run_now();
     long step = 0;
     for (;;) {
-        double now = run_now() - wall_start - t->eval_time;
+        double now = step == 0 ? 0 : run_now() - origin - t->eval_time;
         bool finished = step == total_steps;
         bool diverged = false;
         if (finished || step == 0 || (e->eval_every > 0 && now - last_eval >= e->eval_every)) {
@@ -123,10 +125,11 @@ static long s_train(trainer *t, long total_steps, double wall_start, progress *p
         }
         sampler_next(&t->sp, t->x, t->y, batch);
         float step_loss = model_gradient(t->m, t->grad, t->params, t->x, t->y, batch);
+        double computed = run_now() - origin - t->eval_time;
         optim_step(t->o, t->params, t->grad);
         step++;
         if (step % e->steps_every == 0) {
-            run_step_row(t->r->steps, now, 0, step, step_loss, 0, 0);
+            run_step_row(t->r->steps, computed, 0, step, step_loss, 0, 0);
         }
         s_progress(prog, e, (double)step * batch / e->train.n, now > 0 ? step * batch / now : 0,
                    t->acc, false);
@@ -172,7 +175,7 @@ int sequential_train(experiment *e, run *r, error *err)
     double wall_start = run_now();
     progress prog;
     progress_start(&prog);
-    long step = s_train(&t, total_steps, wall_start, &prog);
+    long step = s_train(&t, total_steps, &prog);
     int stopped = stop_requested();
     stop_uninstall();
     run_summary *sum = &t.sum;

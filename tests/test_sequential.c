@@ -121,6 +121,19 @@ static void s_check_run(support_fixture *f, const char *model_type, double min_a
     snprintf(path, sizeof path, "%s/steps.csv", dir);
     assert_int_equal(support_count_lines(path), (int)s_number(j, "updates") + 1);
     cJSON_Delete(j);
+    /* time 0 is the initial evaluation's, and a step's row comes when its
+     * gradient is done, as a worker's (step 1 was stamped with the initial
+     * evaluation, a few microseconds in) */
+    char *steps = support_read_file(path);
+    snprintf(path, sizeof path, "%s/eval.csv", dir);
+    char *evals = support_read_file(path);
+    double step1 = strtod(strchr(steps, '\n') + 1, NULL);
+    double eval0 = strtod(strchr(evals, '\n') + 1, NULL);
+    if (!(eval0 == 0 && step1 > 0)) {
+        fail_msg("the initial evaluation at %.6f s, step 1 at %.6f s", eval0, step1);
+    }
+    free(steps);
+    free(evals);
 }
 
 static void test_synthetic_softmax_and_mlp_learn(void **state)
