@@ -1114,6 +1114,49 @@ static void test_roles_started_by_hand(void **state)
     }
 }
 
+/* Evaluations come every eval.every, even a short one (5 ms): one per
+ * interval, those that fell due while one was made skipped (they were
+ * made at once, a burst of rows 0.4 ms apart holding one model, then a
+ * 20 ms gap), and one due within the evaluator's 20 ms nap made on time.
+ * In real and threads mode. */
+static void test_short_evaluation_intervals_are_kept(void **state)
+{
+    support_fixture *f = *state;
+    const char *modes[] = {"experiment.mode=real", "experiment.mode=threads"};
+    const char *epochs[] = {"train.epochs=60", "train.epochs=600"};   /* 0.1-0.2 s each */
+    for (int m = 0; m < 2; m++) {
+        const char *args[] = {"train", "/dev/null", f->out_arg, modes[m],
+                              "train.algorithm=hogwild", "cluster.workers=2",
+                              "data.dataset=synthetic", "data.train_size=2000",
+                              "model.type=softmax", epochs[m], "eval.every=0.005", NULL};
+        support_run_asgd(&f->r, f->dir, args);
+        if (f->r.status != 0) {
+            fail_msg("%s: %s", modes[m], f->r.err);
+        }
+        char dir[4096], path[4200], line[512];
+        s_run_dir(f, dir, sizeof dir);
+        snprintf(path, sizeof path, "%s/eval.csv", dir);
+        FILE *in = fopen(path, "r");
+        assert_non_null(in);
+        double t = 0, epoch, loss, acc;
+        long u, samples, rows = 0, twice = 0, slot = -1;
+        while (fgets(line, sizeof line, in)) {
+            if (sscanf(line, "%lf,%lf,%ld,%ld,%lf,%lf", &t, &epoch, &u, &samples, &loss,
+                       &acc) != 6) {
+                continue;
+            }
+            long now = (long)floor(t / 0.005);   /* each interval's evaluation */
+            twice += rows++ > 0 && now == slot;
+            slot = now;
+        }
+        fclose(in);
+        if (twice > 1 || rows < 10) {   /* the last row: the end of training, any time */
+            fail_msg("%s: %ld rows, %ld of them in an interval the one before was in",
+                     modes[m], rows, twice);
+        }
+    }
+}
+
 /* An evaluation due between a worker's last push and its done sees the
  * final model already; the final row, written once the shard says every
  * worker is done, is never stamped before it (it once was: at the last
@@ -1447,6 +1490,7 @@ int main(void)
         T(test_a_diverging_run_is_a_result),
         T(test_roles_started_by_hand),
         T(test_roles_from_a_launchers_environment),
+        T(test_short_evaluation_intervals_are_kept),
         T(test_the_final_evaluation_never_steps_back),
         T(test_workers_wait_for_a_late_evaluator),
         T(test_a_client_without_its_shard_times_out),

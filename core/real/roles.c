@@ -263,7 +263,8 @@ static int s_wait(evaluator *v, error *err)
             }
             check = now + (v->t0 > 0 ? 0.5 : 0.05);
         }
-        run_sleep(0.02);
+        double next = v->t0 > 0 && every > 0 ? v->t0 + every * v->evaluations - now : 0.02;
+        run_sleep(fmin(0.02, fmax(next, 0.0005)));   /* an evaluation due sooner, on time */
     }
 }
 
@@ -378,6 +379,12 @@ static int s_evaluate(evaluator *v, bool *last, error *err)
         v->rec->sum.diverged = v->rec->sum.diverged || refused;
     }
     v->evaluations++;
+    double every = v->e->eval_every;
+    if (v->t0 > 0 && every > 0) {   /* evaluations that fell due meanwhile are skipped,
+                                     * not made in a burst of one model */
+        double due = floor((run_wall() - v->t0) / every) + 1;
+        v->evaluations = due > v->evaluations ? (int)due : v->evaluations;
+    }
     *last = final || !isfinite(loss) || refused;
     return 0;
 }

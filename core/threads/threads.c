@@ -454,7 +454,9 @@ static int s_run(threads_run *t, progress *p)
             atomic_store(&t->stopping, true);
             break;
         }
-        run_sleep(0.01);
+        double every = t->e->eval_every;   /* an evaluation due sooner, on time */
+        run_sleep(every > 0 && atomic_load(&t->first_step) > 0
+                  ? fmin(0.01, fmax(next - s_elapsed(t), 0.0005)) : 0.01);
         s_progress(t, p, false);
         if (s_refused(t)) {
             s_evaluate(t, false);   /* diverged: marked, and the run stops */
@@ -476,7 +478,10 @@ static int s_run(threads_run *t, progress *p)
         if (t->e->eval_every > 0 && atomic_load(&t->first_step) > 0 && s_elapsed(t) >= next &&
             atomic_load(&t->finished) < t->nworkers) {   /* after the last push: the final one */
             s_evaluate(t, false);
-            next += t->e->eval_every;
+            double at = s_elapsed(t);   /* those that fell due meanwhile are skipped, not
+                                         * made one per pass */
+            next += every;
+            next = next > at ? next : (floor(at / every) + 1) * every;
         }
     }
     atomic_store(&t->stopping, atomic_load(&t->stopping) || t->err->msg[0]);
