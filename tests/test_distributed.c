@@ -1114,6 +1114,23 @@ static void test_roles_started_by_hand(void **state)
     }
 }
 
+/* A worker that refuses its config or data (label-skew leaving a worker
+ * no example) fails the job with its reason on the one line, and the
+ * config error's status, 2, as the simulator and threads mode refuse it
+ * (the reason was in log.txt alone, the status 1). */
+static void test_a_process_refusing_its_data_says_why(void **state)
+{
+    support_fixture *f = *state;
+    const char *args[] = {"train", "/dev/null", f->out_arg, "train.algorithm=hogwild",
+                          "cluster.workers=8", "data.dataset=synthetic", "data.train_size=2000",
+                          "model.type=softmax", "data.partition=label-skew", "data.alpha=0.01",
+                          NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    if (f->r.status != 2 || !strstr(f->r.err, "with no examples; raise [data] alpha")) {
+        fail_msg("status %d, \"%s\"", f->r.status, f->r.err);
+    }
+}
+
 /* Evaluations come every eval.every, even a short one (5 ms): one per
  * interval, those that fell due while one was made skipped (they were
  * made at once, a burst of rows 0.4 ms apart holding one model, then a
@@ -1490,6 +1507,7 @@ int main(void)
         T(test_a_diverging_run_is_a_result),
         T(test_roles_started_by_hand),
         T(test_roles_from_a_launchers_environment),
+        T(test_a_process_refusing_its_data_says_why),
         T(test_short_evaluation_intervals_are_kept),
         T(test_the_final_evaluation_never_steps_back),
         T(test_workers_wait_for_a_late_evaluator),

@@ -299,6 +299,27 @@ static int s_left_early(const job *j, error *err)
                      j->r->dir);
 }
 
+/* The last line child c said in log.txt about its failure ("asgd worker 3:
+ * WHY" gives WHY) into said ("" when there is none): the job's error says
+ * why the process failed, not only that it did (that was in log.txt
+ * alone). */
+static void s_last_said(const job *j, const child *c, char *said, size_t n)
+{
+    char path[4800], prefix[64];
+    snprintf(path, sizeof path, "%s/log.txt", j->r->dir);
+    snprintf(prefix, sizeof prefix, "asgd %s %d: ", cluster_role_name(c->role), c->task);
+    said[0] = '\0';
+    char *text = run_read_file(path);
+    for (char *line = text; line && *line;) {
+        size_t len = strcspn(line, "\n");
+        if (strncmp(line, prefix, strlen(prefix)) == 0) {
+            snprintf(said, n, "%.*s", (int)(len - strlen(prefix)), line + strlen(prefix));
+        }
+        line += len + (line[len] == '\n');
+    }
+    free(text);
+}
+
 /* A child has exited: done, restarted by the policy, or the job fails
  * (-1 with err set). A shard or the evaluator that ends while workers
  * still run is suspect but not yet a failure: workers that had said DONE
@@ -340,9 +361,13 @@ static int s_exited(job *j, child *c, error *err)
                                "every)" :
                          j->e->restart == RESTART_NEVER ? " ([cluster] restart = never)" :
                          " (no restart left under [cluster] restart and backoff_limit)";
-    return error_set(err, ERROR_RUNTIME, "%s %d %s%s; the job failed and every process was "
+    char said[512];
+    s_last_said(j, c, said, sizeof said);
+    /* a process that refused its config or data: the job's is the same error */
+    int status = proc_exit_code(c->p.status) == ERROR_USAGE ? ERROR_USAGE : ERROR_RUNTIME;
+    return error_set(err, status, "%s %d %s%s%s%s; the job failed and every process was "
                      "stopped; see %s/log.txt", cluster_role_name(c->role), c->task, why,
-                     policy, j->r->dir);
+                     policy, said[0] ? ": " : "", said, j->r->dir);
 }
 
 /* After a non-finite test loss the run stops there: once the evaluator,
