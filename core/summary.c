@@ -174,21 +174,24 @@ void summary_take_evals(run_summary *s, const char *eval_csv)
     free(text);
 }
 
-uint64_t summary_evals_most_updates(const char *eval_csv)
+uint64_t summary_evals_last_updates(const char *eval_csv)
 {
     char *text = run_read_file(eval_csv), *save = NULL;
-    uint64_t most = 0;
-    for (char *line = text ? strtok_r(text, "\n", &save) : NULL; line;
+    char *end = text ? strrchr(text, '\n') : NULL;   /* a row cut short is no row */
+    uint64_t last = 0;
+    if (end) {
+        end[1] = '\0';
+    }
+    for (char *line = end ? strtok_r(text, "\n", &save) : NULL; line;
          line = strtok_r(NULL, "\n", &save)) {
         double t, epoch;
         long updates;
-        if (sscanf(line, "%lf,%lf,%ld,", &t, &epoch, &updates) == 3 && updates > 0 &&
-            (uint64_t)updates > most) {
-            most = (uint64_t)updates;
+        if (sscanf(line, "%lf,%lf,%ld,", &t, &epoch, &updates) == 3 && updates >= 0) {
+            last = (uint64_t)updates;
         }
     }
     free(text);
-    return most;
+    return last;
 }
 
 void summary_say_diverged(const run_summary *s, const char *dir)

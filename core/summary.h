@@ -145,9 +145,11 @@ bool summary_add_eval(run_summary *s, long updates, double loss, double acc);
 /* The evaluations already in an eval.csv (a run going on, or an evaluator
  * restarted), each as summary_add_eval; none when it cannot be read. */
 void summary_take_evals(run_summary *s, const char *eval_csv);
-/* The most updates any row of an eval.csv reports (0 when it has none or
- * cannot be read): shard 0's version as the evaluator last saw it. */
-uint64_t summary_evals_most_updates(const char *eval_csv);
+/* The updates of an eval.csv's last whole row (0 when it has none or
+ * cannot be read): shard 0's version as the evaluator last saw it, in the
+ * session that wrote it last (an earlier session's rows may hold more:
+ * its loss was counted when the next one began). */
+uint64_t summary_evals_last_updates(const char *eval_csv);
 /* The one line that says a run diverged, on stderr. */
 void summary_say_diverged(const run_summary *s, const char *dir);
 /* One shard's counters. Every shard sees every push, so shard 0's

@@ -130,6 +130,12 @@ static void test_ranks_become_roles(void **state)
                                 NULL});
     assert_int_equal(s_place(&s, 3, &err), 0);
     assert_int_equal(s.role, ROLE_PS);
+    /* Slurm's shards are on the node list's first unless MASTER_ADDR names
+     * the node they are on */
+    s_env((const char *const[]){"SLURM_PROCID=0", "SLURM_NTASKS=4", "SLURM_NODEID=1",
+                                "SLURM_JOB_NODELIST=n[1-2]", "MASTER_ADDR=n2", NULL});
+    assert_int_equal(s_place(&s, 1, &err), 0);
+    assert_string_equal(s.ps[0], "n2:29501");
 }
 
 /* Each wrong or partial environment is one line naming the variable. */

@@ -137,6 +137,10 @@ def test_tfjob(work, hosts):
     other = manifest(config, "--image", "asgd:test", "cluster.workers=2",
                      "cluster.restart=on-failure", "cluster.backoff_limit=5", "train.lr=0.01")
     check(again["TFJob"]["metadata"]["name"] == name, "the same config, the same name")
+    by_path = manifest(os.path.join(work, ".", "job.ini"), "--image", "asgd:test",
+                       "cluster.workers=2", "cluster.restart=on-failure", "cluster.backoff_limit=5")
+    check(by_path["TFJob"]["metadata"]["name"] == name,
+          "the same config by another path, the same name (its path is a comment)")
     check(other["TFJob"]["metadata"]["name"] != name, "another config, another name")
     check(tf["spec"]["runPolicy"]["backoffLimit"] == 5, "backoffLimit")
     # a job that ends (done or failed) leaves no pod running (None left the

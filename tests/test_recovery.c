@@ -457,7 +457,7 @@ static void test_a_resume_after_the_launcher_was_killed(void **state)
              * evaluation after it */
             ready = checkpoint_stats(ckpt, &st, &err) == 0 && st.resumes == 1 &&
                     st.first_pull_at > 0 && (double)st.version > cut_updates + 20 &&
-                    (seen = summary_evals_most_updates(evals)) > st.version;
+                    (seen = summary_evals_last_updates(evals)) > st.version;
             if (!ready) {
                 kill(shard, SIGCONT);
             }

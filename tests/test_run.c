@@ -21,6 +21,7 @@
 #include <cJSON.h>
 
 #include "core/run.h"
+#include "core/summary.h"
 #include "support.h"
 
 #define DATA_FASHION "/usr/share/datasets/fashion-mnist"
@@ -216,6 +217,24 @@ static void test_a_row_cut_short_is_dropped_before_appending(void **state)
     free(text);
 }
 
+/* What the last session's evaluator last saw: the updates of eval.csv's
+ * last whole row, not the most any row holds (a killed session's 685,
+ * counted as lost when the next began, would be counted again after that
+ * one was stopped at 600), and not a row cut short. */
+static void test_the_last_evaluation_seen(void **state)
+{
+    support_fixture *f = *state;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/eval.csv", f->dir);
+    support_write_file(path, RUN_EVAL_HEADER "\n0.0,0,0,0,2.3,0.1\n1.0,1,685,4000,1.1,0.6\n"
+                       "1.0,1,542,3000,1.2,0.6\n2.0,1,600,3500,1.1,0.6\n2.5,1,6");
+    assert_true(summary_evals_last_updates(path) == 600);
+    support_write_file(path, RUN_EVAL_HEADER "\n");
+    assert_true(summary_evals_last_updates(path) == 0);
+    snprintf(path, sizeof path, "%s/none.csv", f->dir);
+    assert_true(summary_evals_last_updates(path) == 0);
+}
+
 /* A summary says what made it: asgd's version and commit, the host, its
  * CPU and cores, the device, the command line and the start; and asgd
  * --version says the same version and commit. */
@@ -268,6 +287,7 @@ int main(void)
         T(test_a_full_disk_fails_the_run),
         T(test_the_trained_model_is_kept),
         T(test_a_row_cut_short_is_dropped_before_appending),
+        T(test_the_last_evaluation_seen),
         T(test_provenance),
     };
 #undef T

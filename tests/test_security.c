@@ -722,6 +722,38 @@ static void test_a_peer_cannot_pile_up_pulls(void **state)
     s_raw_shard_close(&r);
 }
 
+/* A shard stopped by a signal once every worker is done but before its
+ * evaluator is (its final evaluation still to come) has not ended its job:
+ * it exits 128 + SIGTERM (it exited 0, and a PyTorchJob whose master it
+ * is succeeded while the evaluator finished). */
+static void test_a_shard_stopped_before_its_evaluator_is_done(void **state)
+{
+    support_fixture *f = *state;
+    support_write_file(f->config, s_small);
+    int port = wire_client_free_port();
+    int ps = s_start_ps(f, port, 1, NULL);
+    void *ctx = zmq_ctx_new();
+    size_t n;
+    float *init = s_initial(f, &n);
+    void *evaluator = wire_client_open(ctx, port, NULL);
+    s_expect_untouched(evaluator, WIRE_EVALUATOR, init, n);   /* it is up */
+    void *w[2];
+    for (int k = 0; k < 2; k++) {
+        w[k] = wire_client_open(ctx, port, NULL);
+        wire_header done = {.type = WIRE_CONTROL, .worker = (uint32_t)k,
+                            .tag = WIRE_CONTROL_DONE, .encoding = WIRE_NO_PAYLOAD};
+        assert_true(s_answered(w[k], &done, n, 5000));
+    }
+    kill(ps, SIGTERM);
+    assert_int_equal(support_wait(ps), ERROR_SIGNALLED(SIGTERM));
+    for (int k = 0; k < 2; k++) {
+        zmq_close(w[k]);
+    }
+    zmq_close(evaluator);
+    zmq_ctx_term(ctx);
+    free(init);
+}
+
 /* With cluster.auth = curve a shard admits only its folder's keys: a
  * stranger's key, or no CURVE at all, gets no connection, so nothing it
  * sends is answered or applied; an admitted key speaks only for its own
@@ -1052,6 +1084,7 @@ int main(void)
         T(test_unknown_curve_keys_get_nothing),
         T(test_oversized_frames_are_never_held),
         T(test_a_peer_cannot_pile_up_pulls),
+        T(test_a_shard_stopped_before_its_evaluator_is_done),
         T(test_forged_messages_do_not_stop_a_live_job),
         T(test_jobs_with_curve_keys),
         T(test_a_shard_leaving_early_fails_the_job),

@@ -8,6 +8,7 @@
 
 #include <string.h>
 
+#include "transport/net.h"
 #include "transport/wire.h"
 
 static const wire_limits s_lim = {.shard = 2, .lo = 100, .hi = 150, .workers = 4};
@@ -278,6 +279,32 @@ static void test_shared_segment_messages(void **state)
     assert_int_equal(wire_decode_reply(&out, buf, sizeof buf, 1, 0, 2, 100, 150, &why), -1);
 }
 
+/* The endpoints an address names: a bind of a host name takes every
+ * interface, an IP address its own (an IPv6 one without its brackets once
+ * took every interface, IPv4 only); localhost is 127.0.0.1 both ways (with
+ * IPv6 on, a connect to localhost could reach ::1, where no shard bound). */
+static void test_endpoints(void **state)
+{
+    (void)state;
+    struct {
+        const char *address, *bind, *connect;
+    } cases[] = {
+        {"localhost:2222", "tcp://127.0.0.1:2222", "tcp://127.0.0.1:2222"},
+        {"node0:2222", "tcp://*:2222", "tcp://node0:2222"},
+        {"10.0.0.1:2222", "tcp://10.0.0.1:2222", "tcp://10.0.0.1:2222"},
+        {"[::1]:2222", "tcp://[::1]:2222", "tcp://[::1]:2222"},
+        {"[fd00::5]:2222", "tcp://[fd00::5]:2222", "tcp://[fd00::5]:2222"},
+        {"ipc:///tmp/x", "ipc:///tmp/x", "ipc:///tmp/x"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char buf[256];
+        net_endpoint(buf, sizeof buf, cases[i].address, true);
+        assert_string_equal(buf, cases[i].bind);
+        net_endpoint(buf, sizeof buf, cases[i].address, false);
+        assert_string_equal(buf, cases[i].connect);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -288,6 +315,7 @@ int main(void)
         cmocka_unit_test(test_acknowledged_pushes_and_fault_counts),
         cmocka_unit_test(test_reply_checks),
         cmocka_unit_test(test_shared_segment_messages),
+        cmocka_unit_test(test_endpoints),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

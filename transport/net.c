@@ -240,6 +240,12 @@ void net_endpoint(char *buf, size_t n, const char *address, bool for_bind)
         return;
     }
     const char *colon = strrchr(address, ':');
+    if (!for_bind && colon && (size_t)(colon - address) == 9 &&
+        strncmp(address, "localhost", 9) == 0) {   /* as a shard binds it: with IPv6 on,
+                                                    * localhost could resolve to ::1 */
+        snprintf(buf, n, "tcp://127.0.0.1%s", colon);
+        return;
+    }
     if (!for_bind || !colon) {
         snprintf(buf, n, "tcp://%s", address);
         return;

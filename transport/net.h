@@ -87,9 +87,9 @@ void net_settle(net_pending *p);
 
 /* The ZeroMQ endpoint of "HOST:PORT" (an IPv6 address in brackets,
  * "[fd00::1]:2222"): tcp://HOST:PORT to connect; to bind, the same when
- * HOST is an IP address, 127.0.0.1 for localhost, else every interface
- * (tcp, star, PORT), IPv4 and IPv6. Full ipc:// and tcp:// endpoints pass
- * as they are. */
+ * HOST is an IP address, else every interface (tcp, star, PORT), IPv4 and
+ * IPv6. localhost is 127.0.0.1 both ways. Full ipc:// and tcp:// endpoints
+ * pass as they are. */
 void net_endpoint(char *buf, size_t n, const char *address, bool for_bind);
 /* Whether an endpoint can be reached from this host alone: ipc, inproc,
  * or tcp on a loopback address. */

@@ -169,8 +169,12 @@ int engines_place(cluster_spec *s, int servers, char *said, size_t n, error *err
                          "and a worker need %d ranks", e->size, size, servers,
                          servers == 1 ? "" : "s", servers + 2);
     }
+    /* a shard's rank must be on the shards' host: torchrun's MASTER_ADDR is
+     * its group rank 0's, Slurm's the node list's first unless MASTER_ADDR
+     * names another */
+    bool first_node = strcmp(e->name, "Slurm") != 0 || !s_set("MASTER_ADDR");
     long node = 0;
-    if (rank < servers && e->node && s_set(e->node) &&
+    if (rank < servers && first_node && e->node && s_set(e->node) &&
         s_number(e->node, 0, 1 << 20, &node, err) < 0) {
         return -1;
     }

@@ -54,9 +54,14 @@ static void s_job_name(char *out, size_t n, const char *name, const char *config
         k--;
     }
     stem[k] = '\0';
-    uint32_t hash = 2166136261u;
-    for (const unsigned char *p = (const unsigned char *)config_text; *p; p++) {
-        hash = (hash ^ *p) * 16777619u;
+    uint32_t hash = 2166136261u;   /* the settings' lines, not its comments (the path it
+                                    * came from, as typed, is one) */
+    for (const char *line = config_text; *line;) {
+        size_t len = strcspn(line, "\n");
+        for (size_t i = 0; line[0] != '#' && i <= len && line[i]; i++) {
+            hash = (hash ^ (unsigned char)line[i]) * 16777619u;
+        }
+        line += len + (line[len] == '\n');
     }
     snprintf(out, n, "%s%s%08x", k ? stem : "asgd", "-", hash);
 }

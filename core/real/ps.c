@@ -898,7 +898,7 @@ int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *e
         snprintf(evals, sizeof evals, "%s/eval.csv", run_dir);
         ps_options o = {.endpoint = endpoint, .expect_evaluator = cs->evaluator,
                         .seen_version = restored && cs->restore == RESTORE_RESUME &&
-                                        cs->task == 0 ? summary_evals_most_updates(evals) : 0,
+                                        cs->task == 0 ? summary_evals_last_updates(evals) : 0,
                         .auth = curve ? &auth : NULL, .checkpoint = checkpoint,
                         .checkpoint_every = e->checkpoint_every, .restored = restored,
                         .restore_asked = cs->restore != RESTORE_NONE,
@@ -918,11 +918,12 @@ int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *e
         if (shard_stats_write(path, &st, rc == 0 ? err : &write_err) < 0) {
             rc = -1;
         }
-        if (rc == 0 && stop_requested() && !server_workers_done(s)) {   /* said: a launcher
-                                                                          * must not take it
-                                                                          * for the end */
-            rc = error_set(err, ERROR_RUNTIME, "stopped by signal %d before every worker was "
-                           "done; --resume goes on from its checkpoint", stop_requested());
+        bool over = server_workers_done(s) && (s->evaluator_done || !cs->evaluator);
+        if (rc == 0 && stop_requested() && !over) {   /* said: a launcher must not take it
+                                                       * for the end (a PyTorchJob whose
+                                                       * master it is would succeed) */
+            rc = error_set(err, ERROR_RUNTIME, "stopped by signal %d before the job was done; "
+                           "--resume goes on from its checkpoint", stop_requested());
         }
     }
     free(clients);

@@ -35,9 +35,9 @@ typedef struct ps_options {
     bool restore_asked;        /* --restore or --resume: a shard that has lived before
                                   comes back from its checkpoint; a worker that heard
                                   from that life, with none found, fails the shard */
-    uint64_t seen_version;     /* resumed shard 0: the most updates an earlier session's
-                                  evaluations saw (eval.csv), which a checkpoint written
-                                  before them lost (its job's launcher was killed) */
+    uint64_t seen_version;     /* resumed shard 0: the updates the last session's last
+                                  evaluation saw (eval.csv), which a checkpoint written
+                                  before it lost (its job's launcher was killed) */
     fault_spec faults;         /* drop and duplicate for replies to pulls and pushes */
     uint64_t seed;             /* their stream's */
     compress_spec compress;    /* the encoding pushes must come in */

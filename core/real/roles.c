@@ -313,22 +313,23 @@ static int s_evaluate(evaluator *v, bool *last, error *err)
         peers_pull(&v->p, v->theta, 0, v->versions, v->flags, NULL, &total, err) < 0) {
         return -1;
     }
-    /* a lockstep rule's shards end a round one after another: the parts of
-     * shards a round behind are pulled again at the newest version, so that
-     * the model is one round's (two rows of one `updates` held different
-     * models); a few tries, as rounds may go on meanwhile */
+    /* a lockstep rule's shards end a round one after another (its last
+     * parts microseconds behind the first): pulled again until they show
+     * one round, so that the model is one round's (two rows of one
+     * `updates` held different models). Never waiting on a shard: a resumed
+     * run's shards may hold checkpoints of different rounds until workers
+     * run, and a restarted shard redoes its rounds; after a few tries the
+     * model is taken as it is */
     for (int again = 0; v->e->rule_info.lockstep && again < 8; again++) {
-        uint64_t newest = v->versions[0];
         bool same = true;
         for (int k = 1; k < cs->servers; k++) {
             same = same && v->versions[k] == v->versions[0];
-            newest = v->versions[k] > newest ? v->versions[k] : newest;
         }
         if (same) {
             break;
         }
-        if (peers_pull(&v->p, v->theta, newest, v->versions, v->flags, NULL, &total,
-                       err) < 0) {
+        run_sleep(0.002);
+        if (peers_pull(&v->p, v->theta, 0, v->versions, v->flags, NULL, &total, err) < 0) {
             return -1;
         }
     }
