@@ -313,6 +313,17 @@ static void test_progress_lines_when_stderr_is_a_file(void **state)
         assert_null(strchr(f->r.err, '\r'));   /* whole lines, for a log */
         assert_non_null(strstr(f->r.err, "epoch 3.00/3"));   /* the last line */
     }
+    /* without evaluations on the way, the launcher's lines do not repeat
+     * the initial model's epoch and accuracy as if training stood still */
+    const char *args[] = {"train", "/dev/null", f->out_arg, "data.dataset=synthetic",
+                          "train.epochs=3", "cluster.transport=tcp", "train.algorithm=hogwild",
+                          "eval.every=0", NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    const char *shown = strstr(f->r.err, "test acc 0.");
+    assert_non_null(shown);
+    assert_null(strstr(shown + 1, "test acc 0."));   /* the final line's alone */
+    assert_non_null(strstr(f->r.err, "epoch 3.00/3 | test acc 0."));
     unsetenv("ASGD_PROGRESS_EVERY");
 }
 

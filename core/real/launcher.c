@@ -200,6 +200,14 @@ static void s_progress(const job *j, progress *p, bool final)
     for (int i = 0; i < j->count; i++) {
         running += j->children[i].role == ROLE_WORKER && j->children[i].p.pid > 0;
     }
+    if (j->workers_started && j->e->eval_every == 0 && !final) {
+        /* the last evaluation is the initial model's: its epoch and
+         * accuracy would read as training that does not move */
+        progress_say(p, final, 0, "%s: %s, %d/%d workers running | epoch -/%g | test acc - "
+                     "(eval.every = 0: evaluated at the end)", j->e->name,
+                     j->e->algorithm_name, running, j->e->workers, j->e->epochs);
+        return;
+    }
     char accuracy[16] = "-";
     if (j->evaluations > 0) {
         snprintf(accuracy, sizeof accuracy, "%.4f", j->last_acc);
