@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/backend/backend.h"
+#include "core/backend/kernels.h"
 #include "core/rng.h"
 
 static backend *s_b;
@@ -530,6 +531,52 @@ static void test_dropout_masks(void **state)
     s_b->ops->release(s_b, dz);
 }
 
+/* The CUDA kernels' index walks divide through kernel_divide: it must be
+ * floor division for every dividend below the limit, over every small
+ * divisor and those beside each power of two, where the multiplier is
+ * tightest; past 2^31 it must divide plainly. */
+static void test_divider_is_exact_division(void **state)
+{
+    (void)state;
+    uint64_t divisors[3000 + 3 * 31 + 2];
+    int nd = 0;
+    for (uint64_t d = 1; d <= 3000; d++) {
+        divisors[nd++] = d;
+    }
+    for (int k = 2; k <= 31; k++) {
+        divisors[nd++] = (1ull << k) - 1;
+        divisors[nd++] = 1ull << k;
+        divisors[nd++] = (1ull << k) + 1;
+    }
+    divisors[nd++] = 800;    /* an im2col row: 5 x 5 x 32 */
+    divisors[nd++] = 3136;   /* a pooled 7 x 7 x 64 image */
+    const uint64_t limit = 1ull << 31;
+    for (int i = 0; i < nd; i++) {
+        uint64_t d = divisors[i];
+        kernel_divider v = kernel_divider_of(d, limit);
+        assert_int_equal(v.fast, d < limit);
+        uint64_t edges[] = {0, 1, d - 1, d, d + 1, limit - 1, limit - 1 - d,
+                            (limit - 1) / d * d, (limit - 1) / d * d - 1};
+        for (size_t e = 0; e < sizeof edges / sizeof edges[0]; e++) {
+            if (edges[e] < limit && kernel_divide(v, edges[e]) != edges[e] / d) {
+                fail_msg("%llu / %llu gave %llu", (unsigned long long)edges[e],
+                         (unsigned long long)d, (unsigned long long)kernel_divide(v, edges[e]));
+            }
+        }
+        for (int r = 0; r < 2000; r++) {
+            uint64_t n = rng_below(&s_r, limit);
+            if (kernel_divide(v, n) != n / d) {
+                fail_msg("%llu / %llu gave %llu", (unsigned long long)n,
+                         (unsigned long long)d, (unsigned long long)kernel_divide(v, n));
+            }
+        }
+    }
+    /* dividends that may pass 2^31: plain division, right for any */
+    kernel_divider big = kernel_divider_of(7, limit + 1);
+    assert_false(big.fast);
+    assert_int_equal(kernel_divide(big, 1ull << 40), (1ull << 40) / 7);
+}
+
 static void test_host_alloc_is_zeroed_and_copies(void **state)
 {
     (void)state;
@@ -589,6 +636,7 @@ int main(void)
         cmocka_unit_test(test_winograd_matches_direct_convolution),
         cmocka_unit_test(test_maxpool_forward_backward),
         cmocka_unit_test(test_dropout_masks),
+        cmocka_unit_test(test_divider_is_exact_division),
         cmocka_unit_test(test_host_alloc_is_zeroed_and_copies),
         cmocka_unit_test(test_cuda_without_a_gpu),
     };

@@ -2,7 +2,9 @@
  * loop of the same name in backend_cpu.c (with the same per-element
  * arithmetic from kernels.h where there is any to share), and checked
  * against it by tests/test_cuda.c. Reductions (bias gradients, loss sums)
- * go through fixed trees, never atomics, so results repeat. */
+ * go through fixed trees, never atomics, so results repeat. Kernels that
+ * split a flat index into coordinates divide through kernel_divide (a
+ * multiply and a shift) rather than the GPU's software division. */
 #include "core/backend/cuda.h"
 
 extern "C" {
@@ -13,17 +15,18 @@ extern "C" {
 
 /* ---- element-wise ---------------------------------------------------- */
 
-__global__ void k_bias_add(float *out, const float *bias, size_t total, int cols)
+__global__ void k_bias_add(float *out, const float *bias, size_t total, kernel_divider cols)
 {
     FOR_EACH(i, total) {
-        out[i] += bias[i % (size_t)cols];
+        out[i] += bias[i - kernel_divide(cols, i) * cols.d];
     }
 }
 
 void cuda_bias_add(backend *b, float *out, const float *bias, int rows, int cols)
 {
     size_t total = (size_t)rows * (size_t)cols;
-    k_bias_add<<<cuda_blocks(total), THREADS, 0, S(b)->stream>>>(out, bias, total, cols);
+    k_bias_add<<<cuda_blocks(total), THREADS, 0, S(b)->stream>>>(
+        out, bias, total, kernel_divider_of((uint64_t)cols, total));
     LAUNCH_CHECK(k_bias_add);
 }
 
@@ -236,19 +239,33 @@ void cuda_copy(backend *b, float *dst, const float *src, size_t n)
 
 /* ---- convolution and pooling ------------------------------------------- */
 
-/* One thread per column-matrix element, so that writes are coalesced. */
-__global__ void k_im2col(float *col, const float *in, int n, int h, int w, int c, int k,
-                         int pad, int ho, int wo)
+/* The dividers that split a flat index of a convolution's shapes: by the
+ * channels, the kernel's side, and the output's width and height (every
+ * dividend is below limit). */
+typedef struct conv_dividers {
+    kernel_divider c, k, wo, ho;
+} conv_dividers;
+
+static conv_dividers s_conv_dividers(int c, int k, int ho, int wo, size_t limit)
 {
-    size_t width = (size_t)k * k * c, total = (size_t)n * ho * wo * width;
+    return {kernel_divider_of((uint64_t)c, limit), kernel_divider_of((uint64_t)k, limit),
+            kernel_divider_of((uint64_t)wo, limit), kernel_divider_of((uint64_t)ho, limit)};
+}
+
+/* One thread per column-matrix element, so that writes are coalesced. */
+__global__ void k_im2col(float *col, const float *in, int h, int w, int pad,
+                         kernel_divider width, conv_dividers v, size_t total)
+{
     FOR_EACH(i, total) {
-        size_t row = i / width, j = i % width;
-        int ci = (int)(j % c), kx = (int)(j / c % k), ky = (int)(j / ((size_t)c * k));
-        int ox = (int)(row % wo), oy = (int)(row / wo % ho), ni = (int)(row / ((size_t)wo * ho));
-        int iy = oy + ky - pad, ix = ox + kx - pad;
+        size_t row = kernel_divide(width, i), j = i - row * width.d;
+        size_t t = kernel_divide(v.c, j), ky = kernel_divide(v.k, t);
+        size_t r2 = kernel_divide(v.wo, row), ni = kernel_divide(v.ho, r2);
+        int ci = (int)(j - t * v.c.d), kx = (int)(t - ky * v.k.d);
+        int ox = (int)(row - r2 * v.wo.d), oy = (int)(r2 - ni * v.ho.d);
+        int iy = oy + (int)ky - pad, ix = ox + kx - pad;
         col[i] = iy < 0 || iy >= h || ix < 0 || ix >= w
                      ? 0.0f
-                     : in[(((size_t)ni * h + iy) * w + ix) * c + ci];
+                     : in[((ni * h + iy) * w + ix) * v.c.d + ci];
     }
 }
 
@@ -256,21 +273,22 @@ void cuda_im2col(backend *b, float *col, const float *in, int n, int h, int w, i
                         int k, int pad)
 {
     int ho = h + 2 * pad - k + 1, wo = w + 2 * pad - k + 1;
-    size_t total = (size_t)n * ho * wo * k * k * c;
-    k_im2col<<<cuda_blocks(total), THREADS, 0, S(b)->stream>>>(col, in, n, h, w, c, k, pad,
-                                                            ho, wo);
+    size_t width = (size_t)k * k * c, total = (size_t)n * ho * wo * width;
+    k_im2col<<<cuda_blocks(total), THREADS, 0, S(b)->stream>>>(
+        col, in, h, w, pad, kernel_divider_of(width, total),
+        s_conv_dividers(c, k, ho, wo, total), total);
     LAUNCH_CHECK(k_im2col);
 }
 
 /* One thread per input element, gathering the k x k column entries it was
  * copied to: no two threads write the same element. */
-__global__ void k_col2im(float *din, const float *col, int n, int h, int w, int c, int k,
-                         int pad, int ho, int wo)
+__global__ void k_col2im(float *din, const float *col, int k, int pad, int ho, int wo,
+                         kernel_divider c, kernel_divider w, kernel_divider h, size_t total)
 {
-    size_t width = (size_t)k * k * c, total = (size_t)n * h * w * c;
+    size_t width = (size_t)k * k * c.d;
     FOR_EACH(i, total) {
-        int ci = (int)(i % c), ix = (int)(i / c % w), iy = (int)(i / ((size_t)c * w) % h);
-        int ni = (int)(i / ((size_t)c * w * h));
+        size_t p = kernel_divide(c, i), q = kernel_divide(w, p), ni = kernel_divide(h, q);
+        int ci = (int)(i - p * c.d), ix = (int)(p - q * w.d), iy = (int)(q - ni * h.d);
         float s = 0;
         for (int ky = 0; ky < k; ky++) {
             int oy = iy - ky + pad;
@@ -283,7 +301,7 @@ __global__ void k_col2im(float *din, const float *col, int n, int h, int w, int 
                     continue;
                 }
                 size_t row = ((size_t)ni * ho + oy) * wo + ox;
-                s += col[row * width + ((size_t)ky * k + kx) * c + ci];
+                s += col[row * width + ((size_t)ky * k + kx) * c.d + ci];
             }
         }
         din[i] = s;
@@ -295,20 +313,20 @@ void cuda_col2im(backend *b, float *din, const float *col, int n, int h, int w, 
 {
     int ho = h + 2 * pad - k + 1, wo = w + 2 * pad - k + 1;
     size_t total = (size_t)n * h * w * c;
-    k_col2im<<<cuda_blocks(total), THREADS, 0, S(b)->stream>>>(din, col, n, h, w, c, k, pad,
-                                                            ho, wo);
+    k_col2im<<<cuda_blocks(total), THREADS, 0, S(b)->stream>>>(
+        din, col, k, pad, ho, wo, kernel_divider_of((uint64_t)c, total),
+        kernel_divider_of((uint64_t)w, total), kernel_divider_of((uint64_t)h, total), total);
     LAUNCH_CHECK(k_col2im);
 }
 
-__global__ void k_maxpool_forward(float *out, const float *in, int n, int h, int w, int c,
-                                  int s)
+__global__ void k_maxpool_forward(float *out, const float *in, int h, int w, int s,
+                                  kernel_divider c, kernel_divider wo, kernel_divider ho,
+                                  size_t total)
 {
-    int ho = h / s, wo = w / s;
-    size_t total = (size_t)n * ho * wo * c;
     FOR_EACH(i, total) {
-        int ci = (int)(i % c), ox = (int)(i / c % wo), oy = (int)(i / ((size_t)c * wo) % ho);
-        int ni = (int)(i / ((size_t)c * wo * ho));
-        out[i] = in[kernel_pool_argmax(in, ni, oy, ox, ci, h, w, c, s)];
+        size_t p = kernel_divide(c, i), q = kernel_divide(wo, p), ni = kernel_divide(ho, q);
+        int ci = (int)(i - p * c.d), ox = (int)(p - q * wo.d), oy = (int)(q - ni * ho.d);
+        out[i] = in[kernel_pool_argmax(in, (int)ni, oy, ox, ci, h, w, (int)c.d, s)];
     }
 }
 
@@ -316,24 +334,28 @@ void cuda_maxpool_forward(backend *b, float *out, const float *in, int n, int h,
                                  int c, int s)
 {
     size_t total = (size_t)n * (h / s) * (w / s) * c;
-    k_maxpool_forward<<<cuda_blocks(total), THREADS, 0, S(b)->stream>>>(out, in, n, h, w, c, s);
+    k_maxpool_forward<<<cuda_blocks(total), THREADS, 0, S(b)->stream>>>(
+        out, in, h, w, s, kernel_divider_of((uint64_t)c, total),
+        kernel_divider_of((uint64_t)(w / s), total), kernel_divider_of((uint64_t)(h / s), total),
+        total);
     LAUNCH_CHECK(k_maxpool_forward);
 }
 
 /* One thread per input element: it takes its window's gradient if it is
  * the window's first maximum, else 0 (windows do not overlap). */
-__global__ void k_maxpool_backward(float *din, const float *dout, const float *in, int n,
-                                   int h, int w, int c, int s)
+__global__ void k_maxpool_backward(float *din, const float *dout, const float *in, int s,
+                                   kernel_divider c, kernel_divider w, kernel_divider h,
+                                   size_t total)
 {
-    int ho = h / s, wo = w / s;
-    size_t total = (size_t)n * h * w * c;
+    int ho = (int)h.d / s, wo = (int)w.d / s;
     FOR_EACH(i, total) {
-        int ci = (int)(i % c), ix = (int)(i / c % w), iy = (int)(i / ((size_t)c * w) % h);
-        int ni = (int)(i / ((size_t)c * w * h));
+        size_t p = kernel_divide(c, i), q = kernel_divide(w, p), ni = kernel_divide(h, q);
+        int ci = (int)(i - p * c.d), ix = (int)(p - q * w.d), iy = (int)(q - ni * h.d);
         int oy = iy / s, ox = ix / s;
         float g = 0.0f;
-        if (oy < ho && ox < wo && kernel_pool_argmax(in, ni, oy, ox, ci, h, w, c, s) == i) {
-            g = dout[(((size_t)ni * ho + oy) * wo + ox) * c + ci];
+        if (oy < ho && ox < wo &&
+            kernel_pool_argmax(in, (int)ni, oy, ox, ci, (int)h.d, (int)w.d, (int)c.d, s) == i) {
+            g = dout[((ni * ho + oy) * wo + ox) * c.d + ci];
         }
         din[i] = g;
     }
@@ -343,8 +365,9 @@ void cuda_maxpool_backward(backend *b, float *din, const float *dout, const floa
                                   int n, int h, int w, int c, int s)
 {
     size_t total = (size_t)n * h * w * c;
-    k_maxpool_backward<<<cuda_blocks(total), THREADS, 0, S(b)->stream>>>(din, dout, in, n, h,
-                                                                      w, c, s);
+    k_maxpool_backward<<<cuda_blocks(total), THREADS, 0, S(b)->stream>>>(
+        din, dout, in, s, kernel_divider_of((uint64_t)c, total),
+        kernel_divider_of((uint64_t)w, total), kernel_divider_of((uint64_t)h, total), total);
     LAUNCH_CHECK(k_maxpool_backward);
 }
 

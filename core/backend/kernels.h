@@ -22,6 +22,40 @@
 #define BACKEND_HOST_DEVICE
 #endif
 
+/* Division by a divisor fixed for a whole launch, as one multiply and a
+ * shift where every dividend is below 2^31 (Granlund and Montgomery,
+ * "Division by invariant integers using multiplication", PLDI 1994): with
+ * l = ceil(log2 d), p = 31 + l and m = ceil(2^p / d) < 2^32, floor(n m /
+ * 2^p) = floor(n / d) for all n < 2^31, since n (m d - 2^p) < 2^p. A GPU
+ * divides integers in software (tens of instructions for 64 bits), and an
+ * index walk divides several times per element. kernel_divider(d, limit)
+ * takes the multiply when every n it will see is below limit <= 2^31, and
+ * plain division otherwise. */
+typedef struct kernel_divider {
+    uint64_t d;
+    uint32_t m, p;
+    bool fast;
+} kernel_divider;
+
+static inline BACKEND_HOST_DEVICE kernel_divider kernel_divider_of(uint64_t d, uint64_t limit)
+{
+    kernel_divider v = {d, 0, 0, d > 0 && d < (1ull << 31) && limit <= (1ull << 31)};
+    if (v.fast) {
+        uint32_t l = 0;
+        while ((1ull << l) < d) {
+            l++;
+        }
+        v.p = 31 + l;
+        v.m = (uint32_t)(((1ull << v.p) + d - 1) / d);
+    }
+    return v;
+}
+
+static inline BACKEND_HOST_DEVICE uint64_t kernel_divide(kernel_divider v, uint64_t n)
+{
+    return v.fast ? ((uint64_t)(uint32_t)n * v.m) >> v.p : n / v.d;
+}
+
 /* Dropout's mask: element i of a layer is kept unless a counter-based hash
  * (splitmix64) of (seed, i), as a 24-bit fraction, falls below rate. No
  * state, so the backward pass recomputes the forward's mask from the seed. */

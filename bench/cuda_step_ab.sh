@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Two CUDA builds' training steps side by side, for a change to the GPU
+# kernels: bench_step of OLD_BUILD and NEW_BUILD alternated ROUNDS times on
+# the CNN at batch 64 and 512 and the MLP at batch 512 (medians, with the
+# new/old ratio of each round), then each build's CNN step at batch 512
+# kernel by kernel under Nsight Compute (ncu), the 12 costliest kernels
+# with their share of the profiled step. Prints Markdown.
+#   bench/cuda_step_ab.sh OLD_BUILD NEW_BUILD [ROUNDS (3)]
+# On a device machine, a build of the commit before a change:
+#   mkdir /tmp/old && git archive HEAD | tar -x -C /tmp/old && cp -r .dev /tmp/old &&
+#   (cd /tmp/old && . .dev/device-build.sh) && bench/cuda_step_ab.sh /tmp/old/build-gpu build-gpu
+set -uo pipefail
+old=${1:?usage: bench/cuda_step_ab.sh OLD_BUILD NEW_BUILD [ROUNDS]}
+new=${2:?usage: bench/cuda_step_ab.sh OLD_BUILD NEW_BUILD [ROUNDS]}
+rounds=${3:-3}
+root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/lib.sh"   # median
+field() { sed "s/.*$1=\([0-9.]*\).*/\1/"; }
+
+echo "| model | batch | old samples/s | new samples/s | new / old (rounds) | old GEMM share | new GEMM share |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
+for run in "cnn 64 50" "cnn 512 20" "mlp 512 200"; do
+    read -r model batch steps <<<"$run"
+    rows=""
+    for ((r = 0; r < rounds; r++)); do
+        a=$("$old/bench/bench_step" cuda "$model" "$batch" "$steps" 5) || exit 1
+        b=$("$new/bench/bench_step" cuda "$model" "$batch" "$steps" 5) || exit 1
+        rows+="$(field samples_per_s <<<"$a") $(field samples_per_s <<<"$b") \
+$(field gemm_fraction <<<"$a") $(field gemm_fraction <<<"$b")"$'\n'
+    done
+    ratios=$(awk 'NF {printf "%s%.2f", sep, $2 / $1; sep = ", "}' <<<"$rows")
+    printf '| %s | %s | %.0f | %.0f | %s | %s | %s |\n' "$model" "$batch" \
+        "$(awk 'NF {print $1}' <<<"$rows" | median)" "$(awk 'NF {print $2}' <<<"$rows" | median)" \
+        "$ratios" "$(awk 'NF {print $3}' <<<"$rows" | median)" \
+        "$(awk 'NF {print $4}' <<<"$rows" | median)"
+done
+
+ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)
+if [ -z "$ncu" ]; then
+    echo; echo "ncu: not found, so no kernel-by-kernel times"
+    exit 0
+fi
+# bench_step cuda cnn 512 1 1 runs 12 steps (one recording the GEMMs, ten
+# warm-up, one timed), so a kernel's time per step is its total over 12
+for build in "$old" "$new"; do
+    echo
+    echo "asgd's own kernels (k_*, not cuBLAS) in a CNN step at batch 512, $build (ncu):"
+    echo
+    echo "| kernel | launches per step | us per step | share of asgd's kernels |"
+    echo "| --- | --- | --- | --- |"
+    timeout 60 "$ncu" --clock-control none --print-units base --csv \
+        --metrics gpu__time_duration.sum --kernel-name regex:'^k_' \
+        "$build/bench/bench_step" cuda cnn 512 1 1 2>/dev/null |
+        awk -F'","' '/"Kernel Name"/ { for (i = 1; i <= NF; i++) {
+                                            if ($i == "Kernel Name") kn = i
+                                            if ($i ~ /Metric Value/) mv = i } }
+             kn && /gpu__time_duration.sum/ {
+                name = $kn; sub(/\(.*/, "", name); sub(/^void /, "", name)
+                v = $mv; gsub(/[",]/, "", v); ns[name] += v; n[name]++; all += v }
+             END { for (k in ns) printf "| %s | %.1f | %.1f | %.3f |\n", k, n[k] / 12,
+                                        ns[k] / 12000, ns[k] / all
+                   printf "| all of them | | %.1f | 1 |\n", all / 12000 }' |
+        sort -t'|' -k4 -rn
+done
