@@ -6,8 +6,10 @@
 # kernel by kernel under Nsight Compute (ncu), the 12 costliest kernels
 # with their share of the profiled step. Prints Markdown.
 #   bench/cuda_step_ab.sh OLD_BUILD NEW_BUILD [ROUNDS (3)]
-# On a device machine, a build of the commit before a change:
-#   mkdir /tmp/old && git archive HEAD | tar -x -C /tmp/old && cp -r .dev /tmp/old &&
+# On a device machine, a build of the commit before a change: carry its
+# tree in .dev (here: git archive REV -o .dev/old.tar), since the device's
+# copy of .git may not hold REV or name it HEAD, then there:
+#   mkdir /tmp/old && tar -xf .dev/old.tar -C /tmp/old && cp -r .dev /tmp/old &&
 #   (cd /tmp/old && . .dev/device-build.sh) && bench/cuda_step_ab.sh /tmp/old/build-gpu build-gpu
 set -uo pipefail
 old=${1:?usage: bench/cuda_step_ab.sh OLD_BUILD NEW_BUILD [ROUNDS]}

@@ -304,9 +304,10 @@ static void test_convolution_and_pooling_match_cpu(void **state)
 {
     (void)state;
     NEED_GPU();
-    /* n, h, w, c, k, pad: the CNN's two layers, and odd ones */
+    /* n, h, w, c, k, pad: the CNN's two layers, and odd ones; channels in
+     * fours go four at a time (float4), ragged or not */
     const int shapes[][6] = {{8, 28, 28, 1, 5, 2}, {8, 14, 14, 32, 5, 2},
-                             {3, 7, 5, 3, 3, 1}, {2, 6, 9, 2, 3, 0}};
+                             {3, 7, 5, 3, 3, 1}, {2, 6, 9, 2, 3, 0}, {3, 7, 5, 8, 3, 1}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         int n = shapes[s][0], h = shapes[s][1], w = shapes[s][2], c = shapes[s][3];
         int k = shapes[s][4], pad = shapes[s][5];
