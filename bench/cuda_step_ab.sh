@@ -3,8 +3,8 @@
 # kernels: bench_step of OLD_BUILD and NEW_BUILD alternated ROUNDS times on
 # the CNN at batch 64 and 512 and the MLP at batch 512 (medians, with the
 # new/old ratio of each round), then each build's CNN step at batch 512
-# kernel by kernel under Nsight Compute (ncu), the 12 costliest kernels
-# with their share of the profiled step. Prints Markdown.
+# kernel by kernel under Nsight Compute (ncu), asgd's own kernels with
+# their time per step and share, costliest first. Prints Markdown.
 #   bench/cuda_step_ab.sh OLD_BUILD NEW_BUILD [ROUNDS (3)]
 # On a device machine, a build of the commit before a change: carry its
 # tree in .dev (here: git archive REV -o .dev/old.tar), since the device's
@@ -42,8 +42,9 @@ if [ -z "$ncu" ]; then
     echo; echo "ncu: not found, so no kernel-by-kernel times"
     exit 0
 fi
-# bench_step cuda cnn 512 1 1 runs 12 steps (one recording the GEMMs, ten
-# warm-up, one timed), so a kernel's time per step is its total over 12
+# bench_step cuda cnn 512 1 1 runs 12 gradients (one recording the GEMMs,
+# ten warm-up steps, one timed) and 11 optimizer updates (the recording
+# has none), so a kernel's time per step is its total over 12, or 11
 for build in "$old" "$new"; do
     echo
     echo "asgd's own kernels (k_*, not cuBLAS) in a CNN step at batch 512, $build (ncu):"
@@ -58,9 +59,10 @@ for build in "$old" "$new"; do
                                             if ($i ~ /Metric Value/) mv = i } }
              kn && /gpu__time_duration.sum/ {
                 name = $kn; sub(/\(.*/, "", name); sub(/^void /, "", name)
-                v = $mv; gsub(/[",]/, "", v); ns[name] += v; n[name]++; all += v }
-             END { for (k in ns) printf "| %s | %.1f | %.1f | %.3f |\n", k, n[k] / 12,
-                                        ns[k] / 12000, ns[k] / all
-                   printf "| all of them | | %.1f | 1 |\n", all / 12000 }' |
+                v = $mv; gsub(/[",]/, "", v); ns[name] += v; n[name]++ }
+             END { for (k in ns) { steps[k] = k ~ /optim/ ? 11 : 12; all += ns[k] / steps[k] }
+                   for (k in ns) printf "| %s | %.1f | %.1f | %.3f |\n", k, n[k] / steps[k],
+                                        ns[k] / steps[k] / 1000, ns[k] / steps[k] / all
+                   printf "| all of them | | %.1f | 1 |\n", all / 1000 }' |
         sort -t'|' -k4 -rn
 done
