@@ -19,7 +19,6 @@ intervals=("$@")
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-field() { grep -o "\"$2\":[^,}]*" "$1/summary.json" | head -1 | grep -o '[0-9.e+-]*$'; }
 . "$root/bench/lib.sh"   # median
 
 settings=(0 "${intervals[@]}")
@@ -29,10 +28,10 @@ for ((r = 0; r < rounds; r++)); do
         dir=$("$root/build/asgd" train "$root/experiments/hogwild/config.ini" \
               experiment.out="$out" train.epochs="$epochs" eval.every=0 \
               checkpoint.every="$every")
-        rates[$every]+="$(field "$dir" samples_per_s) "
-        n=$(field "$dir" checkpoints)
+        rates[$every]+="$(summary_field "$dir" samples_per_s) "
+        n=$(summary_field "$dir" checkpoints)
         counts[$every]+="$n "   # each round's, for their medians beside the rate's
-        seconds[$every]+="$(awk -v s="$(field "$dir" checkpoint_s)" -v n="$n" \
+        seconds[$every]+="$(awk -v s="$(summary_field "$dir" checkpoint_s)" -v n="$n" \
                            'BEGIN {print n ? 1000 * s / n : 0}') "
         if [ -f "$dir/checkpoints/ps-0.ckpt" ]; then
             sizes[$every]=$(stat -c %s "$dir/checkpoints/ps-0.ckpt")

@@ -19,7 +19,7 @@ rules=("$@")
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-field() { grep -o "\"$2\":[^,}]*" "$1/summary.json" | head -1 | grep -o '[0-9.e+-]*$'; }
+. "$root/bench/lib.sh"   # summary_field
 
 echo "| rule | compress | error feedback | bytes per push | fewer bytes | final test accuracy | samples/s |"
 echo "|---|---|---|---|---|---|---|"
@@ -33,11 +33,11 @@ for rule in "${rules[@]}"; do
                   algorithm.error_feedback="$feedback")
             [ -n "$epochs" ] && args+=(train.epochs="$epochs")
             dir=$("$root/build/asgd" train "$config" "${args[@]}")
-            bytes=$(field "$dir" bytes_per_push)
+            bytes=$(summary_field "$dir" bytes_per_push)
             [ -n "$plain" ] || plain=$bytes
             printf "| %s | %s | %s | %.0f | %.1fx | %.4f | %.0f |\n" "$rule" "$compress" \
                 "$feedback" "$bytes" "$(awk "BEGIN { print $plain / $bytes }")" \
-                "$(field "$dir" final_test_acc)" "$(field "$dir" samples_per_s)"
+                "$(summary_field "$dir" final_test_acc)" "$(summary_field "$dir" samples_per_s)"
         done
     done
 done

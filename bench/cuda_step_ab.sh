@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Two CUDA builds' training steps side by side, for a change to the GPU
-# kernels: bench_step of OLD_BUILD and NEW_BUILD alternated ROUNDS times on
-# the CNN at batch 64 and 512 and the MLP at batch 512 (medians, with the
+# kernels: bench_step of OLD_BUILD and NEW_BUILD alternated ROUNDS times
+# (each first in every other round) on the CNN at batch 64 and 512 and the MLP at batch 512 (medians, with the
 # new/old ratio of each round), then each build's CNN step at batch 512
 # kernel by kernel under Nsight Compute (ncu), asgd's own kernels with
 # their time per step and share, costliest first. Prints Markdown.
@@ -25,8 +25,13 @@ for run in "cnn 64 50" "cnn 512 20" "mlp 512 200"; do
     read -r model batch steps <<<"$run"
     rows=""
     for ((r = 0; r < rounds; r++)); do
-        a=$("$old/bench/bench_step" cuda "$model" "$batch" "$steps" 5) || exit 1
-        b=$("$new/bench/bench_step" cuda "$model" "$batch" "$steps" 5) || exit 1
+        if ((r % 2 == 0)); then   # each build first in every other round
+            a=$("$old/bench/bench_step" cuda "$model" "$batch" "$steps" 5) || exit 1
+            b=$("$new/bench/bench_step" cuda "$model" "$batch" "$steps" 5) || exit 1
+        else
+            b=$("$new/bench/bench_step" cuda "$model" "$batch" "$steps" 5) || exit 1
+            a=$("$old/bench/bench_step" cuda "$model" "$batch" "$steps" 5) || exit 1
+        fi
         rows+="$(field samples_per_s <<<"$a") $(field samples_per_s <<<"$b") \
 $(field gemm_fraction <<<"$a") $(field gemm_fraction <<<"$b")"$'\n'
     done
@@ -42,6 +47,8 @@ if [ -z "$ncu" ]; then
     echo; echo "ncu: not found, so no kernel-by-kernel times"
     exit 0
 fi
+profile=$(mktemp)
+trap 'rm -f "$profile"' EXIT
 # bench_step cuda cnn 512 1 1 runs 12 gradients (one recording the GEMMs,
 # ten warm-up steps, one timed) and 11 optimizer updates (the recording
 # has none), so a kernel's time per step is its total over 12, or 11
@@ -51,18 +58,22 @@ for build in "$old" "$new"; do
     echo
     echo "| kernel | launches per step | us per step | share of asgd's kernels |"
     echo "| --- | --- | --- | --- |"
-    timeout 60 "$ncu" --clock-control none --print-units base --csv \
+    if ! timeout 60 "$ncu" --clock-control none --print-units base --csv \
         --metrics gpu__time_duration.sum --kernel-name regex:'^k_' \
-        "$build/bench/bench_step" cuda cnn 512 1 1 2>/dev/null |
-        awk -F'","' '/"Kernel Name"/ { for (i = 1; i <= NF; i++) {
+        "$build/bench/bench_step" cuda cnn 512 1 1 >"$profile" 2>&1; then
+        echo "| ncu failed: $(tail -1 "$profile") | | | |"
+        continue
+    fi
+    awk -F'","' '/"Kernel Name"/ { for (i = 1; i <= NF; i++) {
                                             if ($i == "Kernel Name") kn = i
                                             if ($i ~ /Metric Value/) mv = i } }
              kn && /gpu__time_duration.sum/ {
                 name = $kn; sub(/\(.*/, "", name); sub(/^void /, "", name)
                 v = $mv; gsub(/[",]/, "", v); ns[name] += v; n[name]++ }
              END { for (k in ns) { steps[k] = k ~ /optim/ ? 11 : 12; all += ns[k] / steps[k] }
+                   if (all == 0) { print "| no k_ kernel in ncu'"'"'s output | | | |"; exit }
                    for (k in ns) printf "| %s | %.1f | %.1f | %.3f |\n", k, n[k] / steps[k],
                                         ns[k] / steps[k] / 1000, ns[k] / steps[k] / all
-                   printf "| all of them | | %.1f | 1 |\n", all / 1000 }' |
+                   printf "| all of them | | %.1f | 1 |\n", all / 1000 }' "$profile" |
         sort -t'|' -k4 -rn
 done

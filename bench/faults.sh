@@ -19,7 +19,7 @@ resend=${4:-0.02}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-field() { grep -o "\"$2\":[^,}]*" "$1/summary.json" | head -1 | grep -o '[0-9.e+-]*$'; }
+. "$root/bench/lib.sh"   # summary_field
 
 echo "| rule | accuracy clean | accuracy faulty | dropped | sent twice | pushes clean | pushes faulty | time clean (s) | time faulty (s) |"
 echo "|---|---|---|---|---|---|---|---|---|"
@@ -36,8 +36,8 @@ for rule in $RULES; do
     faulty=$("$root/build/asgd" train "$config" experiment.out="$out" train.epochs="$epochs" \
              cluster.drop="$drop" cluster.duplicate="$dup" cluster.resend="$resend")
     printf "| %s | %.4f | %.4f | %s | %s | %s | %s | %.1f | %.1f |\n" "$rule" \
-        "$(field "$clean" final_test_acc)" "$(field "$faulty" final_test_acc)" \
-        "$(field "$faulty" injected_drops)" "$(field "$faulty" injected_duplicates)" \
-        "$(field "$clean" pushes)" "$(field "$faulty" pushes)" \
-        "$(field "$clean" time_s)" "$(field "$faulty" time_s)"
+        "$(summary_field "$clean" final_test_acc)" "$(summary_field "$faulty" final_test_acc)" \
+        "$(summary_field "$faulty" injected_drops)" "$(summary_field "$faulty" injected_duplicates)" \
+        "$(summary_field "$clean" pushes)" "$(summary_field "$faulty" pushes)" \
+        "$(summary_field "$clean" time_s)" "$(summary_field "$faulty" time_s)"
 done

@@ -19,12 +19,13 @@
 #   7. the CNN experiment's accuracy on the GPU.
 #   bench/gpu_checklist.sh [BUILD_DIR (build)]
 # ONLY="2 4" runs those sections alone (the first always runs).
-# BUILD_DIR must hold a CUDA build; the bench scripts it calls use build/,
-# so where it is another folder, build/ must link to it.
+# BUILD_DIR must hold a CUDA build; the bench scripts it calls time build/,
+# so where it is another folder, build/ must link to it (or sections 3, 5
+# and 6 are refused), and they build nothing (ASGD_PREBUILT=1).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # absolute: the checks below run from the root and from the build folder
-build=$(cd "${1:-$root/build}" && pwd) || { echo "gpu_checklist: no folder ${1:-$root/build}" >&2; exit 2; }
+build=$(cd "${1:-$root/build}" && pwd -P) || { echo "gpu_checklist: no folder ${1:-$root/build}" >&2; exit 2; }
 asgd=$build/asgd
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
@@ -41,7 +42,7 @@ check() {
     printf '\n(exit %d after %d s%s)\n' "$rc" $((SECONDS - t0)) \
         "$([ "$rc" = 124 ] && echo ", stopped at the $limit s limit")"
 }
-field() { grep -o "\"$2\":[^,]*" "$1/summary.json" | grep -o '[0-9.e+-]*$'; }
+. "$root/bench/lib.sh"   # summary_field
 # train NAME CONFIG OVERRIDES...: one run, a table row and its workers' time
 train() {
     local name=$1 config=$2 dir
@@ -52,11 +53,18 @@ train() {
         echo "| $name | failed: $(tail -2 "$out/stderr" | tr '\n' ' ') | | | |"
         return
     fi
-    printf '| %s | %.0f | %s | %.2f | %s |\n' "$name" "$(field "$dir" samples_per_s)" \
-        "$(field "$dir" final_test_acc)" "$(field "$dir" train_time_s)" \
+    printf '| %s | %.0f | %s | %.2f | %s |\n' "$name" "$(summary_field "$dir" samples_per_s)" \
+        "$(summary_field "$dir" final_test_acc)" "$(summary_field "$dir" train_time_s)" \
         "$(grep -ho 'worker [0-9]*: [0-9.]* s in pulls.*' "$dir/log.txt" | head -4 |
            paste -sd ';' | sed 's/;/; /g')"
 }
+
+if [ "$(readlink -f "$root/build")" != "$build" ] && { want 3 || want 5 || want 6; }; then
+    echo "gpu_checklist: sections 3, 5 and 6 time build/, which is not $build:" \
+         "link it (ln -sfn $build build), or pick other sections (ONLY)" >&2
+    exit 2
+fi
+export ASGD_PREBUILT=1
 
 section "1. machine and build"
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv,noheader

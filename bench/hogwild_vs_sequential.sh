@@ -21,7 +21,6 @@ reps=${2:-5}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-field() { grep -o "\"$2\":[^,]*" "$1/summary.json" | grep -o '[0-9.e+-]*$'; }
 . "$root/bench/lib.sh"   # median
 
 names=(sequential
@@ -48,8 +47,8 @@ for ((r = 0; r < reps; r++)); do
             echo "${names[$i]}: failed: $(tail -1 "$out/stderr")" >&2
             continue
         fi
-        echo "$(field "$dir" samples_per_s) $(field "$dir" final_test_acc) \
-$(field "$dir" staleness_mean || echo 0)" >>"$out/$i"
+        echo "$(summary_field "$dir" samples_per_s) $(summary_field "$dir" final_test_acc) \
+$(summary_field "$dir" staleness_mean)" >>"$out/$i"
     done
 done
 base=$( (cat "$out/0" 2>/dev/null || true) | awk '{print $1}' | median)

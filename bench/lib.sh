@@ -1,8 +1,25 @@
 # bench/lib.sh: helpers the benchmark scripts share (sourced, not run).
 
 # The median of the numbers on stdin, one a line: the middle one, or the
-# mean of the two middle ones when there is an even number (a run that
-# failed and was skipped leaves one).
+# mean of the two middle ones when there is an even number. Lines that are
+# not a number (blank, "nan", "failed": a run that failed) are left out,
+# and with no number at all it prints nan, which printf prints as nan,
+# never as 0. Printed with 10 significant digits.
 median() {
-    sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+    LC_ALL=C awk '$1 ~ /^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$/ {print $1}' |
+        LC_ALL=C sort -g |
+        LC_ALL=C awk '{v[NR] = $1}
+                      END {if (NR == 0) print "nan"
+                           else printf "%.10g\n", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+}
+
+# summary_field DIR KEY: KEY's value in DIR/summary.json, or nan where it
+# is null (a NaN the run wrote) or missing: printf prints nan, never 0.
+summary_field() {
+    local v
+    v=$(grep -o "\"$2\":[^,}]*" "$1/summary.json" 2>/dev/null | head -1 | sed 's/^[^:]*:[[:space:]]*//; s/[[:space:]]*$//')
+    case $v in
+        '' | null) echo nan ;;
+        *) echo "$v" ;;
+    esac
 }

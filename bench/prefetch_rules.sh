@@ -15,7 +15,6 @@ workers=${3:-4}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-field() { grep -o "\"$2\":[^,]*" "$1/summary.json" | grep -o '[0-9.e+-]*$'; }
 . "$root/bench/lib.sh"   # median
 
 rules=$("$root/build/asgd" help algorithms | sed -n '/^prefetch/,$p' | tail -1)
@@ -25,8 +24,8 @@ for rule in $rules; do
             dir=$("$root/build/asgd" train "$root/experiments/$rule/config.ini" \
                   experiment.out="$out" train.epochs="$epochs" backend.threads=1 eval.every=0 \
                   cluster.workers="$workers" algorithm.prefetch=$pf 2>/dev/null | tail -1)
-            echo "$(field "$dir" samples_per_s) $(field "$dir" final_test_acc) \
-$(field "$dir" staleness_mean)" >>"$out/$rule-$pf"
+            echo "$(summary_field "$dir" samples_per_s) $(summary_field "$dir" final_test_acc) \
+$(summary_field "$dir" staleness_mean)" >>"$out/$rule-$pf"
         done
     done
 done

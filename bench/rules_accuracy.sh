@@ -46,7 +46,7 @@ else
     done
 fi
 
-field() { grep -o "\"$2\":[^,]*" "$1/summary.json" | grep -o '[0-9.e+-]*$'; }
+. "$root/bench/lib.sh"   # summary_field
 
 echo "| experiment | rule | workers | final acc | best acc | time_s | samples/s | staleness mean | staleness max |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
@@ -55,7 +55,7 @@ for i in "${!configs[@]}"; do
     dir=$("$asgd" train ${configs[$i]} experiment.out="$out" cluster.workers="$workers")
     rule=$(grep -o '"algorithm":[^,]*' "$dir/summary.json" | cut -d'"' -f4)
     printf "| %s | %s | %d | %.4f | %.4f | %.1f | %.0f | %.2f | %d |\n" "${labels[$i]}" "$rule" \
-        "$workers" "$(field "$dir" final_test_acc)" "$(field "$dir" best_test_acc)" \
-        "$(field "$dir" time_s)" "$(field "$dir" samples_per_s)" \
-        "$(field "$dir" staleness_mean)" "$(field "$dir" staleness_max)"
+        "$workers" "$(summary_field "$dir" final_test_acc)" "$(summary_field "$dir" best_test_acc)" \
+        "$(summary_field "$dir" time_s)" "$(summary_field "$dir" samples_per_s)" \
+        "$(summary_field "$dir" staleness_mean)" "$(summary_field "$dir" staleness_max)"
 done

@@ -18,7 +18,7 @@ counts=("$@")
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-field() { grep -o "\"$2\":[^,]*" "$1/summary.json" | grep -o '[0-9.e+-]*$'; }
+. "$root/bench/lib.sh"   # summary_field
 
 echo "| workers | worker-steps | events | wall s | events/s | wall per worker-step |"
 echo "| --- | --- | --- | --- | --- | --- |"
@@ -29,7 +29,7 @@ for n in "${counts[@]}"; do
           data.train_size="$size" data.test_size=16 data.dim=8 data.classes=2 \
           model.type=softmax train.batch=1 train.epochs=$((steps / 10)) sim.compute=null eval.every=0 \
           eval.steps_every=1000000000)
-    ev=$(field "$dir" sim_events); wall=$(field "$dir" wall_time_s); upd=$(field "$dir" updates)
+    ev=$(summary_field "$dir" sim_events); wall=$(summary_field "$dir" wall_time_s); upd=$(summary_field "$dir" updates)
     awk -v n="$n" -v u="$upd" -v e="$ev" -v w="$wall" 'BEGIN {
         printf "| %d | %d | %d | %.3f | %.0f | %.2f us |\n", n, u, e, w, e / w, 1e6 * w / u }'
 done

@@ -48,10 +48,10 @@ for run in "${runs[@]}"; do
         a=$("${blas[@]}" "$root/build/bench/bench_step" "$device" "$model" "$batch" "$steps" "$reps" "$conv")
         t=$("$python" "$root/bench/torch_step.py" --device "$device" --model "$model" \
               --batch "$batch" --steps "$steps" --reps "$reps" --threads "$threads")
-        g=0
+        g=none   # not a number: the median leaves a failed or skipped run out
         [ "$device" = cuda ] && g=$("$python" "$root/bench/torch_step.py" --device cuda \
               --model "$model" --batch "$batch" --steps "$steps" --reps "$reps" --graphs |
-              field samples_per_s) || g=0   # the eager figures stand without it
+              field samples_per_s) || g=failed   # the eager figures stand without it
         rows+="$(field samples_per_s <<<"$a") $(field samples_per_s <<<"$t") \
 $(field gemm_fraction <<<"$a") $g"$'\n'
         name=$(sed 's/.*device=\(.*\) model=.*/\1/' <<<"$a")
@@ -62,7 +62,7 @@ $(field gemm_fraction <<<"$a") $g"$'\n'
     gs=$(awk 'NF {print $4}' <<<"$rows" | median)
     graphs="- | -"
     [ "$device" = cuda ] && graphs=$(awk -v a="$as" -v g="$gs" \
-        'BEGIN {if (g > 0) printf "%.0f | %.2f", g, a / g; else print "failed | -"}')
+        'BEGIN {if (g != "nan" && g > 0) printf "%.0f | %.2f", g, a / g; else print "failed | -"}')
     range=$(awk 'NF {r = $1 / $2; if (NR == 1 || r < lo) lo = r; if (NR == 1 || r > hi) hi = r}
                  END {printf "%.2f-%.2f", lo, hi}' <<<"$rows")
     label=$model

@@ -19,7 +19,7 @@ counts=("$@")
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-field() { grep -o "\"$2\":[^,]*" "$1/summary.json" | grep -o '[0-9.e+-]*$'; }
+. "$root/bench/lib.sh"   # summary_field
 
 # the speed-up is over the first count given (1 by default, and in every
 # run recorded in RESULTS.md): the header says which
@@ -32,10 +32,10 @@ for rule in ${RULES:-sync hogwild}; do
         dir=$("${ASGD:-$root/build/asgd}" train "$root/experiments/$rule/config.ini" \
               experiment.out="$out" train.epochs="$epochs" cluster.workers="$n" \
               backend.threads=1 eval.every=0 "${overrides[@]}")
-        rate=$(field "$dir" samples_per_s)
+        rate=$(summary_field "$dir" samples_per_s)
         [ -n "$base" ] || base=$rate
         printf "| %s | %d | %.0f | %.2f | %.4f | %.2f |\n" "$rule" "$n" "$rate" \
             "$(awk -v a="$rate" -v b="$base" 'BEGIN {print a / b}')" \
-            "$(field "$dir" final_test_acc)" "$(field "$dir" staleness_mean)"
+            "$(summary_field "$dir" final_test_acc)" "$(summary_field "$dir" staleness_mean)"
     done
 done

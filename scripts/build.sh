@@ -2,7 +2,10 @@
 # Installs missing packages and builds asgd (Release) into build/.
 # ASGD_SANITIZE=ON builds with address and undefined-behaviour sanitizers
 # into build-sanitize/ instead.
+# ASGD_PREBUILT=1 builds nothing: the benchmarks then time build/ as it is
+# (a build made another way, such as device-build.sh's on a device machine).
 set -euo pipefail
+[ "${ASGD_PREBUILT:-0}" = 1 ] && exit 0
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
 if [ "${ASGD_SANITIZE:-OFF}" = ON ]; then
