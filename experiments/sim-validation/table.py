@@ -295,6 +295,15 @@ def resim(out, extra, save=False):
         draw(out)
 
 
+def started(summary):
+    """A run folder's order of starting, from its name: YYYYMMDD-HHMMSS,
+    then -1, -2, ... -10 for runs started in the same second (as text,
+    "-10" would come before "-2", and "X-1" before "X")."""
+    parts = os.path.basename(os.path.dirname(summary)).split("-")
+    return (parts[0], parts[1] if len(parts) > 1 else "",
+            int(parts[2]) if len(parts) > 2 and parts[2].isdigit() else 0)
+
+
 def rescore(out):
     """out's table.md, points.csv and figure again from the run folders its
     table left there (the newest run of each rule, worker count, seed and
@@ -303,12 +312,13 @@ def rescore(out):
         settings = json.load(f)
     seeds = settings["seeds"]
     runs = {}
-    for folder in sorted(glob.glob(os.path.join(out, "*", "*", "summary.json"))):
+    for folder in sorted(glob.glob(os.path.join(out, "*", "*", "summary.json")),
+                         key=started):
         with open(folder) as f:
             j = json.load(f)
         key = (j["algorithm"], j["workers"], j["seed"], j["mode"])
-        if j["epochs_target"] == settings["epochs"]:
-            runs[key] = os.path.dirname(folder)        # sorted by time: the newest wins
+        if j["epochs_target"] == settings["epochs"] and j.get("complete"):
+            runs[key] = os.path.dirname(folder)        # in order started: the newest wins
     table = Table(os.path.join(out, "table.md"))
     rows = []
     for rule in settings["rules"]:
@@ -350,21 +360,31 @@ def write_points(rows, out):
 def draw(out):
     """prediction.png from out/points.csv: simulated against measured, a
     point for each rule and worker count (its bar: the real spread over
-    seeds), the diagonal and +-10% drawn, one panel a metric (gnuplot;
-    without it, the data alone)."""
+    seeds), the diagonal and +-10% drawn, one panel a metric, each panel's
+    axes spanning its real and simulated values (gnuplot; without it, the
+    data alone)."""
     data = os.path.join(out, "points.csv")
     panels = [("train_s", "training time (s)"), ("samples_per_s", "samples/s"),
               ("to_target_s", "time to target accuracy (s)"),
-              ("staleness_mean", "mean staleness (updates)")]
-    script = ['set terminal pngcairo size 1000,900 font "Sans,10"',
+              ("staleness_mean", "mean staleness (updates)"),
+              ("staleness_p95", "95th-percentile staleness (updates)"),
+              ("final_acc", "final test accuracy")]
+    script = ['set terminal pngcairo size 1000,1300 font "Sans,10"',
               'set output "%s"' % os.path.join(out, "prediction.png"),
-              'set datafile separator ","', "set grid", "set key bottom right font ',9'",
-              "set multiplot layout 2,2"]
+              'set datafile separator ","', "set grid", "set key top left font ',9'",
+              "set multiplot layout 3,2"]
     for metric, label in panels:
-        script += ['set title "%s"' % label, 'set xlabel "measured (mean over seeds)"',
+        # thousands on the axes where the values run to six digits
+        script += ['set format x "%s"; set format y "%s"' % (("%.0s%c", "%.0s%c") if metric ==
+                                                              "samples_per_s" else ("% g", "% g")),
+                   'set title "%s"' % label, 'set xlabel "measured (mean over seeds)"',
                    'set ylabel "simulated"', "set autoscale",
                    "stats '%s' using (strcol(3) eq '%s' ? $4 : NaN) nooutput" % (data, metric),
-                   "lo = STATS_min * 0.8; hi = STATS_max * 1.2",
+                   "lo = STATS_min; hi = STATS_max",
+                   "stats '%s' using (strcol(3) eq '%s' ? $7 : NaN) nooutput" % (data, metric),
+                   "lo = STATS_min < lo ? STATS_min : lo",
+                   "hi = STATS_max > hi ? STATS_max : hi",
+                   "pad = (hi - lo) * 0.08; lo = lo - pad; hi = hi + pad",
                    "set xrange [lo:hi]; set yrange [lo:hi]",
                    "plot x with lines lc 'black' title 'exact', "
                    "1.1 * x with lines dt 2 lc 'gray' title '+-10%%', "
@@ -437,10 +457,20 @@ class Table:
             partial = ["%s %d (%d and %d of %d)" % (rule, n, got[m].real_n, got[m].sim_n,
                                                     got[m].seeds)
                        for rule, n, got in rows if not got[m].whole()]
+            # a real mean of 0 has no percentage error: say how many, and
+            # name those the simulator did not also put at 0
+            zero = [(rule, n, got[m].sim) for rule, n, got in rows
+                    if got[m].whole() and got[m].real == 0]
+            zero_off = ["%s %d (simulated %.3g)" % z for z in zero if z[2] != 0]
             line = "%.1f%% (%d rows)" % (sum(errs) / len(errs), len(errs)) if errs else "-"
             if errs and all(x == x for x in floors):
                 line += "; from the seeds' spread alone, about %.1f%%" % (sum(floors) /
                                                                            len(floors))
+            if zero:
+                line += "; left out, real mean 0: %d rows, %d of them simulated 0 too" % (
+                    len(zero), len(zero) - len(zero_off))
+                if zero_off:
+                    line += " (not: " + ", ".join(zero_off) + ")"
             if partial:
                 line += "; left out, where not every run has it (real and simulated " \
                         "runs that do): " + ", ".join(partial)
