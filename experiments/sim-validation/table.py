@@ -371,7 +371,7 @@ def draw(out):
               ("final_acc", "final test accuracy")]
     script = ['set terminal pngcairo size 1000,1300 font "Sans,10"',
               'set output "%s"' % os.path.join(out, "prediction.png"),
-              'set datafile separator ","', "set grid", "set key top left font ',9'",
+              'set datafile separator ","', "set grid", "set key top left Left reverse font ',9'",
               "set multiplot layout 3,2"]
     for metric, label in panels:
         # thousands on the axes where the values run to six digits
@@ -390,8 +390,8 @@ def draw(out):
                    "1.1 * x with lines dt 2 lc 'gray' title '+-10%%', "
                    "0.9 * x with lines dt 2 lc 'gray' notitle, "
                    "'%s' using (strcol(3) eq '%s' ? $4 : NaN):7:5:6 with xerrorbars "
-                   "pt 7 ps 0.6 lc rgb '#1f77b4' title 'a rule at a worker count "
-                   "(bar: spread over seeds)'" % (data, metric)]
+                   "pt 7 ps 0.6 lc rgb '#1f77b4' title 'a rule, a worker count "
+                   "(bar: seeds)'" % (data, metric)]
     script.append("unset multiplot")
     try:
         subprocess.run(["gnuplot"], input="\n".join(script), text=True, check=True)
