@@ -68,7 +68,12 @@ static void s_where(const config *c, const entry *e, char *buf, size_t n)
         snprintf(buf, n, "command line: %s.%s=%s", e->section, e->key, e->value);
         break;
     case FROM_DEFAULT:
-        snprintf(buf, n, "default: [%s] %s", e->section, e->key);
+        if (e->value[0]) {
+            snprintf(buf, n, "%s: [%s] %s = %s (the default)", c->source, e->section, e->key,
+                     e->value);
+        } else {
+            snprintf(buf, n, "%s: [%s] %s (not given)", c->source, e->section, e->key);
+        }
         break;
     }
 }

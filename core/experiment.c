@@ -373,11 +373,21 @@ int experiment_configure(experiment *e, const char *path, int noverrides,
     return 0;
 }
 
-/* The model fits the data's shape; errors name the config. */
+/* The model fits the data's shape; errors name the config, and where the
+ * message begins "[section] key: ", where that key was given (file and
+ * line, or the command line). */
 static int s_check_model(experiment *e, error *err)
 {
     error why = {0};
     if (model_check(&e->model, e->dim, e->classes, &e->nparams, &why) < 0) {
+        char section[32], key[64];
+        int at = 0;
+        if (sscanf(why.msg, "[%31[a-z_]] %63[a-z_]%n", section, key, &at) == 2 &&
+            strncmp(why.msg + at, ": ", 2) == 0 && config_used(e->c, section, key)) {
+            config_fail(e->c, section, key, err, "%s", why.msg + at + 2);
+            err->status = why.status;
+            return -1;
+        }
         return error_set(err, why.status, "%s: %s", config_source(e->c), why.msg);
     }
     return 0;

@@ -264,6 +264,21 @@ static void test_cnn_config_errors(void **state)
     support_run_asgd(&f->r, f->dir, args);
     const char *needles2[] = {"[model] image", "60 features", NULL};
     s_expect_usage_error(f, needles2);
+    /* a model that does not fit the data names where its key was given:
+     * the file's line, the command line, or the default */
+    support_write_file(f->config, "[data]\ndataset = synthetic\n[model]\ntype = linear\n");
+    support_run_asgd(&f->r, f->dir, args);
+    const char *needles3[] = {":4: [model] type", "needs regression data", NULL};
+    s_expect_usage_error(f, needles3);
+    support_write_file(f->config, "[data]\ndataset = synthetic\n");
+    const char *by_flag[] = {"train", f->config, f->out_arg, "model.type=linear", NULL};
+    support_run_asgd(&f->r, f->dir, by_flag);
+    const char *needles4[] = {"command line: model.type=linear", "needs regression", NULL};
+    s_expect_usage_error(f, needles4);
+    support_write_file(f->config, "[data]\ndataset = regression\n");
+    support_run_asgd(&f->r, f->dir, args);
+    const char *needles5[] = {"[model] type = mlp (the default)", "needs type = linear", NULL};
+    s_expect_usage_error(f, needles5);
 }
 
 static void test_help_config_lists_resolved_keys(void **state)
