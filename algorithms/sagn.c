@@ -7,7 +7,9 @@
  *                     tag-r pushes are dropped and counted.
  *
  * A last round that the worker's budget cuts short pushes D divided by
- * the steps it took (the mean local step, as a full round's is).
+ * the steps it took (the mean local step, as a full round's is). Rounds a
+ * shard restored from a checkpoint lost are taken again past the budget,
+ * as sync takes its: a worker that stopped would hold every round after. 
  *
  * Reference: tmulc18's SAGN, after Hermans (2017). */
 #include <stdlib.h>
@@ -54,8 +56,10 @@ static int s_worker_run(worker *w)
         }
         memset(delta, 0, w->nparams * sizeof *delta);
         long steps = worker_local_window(w, delta, p->window);
-        if (steps == 0) {   /* its budget is spent: nothing to push */
-            break;
+        if (steps == 0) {   /* the budget is spent before the last round: a shard
+                             * restored from a checkpoint lost rounds, which every
+                             * worker must push again (as sync does) */
+            steps = worker_local_steps(w, delta, p->window);
         }
         for (size_t i = 0; i < w->nparams; i++) {
             delta[i] /= (float)steps;

@@ -15,7 +15,11 @@
  * bound lets that pull be answered at once (staleness >= 1) it misses the
  * worker's own push of clock c, one more of staleness, so a worker no
  * longer reads its own last write; the bound between workers' clocks is
- * kept as it is (the shard judges the early pull as any other). */
+ * kept as it is (the shard judges the early pull as any other).
+ *
+ * A worker that has finished is left out of the bound: a shard restored
+ * from a checkpoint holds the clock it had then, lower than the one it
+ * finished at, and it will never push again. */
 #include <stdlib.h>
 
 #include "algorithms/algorithm.h"
@@ -88,8 +92,8 @@ static bool s_pull_ready(server *s, const pull_msg *m)
     if (m->worker >= (uint32_t)s->workers || m->min_version <= (uint64_t)p->staleness) {
         return true;   /* the evaluator, or a clock within s of the start */
     }
-    for (int k = 0; k < s->workers; k++) {
-        if (clocks[k] + (uint64_t)p->staleness < m->min_version) {
+    for (int k = 0; k < s->workers; k++) {   /* a finished worker holds no one back */
+        if (!s->done[k] && clocks[k] + (uint64_t)p->staleness < m->min_version) {
             return false;
         }
     }

@@ -241,16 +241,20 @@ void worker_local_step(worker *w)
 
 long worker_local_window(worker *w, float *delta, long window)
 {
+    long left = w->budget > w->steps ? w->budget - w->steps : 0;
+    return worker_local_steps(w, delta, window < left ? window : left);
+}
+
+long worker_local_steps(worker *w, float *delta, long steps)
+{
     const float lr = (float)w->local->spec.lr;
-    long steps = 0;
-    while (steps < window && !worker_done(w)) {
+    for (long s = 0; s < steps; s++) {
         worker_gradient(w);
         for (size_t i = 0; i < w->nparams; i++) {
             float step = lr * w->grad[i];
             w->theta[i] -= step;
             delta[i] -= step;
         }
-        steps++;
     }
     return steps;
 }

@@ -173,6 +173,9 @@ void worker_local_step(worker *w);
  * lr g, so that delta sums exactly the steps applied. Returns the steps
  * taken. */
 long worker_local_window(worker *w, float *delta, long window);
+/* Exactly `steps` such steps, whatever the budget: a lockstep rule's
+ * rounds that a restored shard lost are taken again past it. */
+long worker_local_steps(worker *w, float *delta, long steps);
 bool worker_done(const worker *w);
 /* A worker that comes back (restarted, resumed, or back from a device
  * trace's absence) with `done` of its minibatches already counted: its

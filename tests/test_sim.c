@@ -1442,6 +1442,28 @@ static void test_ssp_goes_on_after_a_restart(void **state)
     assert_true(s_num(failed, "staleness_max") <= 3 + 1 + 2);   /* s = 3, and a restart's */
 }
 
+/* A shard restored from a checkpoint holds what the workers had pushed
+ * then: SSP's clock of a worker that has since finished (it never pushes
+ * again), and, for SAGN, rounds that every worker must push again past
+ * its budget. Both once waited forever ("deadlock"); each time below falls
+ * where that happened. */
+static void test_bounded_rules_go_on_after_a_shard_is_restored(void **state)
+{
+    support_fixture *f = *state;
+    const char *runs[][2] = {{"train.algorithm=ssp", "sim.fail=ps1@0.318"},
+                             {"train.algorithm=sagn", "sim.fail=ps1@0.05"},
+                             {"train.algorithm=sagn", "sim.fail=ps1@0.25"}};
+    for (int i = 0; i < 3; i++) {
+        const char *extra[] = {runs[i][0], runs[i][1], "cluster.workers=3", "cluster.servers=2",
+                               "sim.speed=1,1,3", "cluster.restart=on-failure",
+                               i == 0 ? "checkpoint.every=0.1" : "checkpoint.every=0.02", NULL};
+        char dir[4096];
+        s_sim(f, extra, dir, sizeof dir);
+        assert_true(s_num(dir, "restarts") == 1);
+        assert_true(s_num(dir, "epochs") >= 2.0);
+    }
+}
+
 /* The reverse: [sim]'s keys that change what happens to the workers are
  * refused by a real or threads run, naming the key (a real run with
  * sim.trace once ran every device present, the key kept in its
@@ -1794,6 +1816,7 @@ int main(void)
         T(test_a_restarted_worker_goes_on_with_its_data),
         T(test_a_worker_restarted_while_its_shard_is_down),
         T(test_ssp_goes_on_after_a_restart),
+        T(test_bounded_rules_go_on_after_a_shard_is_restored),
         T(test_no_evaluation_while_a_shard_is_down),
         T(test_a_pause_frees_its_core),
         T(test_a_thousand_workers),
