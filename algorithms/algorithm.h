@@ -155,6 +155,9 @@ typedef struct algorithm {
     void (*server_on_push)(struct server *s, const push_msg *m);
     bool (*server_pull_ready)(struct server *s, const pull_msg *m);
     void (*server_on_pull)(struct server *s, const pull_msg *m);
+    /* Optional: once every worker has finished, before the final model is
+     * read (a rule that holds pushes it never applied says so here). */
+    void (*server_on_workers_done)(struct server *s);
     bool prefetch;            /* worker_run calls worker_prefetch */
 } algorithm;
 

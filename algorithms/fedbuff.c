@@ -13,7 +13,8 @@
  * every push is added at once: AGN without its 1 / lambda (with one
  * worker, DynSGD; with window 1, Hogwild). Pushes are recorded applied as
  * they enter the buffer; when the budget ends, the fewer than K pushes
- * still buffered are never applied, as the paper's server stops.
+ * still buffered are never applied, as the paper's server stops, and are
+ * counted dropped then (their staleness taken back out of the mean).
  *
  * Reference: Nguyen, Malik, Zhan, Yousefpour, Rabbat, Malek, Huba,
  * "Federated Learning with Buffered Asynchronous Aggregation" (AISTATS
@@ -44,8 +45,15 @@ typedef struct fedbuff_params {
 /* A shard's buffer: flat, so that a checkpoint saves it as bytes. */
 typedef struct fedbuff_state {
     uint64_t count;           /* pushes in the buffer */
-    float sum[];              /* n values: the weighted deltas' sum */
+    uint64_t tau[];           /* K: each buffered push's staleness; then the
+                                 n floats of the weighted deltas' sum (s_sum) */
 } fedbuff_state;
+
+static float *s_sum(const server *s)
+{
+    const fedbuff_params *p = s->params;
+    return (float *)(((fedbuff_state *)s->state)->tau + p->buffer);
+}
 
 static void *s_configure(config *c, const rule_context *ctx, rule_info *info, error *err)
 {
@@ -72,32 +80,46 @@ static int s_worker_run(worker *w)
     return worker_run_windows(w, p->window, false);
 }
 
-static void *s_init(server *s)
-{
-    return calloc(1, sizeof(fedbuff_state) + s->n * sizeof(float));
-}
-
 static size_t s_state_bytes(const server *s)
 {
-    return sizeof(fedbuff_state) + s->n * sizeof(float);
+    const fedbuff_params *p = s->params;
+    return sizeof(fedbuff_state) + (size_t)p->buffer * sizeof(uint64_t) +
+           s->n * sizeof(float);
+}
+
+static void *s_init(server *s)
+{
+    return calloc(1, s_state_bytes(s));
 }
 
 static void s_on_push(server *s, const push_msg *m)
 {
     const fedbuff_params *p = s->params;
     fedbuff_state *st = s->state;
+    float *sum = s_sum(s);
     uint64_t tau = server_push_staleness(s, m);
     float weight = p->weight == WEIGHT_SQRT ? 1.0f / sqrtf(1.0f + (float)tau) : 1.0f;
     for (size_t i = 0; i < s->n; i++) {
-        st->sum[i] += weight * m->values[i];
+        sum[i] += weight * m->values[i];
     }
     server_record_applied(s, m);
+    st->tau[st->count] = tau;
     if (++st->count < (uint64_t)p->buffer) {
         return;
     }
-    server_add(s, st->sum, p->server_lr / (float)p->buffer);
+    server_add(s, sum, p->server_lr / (float)p->buffer);
     for (size_t i = 0; i < s->n; i++) {
-        st->sum[i] = 0;
+        sum[i] = 0;
+    }
+    st->count = 0;
+}
+
+/* Training is over: the pushes still buffered will never be applied. */
+static void s_on_workers_done(server *s)
+{
+    fedbuff_state *st = s->state;
+    for (uint64_t i = 0; i < st->count; i++) {
+        server_record_unapplied(s, st->tau[i]);
     }
     st->count = 0;
 }
@@ -114,5 +136,6 @@ const algorithm algorithm_fedbuff = {
     .server_init = s_init,
     .server_state_bytes = s_state_bytes,
     .server_on_push = s_on_push,
+    .server_on_workers_done = s_on_workers_done,
     .server_pull_ready = server_always_ready,
 };

@@ -204,6 +204,9 @@ bool server_mark_done(server *s, uint32_t worker)
     } else if (worker < (uint32_t)s->workers && !s->done[worker]) {
         s->done[worker] = true;
         s->done_count++;
+        if (server_workers_done(s) && s->alg->server_on_workers_done) {
+            s->alg->server_on_workers_done(s);
+        }
     }
     return server_workers_done(s);
 }
@@ -264,6 +267,20 @@ void server_record_applied(server *s, const push_msg *m)
     }
     s->stats.histogram[staleness < SUMMARY_STALENESS_BINS ? staleness : SUMMARY_STALENESS_BINS - 1]++;
     s->last_staleness[m->worker] = staleness;
+    if (s->threads > 1) {
+        pthread_mutex_unlock(&s->stats_lock);
+    }
+}
+
+void server_record_unapplied(server *s, uint64_t staleness)
+{
+    if (s->threads > 1) {
+        pthread_mutex_lock(&s->stats_lock);
+    }
+    s->stats.pushes--;
+    s->stats.staleness_sum -= staleness;
+    s->stats.histogram[staleness < SUMMARY_STALENESS_BINS ? staleness : SUMMARY_STALENESS_BINS - 1]--;
+    s->stats.dropped++;
     if (s->threads > 1) {
         pthread_mutex_unlock(&s->stats_lock);
     }

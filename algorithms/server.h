@@ -131,6 +131,10 @@ uint64_t server_push_staleness(const server *s, const push_msg *m);
  * or as dropped. */
 void server_record_applied(server *s, const push_msg *m);
 void server_record_dropped(server *s);
+/* Rule side: a push recorded applied, with that staleness, that the rule
+ * will never apply after all (a buffer left when training ends): counted
+ * dropped instead. staleness_max keeps it. */
+void server_record_unapplied(server *s, uint64_t staleness);
 /* Synchronous rules: adds a push tagged with the current version to the
  * round's sum and records it, returning how many have arrived this round;
  * a push for another round, or one the round's leader found late, is

@@ -1442,6 +1442,23 @@ static void test_ssp_goes_on_after_a_restart(void **state)
     assert_true(s_num(failed, "staleness_max") <= 3 + 1 + 2);   /* s = 3, and a restart's */
 }
 
+/* FedBuff applies its buffer every K pushes; the fewer than K left when
+ * training ends are never applied, and are counted dropped, not applied
+ * (they were counted applied, with dropped 0, while the summary's updates
+ * held K x as many). */
+static void test_fedbuffs_last_buffer_is_counted_dropped(void **state)
+{
+    support_fixture *f = *state;
+    const char *extra[] = {"train.algorithm=fedbuff", "algorithm.buffer=3",
+                           "cluster.workers=4", NULL};
+    char dir[4096];
+    s_sim(f, extra, dir, sizeof dir);
+    double messages = s_num(dir, "push_messages");
+    assert_true(s_num(dir, "pushes") == 3 * s_num(dir, "updates"));
+    assert_true(s_num(dir, "dropped") == fmod(messages, 3));
+    assert_true(s_num(dir, "dropped") > 0);   /* this run leaves some */
+}
+
 /* A shard restored from a checkpoint holds what the workers had pushed
  * then: SSP's clock of a worker that has since finished (it never pushes
  * again), and, for SAGN, rounds that every worker must push again past
@@ -1817,6 +1834,7 @@ int main(void)
         T(test_a_worker_restarted_while_its_shard_is_down),
         T(test_ssp_goes_on_after_a_restart),
         T(test_bounded_rules_go_on_after_a_shard_is_restored),
+        T(test_fedbuffs_last_buffer_is_counted_dropped),
         T(test_no_evaluation_while_a_shard_is_down),
         T(test_a_pause_frees_its_core),
         T(test_a_thousand_workers),

@@ -29,14 +29,15 @@ def check(cond, what):
         print("FAIL:", what)
 
 
-def write_run(out, stamp, rule, workers, seed, mode, time_s, accs, staleness=1.0):
+def write_run(out, stamp, rule, workers, seed, mode, time_s, accs, staleness=1.0,
+              complete=True):
     """One run folder: evaluations every 0.1 s with the accuracies accs."""
     folder = os.path.join(out, "sim-validation", stamp)
     os.makedirs(folder)
     summary = {"algorithm": rule, "workers": workers, "seed": seed, "mode": mode,
                "epochs_target": 1, "time_s": time_s, "samples_per_s": 1000.0 / time_s,
                "staleness_mean": staleness, "staleness_histogram": [1, 2, 1],
-               "final_test_acc": accs[-1]}
+               "final_test_acc": accs[-1], "complete": complete}
     with open(os.path.join(folder, "summary.json"), "w") as f:
         json.dump(summary, f)
     with open(os.path.join(folder, "eval.csv"), "w") as f:
@@ -73,8 +74,13 @@ def test_rows_compared_only_where_every_run_has_the_metric(out):
     write_run(out, "2-b", "partial", 2, 1, "sim", 3.0, [0.9])
     write_run(out, "2-c", "partial", 2, 2, "real", 3.0, [0.5, 0.7])
     write_run(out, "2-d", "partial", 2, 2, "sim", 3.0, [0.9])
-    # an older run of the same seed, made before: the newest wins
+    # an older run of the same seed, made before: the newest wins; but not
+    # a newer one that did not complete
     write_run(out, "0-z", "partial", 2, 2, "real", 30.0, [0.9])
+    write_run(out, "9-z", "partial", 2, 2, "real", 99.0, [0.9], complete=False)
+    # runs started in one second are named -1, -2, ... -10: -10 is newest
+    write_run(out, "3-s-2", "whole", 2, 1, "real", 5.0, [0.7, 0.9])
+    write_run(out, "3-s-10", "whole", 2, 1, "real", 2.0, [0.7, 0.9])
     printed = rescore(out)
 
     got = points(out)
@@ -100,6 +106,22 @@ def test_rows_compared_only_where_every_run_has_the_metric(out):
     with open(os.path.join(out, "table.md")) as f:
         text = f.read()
     check("(in 1 of 2 real runs, 2 of 2 simulated)" in text, "the table says how many reached")
+
+
+def test_a_real_mean_of_zero_is_named(out):
+    """A real mean of 0 has no percentage error: the MAPE line says how
+    many rows that leaves out, and names one the simulator puts elsewhere."""
+    with open(os.path.join(out, "settings.json"), "w") as f:
+        json.dump({"rules": ["z", "y"], "workers": [1], "seeds": 1, "epochs": 1,
+                   "target": 0.8}, f)
+    write_run(out, "1-a", "z", 1, 1, "real", 2.0, [0.9], staleness=0.0)
+    write_run(out, "1-b", "z", 1, 1, "sim", 2.0, [0.9], staleness=0.5)
+    write_run(out, "1-c", "y", 1, 1, "real", 2.0, [0.9], staleness=0.0)
+    write_run(out, "1-d", "y", 1, 1, "sim", 2.0, [0.9], staleness=0.0)
+    printed = rescore(out)
+    line = [l for l in printed.splitlines() if l.startswith("  staleness_mean:")][0]
+    check("left out, real mean 0: 2 rows, 1 of them simulated 0 too (not: z 1 (simulated "
+          "0.5))" in line, "rows with a real mean of 0: " + line)
 
 
 def test_a_missing_run_is_an_error(out):
@@ -155,6 +177,7 @@ def test_resim_save_keeps_the_real_columns(out):
 
 
 for test in (test_rows_compared_only_where_every_run_has_the_metric,
+             test_a_real_mean_of_zero_is_named,
              test_a_missing_run_is_an_error,
              test_resim_refuses_points_without_counts,
              test_resim_save_keeps_the_real_columns):

@@ -379,12 +379,17 @@ def draw(out):
                                                               "samples_per_s" else ("% g", "% g")),
                    'set title "%s"' % label, 'set xlabel "measured (mean over seeds)"',
                    'set ylabel "simulated"', "set autoscale",
+                   # the span of the real ($4) and simulated ($7) means; a
+                   # column with no number leaves STATS_ undefined
+                   "lo = NaN; hi = NaN", "undefine STATS_*",
                    "stats '%s' using (strcol(3) eq '%s' ? $4 : NaN) nooutput" % (data, metric),
-                   "lo = STATS_min; hi = STATS_max",
+                   "if (exists('STATS_min')) { lo = STATS_min; hi = STATS_max }",
+                   "undefine STATS_*",
                    "stats '%s' using (strcol(3) eq '%s' ? $7 : NaN) nooutput" % (data, metric),
-                   "lo = STATS_min < lo ? STATS_min : lo",
-                   "hi = STATS_max > hi ? STATS_max : hi",
-                   "pad = (hi - lo) * 0.08; lo = lo - pad; hi = hi + pad",
+                   "if (exists('STATS_min')) { lo = (lo == lo && lo < STATS_min) ? lo : "
+                   "STATS_min; hi = (hi == hi && hi > STATS_max) ? hi : STATS_max }",
+                   "if (lo != lo) { lo = 0; hi = 1 }",
+                   "pad = hi > lo ? (hi - lo) * 0.08 : 0.5; lo = lo - pad; hi = hi + pad",
                    "set xrange [lo:hi]; set yrange [lo:hi]",
                    "plot x with lines lc 'black' title 'exact', "
                    "1.1 * x with lines dt 2 lc 'gray' title '+-10%%', "
