@@ -12,12 +12,18 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 target=${1:-0.01}
+if ! [[ $target =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$ ]]; then
+    echo "usage: run.sh [TARGET]: TARGET is a test loss (default 0.01), not \"$target\"" >&2
+    exit 2
+fi
 "$root/scripts/build.sh"
 out="$root/runs/mishchenko-delayadaptive"
 rm -rf "$out"
 # virtual seconds until the test loss first reaches $2 (never: "-")
 reach() { awk -F, -v t="$2" 'NR > 1 && $5 <= t {print $1; found = 1; exit}
                              END {if (!found) print "-"}' "$1/eval.csv"; }
+errors=$(mktemp)   # a run's stderr: shown when it fails (diverged runs say so there too)
+trap 'rm -f "$errors"' EXIT
 declare -A best best_lr
 echo "| rule | lr | seconds to loss $target, seed 1 | seed 2 |"
 echo "|---|---|---|---|"
@@ -32,7 +38,7 @@ for run in "delayadaptive 0.0025 0.005 0.01 0.02 0.03" "hogwild 0.0025 0.005 0.0
             dir=$("$root/build/asgd" train "$here/config.ini" experiment.out="$root/runs" \
                   train.algorithm="$rule" train.lr="$lr" experiment.seed="$seed" \
                   experiment.label="$rule" experiment.run_id="$rule-lr$lr-seed$seed" \
-                  2>/dev/null)
+                  2>"$errors") || { tail -3 "$errors" >&2; exit 2; }
             times+=("$(reach "$dir" "$target")")
         done
         echo "| $rule | $lr | ${times[0]} | ${times[1]} |"

@@ -147,6 +147,11 @@ def main():
     ap.add_argument("--rescore", action="store_true",
                     help="only table.md, points.csv and the figure again from --out's runs")
     a = ap.parse_args()
+    need = "points.csv" if a.plot else "settings.json"
+    if (a.plot or a.rescore or a.resim) and not os.path.exists(os.path.join(a.out, need)):
+        sys.exit("table.py: %s has no %s: it is not a folder a table run made (run "
+                 "./table.py first, or give --out such a folder, e.g. --out %s)" %
+                 (a.out, need, os.path.relpath(os.path.dirname(os.path.abspath(__file__)))))
     if a.plot:
         draw(a.out)
         return
