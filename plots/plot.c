@@ -154,9 +154,20 @@ static void s_string_var(FILE *gp, const char *name, const char *value)
 /* The gnuplot terminal for the figure's extension and size; NULL for an
  * extension it does not draw. Sizes: a column of a two-column paper
  * (3.5 in), a page's width (7 in), a 16:9 slide; fonts at print size
- * (8-9 pt on paper, 16 pt on a slide). A PNG is drawn at 200 dpi. */
-static const char *s_terminal(const char *ext, int size)
+ * (8-9 pt on paper, 16 pt on a slide). A PNG is drawn at 200 dpi. A page
+ * figure with more than 8 groups has its key below (style.gp), and is
+ * taller by the key's four rows. */
+static const char *s_terminal(const char *ext, int size, int groups)
 {
+    static const char *const tall_page[] = {
+        "pdfcairo noenhanced font \"Sans,9\" size 7in,4.2in",
+        "pngcairo noenhanced font \"Sans,9\" size 1400,840 fontscale 2.2",
+        "svg noenhanced font \"Sans,9\" size 504,302",
+    };
+    if (size == SIZE_PAGE && groups > 8) {
+        return strcmp(ext, ".pdf") == 0 ? tall_page[0] : strcmp(ext, ".png") == 0 ? tall_page[1]
+               : strcmp(ext, ".svg") == 0 ? tall_page[2] : NULL;
+    }
     static const char *const pdf[] = {
         "pdfcairo noenhanced font \"Sans,8\" size 3.5in,2.6in",
         "pdfcairo noenhanced font \"Sans,9\" size 7in,3.2in",
@@ -364,6 +375,10 @@ static void s_prologue(FILE *gp, const options *o, const plot_runs *set, const f
     }
     if (o->yrange) {
         fprintf(gp, "set yrange [%s]\nyrange_set = 1\n", o->yrange);
+        double lo, hi;   /* both ends given: bands are held inside them */
+        if (sscanf(o->yrange, "%lf:%lf", &lo, &hi) == 2) {
+            fprintf(gp, "yrange_lo = %.17g\nyrange_hi = %.17g\n", lo, hi);
+        }
     }
     s_string_var(gp, "group_label", label_of(o->group));
     s_styles(gp, set->ngroups);
@@ -402,7 +417,7 @@ int plot_main(int argc, char **argv, error *err)
         return -1;
     }
     const char *dot = strrchr(o.out, '.');
-    const char *terminal = dot ? s_terminal(dot, o.size) : NULL;
+    const char *terminal = dot ? s_terminal(dot, o.size, 0) : NULL;
     if (!terminal) {
         return error_set(err, ERROR_USAGE, "asgd plot: -o %s: the figure must end in .pdf, .png "
                          "or .svg", o.out);
@@ -423,6 +438,7 @@ int plot_main(int argc, char **argv, error *err)
         plot_runs_warn_mixed(&set, o.group, o.figure.kind == KIND_SCALING ? o.figure.x : NULL);
         /* after the runs: a wrong folder is the user's error (exit 2) with
          * gnuplot or without (test_plot failed so where gnuplot was missing) */
+        terminal = s_terminal(dot, o.size, set.ngroups);
         rc = gnuplot_available() ? s_draw(&o, &set, &pl, file, terminal, err)
                                  : error_set(err, ERROR_RUNTIME, "gnuplot is not installed; "
                                              "install it with `apt-get install gnuplot-nox` "

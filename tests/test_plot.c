@@ -590,6 +590,18 @@ static void test_sixteen_groups_sixteen_styles(void **state)
         }
     }
     free(gp);
+    /* more than 8 groups on a page: the key goes below, on a taller page
+     * (beside the plot it took half the width, and the title ran off the
+     * left edge); with both ends of --yrange, the bands are held inside it
+     * (a band below it was drawn outside the frame) */
+    const char *page[] = {"plot", runs, "-o", out, "--group", "experiment.seed", "--size", "page",
+                          "--yrange", "0.25:0.75", NULL};
+    support_run_asgd(&f->r, f->dir, page);
+    assert_int_equal(f->r.status, 0);
+    gp = support_read_file(path);
+    assert_non_null(strstr(gp, "size 1400,840"));
+    assert_non_null(strstr(gp, "yrange_lo = 0.25\nyrange_hi = 0.75\n"));
+    free(gp);
 }
 
 /* asgd report: the page for a set of runs, in Markdown and HTML: every

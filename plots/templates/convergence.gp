@@ -3,6 +3,10 @@
 # their min-max as a band of its colour. STEM-G.dat: x mean min max.
 set xlabel xlabel
 set ylabel ylabel
-plot for [g=1:groups] data(g) using 1:3:4 with filledcurves fs transparent solid 0.15 \
+# a band is held inside a given y range: gnuplot clips lines at the frame,
+# but drew the part of a band below the range outside the frame, to its left
+inside(v) = exists("yrange_lo") ? (v < yrange_lo ? yrange_lo : v > yrange_hi ? yrange_hi : v) : v
+plot for [g=1:groups] data(g) using 1:(inside($3)):(inside($4)) with filledcurves \
+         fs transparent solid 0.15 \
          noborder ls g notitle, \
      for [g=1:groups] data(g) using 1:2 with linespoints ls g title titles[g]

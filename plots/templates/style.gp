@@ -5,8 +5,11 @@
 # and a line style per group: 16 colours, and 16 pairs of dash pattern
 # and point type, so that groups differ in colour and in black and white.
 set grid lc rgb "#dddddd"
-if (size eq "column") {
-    set key below horizontal maxrows 4 samplen 2.5 spacing 0.9
+# below the plot where the figure is narrow or the groups many (beside it,
+# 16 groups in two columns took half a page's width, and a title centred
+# over what was left ran off the left edge)
+if (size eq "column" || groups > 8) {
+    set key below horizontal maxrows 4 samplen 2.5 spacing 0.9 height 1
 } else {
     set key outside right top box opaque
 }
