@@ -19,6 +19,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 epochs=${1:-3}
 seeds=${2:-3}
+if ! [[ $epochs =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)$ ]] || ! [[ $seeds =~ ^[1-9][0-9]*$ ]]; then
+    echo "usage: run.sh [EPOCHS] [SEEDS]: EPOCHS a positive number (3), SEEDS a whole" \
+         "number at least 1 (3); got \"$epochs\" \"$seeds\"" >&2
+    exit 2
+fi
 target=0.85
 "$root/scripts/build.sh"
 asgd="$root/build/asgd"
@@ -60,7 +65,7 @@ for kind in convergence time-to-accuracy throughput staleness; do
     range=()   # the accuracy that tells the rules apart, not the first second's climb
     [ "$kind" = convergence ] && range=(--yrange 0.75:0.88)
     "$asgd" plot "${dirs[@]}" -o "$out/$kind.png" --kind "$kind" --target "$target" --size page \
-        "${range[@]}" >/dev/null 2> >(grep -v "never reaches" >&2)
+        "${range[@]}" >/dev/null 2> >(grep -v "never reaches\|empty y range" >&2)
 done
 python3 "$here/results.py" "$out" "$target" "$seeds" > "$out/results.md"
 echo "figures: $out/{convergence,time-to-accuracy,throughput,staleness}.png"
