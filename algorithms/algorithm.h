@@ -84,8 +84,8 @@
 
 /* The layout of this table: a rule that states another version is refused
  * (algorithm_check). 2 added server_free and server_on_pull; 3 added
- * server_state_bytes; 4 added prefetch. */
-#define ALGORITHM_VERSION 4
+ * server_state_bytes; 4 added prefetch; 5 added server_on_workers_done. */
+#define ALGORITHM_VERSION 5
 
 struct worker;
 struct server;
@@ -156,7 +156,10 @@ typedef struct algorithm {
     bool (*server_pull_ready)(struct server *s, const pull_msg *m);
     void (*server_on_pull)(struct server *s, const pull_msg *m);
     /* Optional: once every worker has finished, before the final model is
-     * read (a rule that holds pushes it never applied says so here). */
+     * read (a rule that holds pushes it never applied says so here, with
+     * server_record_unapplied). It runs once per life of the shard, on the
+     * thread that applies pushes, after the last push (threads mode: under
+     * the shard's lock). */
     void (*server_on_workers_done)(struct server *s);
     bool prefetch;            /* worker_run calls worker_prefetch */
 } algorithm;

@@ -63,6 +63,6 @@ for ((i = 0; i < runs; i++)); do
     printf "| %s | %.0f | %.0f | %.0f | %.2f | %.4f | %.3f |\n" "${names[$i]}" "$rate" \
         "$(awk '{print $1}' "$out/$i" | sort -g | head -1)" \
         "$(awk '{print $1}' "$out/$i" | sort -g | tail -1)" \
-        "$(awk -v a="$rate" -v b="$base" 'BEGIN {print (b > 0 ? a / b : "nan")}')" \
+        "$(awk -v a="$rate" -v b="$base" 'BEGIN {print (b != "nan" && b + 0 > 0 ? a / b : "nan")}')" \
         "$(awk '{print $2}' "$out/$i" | median)" "$(awk '{print $3}' "$out/$i" | median)"
 done

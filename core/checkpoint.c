@@ -317,7 +317,7 @@ int checkpoint_load(const char *path, server *s, shard_client *clients, uint32_t
     s_skip_maybe(&scan, s->n, s->opt->s1 != NULL, "of another optimizer");
     s_skip_maybe(&scan, s->n, s->opt->s2 != NULL, "of another optimizer");
     size_t state = s->alg->server_state_bytes && s->state ? s->alg->server_state_bytes(s) : 0;
-    s_expect(&scan, s_get64(&scan), state, "of another rule (its state's size)");
+    s_expect(&scan, s_get64(&scan), state, "of another rule, or of another version of this rule's state (its size)");
     s_take(&scan, state + 8);
     s_skip_maybe(&scan, s->n, -1, "");
     s_take(&scan, s->n * sizeof(float));

@@ -376,7 +376,7 @@ static void s_prologue(FILE *gp, const options *o, const plot_runs *set, const f
     if (o->yrange) {
         fprintf(gp, "set yrange [%s]\nyrange_set = 1\n", o->yrange);
         double lo, hi;   /* both ends given: bands are held inside them */
-        if (sscanf(o->yrange, "%lf:%lf", &lo, &hi) == 2) {
+        if (sscanf(o->yrange, "%lf :%lf", &lo, &hi) == 2) {
             fprintf(gp, "yrange_lo = %.17g\nyrange_hi = %.17g\n", lo, hi);
         }
     }

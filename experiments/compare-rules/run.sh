@@ -19,7 +19,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 epochs=${1:-3}
 seeds=${2:-3}
-if ! [[ $epochs =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)$ ]] || ! [[ $seeds =~ ^[1-9][0-9]*$ ]]; then
+if ! [[ $epochs =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)$ ]] || ! awk -v e="$epochs" 'BEGIN {exit !(e > 0)}' ||
+   ! [[ $seeds =~ ^[1-9][0-9]*$ ]]; then
     echo "usage: run.sh [EPOCHS] [SEEDS]: EPOCHS a positive number (3), SEEDS a whole" \
          "number at least 1 (3); got \"$epochs\" \"$seeds\"" >&2
     exit 2

@@ -5,7 +5,9 @@ set xlabel xlabel
 set ylabel ylabel
 # a band is held inside a given y range: gnuplot clips lines at the frame,
 # but drew the part of a band below the range outside the frame, to its left
-inside(v) = exists("yrange_lo") ? (v < yrange_lo ? yrange_lo : v > yrange_hi ? yrange_hi : v) : v
+inside(v) = !exists("yrange_lo") ? v : \
+            v < (yrange_lo < yrange_hi ? yrange_lo : yrange_hi) ? (yrange_lo < yrange_hi ? yrange_lo : yrange_hi) : \
+            v > (yrange_lo < yrange_hi ? yrange_hi : yrange_lo) ? (yrange_lo < yrange_hi ? yrange_hi : yrange_lo) : v
 plot for [g=1:groups] data(g) using 1:(inside($3)):(inside($4)) with filledcurves \
          fs transparent solid 0.15 \
          noborder ls g notitle, \

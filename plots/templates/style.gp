@@ -8,7 +8,7 @@ set grid lc rgb "#dddddd"
 # below the plot where the figure is narrow or the groups many (beside it,
 # 16 groups in two columns took half a page's width, and a title centred
 # over what was left ran off the left edge)
-if (size eq "column" || groups > 8) {
+if (size eq "column" || (size eq "page" && groups > 8)) {
     set key below horizontal maxrows 4 samplen 2.5 spacing 0.9 height 1
 } else {
     set key outside right top box opaque
