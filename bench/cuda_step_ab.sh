@@ -16,8 +16,7 @@ old=${1:?usage: bench/cuda_step_ab.sh OLD_BUILD NEW_BUILD [ROUNDS]}
 new=${2:?usage: bench/cuda_step_ab.sh OLD_BUILD NEW_BUILD [ROUNDS]}
 rounds=${3:-3}
 root=$(cd "$(dirname "$0")/.." && pwd)
-. "$root/bench/lib.sh"   # median
-field() { sed "s/.*$1=\([0-9.]*\).*/\1/"; }
+. "$root/bench/lib.sh"   # median, line_field
 
 echo "| model | batch | old samples/s | new samples/s | new / old (rounds) | old GEMM share | new GEMM share |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"
@@ -32,8 +31,8 @@ for run in "cnn 64 50" "cnn 512 20" "mlp 512 200"; do
             b=$("$new/bench/bench_step" cuda "$model" "$batch" "$steps" 5) || exit 1
             a=$("$old/bench/bench_step" cuda "$model" "$batch" "$steps" 5) || exit 1
         fi
-        rows+="$(field samples_per_s <<<"$a") $(field samples_per_s <<<"$b") \
-$(field gemm_fraction <<<"$a") $(field gemm_fraction <<<"$b")"$'\n'
+        rows+="$(line_field samples_per_s <<<"$a") $(line_field samples_per_s <<<"$b") \
+$(line_field gemm_fraction <<<"$a") $(line_field gemm_fraction <<<"$b")"$'\n'
     done
     ratios=$(awk 'NF {printf "%s%.2f", sep, $2 / $1; sep = ", "}' <<<"$rows")
     printf '| %s | %s | %.0f | %.0f | %s | %s | %s |\n' "$model" "$batch" \

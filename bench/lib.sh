@@ -13,6 +13,12 @@ median() {
                            else printf "%.10g\n", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
 }
 
+# line_field KEY: KEY's number in a "key=value key=value" line on stdin
+# (bench_step's and torch_step.py's output).
+line_field() {
+    sed "s/.*$1=\([0-9.]*\).*/\1/"
+}
+
 # summary_field DIR KEY: KEY's value in DIR/summary.json, or nan where it
 # is null (a NaN the run wrote) or missing: printf prints nan, never 0.
 summary_field() {

@@ -26,13 +26,12 @@ else
     "$root/scripts/build.sh"
     python=${PYTHON:-python3}
 fi
-field() { sed "s/.*$1=\([0-9.]*\).*/\1/"; }
 
 threads=${THREADS:-0}
 rounds=${ROUNDS:-1}
 blas=()   # asgd's threads; PyTorch's are its own (--threads), not its BLAS's
 [ "$threads" = 0 ] || blas=(env OPENBLAS_NUM_THREADS="$threads")
-. "$root/bench/lib.sh"   # median
+. "$root/bench/lib.sh"   # median, line_field
 
 echo "| model | batch | device | threads | asgd samples/s | PyTorch samples/s | ratio (rounds' range) | GEMM share of asgd's step | PyTorch CUDA graphs samples/s | ratio to graphs |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
@@ -51,9 +50,9 @@ for run in "${runs[@]}"; do
         g=none   # not a number: the median leaves a failed or skipped run out
         [ "$device" = cuda ] && g=$("$python" "$root/bench/torch_step.py" --device cuda \
               --model "$model" --batch "$batch" --steps "$steps" --reps "$reps" --graphs |
-              field samples_per_s) || g=failed   # the eager figures stand without it
-        rows+="$(field samples_per_s <<<"$a") $(field samples_per_s <<<"$t") \
-$(field gemm_fraction <<<"$a") $g"$'\n'
+              line_field samples_per_s) || g=failed   # the eager figures stand without it
+        rows+="$(line_field samples_per_s <<<"$a") $(line_field samples_per_s <<<"$t") \
+$(line_field gemm_fraction <<<"$a") $g"$'\n'
         name=$(sed 's/.*device=\(.*\) model=.*/\1/' <<<"$a")
     done
     as=$(awk 'NF {print $1}' <<<"$rows" | median)

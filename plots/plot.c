@@ -151,6 +151,14 @@ static void s_string_var(FILE *gp, const char *name, const char *value)
     fprintf(gp, "%s = %s\n", name, quoted);
 }
 
+/* Whether the key goes below the plot (style.gp reads key_below): on a
+ * column's width, and on a page with more than 8 groups (beside the plot,
+ * 16 took half the width). */
+static bool s_key_below(int size, int groups)
+{
+    return size == SIZE_COLUMN || (size == SIZE_PAGE && groups > 8);
+}
+
 /* The gnuplot terminal for the figure's extension and size; NULL for an
  * extension it does not draw. Sizes: a column of a two-column paper
  * (3.5 in), a page's width (7 in), a 16:9 slide; fonts at print size
@@ -164,7 +172,7 @@ static const char *s_terminal(const char *ext, int size, int groups)
         "pngcairo noenhanced font \"Sans,9\" size 1400,840 fontscale 2.2",
         "svg noenhanced font \"Sans,9\" size 504,302",
     };
-    if (size == SIZE_PAGE && groups > 8) {
+    if (size == SIZE_PAGE && s_key_below(size, groups)) {
         return strcmp(ext, ".pdf") == 0 ? tall_page[0] : strcmp(ext, ".png") == 0 ? tall_page[1]
                : strcmp(ext, ".svg") == 0 ? tall_page[2] : NULL;
     }
@@ -370,6 +378,7 @@ static void s_prologue(FILE *gp, const options *o, const plot_runs *set, const f
     s_wrap(quoted, sizeof quoted, o->size == SIZE_COLUMN ? 48 : o->size == SIZE_PAGE ? 68 : 60);
     fprintf(gp, "]\nfigure_title = %s\nlogx = %d\nlogy = %d\n", quoted, o->logx, o->logy);
     s_string_var(gp, "size", s_sizes[o->size]);
+    fprintf(gp, "key_below = %d\n", s_key_below(o->size, set->ngroups));
     if (o->xrange) {   /* the kind's template leaves a range given here alone */
         fprintf(gp, "set xrange [%s]\nxrange_set = 1\n", o->xrange);
     }
