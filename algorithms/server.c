@@ -251,6 +251,12 @@ uint64_t server_push_staleness(const server *s, const push_msg *m)
     return version > m->base_version ? version - m->base_version : 0;
 }
 
+/* The histogram bin of a push's staleness: the last holds every one beyond. */
+static size_t s_bin(uint64_t staleness)
+{
+    return staleness < SUMMARY_STALENESS_BINS ? (size_t)staleness : SUMMARY_STALENESS_BINS - 1;
+}
+
 void server_record_applied(server *s, const push_msg *m)
 {
     uint64_t staleness = server_push_staleness(s, m);
@@ -265,7 +271,7 @@ void server_record_applied(server *s, const push_msg *m)
     if (staleness > s->stats.staleness_max) {
         s->stats.staleness_max = staleness;
     }
-    s->stats.histogram[staleness < SUMMARY_STALENESS_BINS ? staleness : SUMMARY_STALENESS_BINS - 1]++;
+    s->stats.histogram[s_bin(staleness)]++;
     s->last_staleness[m->worker] = staleness;
     if (s->threads > 1) {
         pthread_mutex_unlock(&s->stats_lock);
@@ -279,7 +285,7 @@ void server_record_unapplied(server *s, uint64_t staleness)
     }
     s->stats.pushes--;
     s->stats.staleness_sum -= staleness;
-    s->stats.histogram[staleness < SUMMARY_STALENESS_BINS ? staleness : SUMMARY_STALENESS_BINS - 1]--;
+    s->stats.histogram[s_bin(staleness)]--;
     s->stats.dropped++;
     if (s->threads > 1) {
         pthread_mutex_unlock(&s->stats_lock);
