@@ -283,7 +283,7 @@ static const float *s_forward(model *m, const float *params, const float *x, int
         case LAYER_DENSE:
             ops->gemm(b, z, a, params + l->w_off, false, false, rows, l->oc, (int)l->fan_in,
                       1.0f, 0.0f);
-            ops->bias_add(b, z, params + l->b_off, rows, l->oc);
+            ops->bias_add(b, z, params + l->b_off, rows, l->oc, l->relu);
             break;
         case LAYER_CONV:
             if (s_winograd(m, l)) {
@@ -293,14 +293,11 @@ static const float *s_forward(model *m, const float *params, const float *x, int
                 ops->gemm(b, z, m->col[i], params + l->w_off, false, false, pixels, l->oc,
                           (int)l->fan_in, 1.0f, 0.0f);
             }
-            ops->bias_add(b, z, params + l->b_off, pixels, l->oc);
+            ops->bias_add(b, z, params + l->b_off, pixels, l->oc, l->relu);
             break;
-        case LAYER_POOL:
+        case LAYER_POOL:   /* no bias, no activation (layers.c) */
             ops->maxpool_forward(b, z, a, rows, l->h, l->w, l->c, l->k);
             break;
-        }
-        if (l->relu) {
-            ops->relu_forward(b, z, z, (size_t)rows * model_layer_size(l));
         }
         if (training && l->dropout > 0) {
             ops->dropout(b, z, z, (size_t)rows * model_layer_size(l), l->dropout,
@@ -375,22 +372,21 @@ float model_gradient(model *m, float *grad, const float *params,
         if (l->dropout > 0) {
             ops->dropout(b, d, d, outputs, l->dropout, s_dropout_seed(m, i));
         }
-        if (l->relu) {
-            /* act is after dropout, but a dropped unit's d is already 0 */
-            ops->relu_backward(b, d, d, m->act[i + 1], outputs);
-        }
+        /* ReLU's mask is act, which is after dropout, but a dropped unit's
+         * d is already 0 */
+        const float *relu_out = l->relu ? m->act[i + 1] : NULL;
         switch (l->kind) {
         case LAYER_DENSE:
+            ops->bias_grad(b, grad + l->b_off, d, relu_out, batch, l->oc);
             ops->gemm(b, grad + l->w_off, a_prev, d, true, false, (int)l->fan_in, l->oc,
                       batch, 1.0f, 0.0f);
-            ops->bias_grad(b, grad + l->b_off, d, batch, l->oc);
             if (i > 0) {
                 ops->gemm(b, d_prev, d, params + l->w_off, false, true, batch,
                           (int)l->fan_in, l->oc, 1.0f, 0.0f);
             }
             break;
         case LAYER_CONV:
-            ops->bias_grad(b, grad + l->b_off, d, pixels, l->oc);
+            ops->bias_grad(b, grad + l->b_off, d, relu_out, pixels, l->oc);
             if (s_winograd(m, l)) {
                 s_winograd_backward(m, i, grad + l->w_off, i > 0 ? d_prev : NULL, d, batch);
                 break;

@@ -137,57 +137,40 @@ static void test_gemm_all_transposes(void **state)
     }
 }
 
+/* bias_add with and without the ReLU, and bias_grad with and without its
+ * mask, against double loops */
 static void test_bias_add_and_grad(void **state)
 {
     (void)state;
     const int rows = 7, cols = 11;
-    float *x = s_random((size_t)rows * cols), *bias = s_random((size_t)cols);
-    double want[7 * 11], want_grad[11] = {0};
-    for (int r = 0; r < rows; r++) {
-        for (int c = 0; c < cols; c++) {
-            want[r * cols + c] = (double)x[r * cols + c] + bias[c];
-            want_grad[c] += x[r * cols + c];
+    const size_t n = (size_t)rows * cols;
+    for (int relu = 0; relu < 2; relu++) {
+        float *x = s_random(n), *bias = s_random((size_t)cols), *d = s_random(n);
+        if (relu) {
+            x[3] = NAN;   /* ReLU's comparison makes a NaN 0 */
         }
+        double want[7 * 11], want_d[7 * 11], want_grad[11] = {0};
+        for (size_t i = 0; i < n; i++) {
+            double v = (double)(x[i] + bias[i % cols]);
+            want[i] = relu ? (v > 0 ? v : 0) : v;
+            want_d[i] = relu && !(want[i] > 0) ? 0 : d[i];
+            want_grad[i % cols] += want_d[i];
+        }
+        float *dx = s_device(x, n), *db = s_device(bias, (size_t)cols);
+        float *dd = s_device(d, n), *dg = s_device(NULL, (size_t)cols);
+        s_b->ops->bias_add(s_b, dx, db, rows, cols, relu);
+        s_expect(dx, want, n, 1e-6);
+        s_b->ops->bias_grad(s_b, dg, dd, relu ? dx : NULL, rows, cols);
+        s_expect(dd, want_d, n, 0);
+        s_expect(dg, want_grad, (size_t)cols, 1e-6);
+        float *bufs[4] = {dx, db, dd, dg};
+        for (int i = 0; i < 4; i++) {
+            s_b->ops->release(s_b, bufs[i]);
+        }
+        free(x);
+        free(bias);
+        free(d);
     }
-    float *dx = s_device(x, (size_t)rows * cols), *db = s_device(bias, (size_t)cols);
-    float *dg = s_device(NULL, (size_t)cols);
-    s_b->ops->bias_grad(s_b, dg, dx, rows, cols);
-    s_expect(dg, want_grad, (size_t)cols, 1e-6);
-    s_b->ops->bias_add(s_b, dx, db, rows, cols);
-    s_expect(dx, want, (size_t)rows * cols, 1e-6);
-    s_b->ops->release(s_b, dx);
-    s_b->ops->release(s_b, db);
-    s_b->ops->release(s_b, dg);
-    free(x);
-    free(bias);
-}
-
-static void test_relu_forward_backward(void **state)
-{
-    (void)state;
-    const size_t n = 1001;
-    float *x = s_random(n), *dout = s_random(n);
-    double *fwd = malloc(n * sizeof *fwd), *bwd = malloc(n * sizeof *bwd);
-    for (size_t i = 0; i < n; i++) {
-        fwd[i] = x[i] > 0 ? x[i] : 0;
-        bwd[i] = x[i] > 0 ? dout[i] : 0;
-    }
-    float *dx = s_device(x, n), *dy = s_device(NULL, n), *dd = s_device(dout, n);
-    float *dgrad = s_device(NULL, n);
-    s_b->ops->relu_forward(s_b, dy, dx, n);
-    s_expect(dy, fwd, n, 0);
-    s_b->ops->relu_backward(s_b, dgrad, dd, dy, n);
-    s_expect(dgrad, bwd, n, 0);
-    s_b->ops->relu_forward(s_b, dx, dx, n);    /* in place */
-    s_expect(dx, fwd, n, 0);
-    float *bufs[4] = {dx, dy, dd, dgrad};
-    for (int i = 0; i < 4; i++) {
-        s_b->ops->release(s_b, bufs[i]);
-    }
-    free(x);
-    free(dout);
-    free(fwd);
-    free(bwd);
 }
 
 static void test_softmax_cross_entropy(void **state)
@@ -629,7 +612,6 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemm_all_transposes),
         cmocka_unit_test(test_bias_add_and_grad),
-        cmocka_unit_test(test_relu_forward_backward),
         cmocka_unit_test(test_softmax_cross_entropy),
         cmocka_unit_test(test_axpy_scale_copy),
         cmocka_unit_test(test_im2col_and_its_adjoint),

@@ -25,7 +25,7 @@
 #include "core/config.h"
 #include "core/error.h"
 
-#define BACKEND_OPS_VERSION 3
+#define BACKEND_OPS_VERSION 4
 
 typedef struct backend backend;
 
@@ -57,15 +57,17 @@ typedef struct backend_ops {
     void (*gemm)(backend *b, float *c, const float *a, const float *bm,
                  bool trans_a, bool trans_b, int m, int n, int k,
                  float alpha, float beta);
-    /* out (rows x cols) += bias (cols) on every row */
-    void (*bias_add)(backend *b, float *out, const float *bias, int rows, int cols);
-    /* dbias (cols) = sum over rows of dout (rows x cols) */
-    void (*bias_grad)(backend *b, float *dbias, const float *dout, int rows, int cols);
-    /* out = max(in, 0); in-place allowed */
-    void (*relu_forward)(backend *b, float *out, const float *in, size_t n);
-    /* din = dout where out > 0, else 0; out is the forward output */
-    void (*relu_backward)(backend *b, float *din, const float *dout,
-                          const float *out, size_t n);
+    /* A layer's bias and activation in one pass over out: out (rows x
+     * cols) += bias (cols) on every row, then, where relu, out = out > 0 ?
+     * out : 0 (a NaN becomes 0). */
+    void (*bias_add)(backend *b, float *out, const float *bias, int rows, int cols,
+                     bool relu);
+    /* Their backward pass in one pass over d (rows x cols): where out (the
+     * forward output after ReLU) is not NULL, first d = out > 0 ? d : 0 in
+     * place (ReLU's backward); then dbias (cols) = the sum over rows of d,
+     * row by row in order. */
+    void (*bias_grad)(backend *b, float *dbias, float *d, const float *out, int rows,
+                      int cols);
     /* probs (rows x cols) = softmax(logits); *loss_sum = sum over rows of
      * -log probs[label]; *correct = rows whose argmax is the label.
      * probs may be logits (in place). */

@@ -43,44 +43,45 @@ static void s_gemm(backend *b, float *c, const float *a, const float *bm,
                 a, trans_a ? m : k, bm, trans_b ? k : n, beta, c, n);
 }
 
-static void s_bias_add(backend *b, float *out, const float *bias, int rows, int cols)
+static void s_bias_add(backend *b, float *out, const float *bias, int rows, int cols,
+                       bool relu)
 {
     (void)b;
     for (int r = 0; r < rows; r++) {
         float *o = out + (size_t)r * (size_t)cols;
-        for (int c = 0; c < cols; c++) {
-            o[c] += bias[c];
+        if (relu) {
+            for (int c = 0; c < cols; c++) {
+                float v = o[c] + bias[c];
+                o[c] = v > 0.0f ? v : 0.0f;
+            }
+        } else {
+            for (int c = 0; c < cols; c++) {
+                o[c] += bias[c];
+            }
         }
     }
 }
 
-static void s_bias_grad(backend *b, float *dbias, const float *dout, int rows, int cols)
+static void s_bias_grad(backend *b, float *dbias, float *d, const float *out, int rows,
+                        int cols)
 {
     (void)b;
     memset(dbias, 0, (size_t)cols * sizeof *dbias);
     for (int r = 0; r < rows; r++) {
-        const float *d = dout + (size_t)r * (size_t)cols;
-        for (int c = 0; c < cols; c++) {
-            dbias[c] += d[c];
+        float *dr = d + (size_t)r * (size_t)cols;
+        if (out) {
+            const float *o = out + (size_t)r * (size_t)cols;
+            for (int c = 0; c < cols; c++) {
+                float x = dr[c];   /* loaded unconditionally, so the loop vectorizes */
+                float v = o[c] > 0.0f ? x : 0.0f;
+                dr[c] = v;
+                dbias[c] += v;
+            }
+        } else {
+            for (int c = 0; c < cols; c++) {
+                dbias[c] += dr[c];
+            }
         }
-    }
-}
-
-static void s_relu_forward(backend *b, float *out, const float *in, size_t n)
-{
-    (void)b;
-    for (size_t i = 0; i < n; i++) {
-        out[i] = in[i] > 0.0f ? in[i] : 0.0f;
-    }
-}
-
-static void s_relu_backward(backend *b, float *din, const float *dout,
-                            const float *out, size_t n)
-{
-    (void)b;
-    for (size_t i = 0; i < n; i++) {
-        float d = dout[i];   /* loaded unconditionally, so the loop vectorizes */
-        din[i] = out[i] > 0.0f ? d : 0.0f;
     }
 }
 
@@ -360,8 +361,6 @@ const backend_ops backend_cpu_ops = {
     .gemm = s_gemm,
     .bias_add = s_bias_add,
     .bias_grad = s_bias_grad,
-    .relu_forward = s_relu_forward,
-    .relu_backward = s_relu_backward,
     .softmax_xent_forward = s_softmax_xent_forward,
     .softmax_xent_backward = s_softmax_xent_backward,
     .axpy = s_axpy,

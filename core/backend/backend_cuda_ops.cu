@@ -22,20 +22,35 @@ __global__ void k_bias_add(float *out, const float *bias, size_t total, kernel_d
     }
 }
 
-void cuda_bias_add(backend *b, float *out, const float *bias, int rows, int cols)
+__global__ void k_bias_relu(float *out, const float *bias, size_t total, kernel_divider cols)
+{
+    FOR_EACH(i, total) {
+        float v = out[i] + bias[i - kernel_divide(cols, i) * cols.d];
+        out[i] = v > 0.0f ? v : 0.0f;
+    }
+}
+
+void cuda_bias_add(backend *b, float *out, const float *bias, int rows, int cols, bool relu)
 {
     size_t total = (size_t)rows * (size_t)cols;
-    k_bias_add<<<cuda_blocks(total), THREADS, 0, S(b)->stream>>>(
-        out, bias, total, kernel_divider_of((uint64_t)cols, total));
-    LAUNCH_CHECK(k_bias_add);
+    kernel_divider by = kernel_divider_of((uint64_t)cols, total);
+    if (relu) {
+        k_bias_relu<<<cuda_blocks(total), THREADS, 0, S(b)->stream>>>(out, bias, total, by);
+        LAUNCH_CHECK(k_bias_relu);
+    } else {
+        k_bias_add<<<cuda_blocks(total), THREADS, 0, S(b)->stream>>>(out, bias, total, by);
+        LAUNCH_CHECK(k_bias_add);
+    }
 }
 
 /* Column sums in two passes: blocks of 32 columns x BIAS_ROWS threads,
- * gridDim.y of them down the rows, each writing one partial row; then one
- * thread per column adds the partials in order. */
-enum { BIAS_COLS = 32, BIAS_ROWS = 8 };
+ * gridDim.y of them down the rows, each writing one partial row (and
+ * masking d by ReLU's output on the way, where out is not NULL); then a
+ * block per column adds its partials through a fixed tree. */
+enum { BIAS_COLS = 32, BIAS_ROWS = 8, BIAS_PARTS = 1024 };
 
-__global__ void k_bias_partial(float *partial, const float *dout, int rows, int cols)
+__global__ void k_bias_partial(float *partial, float *d, const float *out, int rows,
+                               int cols)
 {
     __shared__ float sums[BIAS_ROWS][BIAS_COLS];
     int col = blockIdx.x * BIAS_COLS + threadIdx.x;
@@ -43,7 +58,13 @@ __global__ void k_bias_partial(float *partial, const float *dout, int rows, int 
     if (col < cols) {
         for (int r = blockIdx.y * BIAS_ROWS + threadIdx.y; r < rows;
              r += gridDim.y * BIAS_ROWS) {
-            s += dout[(size_t)r * cols + col];
+            size_t at = (size_t)r * cols + col;
+            float v = d[at];
+            if (out) {
+                v = out[at] > 0.0f ? v : 0.0f;
+                d[at] = v;
+            }
+            s += v;
         }
     }
     sums[threadIdx.y][threadIdx.x] = s;
@@ -56,23 +77,35 @@ __global__ void k_bias_partial(float *partial, const float *dout, int rows, int 
     }
 }
 
+/* One block of THREADS per column: thread t adds parts t, t + THREADS, ...
+ * in order, then the block halves its sums in shared memory. */
 __global__ void k_bias_total(float *dbias, const float *partial, int parts, int cols)
 {
-    FOR_EACH(c, (size_t)cols) {
-        float s = 0;
-        for (int p = 0; p < parts; p++) {
-            s += partial[(size_t)p * cols + c];
+    __shared__ float sums[THREADS];
+    int col = blockIdx.x;
+    float s = 0;
+    for (int p = threadIdx.x; p < parts; p += THREADS) {
+        s += partial[(size_t)p * cols + col];
+    }
+    sums[threadIdx.x] = s;
+    __syncthreads();
+    for (int half = THREADS / 2; half > 0; half /= 2) {
+        if (threadIdx.x < half) {
+            sums[threadIdx.x] += sums[threadIdx.x + half];
         }
-        dbias[c] = s;
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        dbias[col] = sums[0];
     }
 }
 
-void cuda_bias_grad(backend *b, float *dbias, const float *dout, int rows, int cols)
+void cuda_bias_grad(backend *b, float *dbias, float *d, const float *out, int rows, int cols)
 {
     cuda_state *st = S(b);
     int col_blocks = (cols + BIAS_COLS - 1) / BIAS_COLS;
     int parts = (rows + BIAS_ROWS * 16 - 1) / (BIAS_ROWS * 16);   /* 16 rows a thread */
-    parts = parts < 1 ? 1 : (parts > 256 ? 256 : parts);
+    parts = parts < 1 ? 1 : (parts > BIAS_PARTS ? BIAS_PARTS : parts);
     size_t need = (size_t)parts * (size_t)cols;
     if (need > st->partial_capacity) {
         b->ops->release(b, st->partial);
@@ -82,38 +115,10 @@ void cuda_bias_grad(backend *b, float *dbias, const float *dout, int rows, int c
         st->partial_capacity = need;
     }
     dim3 grid((unsigned)col_blocks, (unsigned)parts), block(BIAS_COLS, BIAS_ROWS);
-    k_bias_partial<<<grid, block, 0, st->stream>>>(st->partial, dout, rows, cols);
+    k_bias_partial<<<grid, block, 0, st->stream>>>(st->partial, d, out, rows, cols);
     LAUNCH_CHECK(k_bias_partial);
-    k_bias_total<<<cuda_blocks((size_t)cols), THREADS, 0, st->stream>>>(dbias, st->partial,
-                                                                      parts, cols);
+    k_bias_total<<<(unsigned)cols, THREADS, 0, st->stream>>>(dbias, st->partial, parts, cols);
     LAUNCH_CHECK(k_bias_total);
-}
-
-__global__ void k_relu_forward(float *out, const float *in, size_t n)
-{
-    FOR_EACH(i, n) {
-        out[i] = in[i] > 0.0f ? in[i] : 0.0f;
-    }
-}
-
-void cuda_relu_forward(backend *b, float *out, const float *in, size_t n)
-{
-    k_relu_forward<<<cuda_blocks(n), THREADS, 0, S(b)->stream>>>(out, in, n);
-    LAUNCH_CHECK(k_relu_forward);
-}
-
-__global__ void k_relu_backward(float *din, const float *dout, const float *out, size_t n)
-{
-    FOR_EACH(i, n) {
-        din[i] = out[i] > 0.0f ? dout[i] : 0.0f;
-    }
-}
-
-void cuda_relu_backward(backend *b, float *din, const float *dout, const float *out,
-                               size_t n)
-{
-    k_relu_backward<<<cuda_blocks(n), THREADS, 0, S(b)->stream>>>(din, dout, out, n);
-    LAUNCH_CHECK(k_relu_backward);
 }
 
 /* ---- softmax and cross-entropy ---------------------------------------- */

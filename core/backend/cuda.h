@@ -67,10 +67,8 @@ static inline unsigned cuda_blocks(size_t n)
          i += (size_t)gridDim.x * blockDim.x)
 
 /* The operations of backend_cuda_ops.cu, as backend.h states them. */
-void cuda_bias_add(backend *b, float *out, const float *bias, int rows, int cols);
-void cuda_bias_grad(backend *b, float *dbias, const float *dout, int rows, int cols);
-void cuda_relu_forward(backend *b, float *out, const float *in, size_t n);
-void cuda_relu_backward(backend *b, float *din, const float *dout, const float *out, size_t n);
+void cuda_bias_add(backend *b, float *out, const float *bias, int rows, int cols, bool relu);
+void cuda_bias_grad(backend *b, float *dbias, float *d, const float *out, int rows, int cols);
 void cuda_softmax_xent_forward(backend *b, float *probs, double *loss_sum, int *correct,
                                const float *logits, const int32_t *labels, int rows, int cols);
 void cuda_softmax_xent_backward(backend *b, float *dlogits, const float *probs,
