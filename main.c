@@ -3,10 +3,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cJSON.h>
 
 #include "algorithms/algorithm.h"
+#include "core/checkpoint.h"
 #include "core/error.h"
 #include "core/provenance.h"
 #include "core/reeval.h"
@@ -123,6 +125,19 @@ static int s_resume(const char *dir, experiment *e, run *r, error *err)
     cJSON_Delete(sum);
     if (complete) {
         return error_set(err, ERROR_USAGE, "%s: the run is complete; nothing to resume", dir);
+    }
+    /* without every shard's checkpoint a resume would start that shard's
+     * part of the model over, and count the run as one */
+    for (int k = 0; k < e->servers; k++) {
+        checkpoint_path(path, sizeof path, dir, k);
+        if (access(path, R_OK) != 0) {
+            return error_set(err, ERROR_USAGE, "%s: shard %d left no checkpoint (%s) to resume "
+                             "from: %s; run it again with asgd train", dir, k, path,
+                             e->checkpoint_every > 0
+                                 ? "it stopped before it wrote one"
+                                 : "with [checkpoint] every = 0 a shard writes one only when "
+                                   "it is stopped (Ctrl-C, SIGTERM), not when it is killed");
+        }
     }
     return backend_check(&e->backend, err) < 0 || experiment_check(e, err) < 0 ||
            run_reopen(r, dir, err) < 0 ? -1 : 0;

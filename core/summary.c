@@ -159,10 +159,21 @@ bool summary_add_eval(run_summary *s, long updates, double loss, double acc)
     return s->diverged;
 }
 
+/* text's whole lines: cut after its last newline; NULL without one */
+static char *s_whole_lines(char *text)
+{
+    char *end = text ? strrchr(text, '\n') : NULL;   /* a row cut short is no row */
+    if (end) {
+        end[1] = '\0';
+    }
+    return end ? text : NULL;
+}
+
 void summary_take_evals(run_summary *s, const char *eval_csv)
 {
+    s->final_test_acc = s->best_test_acc = s->final_test_loss = NAN;
     char *text = run_read_file(eval_csv), *save = NULL;
-    for (char *line = text ? strtok_r(text, "\n", &save) : NULL; line;
+    for (char *line = s_whole_lines(text) ? strtok_r(text, "\n", &save) : NULL; line;
          line = strtok_r(NULL, "\n", &save)) {
         double t, epoch, loss, acc;
         long updates, samples;
@@ -177,12 +188,8 @@ void summary_take_evals(run_summary *s, const char *eval_csv)
 uint64_t summary_evals_last_updates(const char *eval_csv)
 {
     char *text = run_read_file(eval_csv), *save = NULL;
-    char *end = text ? strrchr(text, '\n') : NULL;   /* a row cut short is no row */
     uint64_t last = 0;
-    if (end) {
-        end[1] = '\0';
-    }
-    for (char *line = end ? strtok_r(text, "\n", &save) : NULL; line;
+    for (char *line = s_whole_lines(text) ? strtok_r(text, "\n", &save) : NULL; line;
          line = strtok_r(NULL, "\n", &save)) {
         double t, epoch;
         long updates;

@@ -142,8 +142,10 @@ void summary_init(run_summary *s);
  * NaN parameters score). A non-finite loss marks the run diverged (the
  * driver stops it there) and returns true. */
 bool summary_add_eval(run_summary *s, long updates, double loss, double acc);
-/* The evaluations already in an eval.csv (a run going on, or an evaluator
- * restarted), each as summary_add_eval; none when it cannot be read. */
+/* The accuracies of an eval.csv's whole rows (a run going on, or an
+ * evaluator restarted): final and best start over (NaN), then each row
+ * is taken as summary_add_eval; a last row cut short (no newline) is no
+ * row, and none are taken when the file cannot be read. */
 void summary_take_evals(run_summary *s, const char *eval_csv);
 /* The updates of an eval.csv's last whole row (0 when it has none or
  * cannot be read): shard 0's version as the evaluator last saw it, in the

@@ -802,6 +802,96 @@ static void test_a_shard_back_without_its_checkpoint_fails(void **state)
     free(err);
 }
 
+/* A run whose shard was killed before it wrote any checkpoint
+ * ([checkpoint] every = 0: one only when a shard is stopped) is not
+ * resumed: that would start the model over and call the run one. The
+ * refusal names the missing checkpoint and leaves the folder as it was. */
+static void test_a_resume_without_a_checkpoint_is_refused(void **state)
+{
+    support_fixture *f = *state;
+    const char *extra[] = {"experiment.run_id=nockpt", "train.algorithm=hogwild", NULL};
+    int launcher = s_start(f, extra, 50);
+    kill(launcher, SIGKILL);
+    support_wait(launcher);
+    run_sleep(0.2);   /* its processes die with it (PDEATHSIG) */
+    char dir[600], evals[700];
+    snprintf(dir, sizeof dir, "%s/job/nockpt", f->out);
+    snprintf(evals, sizeof evals, "%s/eval.csv", dir);
+    char *before = support_read_file(evals);
+    assert_non_null(before);
+    const char *resume[] = {"train", "--resume", dir, NULL};
+    support_run_asgd(&f->r, f->dir, resume);
+    if (f->r.status != 2 || !strstr(f->r.err, "left no checkpoint") ||
+        !strstr(f->r.err, "[checkpoint] every = 0")) {
+        fail_msg("resume without a checkpoint: status %d, \"%s\"", f->r.status, f->r.err);
+    }
+    char *after = support_read_file(evals);
+    assert_non_null(after);
+    assert_string_equal(after, before);
+    free(before);
+    free(after);
+}
+
+/* The best accuracy of eval.csv's rows after the first (the initial
+ * model's); NAN without one. */
+static double s_best_in_evals(const char *dir)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/eval.csv", dir);
+    char *text = support_read_file(path);
+    assert_non_null(text);
+    double best = NAN;
+    for (char *line = strchr(text, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        double t, epoch, loss, acc;
+        long updates, samples;
+        if (sscanf(line + 1, "%lf,%lf,%ld,%ld,%lf,%lf", &t, &epoch, &updates, &samples, &loss,
+                   &acc) == 6 && updates > 0 && !(acc <= best)) {
+            best = acc;
+        }
+    }
+    free(text);
+    return best;
+}
+
+/* A resume from checkpoints made before the first update starts eval.csv
+ * anew (the evaluator sees a job not under way): the summary's best
+ * accuracy is then that of the rows kept, not of the killed session's
+ * (here a row it is made to have written, at 0.9999). */
+static void test_a_resume_from_update_0_forgets_the_old_evaluations(void **state)
+{
+    support_fixture *f = *state;
+    const char *extra[] = {"experiment.run_id=zero", "train.algorithm=hogwild",
+                           "checkpoint.every=1000", NULL};
+    int launcher = s_start(f, extra, 50);
+    kill(launcher, SIGKILL);
+    support_wait(launcher);
+    run_sleep(0.2);
+    char dir[600], path[700];
+    snprintf(dir, sizeof dir, "%s/job/zero", f->out);
+    checkpoint_path(path, sizeof path, dir, 0);
+    shard_stats st;
+    error err;
+    assert_int_equal(checkpoint_stats(path, &st, &err), 0);
+    assert_true(st.version == 0);   /* the one written when training began */
+    snprintf(path, sizeof path, "%s/eval.csv", dir);
+    FILE *csv = fopen(path, "a");
+    assert_non_null(csv);
+    fputs("0.400000,0.300000,600,19200,0.1000,0.999900\n", csv);
+    fclose(csv);
+    const char *resume[] = {"train", "--resume", dir, NULL};
+    support_run_asgd(&f->r, f->dir, resume);
+    if (f->r.status != 0) {
+        fail_msg("resume failed: %s", f->r.err);
+    }
+    cJSON *j = s_summary(f, "zero");
+    double best = support_json_number(j, "best_test_acc");
+    if (!(best == s_best_in_evals(dir)) || best > 0.999) {
+        fail_msg("best_test_acc %g; the best row eval.csv kept: %g", best,
+                 s_best_in_evals(dir));
+    }
+    cJSON_Delete(j);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, support_fixture_setup, support_fixture_teardown)
@@ -815,6 +905,8 @@ int main(void)
         T(test_a_job_resumed_by_hand_adds_up_its_sessions),
         T(test_a_resume_stopped_before_its_first_pull_keeps_the_time),
         T(test_a_shard_back_without_its_checkpoint_fails),
+        T(test_a_resume_without_a_checkpoint_is_refused),
+        T(test_a_resume_from_update_0_forgets_the_old_evaluations),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -505,8 +505,8 @@ static void s_gather_left_steps(job *j)
 
 /* A resumed run keeps what it had: how often it was resumed, the wall
  * time, start-up and restarts of its earlier sessions (time_s, from the
- * shards' clocks, already goes on from there), and the evaluations
- * already in eval.csv (the best accuracy may be among them). */
+ * shards' clocks, already goes on from there). The evaluations eval.csv
+ * keeps (the best accuracy may be among them) are taken when it ends. */
 static void s_take_up(job *j)
 {
     char path[4800];
@@ -523,8 +523,6 @@ static void s_take_up(job *j)
     j->sum.wall_time_s = j->before_wall_s;
     j->sum.startup_s = j->before_startup_s;
     j->sum.restarts = j->before_restarts;
-    snprintf(path, sizeof path, "%s/eval.csv", j->r->dir);
-    summary_take_evals(&j->sum, path);
     s_gather_left_steps(j);
     run_log(j->r, "resuming (resume %d) from the shards' checkpoints", j->sum.resumes);
 }
@@ -589,6 +587,14 @@ static int s_finish(job *j, int rc, error *err)
     j->first_step = collect_shards(j->r, j->e->servers, sum, &resumed_at, &last_push);
     collect_steps(j->r, j->e->workers, j->first_step);
     sum->restarts = j->before_restarts + j->restarts;
+    if (j->resume) {
+        /* the earlier sessions' rows, where the evaluator kept them: it
+         * starts eval.csv anew when the shards resume from before their
+         * first update */
+        char path[4800];
+        snprintf(path, sizeof path, "%s/eval.csv", j->r->dir);
+        summary_take_evals(sum, path);
+    }
     /* training ended at the last push once the workers are done (not when
      * the launcher saw them exit: that adds their exit and its polling,
      * 10-30 ms), or at the evaluation that saw it diverge, or now (a
