@@ -291,6 +291,31 @@ double sim_compute_time(const sim_spec *s, int k, rng *r)
     return t * s->speed[k];
 }
 
+/* The mean of the samples' quantile function (x[i] over probabilities
+ * [i / n, (i + 1) / n)) between probabilities lo and hi. */
+static double s_mean_between(const double *x, int n, double lo, double hi)
+{
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+        double a = fmax(lo, (double)i / n), b = fmin(hi, (double)(i + 1) / n);
+        sum += b > a ? x[i] * (b - a) : 0;
+    }
+    return sum / (hi - lo);
+}
+
+void sim_quantiles_of(const double *sorted, int n, double *q, int nq)
+{
+    for (int k = 0; k < nq; k++) {
+        double at = (double)k / (nq - 1) * (n - 1);
+        int i = (int)at < n - 1 ? (int)at : n - 2;
+        q[k] = sorted[i] + (sorted[i + 1] - sorted[i]) * (at - i);
+    }
+    double step = 1.0 / (nq - 1);
+    double low = s_mean_between(sorted, n, 0, step), high = s_mean_between(sorted, n, 1 - step, 1);
+    q[0] = fmin(q[1], fmax(0, 2 * low - q[1]));
+    q[nq - 1] = fmax(q[nq - 2], 2 * high - q[nq - 2]);
+}
+
 double sim_copy_time(const sim_spec *s, double bytes)
 {
     return s->copy_bandwidth > 0 ? bytes / s->copy_bandwidth : 0;

@@ -142,6 +142,17 @@ void sim_spec_free(sim_spec *s);
 
 /* One minibatch's compute time for worker k (model x speed factor). */
 double sim_compute_time(const sim_spec *s, int k, rng *r);
+/* The nq points (nq >= 3) of compute = empirical for n sorted samples (asgd
+ * calibrate's step times): between the ends, the order statistics at even
+ * steps of probability, linear between them (at p (n - 1)); the two ends
+ * are set so that the draws below the second point and above the
+ * second-to-last have the mean of the samples there (the lowest and the
+ * highest 1 / (nq - 1) of them), where the fastest and slowest samples
+ * would make one outlier's time the end of a line that a tenth of the
+ * draws fall on (one slow step in 200 made the draws' mean 2x the
+ * samples'). Then the draws' mean is the samples' to within the interior
+ * lines' rounding. */
+void sim_quantiles_of(const double *sorted, int n, double *q, int nq);
 /* A message of `bytes` bytes on worker k's link: its time on the wire
  * (the trace's latency and bandwidth for k, where it gives them). */
 double sim_message_time(const sim_spec *s, int k, double bytes, rng *r);

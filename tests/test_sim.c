@@ -140,6 +140,34 @@ static void test_time_models_have_their_mean_and_spread(void **state)
     }
 }
 
+/* asgd calibrate's quantiles of step times with one slow outlier in 200:
+ * the simulator's draws from them have the steps' mean (they had 3.8 times
+ * it when q100 was the slowest step), the inner points are the order
+ * statistics', and they do not decrease. */
+static void test_calibrated_quantiles_keep_the_steps_mean(void **state)
+{
+    (void)state;
+    double times[200], sum = 0;
+    for (int i = 0; i < 200; i++) {
+        times[i] = i < 199 ? 0.001 + 0.0002 * i / 199.0 : 0.1;
+        sum += times[i];
+    }
+    sim_spec s = s_spec("[sim]\ncompute = empirical\ncompute_quantiles = 1,2\n", 1);
+    s.nquantiles = 11;
+    sim_quantiles_of(times, 200, s.quantiles, s.nquantiles);
+    for (int k = 1; k < s.nquantiles; k++) {
+        assert_true(s.quantiles[k] >= s.quantiles[k - 1]);
+    }
+    assert_true(fabs(s.quantiles[5] - (times[99] + 0.5 * (times[100] - times[99]))) < 1e-15);
+    double mean, sd;
+    s_moments(&s, 0, &mean, &sd);
+    if (fabs(mean - sum / 200) > 0.01 * sum / 200) {
+        fail_msg("the draws' mean %g, the steps' %g (q90 %g, q100 %g)", mean, sum / 200,
+                 s.quantiles[9], s.quantiles[10]);
+    }
+    sim_spec_free(&s);
+}
+
 static void test_speed_stragglers_and_pauses(void **state)
 {
     (void)state;
@@ -1800,6 +1828,7 @@ int main(void)
         cmocka_unit_test(test_events_come_out_in_time_order_ties_first_in),
         cmocka_unit_test(test_the_queue_with_slots_reused),
         cmocka_unit_test(test_time_models_have_their_mean_and_spread),
+        cmocka_unit_test(test_calibrated_quantiles_keep_the_steps_mean),
         cmocka_unit_test(test_speed_stragglers_and_pauses),
         cmocka_unit_test(test_bad_sim_values_name_the_key),
         T(test_same_seed_same_bytes),

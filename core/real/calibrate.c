@@ -26,6 +26,7 @@
 #include "core/provenance.h"
 #include "core/rng.h"
 #include "core/run.h"
+#include "core/simtime.h"
 #include "transport/wire.h"
 
 #define CAL_QUANTILES 11   /* q0, q10, ..., q100: a config line holds 198 characters */
@@ -135,11 +136,7 @@ static int s_compute(experiment *e, costs *out, error *err)
         } else {
             double *times = t->times + 20;
             s_describe(times, CAL_STEPS, &out->compute_mean, &out->compute_sd);
-            for (int k = 0; k < CAL_QUANTILES; k++) {   /* linear between order statistics */
-                double at = (double)k / (CAL_QUANTILES - 1) * (CAL_STEPS - 1);
-                int i = (int)at < CAL_STEPS - 1 ? (int)at : CAL_STEPS - 2;
-                out->quantiles[k] = times[i] + (times[i + 1] - times[i]) * (at - i);
-            }
+            sim_quantiles_of(times, CAL_STEPS, out->quantiles, CAL_QUANTILES);
             rc = 0;
         }
         worker_free(&w);

@@ -5,7 +5,8 @@
  *   compute      the time of one worker minibatch (a minibatch drawn and
  *                its gradient, as worker_gradient takes it) of the
  *                configured model and batch, 200 times after a warm-up:
- *                its deciles (compute = empirical), mean and sd;
+ *                its deciles (compute = empirical; the two ends as
+ *                sim_quantiles_of sets them), mean and sd;
  *   messages     round trips of a header alone over the configured
  *                transport (ipc or tcp on this host) to an echo process:
  *                message_cpu is the CPU time both processes spend on one
