@@ -1038,6 +1038,15 @@ static void test_results_md_names_every_build(void **state)
     assert_non_null(strstr(f->r.out, "at 111111111111 (1 run)"));
     assert_non_null(strstr(f->r.out, "at 222222222222 with uncommitted changes (1 run)"));
     assert_non_null(strstr(f->r.out, "| hogwild | 0.8700 ± 0.0000 | 1.00 ± 0.00 | 2/2 |"));
+    /* one seed of two reaches the target: its time has no spread to give
+     * (it said "1.00 ± 0.00") */
+    char path[900];
+    snprintf(path, sizeof path, "%s/hogwild-seed2/eval.csv", root);
+    support_write_file(path, "time_s,epoch,updates,samples,test_loss,test_acc\n"
+                             "0,0,0,0,2.3,0.1\n1,3,100,6400,0.4,0.84\n");
+    support_run(&f->r, f->dir, support_python(), py);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "| 1.00 (one run) | 1/2 |"));
 }
 
 /* The default job's table is of the seeds asked for: a third seed kept

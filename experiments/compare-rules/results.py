@@ -17,11 +17,14 @@ import sys
 
 
 def spread(values, digits):
+    """The mean ± the sample standard deviation; of one value, the value
+    alone (its spread is unknown, not 0)."""
     if not values:
         return "-"
     mean = statistics.fmean(values)
-    sd = statistics.stdev(values) if len(values) > 1 else 0.0
-    return f"{mean:.{digits}f} ± {sd:.{digits}f}"
+    if len(values) == 1:
+        return f"{mean:.{digits}f} (one run)"
+    return f"{mean:.{digits}f} ± {statistics.stdev(values):.{digits}f}"
 
 
 def time_to(run_dir, target):
