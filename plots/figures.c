@@ -360,16 +360,20 @@ static const char *s_scaling(const figure_options *o, plot_runs *set, const figu
 }
 
 /* Group g's staleness histogram, summed over its runs, as a CDF; *p999
- * the staleness by which 99.9% of its pushes came, *largest the most. */
+ * the staleness by which 99.9% of its pushes came, *largest the most (its
+ * runs' staleness_max: the histogram's last bin holds 63 and above), and
+ * *open whether any push is in that last bin. */
 static int s_staleness_group(const plot_runs *set, int g, const figure_place *place,
-                             int *p999, int *largest, error *err)
+                             int *p999, int *largest, bool *open, error *err)
 {
-    double h[64] = {0}, total = 0;
+    double h[64] = {0}, total = 0, most = 0;
     for (int r = 0; r < set->count; r++) {
         cJSON *a = cJSON_GetObjectItemCaseSensitive(set->runs[r].summary, "staleness_histogram");
         if (set->runs[r].g != g || !cJSON_IsArray(a)) {
             continue;
         }
+        double run_most = plot_run_number(&set->runs[r], "staleness_max");
+        most = run_most > most ? run_most : most;
         for (int i = 0; i < cJSON_GetArraySize(a) && i < 64; i++) {
             h[i] += cJSON_GetArrayItem(a, i)->valuedouble;
             total += cJSON_GetArrayItem(a, i)->valuedouble;
@@ -385,7 +389,8 @@ static int s_staleness_group(const plot_runs *set, int g, const figure_place *pl
     while (last > 0 && h[last] == 0) {
         last--;
     }
-    *largest = last;
+    *largest = most > last ? (int)fmin(most, 1e9) : last;
+    *open = h[63] > 0;
     *p999 = -1;
     for (int i = 0; i <= last + 1 && i < 64; i++) {
         acc += h[i];
@@ -403,18 +408,24 @@ static const char *s_staleness(const figure_options *o, plot_runs *set,
 {
     (void)o;
     int xmax = 1, largest = 0;
+    bool open = false;
     for (int g = 0; g < set->ngroups; g++) {
         int p999, most;
-        if (s_staleness_group(set, g, place, &p999, &most, err) < 0) {
+        bool group_open;
+        if (s_staleness_group(set, g, place, &p999, &most, &group_open, err) < 0) {
             return NULL;
         }
         xmax = p999 + 1 > xmax ? p999 + 1 : xmax;
         largest = most > largest ? most : largest;
+        open = open || group_open;
     }
     char words[160];
-    if (largest >= xmax) {   /* a few pushes lie beyond the axis: say how far */
-        snprintf(words, sizeof words, "staleness (updates; 99.9%% of pushes shown, largest %d%s)",
-                 largest, largest == 63 ? "+" : "");
+    if (open && xmax > 63) {   /* the last point is of every push from 63 on */
+        snprintf(words, sizeof words, "staleness (updates; 63 stands for 63 and more, "
+                 "largest %d)", largest);
+    } else if (largest >= xmax) {   /* a few pushes lie beyond the axis: say how far */
+        snprintf(words, sizeof words, "staleness (updates; 99.9%% of pushes shown, largest %d)",
+                 largest);
     } else {
         snprintf(words, sizeof words, "staleness (updates)");
     }

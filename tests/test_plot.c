@@ -829,6 +829,34 @@ static void s_two_runs(support_fixture *f, const char *out, const char *first,
     s_two_runs_of(f, out, "hogwild", first, second);
 }
 
+/* Staleness past the histogram's last bin (63 and above): the axis says
+ * so and gives the run's largest staleness (the label said plain
+ * "staleness (updates)" when 99.9% of pushes fell in that bin, and the
+ * CDF reached 1 at 63 for a run whose largest was over 100). */
+static void test_staleness_beyond_the_last_bin_is_said(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char out[700], fig[720], sum[800];
+    snprintf(out, sizeof out, "%s/stale-runs", f->dir);
+    snprintf(fig, sizeof fig, "%s/stale.png", f->dir);
+    s_two_runs(f, out, "cluster.workers=100", "cluster.workers=120");
+    const char *args[] = {"plot", out, "-o", fig, "--kind", "staleness", NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    snprintf(sum, sizeof sum, "%s.gp", fig);
+    char *gp = support_read_file(sum);
+    assert_non_null(gp);
+    char want[120];
+    snprintf(want, sizeof want, "xlabel = \"staleness (updates; 63 stands for 63 and more, "
+             "largest %d)\"", 119);   /* hogwild: the pushes of the 119 others */
+    if (!strstr(gp, want)) {
+        const char *at = strstr(gp, "xlabel");
+        fail_msg("want %s; the script says %.100s", want, at ? at : "(no xlabel)");
+    }
+    free(gp);
+}
+
 /* samples_per_s of the one run under root of `rule` with `workers`. */
 static double s_samples_per_s(const char *root, const char *rule, int workers)
 {
@@ -1308,6 +1336,7 @@ int main(void)
         cmocka_unit_test(test_each_group_has_its_own_ideal_line),
         cmocka_unit_test(test_report_names_the_rule_that_ran),
         cmocka_unit_test(test_staleness_axis_ends_past_the_999th_permille),
+        cmocka_unit_test(test_staleness_beyond_the_last_bin_is_said),
         cmocka_unit_test(test_overlapping_folders_count_a_run_once),
         cmocka_unit_test(test_title_gives_a_range_of_runs),
         cmocka_unit_test(test_a_curve_is_its_runs_own_points),
