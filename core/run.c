@@ -3,6 +3,7 @@
 #include "core/run.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <math.h>
 #include <stdarg.h>
@@ -300,6 +301,36 @@ int run_adopt(run *r, const char *dir, const config *c, error *err)
     return r->log ? 0 : -1;
 }
 
+void run_trim_to_whole_lines(const char *path)
+{
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        if (fd >= 0) {
+            close(fd);
+        }
+        return;
+    }
+    off_t keep = 0;
+    char buf[4096];
+    for (off_t end = st.st_size; end > 0 && keep == 0;) {
+        off_t from = end > (off_t)sizeof buf ? end - (off_t)sizeof buf : 0;
+        ssize_t got = pread(fd, buf, (size_t)(end - from), from);
+        if (got != end - from) {
+            close(fd);
+            return;   /* unreadable: left as it is */
+        }
+        for (ssize_t i = got - 1; i >= 0 && keep == 0; i--) {
+            keep = buf[i] == '\n' ? from + i + 1 : 0;
+        }
+        end = from;
+    }
+    if (keep < st.st_size && ftruncate(fd, keep) != 0) {
+        keep = st.st_size;   /* nothing more to do about it */
+    }
+    close(fd);
+}
+
 int run_close_file(FILE **f, const char *dir, const char *name, error *err)
 {
     if (!*f) {
@@ -315,8 +346,16 @@ int run_close_file(FILE **f, const char *dir, const char *name, error *err)
     if (!lost) {
         return 0;
     }
+    char path[4800];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    run_trim_to_whole_lines(path);
     return error_set(err, ERROR_RUNTIME, "%s/%s: data was lost: %s", dir, name,
                      why ? strerror(why) : "a write failed (is the disk full?)");
+}
+
+bool run_files_failing(const run *r)
+{
+    return (r->eval && ferror(r->eval)) || (r->steps && ferror(r->steps));
 }
 
 int run_finish(run *r, error *err)

@@ -44,8 +44,17 @@ int run_adopt(run *r, const char *dir, const config *c, error *err);
 void run_close(run *r);
 /* Closes a file of the run's, checking that every write reached it:
  * 0, or -1 with err naming the file (in dir) that lost data, say on a full
- * disk. *f is NULL afterwards. */
+ * disk, which is then cut after its last whole line. *f is NULL
+ * afterwards. */
 int run_close_file(FILE **f, const char *dir, const char *name, error *err);
+/* Cuts the file at path after its last newline (to nothing without one):
+ * a write that failed part way leaves no row cut short that a reader
+ * would take for a whole one. Truncating needs no space on a full disk;
+ * a file that cannot be opened or read is left as it is. */
+void run_trim_to_whole_lines(const char *path);
+/* Whether a write to eval.csv or steps.csv has failed (a full disk): a
+ * trainer stops there rather than train on without its records. */
+bool run_files_failing(const run *r);
 /* The end of a run's metrics: eval.csv and steps.csv closed and checked
  * (log.txt stays open until run_close). */
 int run_finish(run *r, error *err);

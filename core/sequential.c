@@ -119,7 +119,7 @@ static long s_train(trainer *t, long total_steps, progress *prog)
             diverged = s_evaluate(t, step, now);
             last_eval = now;
         }
-        if (finished || diverged || stop_requested()) {
+        if (finished || diverged || stop_requested() || run_files_failing(t->r)) {
             t->sum.time_s = now;
             return step;
         }
@@ -186,8 +186,10 @@ int sequential_train(experiment *e, run *r, error *err)
     sum->startup_s = e->load_s;   /* loading the data, as a real run's processes do */
     sum->wall_time_s = e->load_s + run_now() - wall_start;
     s_progress(&prog, e, sum->epochs, sum->samples_per_s, t.acc, true);
+    /* a file that lost rows is named before the model is saved */
     rc = stopped ? error_set(err, ERROR_RUNTIME, "interrupted after %ld of %ld steps; %s is "
-                             "incomplete", step, total_steps, r->dir) : s_save(&t, err);
+                             "incomplete", step, total_steps, r->dir)
+         : run_finish(r, err) < 0 ? -1 : s_save(&t, err);
     rc = summary_end(sum, r, rc, err);
     if (rc < 0) {
         run_log(r, "failed after %ld steps: %s", step, err->msg);

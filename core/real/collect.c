@@ -117,10 +117,14 @@ void collect_steps(run *r, int workers, double t0)
         }
     }
     bool written = whole && fflush(r->steps) == 0 && !ferror(r->steps);
-    for (int w = 0; texts && written && w < workers; w++) {
+    for (int w = 0; texts && w < workers; w++) {
         char path[4800];
         snprintf(path, sizeof path, "%s/steps-%d.csv", r->dir, w);
-        remove(path);
+        if (written) {
+            remove(path);
+        } else {   /* kept as the record: without a row a killed worker cut short */
+            run_trim_to_whole_lines(path);
+        }
     }
     for (int w = 0; texts && w < workers; w++) {
         free(texts[w]);

@@ -364,7 +364,8 @@ static int s_evaluate(evaluator *v, bool *last, error *err)
     model_evaluate_host(v->m, &loss, &acc, v->theta, &v->e->test, (int)v->e->eval_batch);
     run_eval_row(v->csv, t, epoch, (long)v->versions[0], (long)total, loss, acc);
     if (ferror(v->csv)) {
-        return error_set(err, ERROR_RUNTIME, "eval.csv: cannot write (is the disk full?)");
+        return error_set(err, ERROR_RUNTIME, "%s/eval.csv: cannot write (is the disk full?)",
+                         v->run_dir);
     }
     if (cs->report_fd >= 0) {   /* the same row to the launcher; it has gone if this fails */
         char row[256];

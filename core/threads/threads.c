@@ -385,6 +385,9 @@ static void s_evaluate(threads_run *t, bool final)
         t->sum.diverged = true;
         atomic_store(&t->stopping, true);
     }
+    if (run_files_failing(t->r)) {   /* s_summarise names the file */
+        atomic_store(&t->stopping, true);
+    }
 }
 
 static void s_progress(threads_run *t, progress *p, bool final)
@@ -517,8 +520,9 @@ static int s_summarise(threads_run *t, int rc, double wall0)
     if (!sum->diverged) {
         s_evaluate(t, true);
     }
-    if (rc == 0) {
-        rc = export_model(t->eval_m, t->centre, &t->e->test, t->r->dir, t->err);
+    if (rc == 0) {   /* a file that lost rows is named before the model is saved */
+        rc = run_finish(t->r, t->err) < 0
+                 ? -1 : export_model(t->eval_m, t->centre, &t->e->test, t->r->dir, t->err);
     }
     for (int k = 0; k < t->nshards; k++) {
         error ignored;
