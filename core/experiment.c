@@ -240,7 +240,8 @@ static int s_read_keys(experiment *e, const char *path, const experiment_shape *
         return -1;
     }
     e->seed = (unsigned long)seed;
-    if (e->name[0] == '\0' || strchr(e->name, '/')) {
+    if (e->name[0] == '\0' || strchr(e->name, '/') || strcmp(e->name, ".") == 0 ||
+        strcmp(e->name, "..") == 0) {
         return config_fail(c, "experiment", "name", err, "\"%s\" must be a plain folder name",
                            e->name);
     }
@@ -393,6 +394,23 @@ static int s_check_model(experiment *e, error *err)
     return 0;
 }
 
+/* What the data must hold: a train_size the files do not reach is not
+ * cut down to theirs without a word (the run's config.ini would say it),
+ * and a minibatch is at most the training set. */
+static int s_check_sizes(experiment *e, error *err)
+{
+    bool files = e->data.source != DATA_SYNTHETIC && e->data.source != DATA_REGRESSION;
+    if (files && e->data.train_size > e->n_train) {
+        return config_fail(e->c, "data", "train_size", err, "%ld, but the training set holds "
+                           "%ld examples", e->data.train_size, e->n_train);
+    }
+    if (e->batch > e->n_train) {
+        return config_fail(e->c, "train", "batch", err, "%ld is more than the %ld training "
+                           "examples", e->batch, e->n_train);
+    }
+    return 0;
+}
+
 int experiment_load(experiment *e, error *err)
 {
     double began = run_now();
@@ -403,12 +421,13 @@ int experiment_load(experiment *e, error *err)
     e->n_train = e->train.n;
     e->dim = e->train.dim;
     e->classes = e->train.classes;
-    return s_check_model(e, err);
+    return s_check_sizes(e, err) < 0 ? -1 : s_check_model(e, err);
 }
 
 int experiment_check(experiment *e, error *err)
 {
-    if (data_check(&e->data, &e->n_train, &e->dim, &e->classes, err) < 0) {
+    if (data_check(&e->data, &e->n_train, &e->dim, &e->classes, err) < 0 ||
+        s_check_sizes(e, err) < 0) {
         return -1;
     }
     return s_check_model(e, err);

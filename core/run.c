@@ -98,6 +98,10 @@ int run_configure(config *c, const char **out_root, const char **run_id, error *
         config_get_string(c, "experiment", "run_id", "", run_id, err) < 0) {
         return -1;
     }
+    if (!(*out_root)[0]) {   /* "" + "/NAME" would be a folder at the root */
+        return config_fail(c, "experiment", "out", err, "must name a folder (\".\" for this "
+                           "one)");
+    }
     if ((*run_id)[0] && (strchr(*run_id, '/') || strcmp(*run_id, ".") == 0 ||
                          strcmp(*run_id, "..") == 0)) {
         return config_fail(c, "experiment", "run_id", err, "\"%s\" must be a plain folder name",

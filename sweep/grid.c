@@ -191,6 +191,15 @@ static int s_read(sweep *s, error *err)
         return error_set(err, ERROR_USAGE, "%s: [sweep] base: the base config is missing",
                          s->path);
     }
+    if (!s->name[0] || strchr(s->name, '/') || strcmp(s->name, ".") == 0 ||
+        strcmp(s->name, "..") == 0) {   /* the sweep's folder is out/name */
+        return config_error(s->c, "sweep", "name", err, "\"%s\" must be a plain folder name",
+                            s->name);
+    }
+    if (!out[0]) {
+        return config_error(s->c, "sweep", "out", err, "must name a folder (\".\" for the "
+                            "sweep file's)");
+    }
     if (s_check_seeds(s, err) < 0) {
         return -1;
     }

@@ -11,8 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "support.h"
+
+#define DATA_FASHION "/usr/share/datasets/fashion-mnist"
 
 /* Exit 2, exactly one line on stderr containing each needle, nothing on
  * stdout, and no run folder. */
@@ -101,6 +104,38 @@ static void test_bad_value_and_bad_override(void **state)
     const char *args4[] = {"train", "/nonexistent/exp.ini", NULL};
     support_run_asgd(&f->r, f->dir, args4);
     const char *needles4[] = {"/nonexistent/exp.ini", "cannot open", NULL};
+    s_expect_usage_error(f, needles4);
+}
+
+/* Values that would make a run's numbers or its folder other than the
+ * config says: a train_size the files do not hold (it was cut down to
+ * theirs without a word), a minibatch larger than the training set (one
+ * update over 17 copies of it), an empty experiment.out (the run went to
+ * a folder at the file system's root) and a name of ".." (out's parent). */
+static void test_sizes_and_folders_the_run_cannot_have(void **state)
+{
+    support_fixture *f = *state;
+    support_write_file(f->config, "[data]\ndataset = synthetic\ntrain_size = 200\n"
+                       "[train]\nbatch = 256\n");
+    const char *big_batch[] = {"train", f->config, f->out_arg, NULL};
+    support_run_asgd(&f->r, f->dir, big_batch);
+    const char *needles[] = {":5:", "[train] batch", "256 is more than the 200 training", NULL};
+    s_expect_usage_error(f, needles);
+    if (access(DATA_FASHION, R_OK) == 0) {
+        support_write_file(f->config, "[model]\ntype = softmax\n");
+        const char *too_many[] = {"train", f->config, f->out_arg, "data.train_size=100000", NULL};
+        support_run_asgd(&f->r, f->dir, too_many);
+        const char *needles2[] = {"data.train_size=100000", "training set holds 60000", NULL};
+        s_expect_usage_error(f, needles2);
+    }
+    support_write_file(f->config, "[data]\ndataset = synthetic\n");
+    const char *no_out[] = {"train", f->config, "experiment.out=", NULL};
+    support_run_asgd(&f->r, f->dir, no_out);
+    const char *needles3[] = {"experiment.out=", "must name a folder", NULL};
+    s_expect_usage_error(f, needles3);
+    const char *up[] = {"train", f->config, f->out_arg, "experiment.name=..", NULL};
+    support_run_asgd(&f->r, f->dir, up);
+    const char *needles4[] = {"experiment.name=..", "plain folder name", NULL};
     s_expect_usage_error(f, needles4);
 }
 
@@ -348,6 +383,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_mistyped_key, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_switching_models_and_rules, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_bad_value_and_bad_override, support_fixture_setup, support_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_sizes_and_folders_the_run_cannot_have,
+                                        support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_usage_errors, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_missing_dataset, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_idx, support_fixture_setup, support_fixture_teardown),

@@ -330,6 +330,11 @@ static void test_keys_the_sweep_sets_itself(void **state)
         snprintf(want, sizeof want, "grid.ini:6: [grid] %s: the sweep sets it itself", keys[i]);
         s_expect_config_error(f, text, want);
     }
+    /* its own folder is out/name: a name of ".." put the runs in out's
+     * parent */
+    s_expect_config_error(f, "[sweep]\nbase = base.ini\nname = ..\nout = %s\n[grid]\n"
+                          "train.algorithm = sync\n",
+                          "grid.ini:3: [sweep] name: \"..\" must be a plain folder name");
 }
 
 /* A sweep of simulated runs without a distributed rule is refused before
