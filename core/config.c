@@ -95,8 +95,7 @@ typedef struct line_reader {
     FILE *file;
     const char *text;
     config *c;
-    char *buf;                /* getline's */
-    size_t cap;
+    char buf[INI_MAX_LINE + 1];   /* a file's line, one byte past what inih takes */
 } line_reader;
 
 /* What is wrong with a line of len bytes for inih's buffer of num, or NULL. */
@@ -132,8 +131,17 @@ static char *s_read_line(char *str, int num, void *stream)
         return NULL;
     }
     if (r->file) {
-        ssize_t got = getline(&r->buf, &r->cap, r->file);
-        if (got < 0) {
+        /* at most one byte past the longest line inih takes: a file with no
+         * newline (/dev/zero) is refused there, not read whole first */
+        size_t got = 0, most = (size_t)num < sizeof r->buf ? (size_t)num : sizeof r->buf;
+        int ch = 0;
+        while (got < most && (ch = getc(r->file)) != EOF) {
+            r->buf[got++] = (char)ch;
+            if (ch == '\n') {
+                break;
+            }
+        }
+        if (got == 0) {
             if (ferror(r->file)) {
                 r->c->line++;
                 return s_fail_line(r, strerror(errno));
@@ -141,7 +149,7 @@ static char *s_read_line(char *str, int num, void *stream)
             return NULL;
         }
         line = r->buf;
-        len = (size_t)got;
+        len = got;
     } else {
         if (*r->text == '\0') {
             return NULL;
@@ -285,7 +293,6 @@ config *config_load(const char *path, error *err)
     }
     line_reader r = {.file = f, .c = c};
     c = s_parse(c, &r, err);
-    free(r.buf);
     fclose(f);
     return c;
 }

@@ -170,7 +170,8 @@ static void s_expect_error(const char *msg, const char *needle)
 /* What libinih would misread is refused with the right line: a directory,
  * a line longer than inih's buffer (its tail would be parsed as the next
  * line), a NUL byte (inih would drop the rest of the line and, here, the
- * section header after it) and control characters; a value of binary junk
+ * section header after it) and control characters, a file without a
+ * newline read no further than one line's length; a value of binary junk
  * reaches the error message escaped, never raw. */
 static void test_files_inih_would_misread(void **state)
 {
@@ -189,6 +190,10 @@ static void test_files_inih_would_misread(void **state)
     assert_null(config_load(path, &err));
     snprintf(text, sizeof text, "%s:2: line longer than", path);
     s_expect_error(err.msg, text);
+    /* a file without newlines is refused at its first line, not read whole
+     * first (/dev/zero grew past 1 GB) */
+    assert_null(config_load("/dev/zero", &err));
+    s_expect_error(err.msg, "/dev/zero:1: line longer than");
 
     snprintf(path, sizeof path, "%s/nul.ini", f->dir);
     FILE *o = fopen(path, "wb");
