@@ -459,6 +459,15 @@ static void s_unknown(const config *known, const entry *e, char *what, size_t n)
     }
 }
 
+void config_forget_section(config *c, const char *section)
+{
+    for (int i = 0; i < c->count; i++) {
+        if (strcmp(c->entries[i].section, section) == 0) {
+            c->entries[i].used = false;
+        }
+    }
+}
+
 bool config_used(const config *c, const char *section, const char *key)
 {
     const entry *e = s_find(c, section, key);
@@ -470,7 +479,7 @@ int config_check_unused(const config *c, const config *known,
 {
     for (int i = 0; i < c->count; i++) {
         const entry *e = &c->entries[i];
-        if (e->used) {
+        if (e->used || e->origin == FROM_DEFAULT) {   /* a default of a forgotten section */
             continue;
         }
         if (known && s_find(known, e->section, e->key)) {

@@ -93,6 +93,11 @@ int config_check_unused(const config *c, const config *known,
  * checks ferror), or to the file path. */
 void config_print(const config *c, FILE *f);
 int config_write(const config *c, const char *path, error *err);
+/* Marks every key of section unread: a section this configuration reads
+ * to check it but does not use (the simulator's in a real run), so that
+ * a key given there is "not used by this configuration" and the resolved
+ * config (config_print) leaves the section out. */
+void config_forget_section(config *c, const char *section);
 /* Whether a getter read section.key (a key given but never read is "not
  * used by this configuration"). */
 bool config_used(const config *c, const char *section, const char *key);

@@ -280,8 +280,13 @@ static int s_read_keys(experiment *e, const char *path, const experiment_shape *
         sim_spec_configure(&e->sim, c, e->workers, e->servers, e->seed, err) < 0) {
         return -1;
     }
-    if (e->mode != MODE_SIM && s_check_scenario_keys(e, err) < 0) {
-        return -1;
+    if (e->mode != MODE_SIM) {
+        if (s_check_scenario_keys(e, err) < 0) {
+            return -1;
+        }
+        /* read to check it; a cost given there changes nothing in this run,
+         * and a sweep over one made copies without a word */
+        config_forget_section(c, "sim");
     }
     return e->mode == MODE_THREADS ? s_check_threads(e, err)
            : e->mode == MODE_SIM   ? s_check_sim(e, err) : 0;

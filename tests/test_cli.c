@@ -75,6 +75,13 @@ static void test_switching_models_and_rules(void **state)
         fail_msg("a cnn without hidden layers, dropout 0.5: status %d, \"%s\"", f->r.status,
                  f->r.err);
     }
+    /* the simulator's keys in a run of another mode change nothing */
+    const char *real[] = {"train", f->config, f->out_arg, "experiment.mode=threads",
+                          "sim.latency=1", NULL};
+    support_run_asgd(&f->r, f->dir, real);
+    if (f->r.status != 0 || !strstr(f->r.err, "sim.latency=1: not used by this configuration")) {
+        fail_msg("threads mode, sim.latency=1: status %d, \"%s\"", f->r.status, f->r.err);
+    }
     const char *typo[] = {"train", f->config, f->out_arg, "model.hiden=8", NULL};
     support_run_asgd(&f->r, f->dir, typo);
     assert_int_equal(f->r.status, 2);

@@ -283,6 +283,11 @@ static void test_repeated_values_and_seeds(void **state)
                           "[grid]\nexperiment.mode = real\ntrain.algorithm = sequential\n"
                           "cluster.workers = 1, 2, 4\n",
                           "grid.ini:9: [grid] cluster.workers: no run of this grid reads it");
+    /* the simulator's costs over real runs: two identical runs */
+    s_expect_config_error(f, "[sweep]\nbase = base.ini\nname = demo\nseeds = 1\nout = %s\n"
+                          "[grid]\nexperiment.mode = real\ntrain.algorithm = hogwild\n"
+                          "sim.latency = 0.001, 1\n",
+                          "grid.ini:9: [grid] sim.latency: no run of this grid reads it");
     /* read by some runs and not others: the grid runs (hidden is an mlp's) */
     s_files(f, "[sweep]\nbase = base.ini\nname = demo\nseeds = 1\nout = %s\n[grid]\n"
             "model.type = softmax, mlp\nmodel.hidden = 8, 16\n");
