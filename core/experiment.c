@@ -356,6 +356,25 @@ static void s_warn(void *ctx, const char *msg)
     snprintf(e->warnings + len, sizeof e->warnings - len, "asgd: %s\n", msg);
 }
 
+/* A profile measured for another model, minibatch or rule gives this
+ * simulated run that one's step and apply times: said, not refused (a
+ * [sim] key the experiment gives, compute_mean say, still wins). */
+static void s_warn_profile(experiment *e)
+{
+    const sim_spec *s = &e->sim;
+    char mine[160];
+    snprintf(mine, sizeof mine, "model %s, batch %ld, rule %s", model_type_name(e->model.type),
+             e->batch, e->algorithm_name);
+    if (e->mode != MODE_SIM || !s->profile_of[0] || strcmp(mine, s->profile_of) == 0) {
+        return;
+    }
+    error why;
+    config_fail(e->c, "sim", "profile", &why, "measured for %s (%s), not for this run's %s: "
+                "its compute and apply times are that experiment's", s->profile_of,
+                s->profile_host, mine);
+    s_warn(e, why.msg);
+}
+
 int experiment_configure(experiment *e, const char *path, int noverrides,
                          char **overrides, const experiment_shape *shape, error *err)
 {
@@ -376,6 +395,7 @@ int experiment_configure(experiment *e, const char *path, int noverrides,
         experiment_destroy(e);
         return -1;
     }
+    s_warn_profile(e);
     return 0;
 }
 

@@ -73,17 +73,29 @@ static int s_read_costs(config *c, const sim_spec *def, sim_spec *s, error *err)
     return 0;
 }
 
+/* What a profile says of its host and experiment, kept for the record. */
+typedef struct profile_host {
+    const char *model, *batch, *algorithm, *host, *date;
+} profile_host;
+
 static int s_host_key(void *ctx, const char *key, const char *value, int line)
 {
-    (void)ctx;
-    (void)key;
-    (void)value;
     (void)line;
-    return 0;   /* the host's description: read, for the record */
+    profile_host *h = ctx;
+    const char **slot = strcmp(key, "model") == 0       ? &h->model
+                        : strcmp(key, "batch") == 0     ? &h->batch
+                        : strcmp(key, "algorithm") == 0 ? &h->algorithm
+                        : strcmp(key, "host") == 0      ? &h->host
+                        : strcmp(key, "date") == 0      ? &h->date : NULL;
+    if (slot) {
+        *slot = value;
+    }
+    return 0;
 }
 
-/* The defaults [sim] profile gives (the built-in ones without it). */
-static int s_profile_costs(config *c, sim_spec *costs, error *err)
+/* The defaults [sim] profile gives (the built-in ones without it), and
+ * what the profile was measured for into s's profile_of and profile_host. */
+static int s_profile_costs(config *c, sim_spec *costs, sim_spec *s, error *err)
 {
     const sim_spec builtin = {.compute = SIM_CONSTANT, .compute_mean = 0.001,
                               .latency = 50e-6, .bandwidth = 1.25e9};
@@ -99,7 +111,14 @@ static int s_profile_costs(config *c, sim_spec *costs, error *err)
     config *profile = config_load(path, &why);
     int rc = profile ? s_read_costs(profile, &builtin, costs, &why) : -1;
     if (rc == 0) {
-        config_each(profile, "host", s_host_key, NULL);
+        profile_host h = {0};
+        config_each(profile, "host", s_host_key, &h);
+        if (h.model && h.batch && h.algorithm) {
+            snprintf(s->profile_of, sizeof s->profile_of, "model %s, batch %s, rule %s", h.model,
+                     h.batch, h.algorithm);
+        }
+        snprintf(s->profile_host, sizeof s->profile_host, "%s on %s", h.host ? h.host : "a host",
+                 h.date ? h.date : "a day it does not say");
         rc = config_check_unused(profile, NULL, NULL, NULL, &why);
     }
     config_destroy(&profile);
@@ -182,7 +201,7 @@ int sim_spec_configure(sim_spec *s, config *c, int workers, int shards, unsigned
     }
     int rc = -1;
     sim_spec costs;
-    if (s_profile_costs(c, &costs, err) < 0 || s_read_costs(c, &costs, s, err) < 0 ||
+    if (s_profile_costs(c, &costs, s, err) < 0 || s_read_costs(c, &costs, s, err) < 0 ||
         config_get_double_list(c, "sim", "speed", "", 1e-6, 1e6, given, workers, &nspeed,
                                err) < 0 ||
         config_get_double(c, "sim", "straggler_fraction", 0, 0, 1, CONFIG_CLOSED,

@@ -132,6 +132,9 @@ typedef struct sim_spec {
     sim_window failures[SIM_MAX_EVENTS_LISTED];
     int nfailures;
     trace trace;               /* sim.trace (n 0: none) */
+    /* [sim] profile's [host]: "model M, batch B, rule R" it was measured
+     * for ("" without a profile, or parts it does not say), and where */
+    char profile_of[160], profile_host[160];
 } sim_spec;
 
 /* Reads [sim] for `workers` workers and `shards` shards; stragglers are

@@ -580,7 +580,7 @@ static int s_write(const char *path, const char *config_path, const experiment *
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
     FILE *f = fopen(path, "w");
     if (!f) {
-        return error_set(err, ERROR_RUNTIME, "%s: cannot write", path);
+        return error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", path, strerror(errno));
     }
     fprintf(f, "; asgd calibrate: this host's costs for one experiment, for [sim] profile\n"
             "[host]\nhost = %s\ncpu = %s\ncores = %ld\ndate = %s\nconfig = %s\n"
