@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cJSON.h>
 
@@ -176,6 +177,18 @@ static void s_collect(plot_runs *set, const char *dir, int depth)
             }
             cJSON_Delete(j);
         }
+        return;
+    }
+    /* a run folder (asgd train makes config.ini and log.txt first) whose
+     * summary.json was never written (a full disk): incomplete, said */
+    char log_path[4200];
+    snprintf(path, sizeof path, "%s/config.ini", dir);
+    snprintf(log_path, sizeof log_path, "%s/log.txt", dir);
+    if (access(path, F_OK) == 0 && access(log_path, F_OK) == 0) {
+        if (!realpath(dir, real)) {
+            snprintf(real, sizeof real, "%s", dir);
+        }
+        s_left_out(set, dir, real);
         return;
     }
     if (depth == 0) {

@@ -1245,6 +1245,17 @@ static void test_incomplete_runs_left_out_are_named(void **state)
     if (!strstr(f->r.err, said)) {
         fail_msg("asgd plot's stderr \"%s\" does not say \"%s\"", f->r.err, said);
     }
+    /* a run whose summary.json was never written (a full disk) is one too:
+     * it was passed over without a word */
+    char path[1000];
+    snprintf(path, sizeof path, "%s/summary.json", cut);
+    assert_int_equal(unlink(path), 0);
+    support_run_asgd(&f->r, f->dir, plot);
+    assert_int_equal(f->r.status, 0);
+    if (!strstr(f->r.err, said)) {
+        fail_msg("without its summary: asgd plot's stderr \"%s\" does not say \"%s\"",
+                 f->r.err, said);
+    }
     support_run_asgd(&f->r, f->dir, (const char *[]){"plot", s_runs, "-o", fig, NULL});
     assert_int_equal(f->r.status, 0);
     assert_null(strstr(f->r.err, "incomplete"));   /* every run complete: no word */
