@@ -892,6 +892,39 @@ static void test_a_resume_from_update_0_forgets_the_old_evaluations(void **state
     cJSON_Delete(j);
 }
 
+/* A launcher killed by SIGKILL leaves its private folder (/tmp/asgd-PID-
+ * XXXXXX: sockets, and under CURVE secret keys); the next launcher removes
+ * such folders of launchers that are gone, and leaves one whose PID runs. */
+static void test_a_killed_launchers_private_folder_is_removed(void **state)
+{
+    support_fixture *f = *state;
+    int gone = fork();
+    if (gone == 0) {
+        _exit(0);
+    }
+    support_wait(gone);   /* a PID no process has now */
+    char stale[100], live[100], keys[140];
+    snprintf(stale, sizeof stale, "/tmp/asgd-%d-Zq3xY9", gone);
+    snprintf(live, sizeof live, "/tmp/asgd-%d-Zq3xY9", (int)getpid());
+    assert_int_equal(mkdir(stale, 0700), 0);
+    assert_int_equal(mkdir(live, 0700), 0);
+    snprintf(keys, sizeof keys, "%s/keys", stale);
+    assert_int_equal(mkdir(keys, 0700), 0);
+    const char *extra[] = {"experiment.run_id=tidy", "train.algorithm=hogwild",
+                           "train.epochs=0.2", NULL};
+    cJSON *j = s_run(f, extra);
+    cJSON_Delete(j);
+    struct stat st;
+    bool stale_left = stat(stale, &st) == 0, live_left = stat(live, &st) == 0;
+    rmdir(live);
+    if (stale_left) {
+        rmdir(keys);
+        rmdir(stale);
+    }
+    assert_false(stale_left);
+    assert_true(live_left);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, support_fixture_setup, support_fixture_teardown)
@@ -907,6 +940,7 @@ int main(void)
         T(test_a_shard_back_without_its_checkpoint_fails),
         T(test_a_resume_without_a_checkpoint_is_refused),
         T(test_a_resume_from_update_0_forgets_the_old_evaluations),
+        T(test_a_killed_launchers_private_folder_is_removed),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,12 +1,15 @@
 /* launcher.c: starting, supervising and cleaning up a distributed job. */
 #include "core/real/launcher.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cJSON.h>
@@ -64,6 +67,31 @@ typedef struct job {
     run_summary sum;
 } job;
 
+/* Removes the private folders (asgd-PID-XXXXXX in /tmp) of this user's
+ * launchers that are gone without removing theirs (killed by SIGKILL):
+ * sockets and, under CURVE, secret keys. A folder whose PID runs (or
+ * belongs to another user's process) is left. */
+static void s_remove_stale_private_dirs(void)
+{
+    DIR *tmp = opendir("/tmp");
+    struct dirent *d;
+    while (tmp && (d = readdir(tmp))) {
+        int pid, at = 0;
+        char path[300];
+        struct stat st;
+        snprintf(path, sizeof path, "/tmp/%s", d->d_name);
+        if (sscanf(d->d_name, "asgd-%d-%*6[A-Za-z0-9]%n", &pid, &at) == 1 && at > 0 &&
+            !d->d_name[at] && pid > 0 && kill(pid, 0) != 0 && errno == ESRCH &&
+            lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid()) {
+            error ignored;
+            run_remove_dir(path, &ignored);
+        }
+    }
+    if (tmp) {
+        closedir(tmp);
+    }
+}
+
 /* The job's private folder when it needs one: for ipc sockets, and for
  * the CURVE keys it makes itself (cluster.auth = curve without keys). */
 static int s_private_dir(job *j, error *err)
@@ -73,7 +101,8 @@ static int s_private_dir(job *j, error *err)
     if (e->transport != TRANSPORT_IPC && !make_keys) {
         return 0;
     }
-    snprintf(j->private_dir, sizeof j->private_dir, "/tmp/asgd-XXXXXX");
+    s_remove_stale_private_dirs();
+    snprintf(j->private_dir, sizeof j->private_dir, "/tmp/asgd-%d-XXXXXX", (int)getpid());
     if (!mkdtemp(j->private_dir)) {
         j->private_dir[0] = '\0';
         return error_set(err, ERROR_RUNTIME, "cannot create a private folder in /tmp: %s",
