@@ -276,6 +276,11 @@ static int s_read_keys(experiment *e, const char *path, const experiment_shape *
         config_get_int(c, "eval", "steps_every", 1, 1, 1L << 30, &e->steps_every, err) < 0) {
         return -1;
     }
+    if (e->eval_every > 0 && e->eval_every < 1e-4) {   /* a simulated evaluation may take no time */
+        return config_fail(c, "eval", "every", err, "%g s is below 0.1 ms, where a simulated run "
+                           "would evaluate without end (0: at the start and end only)",
+                           e->eval_every);
+    }
     if (backend_spec_configure(&e->backend, c, err) < 0 ||
         sim_spec_configure(&e->sim, c, e->workers, e->servers, e->seed, err) < 0) {
         return -1;

@@ -33,7 +33,7 @@ static int s_read_costs(config *c, const sim_spec *def, sim_spec *s, error *err)
                           &s->latency, err) < 0 ||
         config_get_double(c, "sim", "jitter", def->jitter, 0, 1e3, CONFIG_CLOSED, &s->jitter,
                           err) < 0 ||
-        config_get_double(c, "sim", "bandwidth", def->bandwidth, 0, 1e15, CONFIG_OPEN_LO,
+        config_get_double(c, "sim", "bandwidth", def->bandwidth, 1, 1e15, CONFIG_CLOSED,
                           &s->bandwidth, err) < 0 ||
         config_get_double(c, "sim", "apply", def->apply, 0, 1e3, CONFIG_CLOSED, &s->apply,
                           err) < 0 ||

@@ -118,7 +118,8 @@ static void test_bad_value_and_bad_override(void **state)
  * config says: a train_size the files do not hold (it was cut down to
  * theirs without a word), a minibatch larger than the training set (one
  * update over 17 copies of it), an empty experiment.out (the run went to
- * a folder at the file system's root) and a name of ".." (out's parent). */
+ * a folder at the file system's root), a name of ".." (out's parent), and
+ * evaluations too frequent for a simulated run ever to end. */
 static void test_sizes_and_folders_the_run_cannot_have(void **state)
 {
     support_fixture *f = *state;
@@ -144,6 +145,12 @@ static void test_sizes_and_folders_the_run_cannot_have(void **state)
     support_run_asgd(&f->r, f->dir, up);
     const char *needles4[] = {"experiment.name=..", "plain folder name", NULL};
     s_expect_usage_error(f, needles4);
+    /* a simulated evaluation may take no time: 29 million of them */
+    const char *often[] = {"train", f->config, f->out_arg, "experiment.mode=sim",
+                           "train.algorithm=hogwild", "eval.every=1e-9", NULL};
+    support_run_asgd(&f->r, f->dir, often);
+    const char *needles5[] = {"eval.every=1e-9", "below 0.1 ms", NULL};
+    s_expect_usage_error(f, needles5);
 }
 
 static void test_usage_errors(void **state)
