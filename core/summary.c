@@ -311,6 +311,51 @@ int summary_end(run_summary *s, run *r, int rc, error *err)
     return rc;
 }
 
+/* The length of the UTF-8 sequence at p (1 to 4), or 0 where it is not
+ * one (a stray or overlong byte, a surrogate, past U+10FFFF). */
+static int s_utf8_length(const unsigned char *p)
+{
+    if (p[0] < 0x80) {
+        return 1;
+    }
+    int n = p[0] >= 0xc2 && p[0] <= 0xdf ? 2 : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+            : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0;
+    unsigned char lo = p[0] == 0xe0 ? 0xa0 : p[0] == 0xf0 ? 0x90 : 0x80;
+    unsigned char hi = p[0] == 0xed ? 0x9f : p[0] == 0xf4 ? 0x8f : 0xbf;
+    for (int i = 1; i < n; i++) {
+        if (p[i] < (i == 1 ? lo : 0x80) || p[i] > (i == 1 ? hi : 0xbf)) {
+            return 0;
+        }
+    }
+    return n;
+}
+
+/* JSON text whose strings hold bytes that are not UTF-8 (a label or a
+ * command line in Latin-1) with each such byte as \ufffd, the
+ * replacement character: cJSON writes them as they are, and Python's
+ * json.load refused the summary. NULL when out of memory. */
+static char *s_as_utf8(const char *text)
+{
+    size_t len = strlen(text);
+    char *out = malloc(6 * len + 1), *o = out;
+    for (const unsigned char *p = (const unsigned char *)text; out && *p;) {
+        int n = s_utf8_length(p);
+        if (n == 0) {
+            memcpy(o, "\\ufffd", 6);
+            o += 6;
+            p++;
+        } else {
+            memcpy(o, p, (size_t)n);
+            o += n;
+            p += n;
+        }
+    }
+    if (out) {
+        *o = '\0';
+    }
+    return out;
+}
+
 int summary_write(const char *dir, const run_summary *s, error *err)
 {
     cJSON *j = cJSON_CreateObject();
@@ -371,14 +416,16 @@ int summary_write(const char *dir, const run_summary *s, error *err)
         cJSON_AddStringToObject(j, "error", s->error);
     }
     cJSON_AddBoolToObject(j, "complete", s->complete);
-    char *text = cJSON_Print(j);
+    char *printed = cJSON_Print(j);
     cJSON_Delete(j);
+    char *text = printed ? s_as_utf8(printed) : NULL;
+    cJSON_free(printed);
     if (!text) {
         return error_set(err, ERROR_RUNTIME, "summary: out of memory");
     }
     char path[4800];
     snprintf(path, sizeof path, "%s/summary.json", dir);
     int rc = run_write_atomic(path, text, strlen(text), "\n", 1, err);
-    cJSON_free(text);
+    free(text);
     return rc;
 }

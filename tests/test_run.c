@@ -301,6 +301,33 @@ static void test_provenance(void **state)
     cJSON_Delete(j);
 }
 
+/* summary.json is UTF-8 whatever bytes a label or the command line holds:
+ * a Latin-1 label (caf\xe9) was written as it was, and Python's json.load
+ * refused the file. Each such byte is U+FFFD; UTF-8 stays as it is. */
+static void test_the_summary_is_utf8(void **state)
+{
+    support_fixture *f = *state;
+    if (!support_python()) {
+        skip();
+    }
+    const char *args[] = {"train", "/dev/null", f->out_arg, "data.dataset=synthetic",
+                          "model.type=softmax", "train.epochs=0.1",
+                          "experiment.label=caf\xe9\xff \xc3\xa9t\xc3\xa9", NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    char dir[4096], path[4200];
+    s_newest(f->out, dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    const char *py[] = {"-c", "import json, sys; print(json.load(open(sys.argv[1], "
+                        "encoding='utf-8'))['label'].encode('unicode_escape').decode())",
+                        path, NULL};
+    support_run(&f->r, f->dir, support_python(), py);
+    if (f->r.status != 0 || !strstr(f->r.out, "caf\\ufffd\\ufffd \\xe9t\\xe9")) {
+        fail_msg("python read summary.json: status %d, \"%s\" \"%s\"", f->r.status,
+                 f->r.out, f->r.err);
+    }
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, support_fixture_setup, support_fixture_teardown)
@@ -311,6 +338,7 @@ int main(void)
         T(test_a_row_cut_short_is_dropped_before_appending),
         T(test_the_last_evaluation_seen),
         T(test_provenance),
+        T(test_the_summary_is_utf8),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
