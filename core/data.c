@@ -36,6 +36,11 @@ static int s_classes(const idx_file *lb, size_t n, const char *labels, int *clas
         top--;
     }
     for (int k = 0; k < top; k++) {
+        if (count[k] == 0 && n < lb->count) {   /* the subset's, not the file's */
+            return error_set(err, ERROR_USAGE, "[data] train_size: the first %zu examples of "
+                             "%s have label %d but none of class %d; take more of its %zu", n,
+                             labels, top, k, lb->count);
+        }
         if (count[k] == 0) {
             return error_set(err, ERROR_USAGE, "%s: corrupt labels: label %d (example %zu) but "
                              "no example of class %d", labels, top, first[top], k);

@@ -404,24 +404,28 @@ int experiment_configure(experiment *e, const char *path, int noverrides,
     return 0;
 }
 
-/* The model fits the data's shape; errors name the config, and where the
- * message begins "[section] key: ", where that key was given (file and
- * line, or the command line). */
+/* why, an error of the model or the data, into err naming the config,
+ * and where its message begins "[section] key: ", where that key was given
+ * (file and line, or the command line). Returns -1. */
+static int s_locate(experiment *e, const error *why, error *err)
+{
+    char section[32], key[64];
+    int at = 0;
+    if (sscanf(why->msg, "[%31[a-z_]] %63[a-z_]%n", section, key, &at) == 2 &&
+        strncmp(why->msg + at, ": ", 2) == 0 && config_used(e->c, section, key)) {
+        config_fail(e->c, section, key, err, "%s", why->msg + at + 2);
+        err->status = why->status;
+        return -1;
+    }
+    return error_set(err, why->status, "%s: %s", config_source(e->c), why->msg);
+}
+
+/* The model fits the data's shape (errors as s_locate's). */
 static int s_check_model(experiment *e, error *err)
 {
     error why = {0};
-    if (model_check(&e->model, e->dim, e->classes, &e->nparams, &why) < 0) {
-        char section[32], key[64];
-        int at = 0;
-        if (sscanf(why.msg, "[%31[a-z_]] %63[a-z_]%n", section, key, &at) == 2 &&
-            strncmp(why.msg + at, ": ", 2) == 0 && config_used(e->c, section, key)) {
-            config_fail(e->c, section, key, err, "%s", why.msg + at + 2);
-            err->status = why.status;
-            return -1;
-        }
-        return error_set(err, why.status, "%s: %s", config_source(e->c), why.msg);
-    }
-    return 0;
+    return model_check(&e->model, e->dim, e->classes, &e->nparams, &why) < 0
+               ? s_locate(e, &why, err) : 0;
 }
 
 /* What the data must hold: a train_size the files do not reach is not
@@ -441,11 +445,23 @@ static int s_check_sizes(experiment *e, error *err)
     return 0;
 }
 
+/* A data error into err: one that names a key ("[data] train_size: ...")
+ * where that key was given, any other (a file's) as it is. Returns -1. */
+static int s_data_error(experiment *e, const error *why, error *err)
+{
+    if (why->msg[0] == '[') {
+        return s_locate(e, why, err);
+    }
+    *err = *why;
+    return -1;
+}
+
 int experiment_load(experiment *e, error *err)
 {
     double began = run_now();
-    if (datacache_load(&e->train, &e->test, &e->data, e->seed, err) < 0) {
-        return -1;
+    error why = {0};
+    if (datacache_load(&e->train, &e->test, &e->data, e->seed, &why) < 0) {
+        return s_data_error(e, &why, err);
     }
     e->load_s = run_now() - began;
     e->n_train = e->train.n;
@@ -456,11 +472,11 @@ int experiment_load(experiment *e, error *err)
 
 int experiment_check(experiment *e, error *err)
 {
-    if (data_check(&e->data, &e->n_train, &e->dim, &e->classes, err) < 0 ||
-        s_check_sizes(e, err) < 0) {
-        return -1;
+    error why = {0};
+    if (data_check(&e->data, &e->n_train, &e->dim, &e->classes, &why) < 0) {
+        return s_data_error(e, &why, err);
     }
-    return s_check_model(e, err);
+    return s_check_sizes(e, err) < 0 ? -1 : s_check_model(e, err);
 }
 
 void experiment_summary(const experiment *e, run_summary *sum)

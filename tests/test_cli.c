@@ -135,6 +135,13 @@ static void test_sizes_and_folders_the_run_cannot_have(void **state)
         support_run_asgd(&f->r, f->dir, too_many);
         const char *needles2[] = {"data.train_size=100000", "training set holds 60000", NULL};
         s_expect_usage_error(f, needles2);
+        /* too few to hold every class: the subset's doing, not a corrupt file */
+        const char *one[] = {"train", f->config, f->out_arg, "data.train_size=1",
+                             "train.batch=1", NULL};
+        support_run_asgd(&f->r, f->dir, one);
+        const char *needles6[] = {"command line: data.train_size=1: the first 1 examples",
+                                  "none of class 0", NULL};
+        s_expect_usage_error(f, needles6);
     }
     support_write_file(f->config, "[data]\ndataset = synthetic\n");
     const char *no_out[] = {"train", f->config, "experiment.out=", NULL};
