@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/datacache.h"
 #include "core/partition.h"
@@ -86,6 +87,12 @@ static int s_read_cluster(experiment *e, const experiment_shape *shape, error *e
     error why = {0};
     if (replay[0] && trace_load(&e->replay, replay, &why) < 0) {
         return config_fail(c, "cluster", "trace", err, "%s", why.msg);
+    }
+    struct stat st;
+    if (e->auth == AUTH_CURVE && e->keys[0] && (stat(e->keys, &st) != 0 || !S_ISDIR(st.st_mode))) {
+        /* refused here, not by every process after the launch */
+        return config_fail(c, "cluster", "keys", err, "%s: not a folder of keys (asgd keys "
+                           "DIR makes one)", e->keys);
     }
     e->shm = shm == 0;
     e->workers = shape && shape->workers > 0 ? shape->workers : (int)workers;

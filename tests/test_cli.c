@@ -118,8 +118,9 @@ static void test_bad_value_and_bad_override(void **state)
  * config says: a train_size the files do not hold (it was cut down to
  * theirs without a word), a minibatch larger than the training set (one
  * update over 17 copies of it), an empty experiment.out (the run went to
- * a folder at the file system's root), a name of ".." (out's parent), and
- * evaluations too frequent for a simulated run ever to end. */
+ * a folder at the file system's root), a name of ".." (out's parent),
+ * evaluations too frequent for a simulated run ever to end, and CURVE keys
+ * that are not a folder. */
 static void test_sizes_and_folders_the_run_cannot_have(void **state)
 {
     support_fixture *f = *state;
@@ -158,6 +159,13 @@ static void test_sizes_and_folders_the_run_cannot_have(void **state)
     support_run_asgd(&f->r, f->dir, often);
     const char *needles5[] = {"eval.every=1e-9", "below 0.1 ms", NULL};
     s_expect_usage_error(f, needles5);
+    /* refused before the launch: every process failed on it, and the
+     * message blamed the missing checkpoint for not restarting the shard */
+    const char *keys[] = {"train", f->config, f->out_arg, "train.algorithm=hogwild",
+                          "cluster.auth=curve", "cluster.keys=/dev/null", NULL};
+    support_run_asgd(&f->r, f->dir, keys);
+    const char *needles7[] = {"cluster.keys=/dev/null", "not a folder of keys", NULL};
+    s_expect_usage_error(f, needles7);
 }
 
 static void test_usage_errors(void **state)

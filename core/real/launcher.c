@@ -392,7 +392,9 @@ static int s_exited(job *j, child *c, error *err)
                 j->e->restart == RESTART_ON_FAILURE ? "on-failure" : "exit-code");
         return 0;
     }
-    const char *policy = c->role == ROLE_EVALUATOR ? "" :
+    /* no restart mends a refused config or data (exit 2): no policy to name */
+    bool refused = proc_exit_code(c->p.status) == ERROR_USAGE;
+    const char *policy = c->role == ROLE_EVALUATOR || refused ? "" :
                          c->role == ROLE_PS && j->e->checkpoint_every <= 0
                              ? " (a shard is restarted only from a checkpoint: set [checkpoint] "
                                "every)" :
@@ -401,7 +403,7 @@ static int s_exited(job *j, child *c, error *err)
     char said[512];
     s_last_said(j, c, said, sizeof said);
     /* a process that refused its config or data: the job's is the same error */
-    int status = proc_exit_code(c->p.status) == ERROR_USAGE ? ERROR_USAGE : ERROR_RUNTIME;
+    int status = refused ? ERROR_USAGE : ERROR_RUNTIME;
     return error_set(err, status, "%s %d %s%s%s%s; the job failed and every process was "
                      "stopped; see %s/log.txt", cluster_role_name(c->role), c->task, why,
                      policy, said[0] ? ": " : "", said, j->r->dir);
