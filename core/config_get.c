@@ -74,7 +74,9 @@ int config_get_double(config *c, const char *section, const char *key,
     while (end != e->value && isspace((unsigned char)*end)) {
         end++;
     }
-    if (end == e->value || *end != '\0' || errno == ERANGE || !isfinite(v)) {
+    /* decimal only, as integers are: strtod also reads 0x10 (16) */
+    if (end == e->value || *end != '\0' || errno == ERANGE || !isfinite(v) ||
+        strpbrk(e->value, "xX")) {
         char what[256];
         snprintf(what, sizeof what, "expected a number, got \"%s\"", e->value);
         return config_bad(c, e, err, what);
@@ -209,7 +211,7 @@ static int s_parse_double_item(const char *item, void *out, int i, const void *r
     while (end != item && isspace((unsigned char)*end)) {
         end++;
     }
-    if (end == item || *end != '\0' || errno == ERANGE || !isfinite(v)) {
+    if (end == item || *end != '\0' || errno == ERANGE || !isfinite(v) || strpbrk(item, "xX")) {
         snprintf(what, wn, "expected a comma-separated list of numbers, got \"%s\"", item);
         return -1;
     }

@@ -60,12 +60,14 @@ static int s_weight(const experiment *e)
                                      : 1;
 }
 
-/* Whether a and b are numbers that read the same (0.05, 0.050, 5e-2). */
+/* Whether a and b are decimal numbers that read the same (0.05, 0.050,
+ * 5e-2), as config's getters read them (0x40 is no number there). */
 static bool s_same_number(const char *a, const char *b)
 {
     char *end_a, *end_b;
     double x = strtod(a, &end_a), y = strtod(b, &end_b);
-    return end_a != a && *end_a == '\0' && end_b != b && *end_b == '\0' && x == y;
+    return end_a != a && *end_a == '\0' && end_b != b && *end_b == '\0' && x == y &&
+           !strpbrk(a, "xX") && !strpbrk(b, "xX");
 }
 
 /* -1 naming the key when v is already one of k's values: two folders of

@@ -106,6 +106,15 @@ static void test_bad_values_are_rejected_with_their_line(void **state)
     assert_non_null(strstr(err.msg, "bad.ini:8:"));
     assert_int_equal(err.status, ERROR_USAGE);
     config_destroy(&c);
+    /* decimal only, as integers are: 0x10 read as 16 for a number, and a
+     * sweep took 64 and 0x40 for one value */
+    c = config_parse_string("[a]\nlr = 0x10\nlist = 1,0x2\n", "hex.ini", &err);
+    assert_int_equal(config_get_double(c, "a", "lr", 0.5, 0, 100, CONFIG_CLOSED, &x, &err), -1);
+    assert_non_null(strstr(err.msg, "hex.ini:2: [a] lr: expected a number, got \"0x10\""));
+    double xs[2];
+    assert_int_equal(config_get_double_list(c, "a", "list", "", 0, 9, xs, 2, &count, &err), -1);
+    assert_non_null(strstr(err.msg, "hex.ini:3:"));
+    config_destroy(&c);
 }
 
 static void test_override_replaces_and_adds(void **state)
