@@ -98,9 +98,13 @@ int run_configure(config *c, const char **out_root, const char **run_id, error *
         config_get_string(c, "experiment", "run_id", "", run_id, err) < 0) {
         return -1;
     }
+    struct stat st;
     if (!(*out_root)[0]) {   /* "" + "/NAME" would be a folder at the root */
         return config_fail(c, "experiment", "out", err, "must name a folder (\".\" for this "
                            "one)");
+    }
+    if (stat(*out_root, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        return config_fail(c, "experiment", "out", err, "%s is not a folder", *out_root);
     }
     if ((*run_id)[0] && (strchr(*run_id, '/') || strcmp(*run_id, ".") == 0 ||
                          strcmp(*run_id, "..") == 0)) {
