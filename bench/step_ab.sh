@@ -1,35 +1,44 @@
 #!/usr/bin/env bash
-# Two CUDA builds' training steps side by side, for a change to the GPU
-# kernels: bench_step of OLD_BUILD and NEW_BUILD alternated ROUNDS times
-# (each first in every other round) on the CNN at batch 64 and 512 and the MLP at batch 512 (medians, with the
-# new/old ratio of each round), then each build's CNN step at batch 512
-# kernel by kernel under Nsight Compute (ncu), asgd's own kernels with
-# their time per step and share, costliest first. Prints Markdown.
-#   bench/cuda_step_ab.sh OLD_BUILD NEW_BUILD [ROUNDS (3)]
+# Two builds' training steps side by side, for a change to the kernels:
+# bench_step of OLD_BUILD and NEW_BUILD alternated ROUNDS times (each first
+# in every other round), medians with the new/old ratio of each round.
+# DEVICE=cuda (the default): the CNN at batch 64 and 512 and the MLP at
+# batch 512, then each build's CNN step at batch 512 kernel by kernel under
+# Nsight Compute (ncu), asgd's own kernels with their time per step and
+# share, costliest first. DEVICE=cpu: the CNN at batch 64 and the MLP at 64
+# and 512, on THREADS BLAS threads (1). Prints Markdown.
+#   [DEVICE=cpu|cuda] [THREADS=N] bench/step_ab.sh OLD_BUILD NEW_BUILD [ROUNDS (3)]
 # On a device machine, a build of the commit before a change: carry its
 # tree in .dev (here: git archive REV -o .dev/old.tar), since the device's
 # copy of .git may not hold REV or name it HEAD, then there:
 #   mkdir /tmp/old && tar -xf .dev/old.tar -C /tmp/old && cp -r .dev /tmp/old &&
-#   (cd /tmp/old && . .dev/device-build.sh) && bench/cuda_step_ab.sh /tmp/old/build-gpu build-gpu
+#   (cd /tmp/old && . .dev/device-build.sh) && bench/step_ab.sh /tmp/old/build-gpu build-gpu
 set -uo pipefail
-old=${1:?usage: bench/cuda_step_ab.sh OLD_BUILD NEW_BUILD [ROUNDS]}
-new=${2:?usage: bench/cuda_step_ab.sh OLD_BUILD NEW_BUILD [ROUNDS]}
+old=${1:?usage: bench/step_ab.sh OLD_BUILD NEW_BUILD [ROUNDS]}
+new=${2:?usage: bench/step_ab.sh OLD_BUILD NEW_BUILD [ROUNDS]}
 rounds=${3:-3}
+device=${DEVICE:-cuda}
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/lib.sh"   # median, line_field
+case $device in
+cuda) runs=("cnn 64 50" "cnn 512 20" "mlp 512 200") ;;
+cpu) runs=("cnn 64 10" "mlp 64 400" "mlp 512 100")
+     export OPENBLAS_NUM_THREADS=${THREADS:-1} ;;
+*) echo "step_ab.sh: DEVICE is cpu or cuda, not $device" >&2; exit 2 ;;
+esac
 
 echo "| model | batch | old samples/s | new samples/s | new / old (rounds) | old GEMM share | new GEMM share |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"
-for run in "cnn 64 50" "cnn 512 20" "mlp 512 200"; do
+for run in "${runs[@]}"; do
     read -r model batch steps <<<"$run"
     rows=""
     for ((r = 0; r < rounds; r++)); do
         if ((r % 2 == 0)); then   # each build first in every other round
-            a=$("$old/bench/bench_step" cuda "$model" "$batch" "$steps" 5) || exit 1
-            b=$("$new/bench/bench_step" cuda "$model" "$batch" "$steps" 5) || exit 1
+            a=$("$old/bench/bench_step" "$device" "$model" "$batch" "$steps" 5) || exit 1
+            b=$("$new/bench/bench_step" "$device" "$model" "$batch" "$steps" 5) || exit 1
         else
-            b=$("$new/bench/bench_step" cuda "$model" "$batch" "$steps" 5) || exit 1
-            a=$("$old/bench/bench_step" cuda "$model" "$batch" "$steps" 5) || exit 1
+            b=$("$new/bench/bench_step" "$device" "$model" "$batch" "$steps" 5) || exit 1
+            a=$("$old/bench/bench_step" "$device" "$model" "$batch" "$steps" 5) || exit 1
         fi
         rows+="$(line_field samples_per_s <<<"$a") $(line_field samples_per_s <<<"$b") \
 $(line_field gemm_fraction <<<"$a") $(line_field gemm_fraction <<<"$b")"$'\n'
@@ -41,6 +50,7 @@ $(line_field gemm_fraction <<<"$a") $(line_field gemm_fraction <<<"$b")"$'\n'
         "$(awk 'NF {print $4}' <<<"$rows" | median)"
 done
 
+[ "$device" = cuda ] || exit 0
 ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)
 if [ -z "$ncu" ]; then
     echo; echo "ncu: not found, so no kernel-by-kernel times"
