@@ -166,11 +166,13 @@ static int s_train(int argc, char **argv)
         }
     } else if (experiment_configure(&e, argv[0], argc - 1, argv + 1, NULL, &err) == 0) {
         fputs(e.warnings, stderr);
+        size_t said = strlen(e.warnings);
         /* a real distributed run's processes load the data themselves */
         bool processes = e.alg && e.mode == MODE_REAL;
-        if (backend_check(&e.backend, &err) == 0 &&
-            (processes ? experiment_check(&e, &err) : experiment_load(&e, &err)) == 0 &&
-            run_create(&r, e.c, e.out_root, e.name, e.run_id, &err) == 0) {
+        bool ready = backend_check(&e.backend, &err) == 0 &&
+                     (processes ? experiment_check(&e, &err) : experiment_load(&e, &err)) == 0;
+        fputs(e.warnings + said, stderr);   /* what the data or the model added */
+        if (ready && run_create(&r, e.c, e.out_root, e.name, e.run_id, &err) == 0) {
             rc = e.mode == MODE_SIM       ? sim_train(&e, &r, &err)
                  : e.mode == MODE_THREADS ? threads_train(&e, &r, &err)
                  : e.alg ? launcher_train(&e, &r, false, &err) : sequential_train(&e, &r, &err);

@@ -22,8 +22,8 @@ static const char *const s_normalizations[] = {"standard", "scale", "none", NULL
  * class below it has an example. A label far above the rest (255 in a file
  * of digits) leaves a gap and is refused as corrupt rather than silently
  * making 256 classes. */
-static int s_classes(const idx_file *lb, size_t n, const char *labels, int *classes,
-                     error *err)
+static int s_classes(const idx_file *lb, size_t n, const char *labels, const char *key,
+                     int *classes, error *err)
 {
     size_t count[256] = {0}, first[256] = {0};
     for (size_t i = 0; i < n; i++) {
@@ -37,9 +37,10 @@ static int s_classes(const idx_file *lb, size_t n, const char *labels, int *clas
     }
     for (int k = 0; k < top; k++) {
         if (count[k] == 0 && n < lb->count) {   /* the subset's, not the file's */
-            return error_set(err, ERROR_USAGE, "[data] train_size: the first %zu examples of "
-                             "%s have label %d but none of class %d; take more of its %zu", n,
-                             labels, top, k, lb->count);
+            return error_set(err, ERROR_USAGE, "%s%s%sthe first %zu examples of %s have label "
+                             "%d but none of class %d; take more of its %zu",
+                             key ? "[data] " : "", key ? key : "", key ? ": " : "", n, labels,
+                             top, k, lb->count);
         }
         if (count[k] == 0) {
             return error_set(err, ERROR_USAGE, "%s: corrupt labels: label %d (example %zu) but "
@@ -51,9 +52,11 @@ static int s_classes(const idx_file *lb, size_t n, const char *labels, int *clas
 }
 
 /* The shape of the examples an image file and its (loaded) label file
- * make, keeping the first `limit` (> 0): examples, features and classes. */
+ * make, keeping the first `limit` (> 0; the [data] key that set it, or
+ * NULL): examples, features and classes. */
 static int s_pair_shape(const idx_file *im, const idx_file *lb, const char *images,
-                        const char *labels, long limit, dataset *shape, error *err)
+                        const char *labels, long limit, const char *key, dataset *shape,
+                        error *err)
 {
     if (im->ndims < 2) {
         return error_set(err, ERROR_USAGE, "%s: expected images (2 or more dimensions), "
@@ -73,13 +76,13 @@ static int s_pair_shape(const idx_file *im, const idx_file *lb, const char *imag
         n = (size_t)limit;
     }
     shape->n = (int)n;
-    return s_classes(lb, n, labels, &shape->classes, err);
+    return s_classes(lb, n, labels, key, &shape->classes, err);
 }
 
 /* dataset_from_idx with each pixel byte times `scale`: 1 / 255 for [0, 1],
  * 1 for the raw bytes of normalize = none. */
 static int s_from_idx(dataset *d, const char *images, const char *labels, long limit,
-                      float scale, error *err)
+                      const char *key, float scale, error *err)
 {
     memset(d, 0, sizeof *d);
     idx_file im, lb;
@@ -92,7 +95,7 @@ static int s_from_idx(dataset *d, const char *images, const char *labels, long l
     }
     int rc = -1;
     dataset shape = {0};
-    if (s_pair_shape(&im, &lb, images, labels, limit, &shape, err) < 0) {
+    if (s_pair_shape(&im, &lb, images, labels, limit, key, &shape, err) < 0) {
         goto done;
     }
     size_t n = (size_t)shape.n, dim = (size_t)shape.dim;
@@ -123,7 +126,7 @@ done:
 int dataset_from_idx(dataset *d, const char *images, const char *labels,
                      long limit, error *err)
 {
-    return s_from_idx(d, images, labels, limit, 1.0f / 255.0f, err);
+    return s_from_idx(d, images, labels, limit, NULL, 1.0f / 255.0f, err);
 }
 
 const char *data_source_name(int source)
@@ -243,7 +246,7 @@ int data_shape(const data_spec *s, long *n_train, int *dim, int *classes, error 
         return -1;
     }
     size_t n = (size_t)*n_train < lb.count ? (size_t)*n_train : lb.count;
-    int rc = s_classes(&lb, n, paths[1], classes, err);
+    int rc = s_classes(&lb, n, paths[1], "train_size", classes, err);
     idx_free(&lb);
     return rc;
 }
@@ -283,10 +286,10 @@ static int s_load_files(dataset *train, dataset *test, const data_spec *s,
     /* none keeps the bytes as they are (0..255), which a user choosing it
      * expects; scale and standard start from [0, 1] */
     float scale = s->normalize == NORMALIZE_NONE ? 1.0f : 1.0f / 255.0f;
-    if (s_from_idx(train, paths[0], paths[1], s->train_size, scale, err) < 0) {
+    if (s_from_idx(train, paths[0], paths[1], s->train_size, "train_size", scale, err) < 0) {
         return -1;
     }
-    if (s_from_idx(test, paths[2], paths[3], s->test_size, scale, err) < 0) {
+    if (s_from_idx(test, paths[2], paths[3], s->test_size, "test_size", scale, err) < 0) {
         dataset_free(train);
         return -1;
     }
@@ -300,8 +303,8 @@ static int s_load_files(dataset *train, dataset *test, const data_spec *s,
 
 /* The shape of one image/label pair, every byte of the images checked
  * but not kept. */
-static int s_scan_pair(const char *images, const char *labels, long limit, dataset *shape,
-                       error *err)
+static int s_scan_pair(const char *images, const char *labels, long limit, const char *key,
+                       dataset *shape, error *err)
 {
     idx_file im, lb;
     if (idx_scan(&im, images, err) < 0) {
@@ -310,7 +313,7 @@ static int s_scan_pair(const char *images, const char *labels, long limit, datas
     if (idx_read(&lb, labels, err) < 0) {
         return -1;
     }
-    int rc = s_pair_shape(&im, &lb, images, labels, limit, shape, err);
+    int rc = s_pair_shape(&im, &lb, images, labels, limit, key, shape, err);
     idx_free(&lb);
     return rc;
 }
@@ -323,8 +326,8 @@ int data_check(const data_spec *s, long *n_train, int *dim, int *classes, error 
     char paths[4][4096];
     dataset train, test;
     if (data_files(paths, s, err) < 0 ||
-        s_scan_pair(paths[0], paths[1], s->train_size, &train, err) < 0 ||
-        s_scan_pair(paths[2], paths[3], s->test_size, &test, err) < 0 ||
+        s_scan_pair(paths[0], paths[1], s->train_size, "train_size", &train, err) < 0 ||
+        s_scan_pair(paths[2], paths[3], s->test_size, "test_size", &test, err) < 0 ||
         s_check_sets(&train, &test, s, paths, err) < 0) {
         return -1;
     }

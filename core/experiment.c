@@ -88,12 +88,6 @@ static int s_read_cluster(experiment *e, const experiment_shape *shape, error *e
     if (replay[0] && trace_load(&e->replay, replay, &why) < 0) {
         return config_fail(c, "cluster", "trace", err, "%s", why.msg);
     }
-    struct stat st;
-    if (e->auth == AUTH_CURVE && e->keys[0] && (stat(e->keys, &st) != 0 || !S_ISDIR(st.st_mode))) {
-        /* refused here, not by every process after the launch */
-        return config_fail(c, "cluster", "keys", err, "%s: not a folder of keys (asgd keys "
-                           "DIR makes one)", e->keys);
-    }
     e->shm = shm == 0;
     e->workers = shape && shape->workers > 0 ? shape->workers : (int)workers;
     e->servers = shape && shape->servers > 0 ? shape->servers : (int)servers;
@@ -368,25 +362,6 @@ static void s_warn(void *ctx, const char *msg)
     snprintf(e->warnings + len, sizeof e->warnings - len, "asgd: %s\n", msg);
 }
 
-/* A profile measured for another model, minibatch or rule gives this
- * simulated run that one's step and apply times: said, not refused (a
- * [sim] key the experiment gives, compute_mean say, still wins). */
-static void s_warn_profile(experiment *e)
-{
-    const sim_spec *s = &e->sim;
-    char mine[160];
-    snprintf(mine, sizeof mine, "model %s, batch %ld, rule %s", model_type_name(e->model.type),
-             e->batch, e->algorithm_name);
-    if (e->mode != MODE_SIM || !s->profile_of[0] || strcmp(mine, s->profile_of) == 0) {
-        return;
-    }
-    error why;
-    config_fail(e->c, "sim", "profile", &why, "measured for %s (%s), not for this run's %s: "
-                "its compute and apply times are that experiment's", s->profile_of,
-                s->profile_host, mine);
-    s_warn(e, why.msg);
-}
-
 int experiment_configure(experiment *e, const char *path, int noverrides,
                          char **overrides, const experiment_shape *shape, error *err)
 {
@@ -407,7 +382,6 @@ int experiment_configure(experiment *e, const char *path, int noverrides,
         experiment_destroy(e);
         return -1;
     }
-    s_warn_profile(e);
     return 0;
 }
 
@@ -463,6 +437,36 @@ static int s_data_error(experiment *e, const error *why, error *err)
     return -1;
 }
 
+/* A profile measured for another model (its kind or its size), minibatch,
+ * rule or device gives this simulated run that one's step and apply
+ * times: said, not refused (a [sim] key the experiment gives, compute_mean
+ * say, still wins). What an older profile does not record is not compared. */
+static void s_warn_profile(experiment *e)
+{
+    const sim_spec *s = &e->sim;
+    char device[128];
+    backend_resolve(&e->backend, device, sizeof device);
+    device[strcspn(device, " ")] = '\0';
+    const char *model = model_type_name(e->model.type);
+    bool differs = (s->profile_model[0] && strcmp(s->profile_model, model) != 0) ||
+                   (s->profile_params && s->profile_params != (long)e->nparams) ||
+                   (s->profile_batch && s->profile_batch != e->batch) ||
+                   (s->profile_algorithm[0] && strcmp(s->profile_algorithm, e->algorithm_name)) ||
+                   (s->profile_device[0] && strcmp(s->profile_device, device) != 0);
+    if (e->mode != MODE_SIM || !differs) {
+        return;
+    }
+    error why;
+    config_fail(e->c, "sim", "profile", &why, "measured for model %s (%ld parameters), batch "
+                "%ld, rule %s, on %s (%s), not for this run's %s (%zu parameters), batch %ld, "
+                "rule %s, on %s: its compute and apply times are that experiment's",
+                s->profile_model[0] ? s->profile_model : "?", s->profile_params,
+                s->profile_batch, s->profile_algorithm[0] ? s->profile_algorithm : "?",
+                s->profile_device[0] ? s->profile_device : "?", s->profile_host, model,
+                e->nparams, e->batch, e->algorithm_name, device);
+    s_warn(e, why.msg);
+}
+
 int experiment_load(experiment *e, error *err)
 {
     double began = run_now();
@@ -474,11 +478,22 @@ int experiment_load(experiment *e, error *err)
     e->n_train = e->train.n;
     e->dim = e->train.dim;
     e->classes = e->train.classes;
-    return s_check_sizes(e, err) < 0 ? -1 : s_check_model(e, err);
+    if (s_check_sizes(e, err) < 0 || s_check_model(e, err) < 0) {
+        return -1;
+    }
+    s_warn_profile(e);
+    return 0;
 }
 
 int experiment_check(experiment *e, error *err)
 {
+    struct stat st;
+    if (e->auth == AUTH_CURVE && e->keys[0] && (stat(e->keys, &st) != 0 || !S_ISDIR(st.st_mode))) {
+        /* the launcher's processes read them here: refused before the launch,
+         * not by every process after it */
+        return config_fail(e->c, "cluster", "keys", err, "%s: not a folder of keys (asgd keys "
+                           "DIR makes one)", e->keys);
+    }
     error why = {0};
     if (data_check(&e->data, &e->n_train, &e->dim, &e->classes, &why) < 0) {
         return s_data_error(e, &why, err);

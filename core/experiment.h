@@ -105,7 +105,8 @@ int experiment_configure(experiment *e, const char *path, int noverrides,
                          char **overrides, const experiment_shape *shape, error *err);
 int experiment_load(experiment *e, error *err);
 /* Every check experiment_load makes on the data and the model's shape,
- * without keeping the data: for a launcher whose processes load it. */
+ * without keeping the data, and that [cluster] keys (with auth = curve) is
+ * a folder: for a launcher whose processes load them. */
 int experiment_check(experiment *e, error *err);
 /* A summary with the run's identity filled in (algorithm, label, model,
  * mode, data set, cluster shape, seed, parameter count, epochs). */

@@ -103,8 +103,16 @@ int run_configure(config *c, const char **out_root, const char **run_id, error *
         return config_fail(c, "experiment", "out", err, "must name a folder (\".\" for this "
                            "one)");
     }
-    if (stat(*out_root, &st) == 0 && !S_ISDIR(st.st_mode)) {
-        return config_fail(c, "experiment", "out", err, "%s is not a folder", *out_root);
+    /* the nearest part of it that exists must be a folder: asgd train
+     * makes the rest (/dev/null/x failed there, late) */
+    char part[4096];
+    snprintf(part, sizeof part, "%s", *out_root);
+    char *cut;
+    while (stat(part, &st) != 0 && (cut = strrchr(part, '/')) && cut != part) {
+        *cut = '\0';
+    }
+    if (stat(part, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        return config_fail(c, "experiment", "out", err, "%s is not a folder", part);
     }
     if ((*run_id)[0] && (strchr(*run_id, '/') || strcmp(*run_id, ".") == 0 ||
                          strcmp(*run_id, "..") == 0)) {

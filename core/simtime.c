@@ -60,6 +60,10 @@ static int s_read_costs(config *c, const sim_spec *def, sim_spec *s, error *err)
                           &s->startup_sd, err) < 0) {
         return -1;
     }
+    if (s->copy_bandwidth > 0 && s->copy_bandwidth < 1) {   /* 0 is free; 1e-300 never ended */
+        return config_error(c, "sim", "copy_bandwidth", err, "%g bytes/s: at least 1, or 0 "
+                            "for copies that take no time", s->copy_bandwidth);
+    }
     if (s->compute == SIM_EMPIRICAL && s->nquantiles < 2) {
         return config_error(c, "sim", "compute", err, "empirical needs at least two "
                             "compute_quantiles (asgd calibrate measures them)");
@@ -75,7 +79,7 @@ static int s_read_costs(config *c, const sim_spec *def, sim_spec *s, error *err)
 
 /* What a profile says of its host and experiment, kept for the record. */
 typedef struct profile_host {
-    const char *model, *batch, *algorithm, *host, *date;
+    const char *model, *batch, *algorithm, *params, *device, *host, *date;
 } profile_host;
 
 static int s_host_key(void *ctx, const char *key, const char *value, int line)
@@ -85,6 +89,8 @@ static int s_host_key(void *ctx, const char *key, const char *value, int line)
     const char **slot = strcmp(key, "model") == 0       ? &h->model
                         : strcmp(key, "batch") == 0     ? &h->batch
                         : strcmp(key, "algorithm") == 0 ? &h->algorithm
+                        : strcmp(key, "params") == 0    ? &h->params
+                        : strcmp(key, "device") == 0    ? &h->device
                         : strcmp(key, "host") == 0      ? &h->host
                         : strcmp(key, "date") == 0      ? &h->date : NULL;
     if (slot) {
@@ -94,7 +100,7 @@ static int s_host_key(void *ctx, const char *key, const char *value, int line)
 }
 
 /* The defaults [sim] profile gives (the built-in ones without it), and
- * what the profile was measured for into s's profile_of and profile_host. */
+ * what the profile was measured for into s's profile_ fields. */
 static int s_profile_costs(config *c, sim_spec *costs, sim_spec *s, error *err)
 {
     const sim_spec builtin = {.compute = SIM_CONSTANT, .compute_mean = 0.001,
@@ -113,10 +119,12 @@ static int s_profile_costs(config *c, sim_spec *costs, sim_spec *s, error *err)
     if (rc == 0) {
         profile_host h = {0};
         config_each(profile, "host", s_host_key, &h);
-        if (h.model && h.batch && h.algorithm) {
-            snprintf(s->profile_of, sizeof s->profile_of, "model %s, batch %s, rule %s", h.model,
-                     h.batch, h.algorithm);
-        }
+        snprintf(s->profile_model, sizeof s->profile_model, "%s", h.model ? h.model : "");
+        snprintf(s->profile_algorithm, sizeof s->profile_algorithm, "%s",
+                 h.algorithm ? h.algorithm : "");
+        snprintf(s->profile_device, sizeof s->profile_device, "%s", h.device ? h.device : "");
+        s->profile_batch = h.batch ? atol(h.batch) : 0;
+        s->profile_params = h.params ? atol(h.params) : 0;
         snprintf(s->profile_host, sizeof s->profile_host, "%s on %s", h.host ? h.host : "a host",
                  h.date ? h.date : "a day it does not say");
         rc = config_check_unused(profile, NULL, NULL, NULL, &why);

@@ -132,9 +132,10 @@ typedef struct sim_spec {
     sim_window failures[SIM_MAX_EVENTS_LISTED];
     int nfailures;
     trace trace;               /* sim.trace (n 0: none) */
-    /* [sim] profile's [host]: "model M, batch B, rule R" it was measured
-     * for ("" without a profile, or parts it does not say), and where */
-    char profile_of[160], profile_host[160];
+    /* [sim] profile's [host]: the experiment it was measured for ("" and
+     * 0 where it does not say, or without a profile), and where and when */
+    char profile_model[32], profile_algorithm[32], profile_device[96], profile_host[160];
+    long profile_batch, profile_params;
 } sim_spec;
 
 /* Reads [sim] for `workers` workers and `shards` shards; stragglers are

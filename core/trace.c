@@ -117,9 +117,9 @@ static int s_row(trace *t, char *text, const char *path, long line, error *err)
         return s_bad(err, path, line, 2, "speed: expected a number above 0");
     }
     if (field[2][0] && (!s_number(field[2], field[2] + strlen(field[2]), &d->bandwidth) ||
-                        d->bandwidth <= 0)) {
-        return s_bad(err, path, line, 3, "bandwidth: expected bytes per second above 0, or "
-                     "nothing");
+                        d->bandwidth < 1)) {   /* as [sim] bandwidth: 1e-300 never ended */
+        return s_bad(err, path, line, 3, "bandwidth: expected bytes per second, at least 1, "
+                     "or nothing");
     }
     if (field[3][0] && (!s_number(field[3], field[3] + strlen(field[3]), &d->latency) ||
                         d->latency < 0)) {

@@ -153,6 +153,10 @@ static void test_sizes_and_folders_the_run_cannot_have(void **state)
     support_run_asgd(&f->r, f->dir, null_out);
     const char *needles8[] = {"experiment.out=/dev/null", "is not a folder", NULL};
     s_expect_usage_error(f, needles8);
+    const char *under_null[] = {"train", f->config, "experiment.out=/dev/null/x/y", NULL};
+    support_run_asgd(&f->r, f->dir, under_null);
+    const char *needles9[] = {"experiment.out=/dev/null/x/y", "/dev/null is not a folder", NULL};
+    s_expect_usage_error(f, needles9);
     const char *up[] = {"train", f->config, f->out_arg, "experiment.name=..", NULL};
     support_run_asgd(&f->r, f->dir, up);
     const char *needles4[] = {"experiment.name=..", "plain folder name", NULL};

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <glob.h>
 #include <math.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -892,9 +893,27 @@ static void test_a_resume_from_update_0_forgets_the_old_evaluations(void **state
     cJSON_Delete(j);
 }
 
+/* This process's start time, /proc/self/stat's field 22. */
+static unsigned long long s_my_start_time(void)
+{
+    char *stat_line = support_read_file("/proc/self/stat");
+    assert_non_null(stat_line);
+    const char *p = strrchr(stat_line, ')');
+    for (int field = 2; p && field < 22; field++) {
+        p = strchr(p + 1, ' ');
+    }
+    unsigned long long start = 0;
+    assert_true(p && sscanf(p, " %llu", &start) == 1);
+    free(stat_line);
+    return start;
+}
+
 /* A launcher killed by SIGKILL leaves its private folder (/tmp/asgd-PID-
  * XXXXXX: sockets, and under CURVE secret keys); the next launcher removes
- * such folders of launchers that are gone, and leaves one whose PID runs. */
+ * those of launchers that are gone, by the mark each leaves in its folder
+ * (its PID namespace, PID and start time), and leaves any other: one
+ * whose process runs, one without a mark, a folder of the user's that
+ * merely looks like one (once removed: asgd-2024-runs). */
 static void test_a_killed_launchers_private_folder_is_removed(void **state)
 {
     support_fixture *f = *state;
@@ -903,26 +922,57 @@ static void test_a_killed_launchers_private_folder_is_removed(void **state)
         _exit(0);
     }
     support_wait(gone);   /* a PID no process has now */
-    char stale[100], live[100], keys[140];
-    snprintf(stale, sizeof stale, "/tmp/asgd-%d-Zq3xY9", gone);
-    snprintf(live, sizeof live, "/tmp/asgd-%d-Zq3xY9", (int)getpid());
-    assert_int_equal(mkdir(stale, 0700), 0);
-    assert_int_equal(mkdir(live, 0700), 0);
-    snprintf(keys, sizeof keys, "%s/keys", stale);
-    assert_int_equal(mkdir(keys, 0700), 0);
+    struct stat ns;
+    assert_int_equal(stat("/proc/self/ns/pid", &ns), 0);
+    const char *kinds[4] = {"stale", "live", "unmarked", "lookalike"};
+    char dirs[4][100], path[512];
+    snprintf(dirs[0], sizeof dirs[0], "/tmp/asgd-%d-Zq3xY9", gone);
+    snprintf(dirs[1], sizeof dirs[1], "/tmp/asgd-%d-Zq3xY9", (int)getpid());
+    snprintf(dirs[2], sizeof dirs[2], "/tmp/asgd-%d-Zq3xY8", gone);
+    snprintf(dirs[3], sizeof dirs[3], "/tmp/asgd-%d-runs", gone);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(mkdir(dirs[i], 0700), 0);
+        if (i != 2) {   /* as a launcher marks it: its namespace, PID and start time */
+            snprintf(path, sizeof path, "%s/launcher", dirs[i]);
+            char mark[100];
+            snprintf(mark, sizeof mark, "%llu %d %llu\n", (unsigned long long)ns.st_ino,
+                     i == 1 ? (int)getpid() : gone, i == 1 ? s_my_start_time() : 1);
+            support_write_file(path, mark);
+        }
+    }
+    snprintf(path, sizeof path, "%s/keys", dirs[0]);
+    assert_int_equal(mkdir(path, 0700), 0);
+    /* and a launcher's own, killed */
+    const char *killed_args[] = {"experiment.run_id=killed", "train.algorithm=hogwild", NULL};
+    int launcher = s_start(f, killed_args, 20);
+    kill(launcher, SIGKILL);
+    support_wait(launcher);
+    char pattern[100];
+    snprintf(pattern, sizeof pattern, "/tmp/asgd-%d-??????", launcher);
+    glob_t left_by_kill;
+    assert_int_equal(glob(pattern, 0, NULL, &left_by_kill), 0);
+    assert_int_equal((int)left_by_kill.gl_pathc, 1);
+    globfree(&left_by_kill);
     const char *extra[] = {"experiment.run_id=tidy", "train.algorithm=hogwild",
                            "train.epochs=0.2", NULL};
     cJSON *j = s_run(f, extra);
     cJSON_Delete(j);
-    struct stat st;
-    bool stale_left = stat(stale, &st) == 0, live_left = stat(live, &st) == 0;
-    rmdir(live);
-    if (stale_left) {
-        rmdir(keys);
-        rmdir(stale);
+    bool left[4];
+    for (int i = 0; i < 4; i++) {
+        struct stat st;
+        left[i] = stat(dirs[i], &st) == 0;
+        char cmd[600];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dirs[i]);
+        assert_int_equal(system(cmd), 0);
     }
-    assert_false(stale_left);
-    assert_true(live_left);
+    for (int i = 0; i < 4; i++) {
+        if (left[i] != (i != 0)) {   /* the stale one alone goes */
+            fail_msg("the %s folder %s was %s", kinds[i], dirs[i], left[i] ? "left" : "removed");
+        }
+    }
+    if (glob(pattern, 0, NULL, &left_by_kill) == 0) {
+        fail_msg("the killed launcher's folder %s was left", left_by_kill.gl_pathv[0]);
+    }
 }
 
 int main(void)

@@ -200,6 +200,7 @@ static void test_bad_sim_values_name_the_key(void **state)
         {"straggler_slowdown = 0.5", "straggler_slowdown"}, {"pause = 2@5", "pause"},
         {"pause = 9@1-2", "pause"}, {"pause = 1@3-2", "pause"}, {"latency = -0.1", "latency"},
         {"bandwidth = 0", "bandwidth"}, {"bandwidth = 1e-300", "bandwidth"},
+        {"copy_bandwidth = 1e-300", "copy_bandwidth"},
         {"jitter = x", "jitter"}, {"apply = -1", "apply"},
         {"fail = 1", "fail"}, {"fail = 1@x", "fail"}, {"cores = -1", "cores"},
         {"migration = -1", "migration"},
@@ -515,21 +516,27 @@ static void test_a_profile_round_trips_and_sets_the_time(void **state)
     }
     sim_spec_free(&s);
     config_destroy(&written);
-    /* used for another rule (or model, or minibatch) it says so: a softmax
-     * profile gave an MLP of batch 512 a 60 us step where its own was 18 ms */
+    /* used for another rule, or a model of another size (or kind, or
+     * minibatch, or device) it says so: a softmax profile gave an MLP of
+     * batch 512 a 60 us step where its own was 18 ms */
     snprintf(config_arg, sizeof config_arg, "sim.profile=%s", profile);
-    for (int i = 0; i < 2; i++) {
+    const char *variants[3][2] = {{"train.algorithm=hogwild", "data.dim=32"},
+                                  {"train.algorithm=sync", "data.dim=32"},
+                                  {"train.algorithm=hogwild", "data.dim=16"}};
+    const char *wants[3] = {NULL, "(330 parameters), batch 64, rule sync, on cpu",
+                            "(170 parameters), batch 64, rule hogwild, on cpu"};
+    for (int i = 0; i < 3; i++) {
         const char *run[] = {"train", "/dev/null", f->out_arg, "experiment.mode=sim",
-                             i ? "train.algorithm=sync" : "train.algorithm=hogwild",
-                             "data.dataset=synthetic", "model.type=softmax", "train.epochs=0.1",
-                             "cluster.servers=2", config_arg, NULL};
+                             variants[i][0], variants[i][1], "data.dataset=synthetic",
+                             "model.type=softmax", "train.epochs=0.1", "cluster.servers=2",
+                             config_arg, NULL};
         support_run_asgd(&f->r, f->dir, run);
         assert_int_equal(f->r.status, 0);
-        const char *said = strstr(f->r.err, "measured for model softmax, batch 64, rule hogwild");
-        if (i ? !said || !strstr(f->r.err, "not for this run's model softmax, batch 64, rule sync")
-              : said != NULL) {
-            fail_msg("the profile of hogwild used by %s: \"%s\"", i ? "sync" : "hogwild",
-                     f->r.err);
+        const char *said = strstr(f->r.err, "measured for model softmax (330 parameters), "
+                                            "batch 64, rule hogwild, on cpu");
+        if (wants[i] ? !said || !strstr(f->r.err, wants[i]) : said != NULL) {
+            fail_msg("the profile of hogwild used by %s %s: \"%s\"", variants[i][0],
+                     variants[i][1], f->r.err);
         }
     }
     /* the time it sets */

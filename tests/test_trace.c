@@ -69,6 +69,7 @@ static void test_bad_traces_name_line_and_column(void **state)
         {"0,0,,,\n", ":2: column 2"},                   /* speed 0 */
         {"0,fast,,,\n", ":2: column 2"},
         {"0,1,-5,,\n", ":2: column 3"},                 /* bandwidth below 0 */
+        {"0,1,1e-300,,\n", ":2: column 3"},             /* below 1 byte/s: never ends */
         {"0,1,,-1,\n", ":2: column 4"},
         {"0,1,,,2-1\n", ":2: column 5"},                /* ends before it starts */
         {"0,1,,,1-3 2-4\n", ":2: column 5"},            /* overlapping */

@@ -65,7 +65,8 @@ typedef struct backend_ops {
     /* Their backward pass in one pass over d (rows x cols): where out (the
      * forward output after ReLU) is not NULL, first d = out > 0 ? d : 0 in
      * place (ReLU's backward); then dbias (cols) = the sum over rows of d,
-     * row by row in order. */
+     * in an order fixed by the shape (the CPU's row by row; CUDA's through
+     * partial sums and a tree), so that a result repeats. */
     void (*bias_grad)(backend *b, float *dbias, float *d, const float *out, int rows,
                       int cols);
     /* probs (rows x cols) = softmax(logits); *loss_sum = sum over rows of

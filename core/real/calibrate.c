@@ -578,15 +578,19 @@ static int s_write(const char *path, const char *config_path, const experiment *
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    char device[128];   /* cpu or cuda: what the steps were timed on */
+    backend_resolve(&e->backend, device, sizeof device);
+    device[strcspn(device, " ")] = '\0';
     FILE *f = fopen(path, "w");
     if (!f) {
         return error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", path, strerror(errno));
     }
     fprintf(f, "; asgd calibrate: this host's costs for one experiment, for [sim] profile\n"
             "[host]\nhost = %s\ncpu = %s\ncores = %ld\ndate = %s\nconfig = %s\n"
-            "model = %s\nbatch = %ld\ntransport = %s\nalgorithm = %s\nservers = %d\n"
-            "asgd = %s\n\n[sim]\ncompute = empirical\ncompute_quantiles = ", p.host, p.cpu,
-            p.cores, date, config_path, model_type_name(e->model.type), e->batch,
+            "model = %s\nparams = %zu\nbatch = %ld\ndevice = %s\ntransport = %s\n"
+            "algorithm = %s\nservers = %d\nasgd = %s\n\n[sim]\ncompute = empirical\n"
+            "compute_quantiles = ", p.host, p.cpu, p.cores, date, config_path,
+            model_type_name(e->model.type), e->nparams, e->batch, device,
             e->transport == TRANSPORT_TCP ? "tcp" : "ipc", e->algorithm_name, c->shards,
             p.version);
     for (int k = 0; k < CAL_QUANTILES; k++) {

@@ -67,22 +67,76 @@ typedef struct job {
     run_summary sum;
 } job;
 
-/* Removes the private folders (asgd-PID-XXXXXX in /tmp) of this user's
- * launchers that are gone without removing theirs (killed by SIGKILL):
- * sockets and, under CURVE, secret keys. A folder whose PID runs (or
- * belongs to another user's process) is left. */
+/* When process pid started (clock ticks since boot, /proc/PID/stat's
+ * field 22), 0 when there is no such process here. */
+static unsigned long long s_started(int pid)
+{
+    char path[64], line[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    size_t got = f ? fread(line, 1, sizeof line - 1, f) : 0;
+    if (f) {
+        fclose(f);
+    }
+    line[got] = '\0';
+    const char *p = strrchr(line, ')');   /* the name may hold spaces and parentheses */
+    unsigned long long start = 0;
+    for (int field = 2; p && field < 22; field++) {
+        p = strchr(p + 1, ' ');
+    }
+    return p && sscanf(p, " %llu", &start) == 1 ? start : 0;
+}
+
+/* The PID namespace this process sees (its inode), 0 when unknown. */
+static unsigned long long s_pid_namespace(void)
+{
+    struct stat st;
+    return stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long long)st.st_ino : 0;
+}
+
+/* The mark a launcher leaves in its private folder: who made it. */
+#define PRIVATE_MARK "launcher"
+
+static void s_mark_private_dir(const char *dir)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/" PRIVATE_MARK, dir);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        int pid = (int)getpid();
+        fprintf(f, "%llu %d %llu\n", s_pid_namespace(), pid, s_started(pid));
+        fclose(f);
+    }
+}
+
+/* Removes the private folders (asgd-PID-XXXXXX in /tmp) that this user's
+ * launchers left when they were killed (SIGKILL): sockets and, under
+ * CURVE, secret keys. Only a folder whose mark says it is a launcher's of
+ * this PID namespace, whose process is gone (no such PID, or one that
+ * started at another time); any other is left. */
 static void s_remove_stale_private_dirs(void)
 {
     DIR *tmp = opendir("/tmp");
     struct dirent *d;
-    while (tmp && (d = readdir(tmp))) {
-        int pid, at = 0;
-        char path[300];
+    unsigned long long ns = s_pid_namespace();
+    while (ns && tmp && (d = readdir(tmp))) {
+        int pid, marked_pid, at = 0;
+        unsigned long long marked_ns, started;
+        char path[300], mark[320];
         struct stat st;
         snprintf(path, sizeof path, "/tmp/%s", d->d_name);
-        if (sscanf(d->d_name, "asgd-%d-%*6[A-Za-z0-9]%n", &pid, &at) == 1 && at > 0 &&
-            !d->d_name[at] && pid > 0 && kill(pid, 0) != 0 && errno == ESRCH &&
-            lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid()) {
+        snprintf(mark, sizeof mark, "%s/" PRIVATE_MARK, path);
+        if (sscanf(d->d_name, "asgd-%d-%n", &pid, &at) != 1 || at == 0 ||
+            strlen(d->d_name + at) != 6 || lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) ||
+            st.st_uid != getuid()) {
+            continue;
+        }
+        FILE *f = fopen(mark, "r");
+        int fields = f ? fscanf(f, "%llu %d %llu", &marked_ns, &marked_pid, &started) : 0;
+        if (f) {
+            fclose(f);
+        }
+        if (fields == 3 && marked_ns == ns && marked_pid == pid && s_started(pid) != started) {
             error ignored;
             run_remove_dir(path, &ignored);
         }
@@ -108,6 +162,7 @@ static int s_private_dir(job *j, error *err)
         return error_set(err, ERROR_RUNTIME, "cannot create a private folder in /tmp: %s",
                          strerror(errno));
     }
+    s_mark_private_dir(j->private_dir);
     if (e->auth == AUTH_CURVE) {
         char keys[128];
         snprintf(keys, sizeof keys, "%s/keys", j->private_dir);

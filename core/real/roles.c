@@ -47,6 +47,10 @@ static int s_link_pull(worker *w, float *dst, uint64_t min_version)
 static int s_link_push(worker *w, const float *values, uint64_t tag, uint32_t samples)
 {
     peers *p = w->link_state;
+    if (ferror(w->steps_csv)) {   /* a step's row was lost: stop here, not at the end */
+        return error_set(&s_link_err, ERROR_RUNTIME, "steps-%d.csv: a row could not be "
+                         "written (is the disk full?)", w->id);
+    }
     int rc = peers_push(p, values, tag, w->versions, samples, w->round_leader, &s_link_err);
     w->bytes = p->bytes;
     return rc;

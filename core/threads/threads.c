@@ -145,6 +145,9 @@ static int s_link_push(worker *w, const float *values, uint64_t tag, uint32_t sa
 {
     tworker *tw = w->link_state;
     threads_run *t = tw->t;
+    if (run_files_failing(t->r)) {   /* a step's row was lost: s_summarise names the file */
+        atomic_store(&t->stopping, true);
+    }
     if (atomic_load(&t->stopping) || stop_requested()) {
         return -1;
     }
@@ -385,9 +388,6 @@ static void s_evaluate(threads_run *t, bool final)
         t->sum.diverged = true;
         atomic_store(&t->stopping, true);
     }
-    if (run_files_failing(t->r)) {   /* s_summarise names the file */
-        atomic_store(&t->stopping, true);
-    }
 }
 
 static void s_progress(threads_run *t, progress *p, bool final)
@@ -463,6 +463,10 @@ static int s_run(threads_run *t, progress *p)
         s_progress(t, p, false);
         if (s_refused(t)) {
             s_evaluate(t, false);   /* diverged: marked, and the run stops */
+            break;
+        }
+        if (run_files_failing(t->r)) {   /* s_summarise names the file */
+            atomic_store(&t->stopping, true);
             break;
         }
         int unfinished = t->nworkers - atomic_load(&t->finished);
