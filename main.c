@@ -200,7 +200,11 @@ static int s_help_config(int argc, char **argv)
         return s_fail(&err);
     }
     fputs(e.warnings, stderr);
-    int rc = config_write(e.c, "/dev/stdout", &err);
+    /* to stdout as it is: reopening /dev/stdout truncated a file that
+     * `>>` appended to */
+    config_print(e.c, stdout);
+    int rc = fflush(stdout) != 0 || ferror(stdout)
+                 ? error_set(&err, ERROR_RUNTIME, "help config: cannot write the config") : 0;
     experiment_destroy(&e);
     return rc < 0 ? s_fail(&err) : 0;
 }

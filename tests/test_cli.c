@@ -367,6 +367,19 @@ static void test_help_config_lists_resolved_keys(void **state)
             fail_msg("help config lacks \"%s\":\n%s", keys[i], f->r.out);
         }
     }
+    /* appended to a file, it keeps what the file held (it reopened
+     * /dev/stdout, which cut the file to nothing first) */
+    const char *shell[] = {"-c", "echo precious > kept.txt && \"$0\" help config >> kept.txt",
+                           ASGD_BINARY, NULL};
+    support_run(&f->r, f->dir, "/bin/sh", shell);
+    assert_int_equal(f->r.status, 0);
+    char path[600];
+    snprintf(path, sizeof path, "%s/kept.txt", f->dir);
+    char *kept = support_read_file(path);
+    assert_non_null(kept);
+    const char *want = "precious\n# Resolved config";
+    assert_true(strncmp(kept, want, strlen(want)) == 0);
+    free(kept);
 }
 
 /* Output that is not a terminal (CI, nohup, a cluster job) still shows
