@@ -226,8 +226,10 @@ static void s_help_algorithms(bool names_only)
     }
     printf("\nDistributed rules also read [cluster]: workers (4), servers (1), transport "
            "(ipc|tcp),\nhost (127.0.0.1), port (0: any free), restart (never|on-failure|"
-           "exit-code),\nbackoff_limit (3), timeout (60 s), auth (none|curve), keys (a folder "
-           "from asgd keys),\nshm (auto: shared segments with the shards of this host; off).\n");
+           "exit-code),\nbackoff_limit (3), timeout (60 s), resend (1 s), auth (none|curve), "
+           "keys (a folder\nfrom asgd keys), shm (auto: shared segments with the shards of this "
+           "host; off);\nin real mode, faults its transport injects: latency, jitter (s), drop, "
+           "duplicate\n(fractions), and trace (a device trace replayed).\n");
     printf("Any rule's pushes may be compressed, in [algorithm]: compress (none|fp16|bf16|"
            "topk:F|\nrandomk:F|sign|qsgd:B), error_feedback (off).\n");
     printf("prefetch (off): the next pull goes out before the gradient, so that it overlaps\n"
