@@ -169,7 +169,7 @@ static int s_get_list(config *c, const char *section, const char *key,
         memcpy(item, p, len);
         item[len] = '\0';
         if (*n == max) {
-            snprintf(what, sizeof what, "more than %d items", max);
+            snprintf(what, sizeof what, "more than %d item%s", max, max == 1 ? "" : "s");
             return config_bad(c, e, err, what);
         }
         if (parse(item, out, *n, range, what, sizeof what) < 0) {
