@@ -330,6 +330,24 @@ static bool s_same_round(const threads_run *t)
     return true;
 }
 
+/* Whether a worker pushed NaN or infinity (a shard refused it): the run
+ * has diverged, and a round may wait forever for it. */
+static bool s_refused(const threads_run *t)
+{
+    for (int k = 0; k < t->nshards; k++) {
+        server *srv = t->shards[k].srv;
+        /* the counter's lock: the apply threads', or the shard's own */
+        pthread_mutex_t *lock = srv->threads > 1 ? &srv->stats_lock : &t->shards[k].lock;
+        pthread_mutex_lock(lock);
+        bool refused = srv->stats.nonfinite > 0;
+        pthread_mutex_unlock(lock);
+        if (refused) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* The centre now, evaluated; a row of eval.csv, at the time of the copy
  * (the last, `final`, at the end of training), not after the forward pass.
  * The copy is taken with every shard's lock held: a push applied at once
@@ -380,11 +398,7 @@ static void s_evaluate(threads_run *t, bool final)
     run_eval_row(t->r->eval, at, (double)samples / (double)t->e->train.n,
                  (long)version, (long)samples, loss, acc);
     fflush(t->r->eval);
-    bool refused = false;   /* a worker pushed NaN or infinity: it diverged */
-    for (int k = 0; k < t->nshards; k++) {
-        refused = refused || t->shards[k].srv->stats.nonfinite > 0;
-    }
-    if (summary_add_eval(&t->sum, (long)version, loss, acc) || refused) {
+    if (summary_add_eval(&t->sum, (long)version, loss, acc) || s_refused(t)) {
         t->sum.diverged = true;
         atomic_store(&t->stopping, true);
     }
@@ -403,26 +417,6 @@ static void s_progress(threads_run *t, progress *p, bool final)
     progress_say(p, final, epoch / t->e->epochs, "%s: %s, %d threads | epoch %.2f/%g | test "
                  "acc %s", t->e->name, t->e->algorithm_name, t->nworkers, epoch, t->e->epochs,
                  accuracy);
-}
-
-/* Whether a worker pushed NaN or infinity (a shard refused it): the run
- * has diverged, and a round may wait forever for it. */
-static bool s_refused(const threads_run *t)
-{
-    for (int k = 0; k < t->nshards; k++) {
-        server *srv = t->shards[k].srv;
-        if (srv->threads > 1) {
-            pthread_mutex_lock(&srv->stats_lock);
-        }
-        bool refused = srv->stats.nonfinite > 0;
-        if (srv->threads > 1) {
-            pthread_mutex_unlock(&srv->stats_lock);
-        }
-        if (refused) {
-            return true;
-        }
-    }
-    return false;
 }
 
 /* Shard 0's version and the finished workers: what moves while any
