@@ -1,6 +1,7 @@
 /* suggest.c: edit distances for "did you mean" (suggest.h). */
 #include "core/suggest.h"
 
+#include <ctype.h>
 #include <string.h>
 
 int suggest_distance(const char *a, const char *b)
@@ -18,7 +19,9 @@ int suggest_distance(const char *a, const char *b)
         row[0] = (int)i;
         for (size_t j = 1; j <= n; j++) {
             int above = row[j];
-            int best = diagonal + (a[i - 1] != b[j - 1]);
+            /* case costs nothing: EVERY is every mistyped */
+            int best = diagonal + (tolower((unsigned char)a[i - 1]) !=
+                                   tolower((unsigned char)b[j - 1]));
             best = above + 1 < best ? above + 1 : best;
             best = row[j - 1] + 1 < best ? row[j - 1] + 1 : best;
             row[j] = best;

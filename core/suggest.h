@@ -2,7 +2,8 @@
 #ifndef ASGD_SUGGEST_H
 #define ASGD_SUGGEST_H
 
-/* The edit distance of a and b (insertions, deletions, substitutions);
+/* The edit distance of a and b (insertions, deletions, substitutions;
+ * a letter in the other case is no substitution);
  * 99 for words of 63 characters or more. */
 int suggest_distance(const char *a, const char *b);
 /* The candidate (a NULL-terminated list) closest to word, if it is close

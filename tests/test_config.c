@@ -320,8 +320,9 @@ static void test_known_keys_warn_and_typos_suggest(void **state)
     config_destroy(&c);
     const char *typos[][2] = {{"[model]\nhiden = 8\n", "did you mean [model] hidden?"},
                               {"[train]\nwindow = 8\n", "did you mean [algorithm] window?"},
-                              {"[model]\nzzz = 8\n", "nothing reads it"}};
-    for (int i = 0; i < 3; i++) {
+                              {"[model]\nzzz = 8\n", "nothing reads it"},
+                              {"[model]\nHIDDEN = 8\n", "did you mean [model] hidden?"}};
+    for (int i = 0; i < 4; i++) {
         c = config_parse_string(typos[i][0], "b.ini", &err);
         assert_int_equal(config_check_unused(c, known, s_collect, warnings, &err), -1);
         assert_int_equal(err.status, ERROR_USAGE);
