@@ -5,8 +5,8 @@
  * a plain loop over the worker primitives (worker.h: pull, push, gradient,
  * the local optimizer); its server side is handlers that each shard's
  * skeleton (server.h) calls. The same functions run in every driver: real
- * processes (core/real/), the simulator (core/sim/) and the tests'
- * in-process link. The slots and what each promises, in the manner of
+ * processes (core/real/), threads (core/threads/), the simulator
+ * (core/sim/) and the tests' in-process link. The slots and what each promises, in the manner of
  * SQLite's sqlite3_io_methods:
  *
  * configure (required)
@@ -15,9 +15,12 @@
  *   its parameters as one malloc'ed block, which the skeleton frees with
  *   free(); NULL with err set (ERROR_USAGE for a bad key) on failure. It
  *   may change *info: server threads, the shards' and the workers'
- *   optimizers (the skeleton fills it with defaults first). Called once per
- *   process, before any worker or shard exists; the same parameters reach
- *   every worker (w->params) and every shard (s->params).
+ *   optimizers (the skeleton fills it with defaults first). Called before
+ *   any worker or shard exists; the same parameters reach every worker
+ *   (w->params) and every shard (s->params). It is also called, in every
+ *   process, for every rule on a config of defaults (to learn the keys
+ *   each rule reads, for "not used by this configuration"): it must keep
+ *   no state outside the block it returns.
  *
  * worker_run (required)
  *   One worker's whole loop, until w's budget is spent (worker_done);
@@ -43,7 +46,10 @@
  *   One push of a worker, values covering the shard's range. Updates theta
  *   only through server.h's helpers (server_step, server_add,
  *   server_assign), which count the version, and records the push as
- *   applied (server_record_applied) or dropped (server_record_dropped).
+ *   applied (server_record_applied) or dropped (server_record_dropped)
+ *   before it changes theta: the record reads the version as the push's
+ *   staleness, so one made after server_add counts a push one update
+ *   staler than it was.
  *   With info.server_threads > 1 several pushes of one shard run it at
  *   once, from several threads, and it must be safe so (Hogwild's
  *   server_add is; anything that touches s->state is not, and must keep
@@ -52,11 +58,17 @@
  * server_pull_ready (required)
  *   Whether a pull can be answered now: a question, never a change of
  *   state (it is asked again for every waiting pull after every push and
- *   every DONE, any number of times). When it returns true the shard
- *   answers at once with its current theta, before it handles any other
- *   message; when false the pull waits. m->worker is a worker's index or
- *   ALGORITHM_EVALUATOR: the evaluator's pulls must never wait on
- *   training (answer them at once). With server_threads > 1 it may run
+ *   every DONE, any number of times; pushes that apply threads applied,
+ *   within a millisecond). When it returns true the shard answers at once
+ *   with its current theta, before it handles any other message; when
+ *   false the pull waits. m->worker is a worker's index or
+ *   ALGORITHM_EVALUATOR: the evaluator's pulls must never wait on training
+ *   (answer them at once: real mode asks for them, while threads mode and
+ *   the simulator answer them without asking, so a rule that made them
+ *   wait would stall in real mode alone). A pull sent to an earlier life
+ *   of a shard that was restored from a checkpoint is answered at once,
+ *   without asking: the reply tells the worker of the restart, and its
+ *   versions may be below min_version. With server_threads > 1 it may run
  *   while pushes are applied.
  *
  * prefetch (a flag)
@@ -82,8 +94,9 @@
 #include "core/error.h"
 #include "core/optim.h"
 
-/* The layout of this table: a rule that states another version is refused
- * (algorithm_check). 2 added server_free and server_on_pull; 3 added
+/* The layout of this table: a rule that states another version (or lacks
+ * a required slot) stops asgd at the registry's first lookup, naming it
+ * (algorithm_check; registry.c aborts: a build error in all but name). 2 added server_free and server_on_pull; 3 added
  * server_state_bytes; 4 added prefetch; 5 added server_on_workers_done. */
 #define ALGORITHM_VERSION 5
 
@@ -157,9 +170,11 @@ typedef struct algorithm {
     void (*server_on_pull)(struct server *s, const pull_msg *m);
     /* Optional: once every worker has finished, before the final model is
      * read (a rule that holds pushes it never applied says so here, with
-     * server_record_unapplied). It runs once per life of the shard, on the
-     * thread that applies pushes, after the last push (threads mode: under
-     * the shard's lock). */
+     * server_record_unapplied). It runs once per life of the shard, after
+     * the last push has been applied: on the thread that applies pushes
+     * (threads mode: under the shard's lock), or with apply threads
+     * (server_threads > 1, real mode) on the shard's own thread once they
+     * are drained. */
     void (*server_on_workers_done)(struct server *s);
     bool prefetch;            /* worker_run calls worker_prefetch */
 } algorithm;

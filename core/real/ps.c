@@ -709,7 +709,11 @@ int ps_serve(server *s, void *zmq_ctx, const ps_options *o, shard_client *client
     }
     while (rc == 0 && !stop_requested()) {
         net_msg m;
-        int got = net_recv(p.router, &m, 100);
+        /* pulls that wait while apply threads apply pushes are asked again
+         * each millisecond: an applied push comes with no message (a pull
+         * waiting for it sat until the next one, 6.6 s against 0.016 s) */
+        bool asked_again = p.apply.threads && s->nwaiting > 0;
+        int got = net_recv(p.router, &m, asked_again ? 1 : 100);
         if (got < 0) {
             rc = error_set(err, ERROR_RUNTIME, "ps %d: receive failed: %s", s->shard,
                            zmq_strerror(zmq_errno()));
@@ -718,6 +722,9 @@ int ps_serve(server *s, void *zmq_ctx, const ps_options *o, shard_client *client
         int done = got > 0 ? s_handle(&p, &m) : 0;
         if (got > 0) {
             net_msg_close(&m);
+        }
+        if (asked_again) {
+            s_wake(&p);
         }
         s_keepalive(&p);
         /* one when training begins: a fresh shard's first checkpoint was

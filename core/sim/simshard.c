@@ -158,6 +158,16 @@ static void s_push(sim *s, int k, const sim_event *m)
     server_wake(sh->srv, s_reply, &rp);
 }
 
+void sim_shard_worker_done(sim *s, int k, uint32_t worker)
+{
+    sim_shard *sh = &s->shards[k];
+    server_mark_done(sh->srv, worker);
+    if (!sh->down) {   /* as a real shard asks its waiting pulls again at a DONE */
+        sim_replier rp = {.s = s, .shard = k};
+        server_wake(sh->srv, s_reply, &rp);
+    }
+}
+
 /* Whether a shard's handling of a message takes time ([sim] message_cpu,
  * copy_bandwidth, apply): then it works on one message at a time, and its
  * replies leave once that work is done. */

@@ -262,6 +262,9 @@ void sim_shard_cpu_done(sim *s, int k);
 void sim_shard_fail(sim *s, int k, double back);
 /* Shard k returns from its latest checkpoint. */
 void sim_shard_back(sim *s, int k);
+/* Worker `worker` is done at shard k: marked, and the pulls waiting
+ * there asked again (a rule's readiness may turn on who is done). */
+void sim_shard_worker_done(sim *s, int k, uint32_t worker);
 /* Every shard that is up writes its checkpoint (RUN_DIR/checkpoints). */
 void sim_checkpoint_all(sim *s);
 

@@ -332,7 +332,7 @@ static void s_trampoline(void *arg)
         sw->done = true;
         s->done_workers++;
         for (int k = 0; k < s->nshards; k++) {
-            server_mark_done(s->shards[k].srv, (uint32_t)sw->w.id);
+            sim_shard_worker_done(s, k, (uint32_t)sw->w.id);
         }
     }
 #ifdef __SANITIZE_ADDRESS__
