@@ -96,8 +96,9 @@
 
 /* The layout of this table: a rule that states another version (or lacks
  * a required slot) stops asgd at the registry's first lookup, naming it
- * (algorithm_check; registry.c aborts: a build error in all but name). 2 added server_free and server_on_pull; 3 added
- * server_state_bytes; 4 added prefetch; 5 added server_on_workers_done. */
+ * (algorithm_check; registry.c aborts: a programmer's error). 2 added
+ * server_free and server_on_pull; 3 added server_state_bytes; 4 added
+ * prefetch; 5 added server_on_workers_done. */
 #define ALGORITHM_VERSION 5
 
 struct worker;
