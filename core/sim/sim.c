@@ -344,6 +344,10 @@ static int s_run(sim *s, progress *p)
         }
         s->queued_work -= !sim_periodic(&ev);
         s_handle(s, &ev);
+        for (int k = 0; s->worker_finished && k < s->nshards; k++) {
+            sim_shard_wake(s, k);   /* at a DONE, as a real shard does */
+        }
+        s->worker_finished = false;
         if (sim_periodic(&ev) && s->queued_work == 0 && s->started) {
             break;   /* only evaluations and checkpoints are left: nothing will move again */
         }

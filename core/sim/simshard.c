@@ -158,13 +158,11 @@ static void s_push(sim *s, int k, const sim_event *m)
     server_wake(sh->srv, s_reply, &rp);
 }
 
-void sim_shard_worker_done(sim *s, int k, uint32_t worker)
+void sim_shard_wake(sim *s, int k)
 {
-    sim_shard *sh = &s->shards[k];
-    server_mark_done(sh->srv, worker);
-    if (!sh->down) {   /* as a real shard asks its waiting pulls again at a DONE */
+    if (!s->shards[k].down) {
         sim_replier rp = {.s = s, .shard = k};
-        server_wake(sh->srv, s_reply, &rp);
+        server_wake(s->shards[k].srv, s_reply, &rp);
     }
 }
 

@@ -156,6 +156,7 @@ struct sim {
     const void *main_stack_bottom;
     size_t main_stack_size;
     int done_workers, restarts;
+    bool worker_finished;     /* since the loop last asked the shards' waiting pulls again */
     /* [sim] cores: each core, the idle ones (a stack, idle[0..nidle), and
      * where each stands in it, -1 when busy), the jobs in line for any
      * core, and how many wait in the cores' own lines */
@@ -262,9 +263,9 @@ void sim_shard_cpu_done(sim *s, int k);
 void sim_shard_fail(sim *s, int k, double back);
 /* Shard k returns from its latest checkpoint. */
 void sim_shard_back(sim *s, int k);
-/* Worker `worker` is done at shard k: marked, and the pulls waiting
- * there asked again (a rule's readiness may turn on who is done). */
-void sim_shard_worker_done(sim *s, int k, uint32_t worker);
+/* Shard k, when up, asks its waiting pulls again: after a worker's DONE
+ * (a rule's readiness may turn on who is done), as a real shard does. */
+void sim_shard_wake(sim *s, int k);
 /* Every shard that is up writes its checkpoint (RUN_DIR/checkpoints). */
 void sim_checkpoint_all(sim *s);
 

@@ -332,8 +332,9 @@ static void s_trampoline(void *arg)
         sw->done = true;
         s->done_workers++;
         for (int k = 0; k < s->nshards; k++) {
-            sim_shard_worker_done(s, k, (uint32_t)sw->w.id);
+            server_mark_done(s->shards[k].srv, (uint32_t)sw->w.id);
         }
+        s->worker_finished = true;   /* the loop has the shards ask their pulls again */
     }
 #ifdef __SANITIZE_ADDRESS__
     __sanitizer_start_switch_fiber(NULL, s->main_stack_bottom, s->main_stack_size);
