@@ -426,6 +426,37 @@ static int s_check_sizes(experiment *e, error *err)
     return 0;
 }
 
+/* A label-skew split that would leave a worker without examples, refused
+ * before the run folder is made (it failed every worker after the launch,
+ * or the simulator after its folder was written). */
+static int s_check_partition(experiment *e, const dataset *train, error *err)
+{
+    if (!e->alg || e->partition != PARTITION_LABEL_SKEW) {
+        return 0;
+    }
+    shard *parts = calloc((size_t)e->workers, sizeof *parts);
+    if (!parts) {
+        return error_set(err, ERROR_RUNTIME, "partition: out of memory");
+    }
+    error why = {0};
+    int rc = partition_make(parts, e->workers, train, e->partition, e->partition_alpha,
+                            e->seed, &why);
+    partition_free(parts, e->workers);
+    free(parts);
+    if (rc < 0 && why.status == ERROR_USAGE) {
+        const char *said = why.msg;
+        if (strncmp(said, "partition: ", 11) == 0) {
+            said += 11;
+        }
+        return config_fail(e->c, "data", "alpha", err, "%g with %d workers: %s",
+                           e->partition_alpha, e->workers, said);
+    }
+    if (rc < 0) {
+        *err = why;
+    }
+    return rc;
+}
+
 /* A data error into err: one that names a key ("[data] train_size: ...")
  * where that key was given, any other (a file's) as it is. Returns -1. */
 static int s_data_error(experiment *e, const error *why, error *err)
@@ -478,7 +509,8 @@ int experiment_load(experiment *e, error *err)
     e->n_train = e->train.n;
     e->dim = e->train.dim;
     e->classes = e->train.classes;
-    if (s_check_sizes(e, err) < 0 || s_check_model(e, err) < 0) {
+    if (s_check_sizes(e, err) < 0 || s_check_model(e, err) < 0 ||
+        s_check_partition(e, &e->train, err) < 0) {
         return -1;
     }
     s_warn_profile(e);
@@ -498,7 +530,20 @@ int experiment_check(experiment *e, error *err)
     if (data_check(&e->data, &e->n_train, &e->dim, &e->classes, &why) < 0) {
         return s_data_error(e, &why, err);
     }
-    return s_check_sizes(e, err) < 0 ? -1 : s_check_model(e, err);
+    if (s_check_sizes(e, err) < 0 || s_check_model(e, err) < 0) {
+        return -1;
+    }
+    if (e->alg && e->partition == PARTITION_LABEL_SKEW) {
+        /* the split needs the labels: loaded here, once, and let go */
+        dataset train = {0}, test = {0};
+        int rc = datacache_load(&train, &test, &e->data, e->seed, &why) < 0
+                     ? s_data_error(e, &why, err)
+                     : s_check_partition(e, &train, err);
+        dataset_free(&train);
+        dataset_free(&test);
+        return rc;
+    }
+    return 0;
 }
 
 void experiment_summary(const experiment *e, run_summary *sum)

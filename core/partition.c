@@ -67,15 +67,16 @@ static void s_apportion(size_t *take, size_t count, double *p, double sum, int w
 static int s_label_skew(shard *shards, int workers, const dataset *d,
                         double alpha, rng *r, uint32_t *perm)
 {
-    /* Examples grouped by class, each group shuffled. */
+    /* Examples grouped by class, each group shuffled; take[k * workers + w]
+     * is worker w's count of class k, so each shard is allocated once at
+     * its size (not n examples per worker: 14 GB for 60,000 workers) */
     size_t *start = calloc((size_t)d->classes + 1, sizeof *start);
+    size_t *fill = calloc((size_t)d->classes, sizeof *fill);
     double *p = malloc((size_t)workers * sizeof *p);
-    size_t *take = malloc((size_t)workers * sizeof *take);
-    if (!start || !p || !take) {
-        free(start);
-        free(p);
-        free(take);
-        return -1;
+    size_t *take = malloc((size_t)d->classes * (size_t)workers * sizeof *take);
+    int rc = -1;
+    if (!start || !fill || !p || !take) {
+        goto out;
     }
     for (int i = 0; i < d->n; i++) {
         start[d->y[i] + 1]++;
@@ -83,28 +84,9 @@ static int s_label_skew(shard *shards, int workers, const dataset *d,
     for (int k = 0; k < d->classes; k++) {
         start[k + 1] += start[k];
     }
-    size_t *fill = calloc((size_t)d->classes, sizeof *fill);
-    if (!fill) {
-        free(start);
-        free(p);
-        free(take);
-        return -1;
-    }
     for (int i = 0; i < d->n; i++) {
         int k = d->y[i];
         perm[start[k] + fill[k]++] = (uint32_t)i;
-    }
-    free(fill);
-
-    for (int w = 0; w < workers; w++) {
-        shards[w].idx = malloc(((size_t)d->n ? (size_t)d->n : 1) * sizeof(uint32_t));
-        shards[w].n = 0;
-        if (!shards[w].idx) {
-            free(start);
-            free(p);
-            free(take);
-            return -1;
-        }
     }
     for (int k = 0; k < d->classes; k++) {
         size_t count = start[k + 1] - start[k];
@@ -122,18 +104,33 @@ static int s_label_skew(shard *shards, int workers, const dataset *d,
             p[w] = exp(p[w] - top);
             sum += p[w];
         }
-        s_apportion(take, count, p, sum, workers);
-        size_t at = start[k];
-        for (int w = 0; w < workers; w++) {
-            memcpy(shards[w].idx + shards[w].n, perm + at, take[w] * sizeof(uint32_t));
-            shards[w].n += take[w];
-            at += take[w];
+        s_apportion(take + (size_t)k * (size_t)workers, count, p, sum, workers);
+    }
+    for (int w = 0; w < workers; w++) {
+        size_t n = 0;
+        for (int k = 0; k < d->classes; k++) {
+            n += take[(size_t)k * (size_t)workers + (size_t)w];
+        }
+        if (!(shards[w].idx = malloc((n ? n : 1) * sizeof(uint32_t)))) {
+            goto out;
         }
     }
+    for (int k = 0; k < d->classes; k++) {
+        size_t at = start[k];
+        for (int w = 0; w < workers; w++) {
+            size_t t = take[(size_t)k * (size_t)workers + (size_t)w];
+            memcpy(shards[w].idx + shards[w].n, perm + at, t * sizeof(uint32_t));
+            shards[w].n += t;
+            at += t;
+        }
+    }
+    rc = 0;
+out:
     free(start);
+    free(fill);
     free(p);
     free(take);
-    return 0;
+    return rc;
 }
 
 int partition_make(shard *shards, int workers, const dataset *d, int kind,

@@ -119,8 +119,9 @@ static void test_bad_value_and_bad_override(void **state)
  * theirs without a word), a minibatch larger than the training set (one
  * update over 17 copies of it), an empty experiment.out (the run went to
  * a folder at the file system's root), a name of ".." (out's parent),
- * evaluations too frequent for a simulated run ever to end, and CURVE keys
- * that are not a folder. */
+ * evaluations too frequent for a simulated run ever to end, CURVE keys
+ * that are not a folder, and a label-skew split that leaves a worker
+ * nothing (every worker failed on it after the launch, in a run folder). */
 static void test_sizes_and_folders_the_run_cannot_have(void **state)
 {
     support_fixture *f = *state;
@@ -174,6 +175,18 @@ static void test_sizes_and_folders_the_run_cannot_have(void **state)
     support_run_asgd(&f->r, f->dir, keys);
     const char *needles7[] = {"cluster.keys=/dev/null", "not a folder of keys", NULL};
     s_expect_usage_error(f, needles7);
+    support_write_file(f->config, "[data]\ndataset = synthetic\ntrain_size = 200\n"
+                       "partition = label-skew\nalpha = 0.01\n[train]\nalgorithm = hogwild\n"
+                       "[cluster]\nworkers = 64\n");
+    const char *modes[] = {"experiment.mode=real", "experiment.mode=sim",
+                           "experiment.mode=threads"};
+    for (int m = 0; m < 3; m++) {
+        const char *skew[] = {"train", f->config, f->out_arg, modes[m], NULL};
+        support_run_asgd(&f->r, f->dir, skew);
+        const char *needles10[] = {":5:", "[data] alpha", "0.01 with 64 workers",
+                                   "no examples", NULL};
+        s_expect_usage_error(f, needles10);
+    }
 }
 
 static void test_usage_errors(void **state)
