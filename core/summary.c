@@ -371,15 +371,25 @@ int summary_write(const char *dir, const run_summary *s, error *err)
     cJSON_AddNumberToObject(j, "startup_s", s->startup_s);
     cJSON_AddNumberToObject(j, "train_time_s", s->train_time_s);
     cJSON_AddNumberToObject(j, "wall_time_s", s->wall_time_s);
-    cJSON_AddNumberToObject(j, "epochs", s->epochs);
-    cJSON_AddNumberToObject(j, "samples", (double)s->samples);
-    cJSON_AddNumberToObject(j, "samples_per_s", s->samples_per_s);
-    cJSON_AddNumberToObject(j, "updates", (double)s->updates);
+    if (s->uncounted) {
+        cJSON_AddNullToObject(j, "epochs");
+        cJSON_AddNullToObject(j, "samples");
+        cJSON_AddNullToObject(j, "samples_per_s");
+        cJSON_AddNullToObject(j, "updates");
+    } else {
+        cJSON_AddNumberToObject(j, "epochs", s->epochs);
+        cJSON_AddNumberToObject(j, "samples", (double)s->samples);
+        cJSON_AddNumberToObject(j, "samples_per_s", s->samples_per_s);
+        cJSON_AddNumberToObject(j, "updates", (double)s->updates);
+    }
     cJSON_AddNumberToObject(j, "pushes", (double)s->pushes);
     cJSON_AddNumberToObject(j, "staleness_mean", s->staleness_mean);
     cJSON_AddNumberToObject(j, "staleness_max", (double)s->staleness_max);
     if (s->servers > 0) {
         cJSON_AddNumberToObject(j, "servers", s->servers);
+        if (s->shards_missing > 0) {
+            cJSON_AddNumberToObject(j, "shards_missing", s->shards_missing);
+        }
         cJSON_AddStringToObject(j, "compress", s->compress[0] ? s->compress : "none");
         cJSON_AddNumberToObject(j, "push_bytes", s->push_bytes);
         cJSON_AddNumberToObject(j, "bytes_per_push", s->bytes_per_push);

@@ -125,6 +125,10 @@ typedef struct run_summary {
     long injected_duplicates;   /* messages it sent twice ([cluster] duplicate) */
     long checkpoints;           /* checkpoints written, over every shard */
     double checkpoint_s;        /* time spent writing them, over every shard */
+    int shards_missing;         /* shards whose counters were never read (one killed before
+                                   it wrote them): the sums over shards leave them out */
+    bool uncounted;             /* shard 0's among them: updates, samples, epochs and
+                                   samples_per_s are unknown (null in summary.json), not 0 */
     long sim_events;            /* simulated runs: events processed */
     long staleness_histogram[SUMMARY_STALENESS_BINS]; /* pushes of staleness k; the last
                                    bin every push of 63 and above, so a mean taken from

@@ -293,6 +293,24 @@ static void test_a_killed_shard_comes_back_from_its_checkpoint(void **state)
                  support_json_number(j, "lost_updates"));
     }
     cJSON_Delete(j);
+    /* killed for good (restart = never): the run fails, and its summary
+     * says that shard 0's counters are unknown (it said 0 updates and 0
+     * samples/s beside eval.csv's accuracy after them) */
+    const char *never[] = {"experiment.run_id=never", "train.algorithm=hogwild", NULL};
+    launcher = s_start(f, never, 150);
+    assert_int_equal(support_children(launcher, "ps", &shard, 1), 1);
+    kill(shard, SIGKILL);
+    assert_int_not_equal(support_wait(launcher), 0);
+    j = s_summary(f, "never");
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(j, "complete")));
+    const char *unknown[] = {"updates", "samples", "epochs", "samples_per_s"};
+    for (int i = 0; i < 4; i++) {
+        if (!cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, unknown[i]))) {
+            fail_msg("%s is not null in a summary without shard 0's counters", unknown[i]);
+        }
+    }
+    assert_true(support_json_number(j, "shards_missing") == 1);
+    cJSON_Delete(j);
 }
 
 /* The time of the last row of dir's eval.csv, whose clock goes on and

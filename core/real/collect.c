@@ -156,6 +156,8 @@ double collect_shards(run *r, int servers, run_summary *sum, double *resumed_at,
             *last_push = fmax(*last_push, st.last_push_at);
         } else {
             run_log(r, "launcher: %s", why.msg);
+            sum->shards_missing++;
+            sum->uncounted |= k == 0;
         }
     }
     return first_step;

@@ -9,7 +9,8 @@
 #include "core/summary.h"
 
 /* Adds ps-0.json .. ps-(servers-1).json to sum (one that cannot be read is
- * logged and left out); returns the first training step, the earliest
+ * logged, left out and counted in sum->shards_missing; without shard 0's,
+ * sum->uncounted); returns the first training step, the earliest
  * worker pull any shard saw (Unix time; 0 when none did); in *resumed_at
  * the earliest first pull after a shard's restoration (0: none was
  * restored), and in *last_push the last push any shard took (0: none). */
