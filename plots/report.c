@@ -2,6 +2,7 @@
 #include "plots/report.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -119,12 +120,16 @@ static void s_image(doc *d, const char *file, const char *alt)
     fputs("\"></p>\n", d->html);
 }
 
-/* A summary field as text: a number with `digits` decimals, or the string. */
+/* A summary field as text: a number with `digits` decimals (or, with
+ * digits < 0, -digits significant ones and no fewer than a whole number's:
+ * a simulated run's 0.0115 s is not "0.01"), or the string. */
 static void s_field(char *out, size_t n, const cJSON *summary, const char *key, int digits)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(summary, key);
-    if (cJSON_IsNumber(v)) {
-        snprintf(out, n, "%.*f", digits, v->valuedouble);
+    if (cJSON_IsNumber(v) && digits < 0 && fabs(v->valuedouble) < pow(10, -digits - 1)) {
+        snprintf(out, n, "%.*g", -digits, v->valuedouble);
+    } else if (cJSON_IsNumber(v)) {
+        snprintf(out, n, "%.*f", digits < 0 ? 0 : digits, v->valuedouble);
     } else if (cJSON_IsString(v)) {
         snprintf(out, n, "%s", v->valuestring);
     } else if (cJSON_IsBool(v)) {
@@ -198,7 +203,7 @@ static void s_summaries(doc *d, const plot_runs *set, const char *names)
     static const char *const keys[] = {"algorithm", "mode", "workers", "final_test_acc",
                                        "best_test_acc", "final_test_loss", "time_s",
                                        "samples_per_s", "staleness_mean", "diverged"};
-    static const int digits[] = {0, 0, 0, 4, 4, 4, 2, 0, 2, 0};
+    static const int digits[] = {0, 0, 0, 4, 4, 4, -4, 0, 2, 0};
     enum { COLUMNS = sizeof header / sizeof header[0] };
     s_heading(d, 2, "Runs");
     s_table_start(d, COLUMNS, header);

@@ -969,6 +969,24 @@ static void test_report_names_the_rule_that_ran(void **state)
     assert_non_null(strstr(md, "| sync (hogwild) | sim |"));
     assert_non_null(strstr(md, "| sync | sim |"));
     assert_null(strstr(md, "| hogwild | sim |"));
+    /* a simulated run's training time, a hundredth of a second or so, in
+     * four digits (it read "0.01" for one run and the next alike) */
+    char *row = strstr(md, "| sync | sim |") + strlen("| sync | sim |");
+    for (int bar = 0; bar < 4; bar++) {   /* workers, final and best acc, loss */
+        row = strchr(row, '|') + 1;
+    }
+    double shown = strtod(row, NULL);
+    char pattern[800];   /* the two runs differ in their labels alone */
+    snprintf(pattern, sizeof pattern, "%s/*/*/summary.json", runs);
+    glob_t found;
+    assert_int_equal(glob(pattern, 0, NULL, &found), 0);
+    cJSON *j = support_json_file(found.gl_pathv[0]);
+    globfree(&found);
+    double time_s = support_json_number(j, "time_s");
+    cJSON_Delete(j);
+    if (!(time_s < 1) || fabs(shown - time_s) > 5e-4 * time_s) {
+        fail_msg("training time %g s shown as %g", time_s, shown);
+    }
     free(md);
 }
 
