@@ -409,6 +409,34 @@ static int s_check_model(experiment *e, error *err)
                ? s_locate(e, &why, err) : 0;
 }
 
+/* train.epochs against the workers: a lockstep rule whose minibatches
+ * are under half a round still ran one (every worker takes part in every
+ * round: 4,096 sync workers given 1 epoch trained 4.4), so that is
+ * refused; an asynchronous rule with fewer minibatches than workers
+ * leaves some idle, which is said. */
+static int s_check_work(experiment *e, error *err)
+{
+    if (!e->alg) {
+        return 0;
+    }
+    long total = experiment_total_steps(e, e->n_train);
+    double round = (double)e->workers * (double)e->batch / (double)e->n_train;
+    if (e->rule_info.lockstep && total < (e->workers + 1) / 2) {
+        return config_fail(e->c, "train", "epochs", err, "%ld minibatches in all, under half a "
+                           "round of %d workers (%s takes every worker in every round: one "
+                           "round is %.4g epochs)", total, e->workers,
+                           e->algorithm_name, round);
+    }
+    if (!e->rule_info.lockstep && total < e->workers) {
+        error why;
+        config_fail(e->c, "train", "epochs", &why, "%ld minibatches in all: %ld of the %d "
+                    "workers take none (%.4g epochs give each one)", total,
+                    e->workers - total, e->workers, round);
+        s_warn(e, why.msg);
+    }
+    return 0;
+}
+
 /* What the data must hold: a train_size the files do not reach is not
  * cut down to theirs without a word (the run's config.ini would say it),
  * and a minibatch is at most the training set. */
@@ -423,7 +451,7 @@ static int s_check_sizes(experiment *e, error *err)
         return config_fail(e->c, "train", "batch", err, "%ld is more than the %ld training "
                            "examples", e->batch, e->n_train);
     }
-    return 0;
+    return s_check_work(e, err);
 }
 
 /* A label-skew split that would leave a worker without examples, refused

@@ -176,7 +176,7 @@ static void test_sizes_and_folders_the_run_cannot_have(void **state)
     const char *needles7[] = {"cluster.keys=/dev/null", "not a folder of keys", NULL};
     s_expect_usage_error(f, needles7);
     support_write_file(f->config, "[data]\ndataset = synthetic\ntrain_size = 200\n"
-                       "partition = label-skew\nalpha = 0.01\n[train]\nalgorithm = hogwild\n"
+                       "partition = label-skew\nalpha = 0.01\n[train]\nalgorithm = hogwild\nbatch = 2\n"
                        "[cluster]\nworkers = 64\n");
     const char *modes[] = {"experiment.mode=real", "experiment.mode=sim",
                            "experiment.mode=threads"};
@@ -186,6 +186,25 @@ static void test_sizes_and_folders_the_run_cannot_have(void **state)
         const char *needles10[] = {":5:", "[data] alpha", "0.01 with 64 workers",
                                    "no examples", NULL};
         s_expect_usage_error(f, needles10);
+    }
+    /* 64 sync workers and 8 minibatches: a round each still ran, 8 times
+     * the epochs asked for, without a word */
+    support_write_file(f->config, "[data]\ndataset = synthetic\ntrain_size = 512\n"
+                       "[train]\nalgorithm = sync\nepochs = 1\n[cluster]\nworkers = 64\n"
+                       "[experiment]\nmode = sim\n");
+    const char *sync[] = {"train", f->config, f->out_arg, NULL};
+    support_run_asgd(&f->r, f->dir, sync);
+    const char *needles11[] = {":6:", "[train] epochs", "8 minibatches in all",
+                               "under half a round of 64 workers", "one round is 8 epochs", NULL};
+    s_expect_usage_error(f, needles11);
+    /* an asynchronous rule runs its 8 minibatches, saying that 56 of its
+     * workers take none (the last check here: it makes the run folder) */
+    const char *hogwild[] = {"train", f->config, f->out_arg, "train.algorithm=hogwild", NULL};
+    support_run_asgd(&f->r, f->dir, hogwild);
+    assert_int_equal(f->r.status, 0);
+    if (!strstr(f->r.err, "[train] epochs: 8 minibatches in all: 56 of the 64 workers take "
+                "none (8 epochs give each one)")) {
+        fail_msg("no warning of idle workers: \"%s\"", f->r.err);
     }
 }
 
