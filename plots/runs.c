@@ -25,7 +25,10 @@ void plot_run_value(const plot_run *r, const char *key, char *out, size_t n)
         if (cJSON_IsString(v)) {
             snprintf(out, n, "%s", v->valuestring);
         } else if (cJSON_IsNumber(v)) {
-            snprintf(out, n, "%g", v->valuedouble);
+            /* a whole number in full, others to 9 digits: "%g" made seeds
+             * 10000001 and 10000002 one group, "seed = 1e+07" */
+            double d = v->valuedouble;
+            snprintf(out, n, d == floor(d) && fabs(d) < 0x1p53 ? "%.0f" : "%.9g", d);
         }
         return;
     }

@@ -829,6 +829,24 @@ static void s_two_runs(support_fixture *f, const char *out, const char *first,
     s_two_runs_of(f, out, "hogwild", first, second);
 }
 
+/* Groups by a number are as many as its values: "%g" made seeds 10000001
+ * and 10000002 one group, "seed = 1e+07", the mean of two runs. */
+static void test_groups_by_a_long_number_stay_apart(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char runs[700], fig[800];
+    snprintf(runs, sizeof runs, "%s/long-seeds", f->out);
+    s_two_runs(f, runs, "experiment.seed=10000001", "experiment.seed=10000002");
+    snprintf(fig, sizeof fig, "%s/long.png", f->dir);
+    const char *args[] = {"plot", runs, "-o", fig, "--group", "seed", NULL};
+    char *script = s_plot_and_read(f, args, fig, ".gp");
+    assert_non_null(strstr(f->r.out, "2 runs, 2 groups"));
+    assert_non_null(strstr(script, "seed = 10000001"));
+    assert_null(strstr(script, "e+07"));
+    free(script);
+}
+
 /* Staleness past the histogram's last bin (63 and above): the axis says
  * so and gives the run's largest staleness (the label said plain
  * "staleness (updates)" when 99.9% of pushes fell in that bin, and the
@@ -1364,6 +1382,7 @@ int main(void)
         cmocka_unit_test(test_scaling_skips_a_nan),
         cmocka_unit_test(test_each_group_has_its_own_ideal_line),
         cmocka_unit_test(test_report_names_the_rule_that_ran),
+        cmocka_unit_test(test_groups_by_a_long_number_stay_apart),
         cmocka_unit_test(test_staleness_axis_ends_past_the_999th_permille),
         cmocka_unit_test(test_staleness_beyond_the_last_bin_is_said),
         cmocka_unit_test(test_overlapping_folders_count_a_run_once),
