@@ -61,7 +61,8 @@ int compress_spec_configure(compress_spec *s, config *c, error *err)
 void compress_spec_name(const compress_spec *s, char *out, size_t size)
 {
     if (s->kind == COMPRESS_TOPK || s->kind == COMPRESS_RANDOMK) {
-        snprintf(out, size, "%s:%g", s_kinds[s->kind], s->fraction);
+        /* every digit given ("%g" named topk:0.3333333 and 0.333333 alike) */
+        snprintf(out, size, "%s:%.9g", s_kinds[s->kind], s->fraction);
     } else if (s->kind == COMPRESS_QSGD) {
         snprintf(out, size, "qsgd:%d", s->bits);
     } else {

@@ -71,6 +71,7 @@ int config_get_double(config *c, const char *section, const char *key,
     char *end;
     errno = 0;
     double v = strtod(e->value, &end);
+    int digits = (int)(end - e->value);   /* the number as written */
     while (end != e->value && isspace((unsigned char)*end)) {
         end++;
     }
@@ -85,7 +86,8 @@ int config_get_double(config *c, const char *section, const char *key,
     bool above = (open & CONFIG_OPEN_HI) ? v >= hi : v > hi;
     if (below || above) {
         char what[256];
-        snprintf(what, sizeof what, "%g is out of range %c%g, %g%c", v,
+        /* as written: "%g" made 1000000.4 "1e+06 is out of range (0, 1e+06]" */
+        snprintf(what, sizeof what, "%.*s is out of range %c%g, %g%c", digits, e->value,
                  (open & CONFIG_OPEN_LO) ? '(' : '[', lo, hi,
                  (open & CONFIG_OPEN_HI) ? ')' : ']');
         return config_bad(c, e, err, what);

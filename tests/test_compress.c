@@ -268,6 +268,10 @@ static void test_bad_keys(void **state)
     compress_spec_name(&(compress_spec){.kind = COMPRESS_TOPK, .fraction = 0.01}, name,
                        sizeof name);
     assert_string_equal(name, "topk:0.01");
+    /* every digit given: "%g" named 0.3333333 and 0.333333 alike */
+    compress_spec_name(&(compress_spec){.kind = COMPRESS_RANDOMK, .fraction = 0.3333333}, name,
+                       sizeof name);
+    assert_string_equal(name, "randomk:0.3333333");
 }
 
 /* A shard takes pushes in its run's encoding only, at the size that

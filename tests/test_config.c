@@ -96,6 +96,12 @@ static void test_bad_values_are_rejected_with_their_line(void **state)
     assert_non_null(strstr(err.msg, "bad.ini:3: [a] m: 500 is out of range [0, 100]"));
     assert_int_equal(config_get_double(c, "a", "x", 0.5, 0, 1, CONFIG_CLOSED, &x, &err), -1);
     assert_non_null(strstr(err.msg, "bad.ini:4:"));
+    /* the value as written: "%g" said "1 is out of range [0, 1]" of 1.0000001 */
+    config *near = config_parse_string("[a]\nx = 1.0000001\n", "near.ini", &err);
+    assert_non_null(near);
+    assert_int_equal(config_get_double(near, "a", "x", 0.5, 0, 1, CONFIG_CLOSED, &x, &err), -1);
+    assert_non_null(strstr(err.msg, "near.ini:2: [a] x: 1.0000001 is out of range [0, 1]"));
+    config_destroy(&near);
     assert_int_equal(config_get_double(c, "a", "y", 0.5, 0, 1, CONFIG_CLOSED, &x, &err), -1);
     assert_non_null(strstr(err.msg, "expected a number"));
     assert_int_equal(config_get_double(c, "a", "z", 0.5, 0, 1, CONFIG_OPEN_LO, &x, &err), -1);

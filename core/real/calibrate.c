@@ -614,6 +614,9 @@ static int s_write(const char *path, const char *config_path, const experiment *
  * answer takes ~1.5e-7 s, which "%.3f ms" printed as 0.000. */
 static const char *s_duration(char *buf, size_t size, double seconds)
 {
+    /* the unit of the value as rounded: 0.9996 ms is "1 ms", not "1e+03 us" */
+    snprintf(buf, size, "%.3g", seconds);
+    seconds = strtod(buf, NULL);
     if (seconds != 0 && fabs(seconds) < 1e-3) {
         snprintf(buf, size, "%.3g us", seconds * 1e6);
     } else if (fabs(seconds) < 1) {
