@@ -216,7 +216,8 @@ typedef struct evaluator {
     peers p;
     long n_train;
     double t0;                /* the first step, Unix time; 0 until a shard has seen it */
-    int evaluations;
+    double evaluations;       /* made or skipped, a whole number (an int wrapped after
+                                 2^31 evaluations: 2.5 days at eval.every = 1e-4) */
     double last_t;            /* the time of its last row this session */
     bool placed;              /* whether it knows if the job is fresh or under way */
 } evaluator;
@@ -237,8 +238,7 @@ static int s_poll(evaluator *v, bool *done, error *err)
     }
     double every = v->e->eval_every;
     if (!known && v->t0 > 0 && every > 0) {   /* a resumed run's clock starts past 0 */
-        int due = (int)floor((run_wall() - v->t0) / every) + 1;
-        v->evaluations = due > v->evaluations ? due : v->evaluations;
+        v->evaluations = fmax(floor((run_wall() - v->t0) / every) + 1, v->evaluations);
     }
     return 0;
 }
@@ -388,8 +388,7 @@ static int s_evaluate(evaluator *v, bool *last, error *err)
     double every = v->e->eval_every;
     if (v->t0 > 0 && every > 0) {   /* evaluations that fell due meanwhile are skipped,
                                      * not made in a burst of one model */
-        double due = floor((run_wall() - v->t0) / every) + 1;
-        v->evaluations = due > v->evaluations ? (int)due : v->evaluations;
+        v->evaluations = fmax(floor((run_wall() - v->t0) / every) + 1, v->evaluations);
     }
     *last = final || !isfinite(loss) || refused;
     return 0;
