@@ -173,7 +173,7 @@ static char *s_read_line(char *str, int num, void *stream)
  * the spaces around a value and takes ';' at its start or after a space
  * for a comment, a line ends it, and its lines are INI_MAX_LINE - 2
  * characters at most. config_write must give back what was read. */
-static const char *s_unwritable(const char *key, const char *value)
+const char *config_unwritable(const char *key, const char *value)
 {
     size_t n = strlen(value);
     if (value[0] == ';') {
@@ -218,7 +218,7 @@ static int s_on_entry(void *user, const char *section, const char *key,
                   "%s:%d: %s: key outside any [section]", c->source, c->line, key);
         return 0;
     }
-    const char *bad = s_unwritable(key, value);
+    const char *bad = config_unwritable(key, value);
     if (bad) {
         c->parse_failed = true;
         error_set(c->parse_err, ERROR_USAGE, "%s:%d: [%s] %s: %s", c->source, c->line, section,
@@ -343,7 +343,7 @@ int config_override(config *c, const char *arg, error *err)
     memcpy(key, dot + 1, kn);
     key[kn] = '\0';
     const char *value = eq + 1;
-    const char *bad = s_unwritable(key, value);
+    const char *bad = config_unwritable(key, value);
     if (bad) {
         return error_set(err, ERROR_USAGE, "command line: %s.%s: %s", section, key, bad);
     }

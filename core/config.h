@@ -44,6 +44,13 @@ int config_get_double(config *c, const char *section, const char *key,
 /* The returned string is owned by the config and lives as long as it. */
 int config_get_string(config *c, const char *section, const char *key,
                       const char *def, const char **out, error *err);
+/* A file or folder the run reads: as config_get_string, but a relative
+ * path that exists here becomes absolute, in what the run uses and in
+ * the resolved config it records, so that the run folder's config.ini
+ * runs again from any folder (a path that does not exist here, one a
+ * pod or another host will see, is kept as written). */
+int config_get_path(config *c, const char *section, const char *key,
+                    const char *def, const char **out, error *err);
 int config_get_bool(config *c, const char *section, const char *key, bool def,
                     bool *out, error *err);
 /* allowed is NULL-terminated; *out is the index of the value in it. */

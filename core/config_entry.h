@@ -37,5 +37,7 @@ entry *config_lookup(config *c, const char *section, const char *key, const char
 int config_bad(const config *c, const entry *e, error *err, const char *what);
 /* Replaces e's text (the resolved config records the value used). */
 void config_set_text(entry *e, const char *text);
+/* Why "key = value" would not read back from config.ini as value, or NULL. */
+const char *config_unwritable(const char *key, const char *value);
 
 #endif

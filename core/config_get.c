@@ -1,4 +1,5 @@
 /* config_get.c: the typed getters, each with a default and a range. */
+#define _XOPEN_SOURCE 700   /* realpath */
 #include "core/config.h"
 #include "core/config_entry.h"
 
@@ -103,6 +104,22 @@ int config_get_string(config *c, const char *section, const char *key,
     if (!e) {
         return -1;
     }
+    *out = e->value;
+    return 0;
+}
+
+int config_get_path(config *c, const char *section, const char *key,
+                    const char *def, const char **out, error *err)
+{
+    entry *e = config_lookup(c, section, key, def, err);
+    if (!e) {
+        return -1;
+    }
+    char *full = e->value[0] && e->value[0] != '/' ? realpath(e->value, NULL) : NULL;
+    if (full && !config_unwritable(key, full)) {   /* a line too long keeps it as written */
+        config_set_text(e, full);
+    }
+    free(full);
     *out = e->value;
     return 0;
 }

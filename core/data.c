@@ -145,7 +145,7 @@ int data_spec_configure(data_spec *s, config *c, error *err)
     bool generated = s->source == DATA_SYNTHETIC || s->source == DATA_REGRESSION;
     long default_train = generated ? 10000 : 0;
     long default_test = generated ? 2000 : 0;
-    if (config_get_string(c, "data", "path", default_path, &s->path, err) < 0 ||
+    if (config_get_path(c, "data", "path", default_path, &s->path, err) < 0 ||
         config_get_int(c, "data", "train_size", default_train, 0, 1L << 30,
                        &s->train_size, err) < 0 ||
         config_get_int(c, "data", "test_size", default_test, 0, 1L << 30,

@@ -69,7 +69,7 @@ static int s_read_cluster(experiment *e, const experiment_shape *shape, error *e
         config_get_double(c, "cluster", "timeout", 60, 0, 1e6, CONFIG_OPEN_LO, &e->timeout, err) < 0 ||
         config_get_double(c, "cluster", "resend", 1, 0, 1e6, CONFIG_OPEN_LO, &e->resend, err) < 0 ||
         config_get_enum(c, "cluster", "auth", "none", s_auths, &e->auth, err) < 0 ||
-        config_get_string(c, "cluster", "keys", "", &e->keys, err) < 0 ||
+        config_get_path(c, "cluster", "keys", "", &e->keys, err) < 0 ||
         config_get_enum(c, "cluster", "shm", "auto", s_shms, &shm, err) < 0 ||
         config_get_double(c, "cluster", "latency", 0, 0, 10, CONFIG_CLOSED, &e->faults.latency,
                           err) < 0 ||
@@ -81,7 +81,7 @@ static int s_read_cluster(experiment *e, const experiment_shape *shape, error *e
                           &e->faults.duplicate, err) < 0 ||
         config_get_double(c, "checkpoint", "every", 0, 0, 1e9, CONFIG_CLOSED,
                           &e->checkpoint_every, err) < 0 ||
-        config_get_string(c, "cluster", "trace", "", &replay, err) < 0) {
+        config_get_path(c, "cluster", "trace", "", &replay, err) < 0) {
         return -1;
     }
     error why = {0};

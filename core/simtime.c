@@ -106,7 +106,7 @@ static int s_profile_costs(config *c, sim_spec *costs, sim_spec *s, error *err)
     const sim_spec builtin = {.compute = SIM_CONSTANT, .compute_mean = 0.001,
                               .latency = 50e-6, .bandwidth = 1.25e9};
     const char *path;
-    if (config_get_string(c, "sim", "profile", "", &path, err) < 0) {
+    if (config_get_path(c, "sim", "profile", "", &path, err) < 0) {
         return -1;
     }
     if (!path[0]) {
@@ -219,7 +219,7 @@ int sim_spec_configure(sim_spec *s, config *c, int workers, int shards, unsigned
         config_get_enum(c, "sim", "placement", "core", s_placements, &s->placement, err) < 0 ||
         config_get_string(c, "sim", "pause", "", &pause, err) < 0 ||
         config_get_string(c, "sim", "fail", "", &fail, err) < 0 ||
-        config_get_string(c, "sim", "trace", "", &trace_path, err) < 0) {
+        config_get_path(c, "sim", "trace", "", &trace_path, err) < 0) {
         goto done;
     }
     error why = {0};

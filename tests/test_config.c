@@ -1,5 +1,6 @@
 /* test_config.c: INI parsing, typed getters, overrides, unknown keys, and
  * the resolved config. */
+#define _XOPEN_SOURCE 700   /* realpath */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/config.h"
 #include "support.h"
@@ -340,6 +343,54 @@ static void test_known_keys_warn_and_typos_suggest(void **state)
     config_destroy(&known);
 }
 
+/* A relative path the run reads is recorded absolute, so that the run
+ * folder's config.ini runs again from another folder (it failed there:
+ * "sim.trace=experiments/x/trace.csv: cannot read the trace"); one that
+ * does not exist here, or whose absolute form no line holds, as written. */
+static void test_paths_are_recorded_absolute(void **state)
+{
+    support_fixture *f = *state;
+    char here[4096], deep[600], path[700], want[4200];
+    char real[2048];
+    assert_true(realpath(f->dir, here) && strlen(here) < sizeof real);
+    snprintf(real, sizeof real, "%s", here);
+    assert_non_null(getcwd(here, sizeof here));
+    snprintf(path, sizeof path, "%s/trace.csv", f->dir);
+    support_write_file(path, "worker,speed\n");
+    snprintf(deep, sizeof deep, "%s/%0190d", f->dir, 0);
+    assert_int_equal(mkdir(deep, 0755), 0);
+    snprintf(path, sizeof path, "%s/x", deep);
+    support_write_file(path, "");
+    assert_int_equal(chdir(f->dir), 0);
+    error err = {0};
+    config *c = config_parse_string("[sim]\ntrace = trace.csv\nprofile = missing.ini\n"
+                                    "[data]\npath = /usr/share\n", "p.ini", &err);
+    assert_non_null(c);
+    const char *v;
+    assert_int_equal(config_get_path(c, "sim", "trace", "", &v, &err), 0);
+    snprintf(want, sizeof want, "%s/trace.csv", real);
+    assert_string_equal(v, want);
+    assert_int_equal(config_get_path(c, "sim", "profile", "", &v, &err), 0);
+    assert_string_equal(v, "missing.ini");
+    assert_int_equal(config_get_path(c, "data", "path", "", &v, &err), 0);
+    assert_string_equal(v, "/usr/share");
+    char *printed = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&printed, &len);
+    config_print(c, out);
+    fclose(out);
+    snprintf(want, sizeof want, "trace = %s/trace.csv\n", real);
+    assert_non_null(strstr(printed, want));
+    free(printed);
+    config_destroy(&c);
+    assert_int_equal(chdir(deep), 0);
+    c = config_parse_string("[sim]\ntrace = x\n", "p.ini", &err);
+    assert_int_equal(config_get_path(c, "sim", "trace", "", &v, &err), 0);
+    assert_string_equal(v, "x");   /* 190 characters and more: not a line */
+    config_destroy(&c);
+    assert_int_equal(chdir(here), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -352,6 +403,8 @@ int main(void)
         cmocka_unit_test(test_duplicate_key_and_garbage_line),
         cmocka_unit_test(test_resolved_config_round_trips),
         cmocka_unit_test_setup_teardown(test_files_inih_would_misread, support_fixture_setup,
+                                        support_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_paths_are_recorded_absolute, support_fixture_setup,
                                         support_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
