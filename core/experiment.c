@@ -588,6 +588,7 @@ void experiment_summary(const experiment *e, run_summary *sum)
     sum->params = (long)e->nparams;
     sum->seed = e->seed;
     sum->epochs_target = e->epochs;
+    sum->blas_threads = backend_blas_threads(&e->backend);
     compress_spec_name(&e->compress, sum->compress, sizeof sum->compress);
     if (e->compress.error_feedback && e->compress.kind != COMPRESS_NONE) {
         strncat(sum->compress, "+ef", sizeof sum->compress - strlen(sum->compress) - 1);

@@ -2,8 +2,12 @@
 #include "core/provenance.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <cblas.h>
+#include <zmq.h>
 
 #include "asgd_version.h"
 
@@ -49,6 +53,25 @@ void provenance_get(provenance *p)
     s_cpu(p->cpu, sizeof p->cpu);
     p->cores = sysconf(_SC_NPROCESSORS_ONLN);
     p->command = s_command;
+    p->build = ASGD_BUILD;
+    p->compiler = "gcc " __VERSION__;
+    snprintf(p->blas, sizeof p->blas, "%s (kernels %s)", openblas_get_config(),
+             openblas_get_corename());
+    int major, minor, patch;
+    zmq_version(&major, &minor, &patch);
+    snprintf(p->zmq, sizeof p->zmq, "%d.%d.%d", major, minor, patch);
+    static const char *const names[] = {"OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS",
+                                        "OMP_NUM_THREADS", "GOTO_NUM_THREADS",
+                                        "CUDA_VISIBLE_DEVICES", "ASGD_CACHE_DIR"};
+    size_t at = 0;
+    p->environment[0] = '\0';
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *v = getenv(names[i]);
+        if (v && at < sizeof p->environment) {
+            at += (size_t)snprintf(p->environment + at, sizeof p->environment - at, "%s%s=%s",
+                                   at ? " " : "", names[i], v);
+        }
+    }
 }
 
 const char *provenance_version_line(void)

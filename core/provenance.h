@@ -1,6 +1,8 @@
 /* provenance.h: what produced a run, for its summary.json: asgd's version
  * and the git commit it was built from (dirty when the tree had changes),
- * the host, its CPU and cores, and the command line. */
+ * how it was built and the libraries it runs with (the BLAS kernels change
+ * the numbers in their last digits), the host, its CPU and cores, the
+ * environment that chooses kernels and threads, and the command line. */
 #ifndef ASGD_PROVENANCE_H
 #define ASGD_PROVENANCE_H
 
@@ -14,6 +16,12 @@ typedef struct provenance {
     char cpu[256];            /* the CPU's model name */
     long cores;               /* online */
     const char *command;      /* as run, arguments joined by spaces */
+    const char *build;        /* "Release", with ", sanitizers" and ", CUDA 12.4" */
+    const char *compiler;
+    char blas[512];           /* OpenBLAS's configuration and its kernels */
+    char zmq[32];             /* ZeroMQ's version */
+    char environment[1024];   /* NAME=value of the variables set among those that
+                                 choose kernels, threads and devices, space-separated */
 } provenance;
 
 /* Records the command line (main calls it first). */

@@ -284,6 +284,7 @@ static void s_add_identity(cJSON *j, const run_summary *s)
     cJSON_AddNumberToObject(j, "seed", (double)s->seed);
     cJSON_AddNumberToObject(j, "epochs_target", s->epochs_target);
     cJSON_AddStringToObject(j, "device", s->device);
+    cJSON_AddNumberToObject(j, "blas_threads", s->blas_threads);
     char started[64];
     time_t t = (time_t)s->started_at;
     struct tm tm;
@@ -297,6 +298,11 @@ static void s_add_identity(cJSON *j, const run_summary *s)
     cJSON_AddStringToObject(j, "cpu", p.cpu);
     cJSON_AddNumberToObject(j, "cores", (double)p.cores);
     cJSON_AddStringToObject(j, "command", p.command);
+    cJSON_AddStringToObject(j, "build", p.build);
+    cJSON_AddStringToObject(j, "compiler", p.compiler);
+    cJSON_AddStringToObject(j, "blas", p.blas);
+    cJSON_AddStringToObject(j, "zmq", p.zmq);
+    cJSON_AddStringToObject(j, "environment", p.environment);
 }
 
 int summary_end(run_summary *s, run *r, int rc, error *err)

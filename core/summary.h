@@ -81,6 +81,8 @@ typedef struct run_summary {
     unsigned long seed;
     double epochs_target;       /* train.epochs */
     char device[160];           /* what computed the gradients: "cpu", "cuda:0 (NAME)" */
+    int blas_threads;           /* a computing process's BLAS threads (backend.threads = 0
+                                   resolved: OpenBLAS's default on this host) */
     double started_at;          /* Unix time the run began (summary_init) */
     /* what came of it */
     double final_test_acc, best_test_acc, final_test_loss;

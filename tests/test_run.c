@@ -266,14 +266,19 @@ static void test_the_last_evaluation_seen(void **state)
 }
 
 /* A summary says what made it: asgd's version and commit, the host, its
- * CPU and cores, the device, the command line and the start; and asgd
- * --version says the same version and commit. */
+ * CPU and cores, the device, the command line and the start, the build,
+ * the libraries (another BLAS kernel changes a model's last digits), the
+ * environment that picks kernels and threads, and the BLAS threads that
+ * backend.threads = 0 came to; and asgd --version says the same version
+ * and commit. */
 static void test_provenance(void **state)
 {
     support_fixture *f = *state;
     const char *args[] = {"train", "/dev/null", f->out_arg, "data.dataset=synthetic",
-                          "model.type=softmax", "train.epochs=0.2", NULL};
+                          "model.type=softmax", "train.epochs=0.2", "backend.threads=0", NULL};
+    setenv("OPENBLAS_NUM_THREADS", "1", 1);   /* OpenBLAS caps it at the cores */
     support_run_asgd(&f->r, f->dir, args);
+    unsetenv("OPENBLAS_NUM_THREADS");
     assert_int_equal(f->r.status, 0);
     char dir[4096], path[4200];
     s_newest(f->out, dir, sizeof dir);
@@ -282,7 +287,7 @@ static void test_provenance(void **state)
     cJSON *j = cJSON_Parse(text);
     free(text);
     const char *strings[] = {"asgd_version", "git_commit", "host", "cpu", "device", "command",
-                             "started", "dataset", NULL};
+                             "started", "dataset", "build", "compiler", "blas", "zmq", NULL};
     for (int i = 0; strings[i]; i++) {
         cJSON *v = cJSON_GetObjectItemCaseSensitive(j, strings[i]);
         if (!cJSON_IsString(v) || !v->valuestring[0]) {
@@ -295,6 +300,10 @@ static void test_provenance(void **state)
     assert_true(cJSON_GetObjectItemCaseSensitive(j, "cores")->valuedouble >= 1);
     assert_string_equal(cJSON_GetObjectItemCaseSensitive(j, "device")->valuestring, "cpu");
     assert_string_equal(cJSON_GetObjectItemCaseSensitive(j, "dataset")->valuestring, "synthetic");
+    assert_non_null(strstr(cJSON_GetObjectItemCaseSensitive(j, "blas")->valuestring, "OpenBLAS"));
+    assert_non_null(strstr(cJSON_GetObjectItemCaseSensitive(j, "environment")->valuestring,
+                           "OPENBLAS_NUM_THREADS=1"));
+    assert_true(cJSON_GetObjectItemCaseSensitive(j, "blas_threads")->valuedouble == 1);
     assert_non_null(strstr(cJSON_GetObjectItemCaseSensitive(j, "command")->valuestring,
                            "train /dev/null"));
     const char *started = cJSON_GetObjectItemCaseSensitive(j, "started")->valuestring;

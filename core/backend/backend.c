@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <cblas.h>
+
 static const char *const s_devices[] = {"cpu", "cuda", "auto", NULL};
 static const char *const s_convs[] = {"winograd", "im2col", NULL};
 
@@ -49,6 +51,12 @@ void backend_resolve(const backend_spec *s, char *out, size_t n)
 #else
     (void)s;
 #endif
+}
+
+int backend_blas_threads(const backend_spec *s)
+{
+    /* a process that never set its count has OpenBLAS's default */
+    return s->threads > 0 ? s->threads : openblas_get_num_threads();
 }
 
 /* Opens the CUDA backend into b; -1 with err filled when it cannot. */

@@ -202,6 +202,10 @@ void backend_use_here(const backend *b);
 /* What a spec's workers will compute on, without opening a backend: "cpu",
  * or "cuda (G GPUs: NAME)" where a GPU is usable. */
 void backend_resolve(const backend_spec *s, char *out, size_t n);
+/* The BLAS threads a process computing by s uses: s's threads, or with
+ * threads = 0 OpenBLAS's own default in this environment (its cores, or
+ * OPENBLAS_NUM_THREADS). */
+int backend_blas_threads(const backend_spec *s);
 
 extern const backend_ops backend_cpu_ops;
 int backend_cpu_open(backend *b, error *err);
