@@ -269,6 +269,46 @@ void summary_finish(run_summary *s, long n_train)
 }
 
 /* The run's identity and where it ran. */
+/* What made one session of a run. */
+static cJSON *s_session(const char *started, const provenance *p)
+{
+    cJSON *one = cJSON_CreateObject();
+    cJSON_AddStringToObject(one, "started", started);
+    cJSON_AddStringToObject(one, "command", p->command);
+    cJSON_AddStringToObject(one, "git_commit", p->commit);
+    cJSON_AddBoolToObject(one, "git_dirty", p->dirty);
+    cJSON_AddStringToObject(one, "host", p->host);
+    return one;
+}
+
+void summary_take_sessions(run_summary *s, const cJSON *old)
+{
+    s->sessions_before[0] = '\0';
+    if (!old) {
+        return;
+    }
+    cJSON *list = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(old, "sessions"), true);
+    if (!cJSON_IsArray(list)) {   /* a summary from before sessions were kept */
+        cJSON_Delete(list);
+        list = cJSON_CreateArray();
+        cJSON *one = cJSON_CreateObject();
+        const char *keys[] = {"started", "command", "git_commit", "git_dirty", "host"};
+        for (int k = 0; k < 5; k++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(old, keys[k]);
+            if (v) {
+                cJSON_AddItemToObject(one, keys[k], cJSON_Duplicate(v, true));
+            }
+        }
+        cJSON_AddItemToArray(list, one);
+    }
+    char *text = cJSON_PrintUnformatted(list);
+    if (text && strlen(text) < sizeof s->sessions_before) {
+        snprintf(s->sessions_before, sizeof s->sessions_before, "%s", text);
+    }
+    free(text);
+    cJSON_Delete(list);
+}
+
 static void s_add_identity(cJSON *j, const run_summary *s)
 {
     provenance p;
@@ -303,6 +343,13 @@ static void s_add_identity(cJSON *j, const run_summary *s)
     cJSON_AddStringToObject(j, "blas", p.blas);
     cJSON_AddStringToObject(j, "zmq", p.zmq);
     cJSON_AddStringToObject(j, "environment", p.environment);
+    cJSON *sessions = s->sessions_before[0] ? cJSON_Parse(s->sessions_before) : NULL;
+    if (!cJSON_IsArray(sessions)) {
+        cJSON_Delete(sessions);
+        sessions = cJSON_CreateArray();
+    }
+    cJSON_AddItemToArray(sessions, s_session(started, &p));
+    cJSON_AddItemToObject(j, "sessions", sessions);
 }
 
 int summary_end(run_summary *s, run *r, int rc, error *err)

@@ -135,6 +135,8 @@ typedef struct run_summary {
     long staleness_histogram[SUMMARY_STALENESS_BINS]; /* pushes of staleness k; the last
                                    bin every push of 63 and above, so a mean taken from
                                    it is below staleness_mean when pushes were staler */
+    char sessions_before[8192]; /* a resumed run's earlier sessions, a JSON array of what
+                                   made each (summary_take_sessions); "" for none */
     char error[1024];           /* why the run is not complete ("" when it is) */
     bool complete;
 } run_summary;
@@ -160,6 +162,13 @@ void summary_take_evals(run_summary *s, const char *eval_csv);
 uint64_t summary_evals_last_updates(const char *eval_csv);
 /* The one line that says a run diverged, on stderr. */
 void summary_say_diverged(const run_summary *s, const char *dir);
+/* An interrupted run's summary.json (old, may be NULL) as the earlier
+ * sessions of this one: its "sessions", or one made of its own identity
+ * where an older summary has none. summary_write lists them, then this
+ * session, in "sessions": the first session's command and commit are kept
+ * whatever a resume was run with. */
+struct cJSON;
+void summary_take_sessions(run_summary *s, const struct cJSON *old);
 /* One shard's counters. Every shard sees every push, so shard 0's
  * version, samples, drops and times stand for the run's updates,
  * samples, dropped pushes and training phase; staleness and malformed

@@ -500,6 +500,20 @@ static void test_a_resume_after_the_launcher_was_killed(void **state)
     cJSON *j = s_summary(f, "crash");
     assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")));
     assert_true(support_json_number(j, "resumes") == 2);
+    /* every session's command, the first's with its overrides (a resume
+     * wrote its own over it) */
+    const cJSON *sessions = cJSON_GetObjectItemCaseSensitive(j, "sessions");
+    assert_int_equal(cJSON_GetArraySize(sessions), 3);
+    const char *commands[3];
+    for (int i = 0; i < 3; i++) {
+        const cJSON *command = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetArrayItem(sessions, i), "command");
+        assert_true(cJSON_IsString(command));
+        commands[i] = command->valuestring;
+    }
+    assert_non_null(strstr(commands[0], "experiment.run_id=crash"));
+    assert_non_null(strstr(commands[1], "--resume"));
+    assert_non_null(strstr(commands[2], "--resume"));
     assert_true(support_json_number(j, "wall_time_s") > cut_wall);
     assert_true(support_json_number(j, "startup_s") > cut_startup);
     if (support_json_number(j, "lost_updates") < (double)(seen - st.version)) {

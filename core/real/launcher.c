@@ -602,6 +602,7 @@ static void s_take_up(job *j)
     j->before_wall_s = run_json_positive(old, "wall_time_s");
     j->before_startup_s = run_json_positive(old, "startup_s");
     j->before_restarts = (int)run_json_positive(old, "restarts");
+    summary_take_sessions(&j->sum, old);
     cJSON_Delete(old);
     /* the summary written at this session's start keeps them: a session
      * that crashes (its launcher killed) leaves it as the next resume reads

@@ -21,17 +21,19 @@ int record_begin(record *rec, const experiment *e, const char *dir, error *err)
     char path[4800];
     snprintf(path, sizeof path, "%s/summary.json", dir);
     cJSON *old = run_read_json(path);
-    if (old && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(old, "complete"))) {
+    bool going_on = old && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(old, "complete"));
+    if (going_on) {
         rec->before_resumes = (int)run_json_positive(old, "resumes");
         rec->before_wall_s = run_json_positive(old, "wall_time_s");
         rec->before_startup_s = run_json_positive(old, "startup_s");
     }
+    run_summary *sum = &rec->sum;
+    experiment_summary(e, sum);
+    summary_take_sessions(sum, going_on ? old : NULL);
     cJSON_Delete(old);
     if (run_adopt(&rec->r, dir, e->c, err) < 0) {
         return -1;
     }
-    run_summary *sum = &rec->sum;
-    experiment_summary(e, sum);
     /* the summary on disk keeps them until this session's end replaces it
      * (an evaluator killed before then loses only its own session) */
     sum->resumes = rec->before_resumes;
