@@ -77,6 +77,11 @@ static int s_key(const data_spec *s, uint64_t *key, error *err)
         h = s_hash_long(h, (long long)st.st_size);
         h = s_hash_long(h, (long long)st.st_mtim.tv_sec);
         h = s_hash_long(h, (long long)st.st_mtim.tv_nsec);
+        /* a file rewritten in place with its time set back (touch -r,
+         * cp -p) keeps its size and mtime, never its ctime: its cache
+         * gave the old labels */
+        h = s_hash_long(h, (long long)st.st_ctim.tv_sec);
+        h = s_hash_long(h, (long long)st.st_ctim.tv_nsec);
     }
     *key = h;
     return 0;

@@ -188,6 +188,30 @@ static void test_another_source_or_option_is_another_file(void **state)
     assert_int_equal(datacache_path(&s, a2, sizeof a2, &err), 0);
     assert_string_not_equal(a, a2);
     assert_true(s_load_matches(&s));   /* the new pixels, not the old file */
+    /* rewritten in place with the times set back (touch -r): the same
+     * size, inode and mtime, and the cache gave the old pixels */
+    static const char *const stems[4] = {
+        "train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+        "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
+    struct timespec times[4][2];
+    for (int i = 0; i < 4; i++) {
+        char path[400];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", f->dir, stems[i]);
+        assert_int_equal(stat(path, &st), 0);
+        times[i][0] = st.st_atim;
+        times[i][1] = st.st_mtim;
+    }
+    s_write_sets(f, 2);
+    for (int i = 0; i < 4; i++) {
+        char path[400];
+        snprintf(path, sizeof path, "%s/%s", f->dir, stems[i]);
+        assert_int_equal(utimensat(AT_FDCWD, path, times[i], 0), 0);
+    }
+    char a3[4200];
+    assert_int_equal(datacache_path(&s, a3, sizeof a3, &err), 0);
+    assert_string_not_equal(a2, a3);
+    assert_true(s_load_matches(&s));
     config_destroy(&c1);
     config_destroy(&c2);
     config_destroy(&c3);
