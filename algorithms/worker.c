@@ -40,7 +40,7 @@ int worker_init(worker *w, const worker_spec *spec, int id, model *m, const data
     w->round_leader = spec->round_leader;
     w->prefetch = spec->prefetch;
     rng masks = rng_derive(spec->seed, RNG_DROPOUT, (uint64_t)id);
-    model_seed_dropout(m, rng_next(&masks));
+    w->dropout_seed = rng_next(&masks);
     backend *b = m->b;
     /* host memory the rules read and write, pinned where that speeds the
      * model's copies to and from a GPU */
@@ -155,6 +155,7 @@ float worker_gradient(worker *w)
     if (!w->null_compute) {
         double t = s_clock(w);
         sampler_next(&w->sp, w->x, w->y, w->batch);
+        model_seed_dropout(w->m, w->dropout_seed, (uint64_t)w->steps);
         loss = model_gradient_host(w->m, w->grad, w->theta, w->x, w->y, w->batch);
         w->gradient_s += s_clock(w) - t;
     }

@@ -67,6 +67,7 @@ struct worker {
     long bytes;               /* sent and received */
     /* compute */
     model *m;
+    uint64_t dropout_seed;    /* this worker's masks, with its step (model_seed_dropout) */
     int batch;
     float *x;
     int32_t *y;
@@ -127,8 +128,8 @@ uint64_t worker_rounds(const worker *w, long window);
 
 /* Sets up worker id's model, sampler over its shard `mine` of `train`, and
  * local optimizer. The link is set by the caller. The model may be shared
- * by workers that never compute at the same time (the simulator); its
- * dropout masks then follow the last worker's seed. The sampler copies the
+ * by workers that never compute at the same time (the simulator): each
+ * step seeds its own dropout masks. The sampler copies the
  * shard; train must outlive the worker. */
 int worker_init(worker *w, const worker_spec *spec, int id, model *m, const dataset *train,
                 const shard *mine, error *err);

@@ -214,15 +214,16 @@ void model_destroy(model **pm)
     *pm = NULL;
 }
 
-void model_seed_dropout(model *m, uint64_t seed)
+void model_seed_dropout(model *m, uint64_t seed, uint64_t step)
 {
     m->dropout_seed = seed;
+    m->dropout_step = step;
 }
 
 /* Layer i's mask seed for the current model_gradient call. */
 static uint64_t s_dropout_seed(const model *m, int i)
 {
-    return m->dropout_seed * 1000003u + m->calls * MODEL_MAX_LAYERS + (uint64_t)i;
+    return m->dropout_seed * 1000003u + m->dropout_step * MODEL_MAX_LAYERS + (uint64_t)i;
 }
 
 void model_init_host(const model *m, float *host, uint64_t seed)
@@ -412,7 +413,7 @@ float model_gradient(model *m, float *grad, const float *params,
         cur = 1 - cur;
         d = d_prev;
     }
-    m->calls++;
+    m->dropout_step++;
     return (float)(loss_sum / batch);
 }
 

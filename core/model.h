@@ -82,8 +82,8 @@ typedef struct model {
     float *delta[2];                     /* ping-pong gradients wrt activations */
     int32_t *labels;
     float *dev_params, *dev_grad;        /* for the _host calls on a device backend */
-    uint64_t dropout_seed;               /* masks: from this seed and the call count */
-    uint64_t calls;                      /* model_gradient calls so far */
+    uint64_t dropout_seed;               /* masks: from this seed and the step */
+    uint64_t dropout_step;               /* the next model_gradient's; each counts it up */
     /* Told during model_gradient's backward pass, after each layer with
      * parameters, that grad[from, nparams) is final (layers lie in order
      * in the flat vector and backward runs from the last), on a backend
@@ -106,8 +106,12 @@ int model_check(const model_spec *s, int inputs, int classes, size_t *nparams, e
 /* Elements per example of layer l's output. */
 size_t model_layer_size(const layer *l);
 
-/* Seeds the dropout masks (a worker passes its own stream); 0 by default. */
-void model_seed_dropout(model *m, uint64_t seed);
+/* The dropout masks of the next model_gradient: from seed (a worker's
+ * own stream; 0 by default) and step, which each call counts up. A worker
+ * seeds each of its steps, so that step k's masks are the same whoever
+ * computes it: after a resume or a restart, in a model the simulator's
+ * workers share. */
+void model_seed_dropout(model *m, uint64_t seed, uint64_t step);
 
 /* Fills params (nparams, backend memory) with a seeded He (normal, sd
  * sqrt(2 / fan_in)) or Xavier (uniform within sqrt(6 / (fan_in + fan_out)),

@@ -64,7 +64,7 @@ static int s_open(trainer *t, error *err)
     }
     model_init_params(t->m, t->params, e->seed);
     rng masks = rng_derive(e->seed, RNG_DROPOUT, 0);
-    model_seed_dropout(t->m, rng_next(&masks));
+    model_seed_dropout(t->m, rng_next(&masks), 0);
     if (partition_make(&t->all, 1, train, e->partition, e->partition_alpha, e->seed, err) < 0 ||
         sampler_init(&t->sp, train, &t->all, rng_derive(e->seed, RNG_BATCH, 0)) < 0) {
         return error_set(err, ERROR_RUNTIME, "sequential: out of memory");

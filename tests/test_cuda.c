@@ -431,8 +431,8 @@ static void test_model_gradients_match_cpu(void **state)
         model *mg = model_new(&spec, s_gpu, 784, 10, &err);
         assert_non_null(mc);
         assert_non_null(mg);
-        model_seed_dropout(mc, 4);   /* the same masks on both */
-        model_seed_dropout(mg, 4);
+        model_seed_dropout(mc, 4, 0);   /* the same masks on both */
+        model_seed_dropout(mg, 4, 0);
         size_t n = mc->nparams;
         float *x;
         int32_t *y;
@@ -450,7 +450,7 @@ static void test_model_gradients_match_cpu(void **state)
         for (size_t i = 0; i < n; i++) {
             host_grad[i] = NAN;
         }
-        mg->calls = 0;   /* the first call's mask again */
+        mg->dropout_step = 0;   /* the first call's mask again */
         float loss_host = model_gradient_host(mg, host_grad, params.cpu, x, y, 16);
         assert_true(fabsf(loss_host - loss_cpu) <= 1e-4f * fabsf(loss_cpu));
         s_compare_host(grad.cpu, host_grad, n, 1e-3, "gradient through host memory");

@@ -71,7 +71,7 @@ static void s_check_gradient(model *m, int batch, double h)
         grad[i] = NAN;   /* every element must be written */
     }
     /* the same dropout masks in every call: rewind the call count */
-    m->calls = 0;
+    m->dropout_step = 0;
     float loss = model_gradient(m, grad, params, x, y, batch);
     assert_true(isfinite(loss) && loss > 0);
     int checked = 0;
@@ -79,10 +79,10 @@ static void s_check_gradient(model *m, int batch, double h)
         assert_true(isfinite(grad[i]));
         float saved = params[i];
         params[i] = saved + (float)h;
-        m->calls = 0;
+        m->dropout_step = 0;
         double up = model_gradient(m, scratch, params, x, y, batch);
         params[i] = saved - (float)h;
-        m->calls = 0;
+        m->dropout_step = 0;
         double down = model_gradient(m, scratch, params, x, y, batch);
         params[i] = saved;
         double fd = (up - down) / (2 * h);
@@ -207,7 +207,7 @@ static void test_cnn_gradient_matches_finite_differences(void **state)
     (void)state;
     for (int with_dropout = 0; with_dropout < 2; with_dropout++) {
         model *m = s_small_cnn(with_dropout ? 0.5 : 0);
-        model_seed_dropout(m, 77);
+        model_seed_dropout(m, 77, 0);
         assert_int_equal(m->layers, 6);
         assert_int_equal(m->layer[3].oh, 1);      /* 6 -> 3 -> 1 after the pools */
         assert_int_equal(m->nparams, (3 * 3 * 2) * 3 + 3 + (3 * 3 * 3) * 4 + 4 + 4 * 6 + 6 +
@@ -295,7 +295,7 @@ static void test_dropout_only_in_training(void **state)
     float loss1 = model_gradient(with, g1, params, d.x, d.y, d.n);
     float loss2 = model_gradient(with, g2, params, d.x, d.y, d.n);
     assert_true(loss1 != loss2);             /* a fresh mask */
-    with->calls = 0;
+    with->dropout_step = 0;
     float loss3 = model_gradient(with, g2, params, d.x, d.y, d.n);
     assert_true(loss1 == loss3);             /* the same call count, the same mask */
     assert_memory_equal(g1, g2, with->nparams * sizeof *g1);

@@ -363,15 +363,16 @@ static double *s_losses(support_fixture *f, const char *run_id, int workers)
  * where it stopped, and says it was resumed. At a learning rate too small
  * to move the model, each step's loss is that of the same step of the
  * run never interrupted: the resumed workers go on with the minibatches
- * they had not reached (they drew their first ones again). */
+ * they had not reached (they drew their first ones again), and with those
+ * steps' dropout masks (they drew the first steps' again). */
 static void test_resume_after_ctrl_c_does_the_same_work(void **state)
 {
     support_fixture *f = *state;
     const char *plain[] = {"experiment.run_id=whole", "train.algorithm=hogwild",
-                           "train.lr=1e-30", NULL};
+                           "train.lr=1e-30", "model.dropout=0.3", NULL};
     cJSON *whole = s_run(f, plain);
     const char *extra[] = {"experiment.run_id=cut", "train.algorithm=hogwild", "train.lr=1e-30",
-                           NULL};
+                           "model.dropout=0.3", NULL};
     int launcher = s_start(f, extra, 150);
     kill(launcher, SIGINT);
     assert_int_equal(support_wait(launcher), 1);
