@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <math.h>
 #include <signal.h>
 #include <time.h>
 #include <stdio.h>
@@ -427,4 +428,52 @@ double support_json_number(const cJSON *j, const char *key)
         fail_msg("no number %s", key);
     }
     return v->valuedouble;
+}
+
+/* a and b the same to a relative 1e-9 (the JSON's 17 digits, and the
+ * division done again) */
+static void s_same(const char *what, double a, double b)
+{
+    if (!(fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b)))) {
+        fail_msg("%s: %.17g against %.17g", what, a, b);
+    }
+}
+
+void support_check_run_arithmetic(const char *run_dir, long n_train)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/summary.json", run_dir);
+    cJSON *j = support_json_file(path);
+    double samples = support_json_number(j, "samples");
+    s_same("samples_per_s", support_json_number(j, "samples_per_s"),
+           samples / support_json_number(j, "train_time_s"));
+    s_same("epochs", support_json_number(j, "epochs"), samples / (double)n_train);
+    const cJSON *hist = cJSON_GetObjectItemCaseSensitive(j, "staleness_histogram");
+    double pushes = support_json_number(j, "pushes"), count = 0, sum = 0;
+    int bins = cJSON_GetArraySize(hist);
+    for (int i = 0; i < bins; i++) {
+        double n = cJSON_GetArrayItem(hist, i)->valuedouble;
+        count += n;
+        sum += n * i;
+    }
+    s_same("the staleness histogram's pushes", count, pushes);
+    if (pushes > 0 && support_json_number(j, "staleness_max") < bins) {
+        s_same("staleness_mean", support_json_number(j, "staleness_mean"), sum / pushes);
+    }
+    cJSON_Delete(j);
+    snprintf(path, sizeof path, "%s/eval.csv", run_dir);
+    char *eval = support_read_file(path);
+    assert_non_null(eval);
+    for (char *line = strchr(eval, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        double t, epoch;
+        long updates, rows_samples;
+        assert_int_equal(sscanf(line + 1, "%lf,%lf,%ld,%ld,", &t, &epoch, &updates,
+                                &rows_samples), 4);
+        double want = (double)rows_samples / (double)n_train;
+        if (!(fabs(epoch - want) <= 5.01e-7)) {   /* written to 6 decimals */
+            fail_msg("eval.csv's epoch %.6f after %ld samples of %ld: %.9f", epoch,
+                     rows_samples, n_train, want);
+        }
+    }
+    free(eval);
 }

@@ -81,6 +81,14 @@ struct cJSON *support_json_file(const char *path);
 /* The number j[key]; fails the test when there is none. */
 double support_json_number(const struct cJSON *j, const char *key);
 
+/* A complete run folder's numbers agree with each other, as README says
+ * they are made: samples_per_s is samples over train_time_s, epochs is
+ * samples over the n_train training examples, and so is each eval.csv
+ * row's epoch; the staleness histogram holds every push once and, where no
+ * push was staler than its last bin, staleness_mean is its mean. Fails the
+ * test naming the number that does not. */
+void support_check_run_arithmetic(const char *run_dir, long n_train);
+
 /* Lines in a text file (0 if missing). */
 int support_count_lines(const char *path);
 

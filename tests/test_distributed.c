@@ -219,6 +219,7 @@ static void s_train_and_check(support_fixture *f, const char *algorithm, const c
     assert_true(support_json_number(j, "updates") > 0);
     assert_true(support_json_number(j, "rejected") == 0);
     assert_true(support_json_number(j, "samples_per_s") > 0);
+    support_check_run_arithmetic(dir, 10000);
     assert_true(support_json_number(j, "staleness_max") >= support_json_number(j, "staleness_mean"));
     int workers = (int)support_json_number(j, "workers");
     assert_true(support_json_number(j, "params") == (32 + 1) * 32 + (32 + 1) * 10);   /* dim 32, mlp 32, 10 classes */
@@ -1044,6 +1045,7 @@ static void s_expect_cluster_done(const char *dir)
     assert_true(support_json_number(j, "workers") == 2);
     assert_true(support_json_number(j, "time_s") > 0);
     assert_true(support_json_number(j, "samples_per_s") > 0);
+    support_check_run_arithmetic(dir, 10000);
     double final_loss = support_json_number(j, "final_test_loss");
     cJSON_Delete(j);
     double first, last;

@@ -77,7 +77,8 @@ static int s_eval_ends(const char *run_dir, double *first_loss, double *last_los
     return rows;
 }
 
-static void s_check_run(support_fixture *f, const char *model_type, double min_acc)
+static void s_check_run(support_fixture *f, const char *model_type, double min_acc,
+                        long n_train)
 {
     if (f->r.status != 0) {
         fail_msg("asgd train failed (%d): %s", f->r.status, f->r.err);
@@ -107,6 +108,7 @@ static void s_check_run(support_fixture *f, const char *model_type, double min_a
         fail_msg("final test accuracy %g < %g", acc, min_acc);
     }
     assert_true(s_number(j, "samples_per_s") > 0);
+    support_check_run_arithmetic(dir, n_train);
     assert_true(s_number(j, "time_s") > 0);
     /* start-up is loading the data (it was 0), and the wall time holds it */
     assert_true(s_number(j, "startup_s") > 0);
@@ -143,12 +145,12 @@ static void test_synthetic_softmax_and_mlp_learn(void **state)
                           "data.dataset=synthetic", "model.type=softmax",
                           "train.epochs=3", NULL};
     support_run_asgd(&f->r, f->dir, args);
-    s_check_run(f, "softmax", 0.5);
+    s_check_run(f, "softmax", 0.5, 10000);
     const char *mlp[] = {"train", "/dev/null", f->out_arg, "experiment.name=syn",
                          "data.dataset=synthetic", "model.type=mlp", "model.hidden=64",
                          "train.epochs=3", "train.optimizer=momentum", "train.lr=0.02", NULL};
     support_run_asgd(&f->r, f->dir, mlp);
-    s_check_run(f, "mlp", 0.6);
+    s_check_run(f, "mlp", 0.6, 10000);
 }
 
 static void test_fashion_mnist_subset_learns(void **state)
@@ -158,7 +160,7 @@ static void test_fashion_mnist_subset_learns(void **state)
                           "data.train_size=6000", "data.test_size=2000",
                           "train.epochs=2", NULL};
     support_run_asgd(&f->r, f->dir, args);
-    s_check_run(f, "softmax", 0.72);
+    s_check_run(f, "softmax", 0.72, 6000);
 }
 
 /* Everything but the time column of a CSV. */

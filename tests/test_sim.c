@@ -1510,6 +1510,9 @@ static void test_fedbuffs_last_buffer_is_counted_dropped(void **state)
     assert_true(s_num(dir, "pushes") == 3 * s_num(dir, "updates"));
     assert_true(s_num(dir, "dropped") == fmod(messages, 3));
     assert_true(s_num(dir, "dropped") > 0);   /* this run leaves some */
+    /* the pushes left in the buffer leave the staleness too (their sum
+     * stayed in staleness_mean, their count left) */
+    support_check_run_arithmetic(dir, 10000);
 }
 
 /* A shard restored from a checkpoint holds what the workers had pushed
@@ -1718,6 +1721,9 @@ static void test_budgets_add_up_to_the_epochs(void **state)
     /* 313 minibatches: 104 rounds of 3 workers, within half a round */
     assert_true(s_num(dir, "updates") == 104);
     assert_true(fabs(s_num(dir, "samples") / 64 - 313) <= 1.5);
+    /* its rates and eval.csv's epochs are of its samples (an epoch from
+     * the version times the batch went unseen) */
+    support_check_run_arithmetic(dir, 10000);
 }
 
 /* Synchronous EASGD with two workers and alpha 0.3 (not 0: a wrong sign

@@ -164,6 +164,7 @@ static void test_hogwild_threads_at_once_lose_nothing(void **state)
     assert_true(support_json_number(j, "samples_per_s") > 0);
     assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")));
     cJSON_Delete(j);
+    support_check_run_arithmetic(dir, 10000);
     const char *files[] = {"eval.csv", "steps.csv", "ps-0.json", "ps-1.json", "config.ini",
                            "log.txt"};
     for (int i = 0; i < 6; i++) {
