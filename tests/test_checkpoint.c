@@ -90,6 +90,9 @@ static void s_expect_same(const server *a, const server *b, const shard_client *
         assert_int_equal(ca[w].push_seq, cb[w].push_seq);
         assert_int_equal(ca[w].verdict, cb[w].verdict);
     }
+    /* the count of those done too: a restored shard that counted none
+     * never saw every worker done, so never ended (a mutation passed) */
+    assert_int_equal(a->done_count, b->done_count);
 }
 
 /* sync with Adam (a half-done round and two optimizer moments), ssp
