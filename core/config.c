@@ -53,6 +53,7 @@ static entry *s_add(config *c, const char *section, const char *key,
     e->origin = origin;
     e->line = line;
     e->used = false;
+    e->path = false;
     c->count++;
     return e;
 }
@@ -404,6 +405,15 @@ int config_each(config *c, const char *section,
         }
     }
     return 0;
+}
+
+void config_each_path(const config *c, void (*fn)(void *ctx, const char *path), void *ctx)
+{
+    for (int i = 0; i < c->count; i++) {
+        if (c->entries[i].path && c->entries[i].value[0]) {
+            fn(ctx, c->entries[i].value);
+        }
+    }
 }
 
 int config_each_entry(const config *c,

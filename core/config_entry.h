@@ -17,6 +17,7 @@ typedef struct entry {
     enum origin origin;
     int line;       /* line in the file, for FROM_FILE */
     bool used;
+    bool path;      /* read by config_get_path: a file or folder the run reads */
 } entry;
 
 struct config {

@@ -115,6 +115,7 @@ int config_get_path(config *c, const char *section, const char *key,
     if (!e) {
         return -1;
     }
+    e->path = true;
     char *full = e->value[0] && e->value[0] != '/' ? realpath(e->value, NULL) : NULL;
     if (full && !config_unwritable(key, full)) {   /* a line too long keeps it as written */
         config_set_text(e, full);

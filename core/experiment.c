@@ -7,8 +7,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <cJSON.h>
+
 #include "core/datacache.h"
 #include "core/partition.h"
+#include "core/provenance.h"
 #include "core/run.h"
 
 static const char *const s_modes[] = {"real", "sim", "threads", NULL};
@@ -574,6 +577,39 @@ int experiment_check(experiment *e, error *err)
     return 0;
 }
 
+/* One input file's checksum into the JSON object ctx (regular files: a
+ * folder such as data.path stands for the data files added beside). */
+static void s_add_input(void *ctx, const char *path)
+{
+    struct stat st;
+    char sum[64];
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+        !cJSON_GetObjectItemCaseSensitive(ctx, path)) {
+        cJSON_AddStringToObject(ctx, path, provenance_file_sum(path, sum, sizeof sum));
+    }
+}
+
+/* The files the run reads (the data's, a trace's, a profile's) and their
+ * checksums, into sum->inputs: a file changed since the run shows. */
+static void s_inputs(const experiment *e, run_summary *sum)
+{
+    cJSON *inputs = cJSON_CreateObject();
+    char files[4][4096];
+    error ignored;
+    bool generated = e->data.source == DATA_SYNTHETIC || e->data.source == DATA_REGRESSION;
+    if (!generated && data_files(files, &e->data, &ignored) == 0) {
+        for (int i = 0; i < 4; i++) {
+            s_add_input(inputs, files[i]);
+        }
+    }
+    config_each_path(e->c, s_add_input, inputs);
+    char *text = cJSON_PrintUnformatted(inputs);
+    snprintf(sum->inputs, sizeof sum->inputs, "%s",
+             text && strlen(text) < sizeof sum->inputs ? text : "");
+    free(text);
+    cJSON_Delete(inputs);
+}
+
 void experiment_summary(const experiment *e, run_summary *sum)
 {
     summary_init(sum);
@@ -589,6 +625,7 @@ void experiment_summary(const experiment *e, run_summary *sum)
     sum->seed = e->seed;
     sum->epochs_target = e->epochs;
     sum->blas_threads = backend_blas_threads(&e->backend);
+    s_inputs(e, sum);
     compress_spec_name(&e->compress, sum->compress, sizeof sum->compress);
     if (e->compress.error_feedback && e->compress.kind != COMPRESS_NONE) {
         strncat(sum->compress, "+ef", sizeof sum->compress - strlen(sum->compress) - 1);

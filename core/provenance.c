@@ -7,11 +7,34 @@
 #include <unistd.h>
 
 #include <cblas.h>
+#include <zlib.h>
 #include <zmq.h>
 
 #include "asgd_version.h"
 
 static char s_command[4096];
+
+const char *provenance_file_sum(const char *path, char *out, size_t n)
+{
+    FILE *f = fopen(path, "rbe");
+    unsigned char buf[1 << 16];
+    uLong crc = crc32(0, NULL, 0);
+    long long bytes = 0;
+    size_t got;
+    while (f && (got = fread(buf, 1, sizeof buf, f)) > 0) {
+        crc = crc32(crc, buf, (uInt)got);
+        bytes += (long long)got;
+    }
+    if (!f || ferror(f)) {
+        snprintf(out, n, "unreadable");
+    } else {
+        snprintf(out, n, "crc32 %08lx, %lld bytes", (unsigned long)crc, bytes);
+    }
+    if (f) {
+        fclose(f);
+    }
+    return out;
+}
 
 void provenance_set_command(int argc, char **argv)
 {

@@ -7,6 +7,7 @@
 #define ASGD_PROVENANCE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 typedef struct provenance {
     const char *version;
@@ -24,6 +25,10 @@ typedef struct provenance {
                                  choose kernels, threads and devices, space-separated */
 } provenance;
 
+/* "crc32 1a2b3c4d, 12345 bytes" of the file at path into out (its bytes as
+ * zlib's crc32 sums them), or "unreadable": what a run read, so that a file
+ * changed since shows. Returns out. */
+const char *provenance_file_sum(const char *path, char *out, size_t n);
 /* Records the command line (main calls it first). */
 void provenance_set_command(int argc, char **argv);
 /* This process's provenance. */

@@ -343,6 +343,11 @@ static void s_add_identity(cJSON *j, const run_summary *s)
     cJSON_AddStringToObject(j, "blas", p.blas);
     cJSON_AddStringToObject(j, "zmq", p.zmq);
     cJSON_AddStringToObject(j, "environment", p.environment);
+    cJSON *inputs = s->inputs[0] ? cJSON_Parse(s->inputs) : NULL;
+    cJSON_AddItemToObject(j, "inputs", cJSON_IsObject(inputs) ? inputs : cJSON_CreateObject());
+    if (!cJSON_IsObject(inputs)) {
+        cJSON_Delete(inputs);
+    }
     cJSON *sessions = s->sessions_before[0] ? cJSON_Parse(s->sessions_before) : NULL;
     if (!cJSON_IsArray(sessions)) {
         cJSON_Delete(sessions);

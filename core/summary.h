@@ -135,6 +135,8 @@ typedef struct run_summary {
     long staleness_histogram[SUMMARY_STALENESS_BINS]; /* pushes of staleness k; the last
                                    bin every push of 63 and above, so a mean taken from
                                    it is below staleness_mean when pushes were staler */
+    char inputs[4096];          /* the files the run read, a JSON object of path: checksum
+                                   (experiment_summary); "" for none */
     char sessions_before[8192]; /* a resumed run's earlier sessions, a JSON array of what
                                    made each (summary_take_sessions); "" for none */
     char error[1024];           /* why the run is not complete ("" when it is) */

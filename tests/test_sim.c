@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <cJSON.h>
+#include <zlib.h>
 
 #include "core/experiment.h"
 #include "core/export.h"
@@ -885,6 +886,20 @@ static void test_device_traces_in_virtual_time(void **state)
     assert_true(s_num(traced_dir, "samples") == 313 * 64);
     assert_true(s_num(dir, "samples") == 313 * 64);
     assert_true(s_num(traced_dir, "restarts") == 0);
+    /* the summary names the trace it read, with its checksum (an edited
+     * trace ran again from the run's config.ini without a word) */
+    char *text = s_file(traced_dir, "summary.json");
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    const cJSON *read = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(j, "inputs"), trace);
+    char *bytes = support_read_file(trace), want[64];
+    snprintf(want, sizeof want, "crc32 %08lx, %zu bytes",
+             (unsigned long)crc32(0, (const Bytef *)bytes, (uInt)strlen(bytes)), strlen(bytes));
+    assert_true(cJSON_IsString(read));
+    assert_string_equal(read->valuestring, want);
+    free(bytes);
+    cJSON_Delete(j);
     char *log = s_file(traced_dir, "log.txt");
     assert_non_null(strstr(log, "worker 2 away at 0.020000 s, back at 0.050000 s (trace)"));
     free(log);
