@@ -320,6 +320,30 @@ bool plot_runs_mixed(const plot_runs *set, int g, const char *group_key, const c
     return other >= 0;
 }
 
+/* Whether runs q and r of one group (and one x) are the same config with
+ * the same seed: one run made twice (a run's config.ini run again writes
+ * beside it, as run_id-2). */
+static bool s_repeated(const plot_runs *set, int q, int r, const char *group_key,
+                       const char *x_key)
+{
+    char a[64], b[64], xa[256] = "", xb[256] = "";
+    plot_run_value(&set->runs[q], "seed", a, sizeof a);
+    plot_run_value(&set->runs[r], "seed", b, sizeof b);
+    if (x_key) {
+        plot_run_value(&set->runs[q], x_key, xa, sizeof xa);
+        plot_run_value(&set->runs[r], x_key, xb, sizeof xb);
+    }
+    if (set->runs[q].g != set->runs[r].g || strcmp(a, b) != 0 || strcmp(xa, xb) != 0) {
+        return false;
+    }
+    mixed m = {.first = s_run_config(&set->runs[q]), .group_key = group_key, .x_key = x_key};
+    config *c = m.first ? s_run_config(&set->runs[r]) : NULL;
+    bool same = c && config_each_entry(c, s_compare_entry, &m) == 0;
+    config_destroy(&c);
+    config_destroy(&m.first);
+    return same;
+}
+
 void plot_runs_warn_mixed(const plot_runs *set, const char *group_key, const char *x_key)
 {
     for (int g = 0; g < set->ngroups; g++) {
@@ -327,6 +351,18 @@ void plot_runs_warn_mixed(const plot_runs *set, const char *group_key, const cha
         if (plot_runs_mixed(set, g, group_key, x_key, why, sizeof why)) {
             fprintf(stderr, "asgd plot: %s: %s: its lines and points average them\n",
                     set->groups[g], why);
+        }
+    }
+    for (int r = 0; r < set->count; r++) {
+        for (int q = 0; q < r; q++) {
+            if (s_repeated(set, q, r, group_key, x_key)) {
+                char seed[64];
+                plot_run_value(&set->runs[r], "seed", seed, sizeof seed);
+                fprintf(stderr, "asgd plot: %s: %s and %s are one config with seed %s, run "
+                        "twice: its mean counts that seed twice\n",
+                        set->groups[set->runs[r].g], set->runs[q].dir, set->runs[r].dir, seed);
+                break;
+            }
         }
     }
 }

@@ -56,7 +56,10 @@ bool plot_runs_left_out(const plot_runs *set, char *out, size_t n);
  * a group's lines and points average its runs as if they were seeds. With
  * x_key, only runs at the same x are compared, as only they are averaged
  * into one point (a key that changes with x, such as a default derived
- * from the workers, mixes nothing). */
+ * from the workers, mixes nothing). And for each run that repeats an
+ * earlier one of its group, the same config with the same seed (a run's
+ * config.ini run again writes beside it), both: their mean counts that
+ * seed twice. */
 void plot_runs_warn_mixed(const plot_runs *set, const char *group_key, const char *x_key);
 /* The same test for group g alone: true, with "its runs differ in [S] K (A
  * and B), not only in their seeds (DIR, DIR)" in out, when it averages

@@ -881,6 +881,31 @@ static void test_groups_by_a_long_number_stay_apart(void **state)
     free(script);
 }
 
+/* One config run twice with one seed (a run folder's config.ini run
+ * again writes beside it) is said: the group's mean counts the seed
+ * twice, as if it were two (runs of two seeds are not). */
+static void test_a_seed_run_twice_is_said(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char runs[700], fig[800];
+    snprintf(runs, sizeof runs, "%s/twice", f->out);
+    s_two_runs(f, runs, "experiment.run_id=a", "experiment.run_id=a-2");
+    snprintf(fig, sizeof fig, "%s/twice.png", f->dir);
+    const char *args[] = {"plot", runs, "-o", fig, NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    if (!strstr(f->r.err, "are one config with seed 1, run twice")) {
+        fail_msg("no word of the seed run twice: \"%s\"", f->r.err);
+    }
+    snprintf(runs, sizeof runs, "%s/two-seeds", f->out);
+    s_two_runs(f, runs, "experiment.seed=1", "experiment.seed=2");
+    const char *two[] = {"plot", runs, "-o", fig, NULL};
+    support_run_asgd(&f->r, f->dir, two);
+    assert_int_equal(f->r.status, 0);
+    assert_null(strstr(f->r.err, "run twice"));
+}
+
 /* Staleness past the histogram's last bin (63 and above): the axis says
  * so and gives the run's largest staleness (the label said plain
  * "staleness (updates)" when 99.9% of pushes fell in that bin, and the
@@ -1423,6 +1448,7 @@ int main(void)
         cmocka_unit_test(test_each_group_has_its_own_ideal_line),
         cmocka_unit_test(test_report_names_the_rule_that_ran),
         cmocka_unit_test(test_groups_by_a_long_number_stay_apart),
+        cmocka_unit_test(test_a_seed_run_twice_is_said),
         cmocka_unit_test(test_staleness_axis_ends_past_the_999th_permille),
         cmocka_unit_test(test_staleness_beyond_the_last_bin_is_said),
         cmocka_unit_test(test_overlapping_folders_count_a_run_once),
