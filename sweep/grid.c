@@ -117,9 +117,13 @@ static int s_grid_entry(void *ctx, const char *key, const char *value, int line)
             continue;
         }
         if (k->count == SWEEP_MAX_VALUES || strchr(v, '/')) {
+            /* said before copy, which v points into, is freed (read after:
+             * "too many values" of a path) */
+            error_set(g->err, ERROR_USAGE, "%s:%d: [grid] %s: %s", s->path, line, key,
+                      strchr(v, '/') ? "values may not contain '/' (a run's folder is named by "
+                                       "them)" : "too many values");
             free(copy);
-            return error_set(g->err, ERROR_USAGE, "%s:%d: [grid] %s: %s", s->path, line, key,
-                             strchr(v, '/') ? "values may not contain '/'" : "too many values");
+            return -1;
         }
         if (s_check_repeat(s, k, v, g->err) < 0) {
             free(copy);

@@ -235,8 +235,11 @@ static void test_bad_sweep_files(void **state)
         {"[sweep]\nbase = base.ini\nout = %s\n[grid]\nthis line is wrong\n", "grid.ini:5:"},
         {"[sweep]\nbase = base.ini\nout = %s\nseedz = 1\n", "grid.ini:4: [sweep] seedz"},
         {"[sweep]\nout = %s\n", "[sweep] base"},
+        /* the message was made after its text was freed: "too many values" */
+        {"[sweep]\nbase = base.ini\nout = %s\n[grid]\nsim.trace = a/trace.csv\n",
+         "grid.ini:5: [grid] sim.trace: values may not contain '/'"},
     };
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 7; i++) {
         s_files(f, cases[i][0]);
         const char *args[] = {"sweep", f->config, NULL};
         support_run_asgd(&f->r, f->dir, args);
