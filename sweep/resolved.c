@@ -7,6 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cJSON.h>
+
+#include "core/provenance.h"
+#include "core/run.h"
+
 /* A key looked up in a config by config_each_entry. */
 typedef struct lookup {
     const char *section, *key;
@@ -78,6 +83,45 @@ static config *s_resolved(const config *now, error *err)
     return c;
 }
 
+/* The checksum of path now, remembered for the sweep's other runs (the
+ * data files are read once, not once per run). */
+static const char *s_sum_now(const char *path)
+{
+    enum { REMEMBERED = 16 };
+    static char paths[REMEMBERED][4096], sums[REMEMBERED][64];
+    static int count;
+    for (int i = 0; i < count; i++) {
+        if (strcmp(paths[i], path) == 0) {
+            return sums[i];
+        }
+    }
+    int at = count < REMEMBERED ? count++ : REMEMBERED - 1;
+    snprintf(paths[at], sizeof paths[at], "%s", path);
+    return provenance_file_sum(path, sums[at], sizeof sums[at]);
+}
+
+/* 0 when every file dir's run read (its summary's inputs) is as it was. */
+static int s_inputs_match(const char *dir, error *err)
+{
+    char path[5600];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    cJSON *summary = run_read_json(path);
+    const cJSON *input;
+    int rc = 0;
+    cJSON_ArrayForEach(input, cJSON_GetObjectItemCaseSensitive(summary, "inputs")) {
+        const char *now = s_sum_now(input->string);
+        if (cJSON_IsString(input) && strcmp(input->valuestring, now) != 0) {
+            rc = error_set(err, ERROR_USAGE, "%s: a complete run, but %.1000s changed since it "
+                           "ran (%s then, %s now); give the sweep another [sweep] out or name, "
+                           "or remove the folder to run it again", dir, input->string,
+                           input->valuestring, now);
+            break;
+        }
+    }
+    cJSON_Delete(summary);
+    return rc;
+}
+
 int sweep_resolved_matches(const char *dir, const config *now, error *err)
 {
     char path[5600];
@@ -91,7 +135,8 @@ int sweep_resolved_matches(const char *dir, const config *now, error *err)
     }
     config *resolved = s_resolved(now, err);
     compare cmp = {.ran = ran, .dir = dir, .err = err};
-    int rc = !resolved || config_each_entry(resolved, s_compare, &cmp) != 0 ? -1 : 0;
+    int rc = !resolved || config_each_entry(resolved, s_compare, &cmp) != 0 ||
+                     s_inputs_match(dir, err) < 0 ? -1 : 0;
     config_destroy(&resolved);
     config_destroy(&ran);
     return rc;

@@ -17,7 +17,9 @@
  * experiment.out and experiment.run_id aside (where the folder is, not
  * what ran). Otherwise -1 with err (ERROR_USAGE) naming the folder, the
  * first key that differs with both values, and what to do. Keys only the
- * folder's config.ini has are no difference. */
+ * folder's config.ini has are no difference. Nor may a file the run read
+ * have changed since (summary.json's inputs, checksums): a trace edited
+ * after the run gives another experiment under the same config. */
 int sweep_resolved_matches(const char *dir, const config *now, error *err);
 
 #endif

@@ -395,6 +395,22 @@ static void test_complete_runs_of_a_changed_config(void **state)
     support_run_asgd(&f->r, f->dir, args);
     assert_int_equal(f->r.status, 0);
     assert_non_null(strstr(f->r.out, "2 runs, 0 ran now, 2 already complete"));
+    /* the same config, but a file the runs read changed since: a trace
+     * edited after the runs (they were skipped as done) */
+    char trace[400], grid[1200];
+    snprintf(trace, sizeof trace, "%s/trace.csv", f->dir);
+    support_write_file(trace, "device,speed,bandwidth,latency,off\n0,1,,,\n1,2,,,\n");
+    snprintf(grid, sizeof grid, "[sweep]\nbase = base.ini\nname = traced\nseeds = 1\nout = %s\n"
+             "[grid]\ncluster.workers = 2\ntrain.algorithm = sync\nsim.trace = trace.csv\n",
+             f->out);
+    support_write_file(f->config, grid);
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    support_write_file(trace, "device,speed,bandwidth,latency,off\n0,1,,,\n1,3,,,\n");
+    support_run_asgd(&f->r, f->dir, args);
+    if (f->r.status != 2 || !strstr(f->r.err, "trace.csv changed since it ran")) {
+        fail_msg("status %d, \"%s\" %s", f->r.status, f->r.err, f->r.out);
+    }
 }
 
 /* Counters past 9 digits (push_bytes passes 1e9 within an epoch of a
