@@ -534,7 +534,7 @@ static const char *s_bars(const figure_options *o, plot_runs *set, const figure_
           o->kind == KIND_THROUGHPUT ? s_bar_descending : s_bar_ascending);
     for (int g = 0; g < set->ngroups; g++) {
         char quoted[600];
-        gnuplot_quote(quoted, sizeof quoted, bars[g].label);
+        gnuplot_data_quote(quoted, sizeof quoted, bars[g].label);
         fprintf(f, "%s %.9g %.9g %.9g %d\n", quoted, bars[g].mean, bars[g].lo, bars[g].hi,
                 bars[g].reached);
     }

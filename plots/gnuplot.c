@@ -22,6 +22,23 @@ void gnuplot_quote(char *out, size_t n, const char *text)
     if (n < 3) {
         return;
     }
+    out[at++] = '\'';
+    for (const char *p = text; *p && at + 3 < n; p++) {
+        if (*p == '\'') {
+            out[at++] = '\'';
+        }
+        out[at++] = *p == '\n' ? ' ' : *p;
+    }
+    out[at++] = '\'';
+    out[at] = '\0';
+}
+
+void gnuplot_data_quote(char *out, size_t n, const char *text)
+{
+    size_t at = 0;
+    if (n < 3) {
+        return;
+    }
     out[at++] = '"';
     for (const char *p = text; *p && at + 3 < n; p++) {
         if (*p == '"' || *p == '\\') {

@@ -25,9 +25,15 @@ extern const gnuplot_template gnuplot_templates[];
 /* The template NAME's text; NULL when there is none. */
 const char *gnuplot_template_text(const char *name);
 
-/* A gnuplot string literal of text (quotes and backslashes escaped) into
- * out. */
+/* A gnuplot string literal of text into out, for a script: single-quoted
+ * (a quote doubled), so that nothing in it is run or read as an escape (in
+ * double quotes gnuplot runs what is between backquotes: a run's label
+ * could run a command when its folder was plotted). A line break becomes a
+ * space; a script breaks a line by joining strings ('a'."\n".'b'). */
 void gnuplot_quote(char *out, size_t n, const char *text);
+/* The same for a column of a data file, which gnuplot reads double-quoted
+ * (quotes and backslashes escaped; no substitution is made there). */
+void gnuplot_data_quote(char *out, size_t n, const char *text);
 
 /* Whether a gnuplot is on the PATH. */
 bool gnuplot_available(void);

@@ -329,8 +329,9 @@ static void s_title(char *out, size_t n, const options *o, const plot_runs *set)
 }
 
 /* A quoted gnuplot string broken into lines of about `width` characters,
- * at spaces ("\n" inside double quotes is a newline to gnuplot): a title
- * wider than a column figure is cut off, not wrapped. */
+ * at spaces (the single-quoted parts joined by "\n", a newline to gnuplot
+ * in double quotes): a title wider than a column figure is cut off, not
+ * wrapped. */
 static void s_wrap(char *quoted, size_t n, size_t width)
 {
     char out[1200];
@@ -340,9 +341,10 @@ static void s_wrap(char *quoted, size_t n, size_t width)
     for (const char *p = quoted; *p && at + 3 < sizeof out; p++) {
         const char *next = strchr(p + 1, ' ');
         size_t word = next ? (size_t)(next - p) : strlen(p);
-        if (*p == ' ' && line > 0 && (line + word > width || (long_title && p == colon + 1))) {
-            out[at++] = '\\';
-            out[at++] = 'n';
+        if (*p == ' ' && line > 0 && (line + word > width || (long_title && p == colon + 1)) &&
+            at + 10 < sizeof out) {
+            memcpy(out + at, "'.\"\\n\".'", 8);   /* 'a'."\n".'b': a line break */
+            at += 8;
             line = 0;
             continue;
         }

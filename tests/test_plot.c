@@ -199,7 +199,7 @@ static void test_diverged_runs_are_marked(void **state)
     const char *args[] = {"plot", out, "-o", fig, NULL};
     char *script = s_plot_and_read(f, args, fig, ".gp");
     assert_non_null(strstr(f->r.out, "2 runs, 2 groups"));
-    assert_non_null(strstr(script, "\"wild (diverged)\""));
+    assert_non_null(strstr(script, "'wild (diverged)'"));
     assert_null(strstr(script, "calm (diverged)"));
     free(script);
 }
@@ -375,9 +375,9 @@ static void test_each_output_keeps_its_own_script(void **state)
     s_need_gnuplot();
     char *pdf = s_script(f, "fig.pdf", NULL);
     char *svg = s_script(f, "fig.svg", NULL);
-    assert_non_null(strstr(pdf, "set output \"fig.pdf\""));
-    assert_non_null(strstr(svg, "set output \"fig.svg\""));
-    assert_non_null(strstr(pdf, "stem = \"fig.pdf\""));
+    assert_non_null(strstr(pdf, "set output 'fig.pdf'"));
+    assert_non_null(strstr(svg, "set output 'fig.svg'"));
+    assert_non_null(strstr(pdf, "stem = 'fig.pdf'"));
     char dat[720];
     snprintf(dat, sizeof dat, "%s/fig.pdf-1.dat", f->dir);
     assert_true(s_size(dat) > 0);
@@ -397,26 +397,26 @@ static void test_labels_titles_and_bars(void **state)
     const char *const scaling[] = {"--kind", "scaling", "--y", "final_test_acc", "--group",
                                    "cluster.workers", "--x", "train.lr", "--logx", NULL};
     char *gp = s_script(f, "scaling.png", scaling);
-    assert_non_null(strstr(gp, "ylabel = \"final test accuracy\""));
-    assert_non_null(strstr(gp, "\"workers = 1\", \"workers = 2\""));
+    assert_non_null(strstr(gp, "ylabel = 'final test accuracy'"));
+    assert_non_null(strstr(gp, "'workers = 1', 'workers = 2'"));
     free(gp);
     const char *const by_workers[] = {"--kind", "scaling", "--group", "train.algorithm",
                                       "--logx", NULL};
     gp = s_script(f, "speedup.png", by_workers);
     assert_non_null(strstr(gp, "set xtics (\"1\" 1, \"2\" 2)"));
-    assert_non_null(strstr(gp, "speedup_label = \"speed-up over 1 worker\""));
-    assert_non_null(strstr(gp, "xlabel = \"workers\""));
-    assert_non_null(strstr(gp, "ylabel = \"samples/s\""));
+    assert_non_null(strstr(gp, "speedup_label = 'speed-up over 1 worker'"));
+    assert_non_null(strstr(gp, "xlabel = 'workers'"));
+    assert_non_null(strstr(gp, "ylabel = 'samples/s'"));
     /* each point is the mean of its 2 seeds (once said 4: the group's runs) */
-    assert_non_null(strstr(gp, "figure_title = \"Samples/s against workers:\\nsoftmax on "
-                               "synthetic, mean of 2 runs, simulated\""));
+    assert_non_null(strstr(gp, "figure_title = 'Samples/s against workers:'.\"\\n\".'softmax on "
+                               "synthetic, mean of 2 runs, simulated'"));
     free(gp);
     const char *const missed[] = {"--kind", "time-to-accuracy", "--target", "0.999", NULL};
     gp = s_script(f, "tta.png", missed);
     /* no run reaches it: no bar is a mean of any (once "mean of 4 runs") */
-    assert_non_null(strstr(gp, "figure_title = \"Time to test accuracy 0.999:\\nsoftmax on "
-                               "synthetic, simulated\""));
-    assert_non_null(strstr(gp, "ylabel = \"time to test accuracy 0.999 (s)\""));
+    assert_non_null(strstr(gp, "figure_title = 'Time to test accuracy 0.999:'.\"\\n\".'softmax on "
+                               "synthetic, simulated'"));
+    assert_non_null(strstr(gp, "ylabel = 'time to test accuracy 0.999 (s)'"));
     free(gp);
     char path[720];
     snprintf(path, sizeof path, "%s/tta.png-1.dat", f->dir);
@@ -906,6 +906,33 @@ static void test_a_seed_run_twice_is_said(void **state)
     assert_null(strstr(f->r.err, "run twice"));
 }
 
+/* Nothing a run folder or an option holds is run by gnuplot: in double
+ * quotes gnuplot runs what is between backquotes, and a label of
+ * x`touch FILE` in a run's config.ini ran when its folder was plotted or
+ * reported (so did --title). Quotes in a label are drawn as they are. */
+static void test_nothing_in_a_label_is_run(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char runs[700], fig[800], ran[800], label[900], title[900], page[800];
+    snprintf(runs, sizeof runs, "%s/hostile", f->out);
+    snprintf(ran, sizeof ran, "%s/ran", f->dir);
+    snprintf(label, sizeof label, "experiment.label=it's `touch %s`", ran);
+    snprintf(title, sizeof title, "a `touch %s` \"b\"", ran);
+    s_two_runs(f, runs, label, "experiment.label=plain");
+    snprintf(fig, sizeof fig, "%s/hostile.png", f->dir);
+    const char *args[] = {"plot", runs, "-o", fig, "--title", title, NULL};
+    char *script = s_plot_and_read(f, args, fig, ".gp");
+    assert_int_equal(access(ran, F_OK), -1);
+    assert_non_null(strstr(script, "'it''s `touch "));
+    free(script);
+    snprintf(page, sizeof page, "%s/hostile-report", f->dir);
+    const char *report[] = {"report", runs, "-o", page, NULL};
+    support_run_asgd(&f->r, f->dir, report);
+    assert_int_equal(f->r.status, 0);
+    assert_int_equal(access(ran, F_OK), -1);
+}
+
 /* Staleness past the histogram's last bin (63 and above): the axis says
  * so and gives the run's largest staleness (the label said plain
  * "staleness (updates)" when 99.9% of pushes fell in that bin, and the
@@ -925,8 +952,8 @@ static void test_staleness_beyond_the_last_bin_is_said(void **state)
     char *gp = support_read_file(sum);
     assert_non_null(gp);
     char want[120];
-    snprintf(want, sizeof want, "xlabel = \"staleness (updates; 63 stands for 63 and more, "
-             "largest %d)\"", 119);   /* hogwild: the pushes of the 119 others */
+    snprintf(want, sizeof want, "xlabel = 'staleness (updates; 63 stands for 63 and more, "
+             "largest %d)'", 119);   /* hogwild: the pushes of the 119 others */
     if (!strstr(gp, want)) {
         const char *at = strstr(gp, "xlabel");
         fail_msg("want %s; the script says %.100s", want, at ? at : "(no xlabel)");
@@ -972,7 +999,7 @@ static void test_each_group_has_its_own_ideal_line(void **state)
     char *gp = s_plot_and_read(f, args, fig, ".gp");
     s_expect_figure(fig);
     assert_non_null(strstr(gp, "one_ideal = 0"));
-    assert_non_null(strstr(gp, "speedup_label = \"speed-up over each group's fewest workers\""));
+    assert_non_null(strstr(gp, "speedup_label = 'speed-up over each group''s fewest workers'"));
     free(gp);
     int seen = 0;
     for (int g = 1; g <= 2; g++) {   /* x mean min max speedup ideal, the ideal over its first x */
@@ -1449,6 +1476,7 @@ int main(void)
         cmocka_unit_test(test_report_names_the_rule_that_ran),
         cmocka_unit_test(test_groups_by_a_long_number_stay_apart),
         cmocka_unit_test(test_a_seed_run_twice_is_said),
+        cmocka_unit_test(test_nothing_in_a_label_is_run),
         cmocka_unit_test(test_staleness_axis_ends_past_the_999th_permille),
         cmocka_unit_test(test_staleness_beyond_the_last_bin_is_said),
         cmocka_unit_test(test_overlapping_folders_count_a_run_once),
