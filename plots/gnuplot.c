@@ -65,21 +65,25 @@ bool gnuplot_available(void)
     return false;
 }
 
-int gnuplot_draw(const char *dir, const char *script, error *err)
+int gnuplot_draw(const char *dir, const char *script, const char *stem, const char *figure,
+                 error *err)
 {
     fflush(NULL);
     FILE *pipe = popen("gnuplot", "w");
     if (!pipe) {
         return error_set(err, ERROR_RUNTIME, "cannot start gnuplot: %s", strerror(errno));
     }
-    char quoted_dir[4200], quoted_script[2200];
+    char quoted_dir[4200], quoted_script[2200], quoted_stem[2200], quoted_figure[2200];
     gnuplot_quote(quoted_dir, sizeof quoted_dir, dir);
     gnuplot_quote(quoted_script, sizeof quoted_script, script);
-    fprintf(pipe, "cd %s\nload %s\n", quoted_dir, quoted_script);
+    gnuplot_quote(quoted_stem, sizeof quoted_stem, stem);
+    gnuplot_quote(quoted_figure, sizeof quoted_figure, figure);
+    fprintf(pipe, "cd %s\nstem = %s\nfigure_file = %s\nload %s\n", quoted_dir, quoted_stem,
+            quoted_figure, quoted_script);
     int status = pclose(pipe);
     if (status != 0) {
-        return error_set(err, ERROR_RUNTIME, "gnuplot failed on %s/%s (status %d)", dir, script,
-                         status);
+        return error_set(err, ERROR_RUNTIME, "gnuplot failed (status %d; its messages are "
+                         "above)", status);
     }
     return 0;
 }

@@ -38,7 +38,11 @@ void gnuplot_data_quote(char *out, size_t n, const char *text);
 /* Whether a gnuplot is on the PATH. */
 bool gnuplot_available(void);
 
-/* Runs gnuplot on script (a file name in dir) from dir. */
-int gnuplot_draw(const char *dir, const char *script, error *err);
+/* Runs gnuplot on script (a file name in dir) from dir, its data files'
+ * stem and its figure's file given (the script takes them where they are
+ * not: the names it is kept under), so that a figure is drawn from and
+ * into temporary files, renamed once whole. */
+int gnuplot_draw(const char *dir, const char *script, const char *stem, const char *figure,
+                 error *err);
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/suggest.h"
 #include "plots/figures.h"
@@ -44,11 +45,14 @@ static int s_kind(const char *name, error *err)
                      "scaling, staleness, time-to-accuracy, throughput", name);
 }
 
-/* "LO:HI" with numbers (either may be left out: "0.8:"). */
+/* "LO:HI" with finite numbers, LO below HI (either may be left out:
+ * "0.8:"); 5:1 or nan reached gnuplot, which failed with a page of its
+ * own. */
 static int s_check_range(const char *option, const char *value, error *err)
 {
     const char *colon = strchr(value, ':');
     bool ok = colon != NULL;
+    double ends[2] = {-INFINITY, INFINITY};
     for (int side = 0; ok && side < 2; side++) {
         const char *at = side ? colon + 1 : value;
         size_t len = side ? strlen(at) : (size_t)(colon - value);
@@ -56,12 +60,26 @@ static int s_check_range(const char *option, const char *value, error *err)
         char part[64];
         snprintf(part, sizeof part, "%.*s", (int)(len < 63 ? len : 63), at);
         if (len > 0) {
-            strtod(part, &end);
-            ok = len < 63 && *end == '\0' && end != part;
+            ends[side] = strtod(part, &end);
+            ok = len < 63 && *end == '\0' && end != part && isfinite(ends[side]);
         }
     }
-    return ok ? 0 : error_set(err, ERROR_USAGE, "asgd plot: %s %s: expected LO:HI, numbers "
-                              "(either may be left out, as in 0.8:)", option, value);
+    ok = ok && ends[0] < ends[1];
+    return ok ? 0 : error_set(err, ERROR_USAGE, "asgd plot: %s %s: expected LO:HI, finite "
+                              "numbers with LO below HI (either may be left out, as in 0.8:)",
+                              option, value);
+}
+
+static const char *const s_known[] = {"-o", "--kind", "--group", "--x", "--y", "--title",
+                                      "--target", "--size", "--logx", "--logy", "--xrange",
+                                      "--yrange", NULL};
+
+/* An option that is none of s_known, with the nearest that is. */
+static int s_unknown(const char *a, error *err)
+{
+    const char *near = suggest_nearest(a, s_known);
+    return error_set(err, ERROR_USAGE, "asgd plot: unknown option %s%s%s%s", a,
+                     near ? "; did you mean " : "", near ? near : "", near ? "?" : "");
 }
 
 /* One option with its value (argv[i + 1]); -1 when it is unknown. */
@@ -82,7 +100,12 @@ static int s_option(options *o, const char *a, const char *value, error *err)
     } else if (strcmp(a, "--title") == 0) {
         o->title = value;
     } else if (strcmp(a, "--target") == 0) {
-        o->figure.target = strtod(value, NULL);
+        char *end;
+        o->figure.target = strtod(value, &end);
+        if (*end || end == value || !(o->figure.target > 0 && o->figure.target <= 1)) {
+            return error_set(err, ERROR_USAGE, "asgd plot: --target %s: expected a test "
+                             "accuracy above 0, at most 1", value);
+        }
     } else if (strcmp(a, "--xrange") == 0 || strcmp(a, "--yrange") == 0) {
         if (s_check_range(a, value, err) < 0) {
             return -1;
@@ -96,12 +119,7 @@ static int s_option(options *o, const char *a, const char *value, error *err)
                              "page, slide", value);
         }
     } else {
-        static const char *const known[] = {"-o", "--kind", "--group", "--x", "--y", "--title",
-                                            "--target", "--size", "--logx", "--logy",
-                                            "--xrange", "--yrange", NULL};
-        const char *near = suggest_nearest(a, known);
-        return error_set(err, ERROR_USAGE, "asgd plot: unknown option %s%s%s%s", a,
-                         near ? "; did you mean " : "", near ? near : "", near ? "?" : "");
+        return s_unknown(a, err);
     }
     return 0;
 }
@@ -115,7 +133,12 @@ static int s_parse(options *o, int argc, char **argv, error *err)
         if (strcmp(a, "--logx") == 0 || strcmp(a, "--logy") == 0) {
             *(a[5] == 'x' ? &o->logx : &o->logy) = true;
         } else if (a[0] == '-' && i + 1 == argc) {
-            return error_set(err, ERROR_USAGE, "asgd plot: %s needs a value", a);
+            bool known = false;
+            for (int k = 0; s_known[k]; k++) {
+                known = known || strcmp(a, s_known[k]) == 0;
+            }
+            return known ? error_set(err, ERROR_USAGE, "asgd plot: %s needs a value", a)
+                         : s_unknown(a, err);
         } else if (a[0] == '-') {
             if (s_option(o, a, argv[++i], err) < 0) {
                 return -1;
@@ -137,6 +160,10 @@ static int s_parse(options *o, int argc, char **argv, error *err)
         strcmp(f->x, "updates")) {
         return error_set(err, ERROR_USAGE, "asgd plot: --x %s: convergence plots against "
                          "time, epoch or updates", f->x);
+    }
+    if (f->kind == KIND_CONVERGENCE && strcmp(f->y, "acc") && strcmp(f->y, "loss")) {
+        return error_set(err, ERROR_USAGE, "asgd plot: --y %s: convergence plots acc or loss "
+                         "(it drew acc)", f->y);
     }
     if (!o->out || o->ndirs == 0) {
         return error_set(err, ERROR_USAGE, "%s", s_usage);
@@ -362,11 +389,13 @@ static void s_prologue(FILE *gp, const options *o, const plot_runs *set, const f
     char quoted[1200];
     fprintf(gp, "# %s drawn by asgd plot from %d runs; redraw with: gnuplot %s.gp\n", file,
             set->count, pl->stem);
+    /* asgd plot gives both as temporary files (gnuplot_draw) */
     gnuplot_quote(quoted, sizeof quoted, file);
-    fprintf(gp, "set terminal %s\nset output %s\n", terminal, quoted);
+    fprintf(gp, "if (!exists(\"figure_file\")) figure_file = %s\n", quoted);
+    fprintf(gp, "set terminal %s\nset output figure_file\n", terminal);
     gnuplot_quote(quoted, sizeof quoted, pl->stem);
-    fprintf(gp, "stem = %s\ngroups = %d\narray titles[%d] = [", quoted, set->ngroups,
-            set->ngroups);
+    fprintf(gp, "if (!exists(\"stem\")) stem = %s\ngroups = %d\narray titles[%d] = [", quoted,
+            set->ngroups, set->ngroups);
     for (int g = 0; g < set->ngroups; g++) {
         char legend[300], title[320];
         label_group(legend, sizeof legend, o->group, set->groups[g]);
@@ -395,30 +424,107 @@ static void s_prologue(FILE *gp, const options *o, const plot_runs *set, const f
     s_styles(gp, set->ngroups);
 }
 
-/* Writes DIR/STEM.gp and the data files; runs gnuplot on it. */
+/* Whether the figure at path is whole: not empty, and ending as its
+ * format ends (gnuplot exits 0 when its write failed, on a full disk a
+ * figure of 0 bytes or cut short). */
+static bool s_whole(const char *path, const char *ext)
+{
+    FILE *f = fopen(path, "rbe");
+    char tail[64] = {0};
+    long size = f && fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    long n = size < (long)sizeof tail ? size : (long)sizeof tail;
+    bool read = f && size > 0 && fseek(f, size - n, SEEK_SET) == 0 &&
+                fread(tail, 1, (size_t)n, f) == (size_t)n;
+    if (f) {
+        fclose(f);
+    }
+    if (!read) {
+        return false;
+    }
+    static const unsigned char png_end[8] = {'I', 'E', 'N', 'D', 0xae, 0x42, 0x60, 0x82};
+    if (strcmp(ext, ".png") == 0) {
+        return n >= 8 && memcmp(tail + n - 8, png_end, 8) == 0;
+    }
+    const char *mark = strcmp(ext, ".pdf") == 0 ? "%%EOF" : "</svg>";
+    for (long i = 0; i + (long)strlen(mark) <= n; i++) {
+        if (memcmp(tail + i, mark, strlen(mark)) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* DIR/STEM-N.dat for N = 1, 2 ... that exist, renamed to TO's stem, or
+ * (to NULL) removed. Returns -1 (err set) where a rename fails. */
+static int s_move_data(const char *dir, const char *stem, const char *to, error *err)
+{
+    for (int g = 1; ; g++) {
+        char from[6400], dest[6400];
+        snprintf(from, sizeof from, "%s/%.1100s-%d.dat", dir, stem, g);
+        if (access(from, F_OK) != 0) {
+            return 0;
+        }
+        snprintf(dest, sizeof dest, "%s/%.1100s-%d.dat", dir, to ? to : "", g);
+        if (!to) {
+            remove(from);
+        } else if (rename(from, dest) != 0) {
+            return error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", dest, strerror(errno));
+        }
+    }
+}
+
+/* Writes DIR/STEM.gp and the data files and runs gnuplot on them, all
+ * under a temporary stem, then renames each to its own name once the
+ * figure is whole: a failure (gnuplot's, a full disk, a wrong option)
+ * leaves the figure, script and data of an earlier run as they were. */
 static int s_draw(const options *o, plot_runs *set, const figure_place *pl, const char *file,
                   const char *terminal, error *err)
 {
-    char gp_path[5200];
+    figure_place tmp = *pl;
+    snprintf(tmp.stem, sizeof tmp.stem, ".%.900s.%ld.tmp", pl->stem, (long)getpid());
+    char gp_path[5200], tmp_gp[5200], figure[5200], tmp_figure[5200], tmp_file[1100];
     snprintf(gp_path, sizeof gp_path, "%s/%s.gp", pl->dir, pl->stem);
-    FILE *gp = fopen(gp_path, "w");
+    snprintf(tmp_gp, sizeof tmp_gp, "%s/%s.gp", tmp.dir, tmp.stem);
+    snprintf(figure, sizeof figure, "%s/%s", pl->dir, file);
+    snprintf(tmp_file, sizeof tmp_file, "%.1000s%s", tmp.stem, strrchr(file, '.'));
+    snprintf(tmp_figure, sizeof tmp_figure, "%s/%s", tmp.dir, tmp_file);
+    FILE *gp = fopen(tmp_gp, "w");
     if (!gp) {
         return error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", gp_path, strerror(errno));
     }
     s_prologue(gp, o, set, pl, file, terminal);
-    const char *kind = figure_write(&o->figure, set, pl, gp, err);
+    const char *kind = figure_write(&o->figure, set, &tmp, gp, err);
     if (kind) {
         fprintf(gp, "\n%s\n%s", gnuplot_template_text("style"), gnuplot_template_text(kind));
     }
+    int rc = 0;
     if (fclose(gp) != 0 && kind) {
-        return error_set(err, ERROR_RUNTIME, "%s: cannot write", gp_path);
-    }
-    if (!kind) {
-        return -1;
+        rc = error_set(err, ERROR_RUNTIME, "%s: cannot write (is the disk full?)", gp_path);
     }
     char script[1100];
-    snprintf(script, sizeof script, "%.1000s.gp", pl->stem);
-    return gnuplot_draw(pl->dir, script, err);
+    snprintf(script, sizeof script, "%.1000s.gp", tmp.stem);
+    if (rc == 0 && kind && gnuplot_draw(tmp.dir, script, tmp.stem, tmp_file, err) < 0) {
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err->msg);
+        rc = error_set(err, ERROR_RUNTIME, "%s: %s", figure, why);
+    } else if (!kind) {
+        rc = -1;
+    }
+    if (rc == 0 && !s_whole(tmp_figure, strrchr(file, '.'))) {
+        rc = error_set(err, ERROR_RUNTIME, "%s: gnuplot could not write it whole (is the disk "
+                       "full?)", figure);
+    }
+    if (rc == 0 && s_move_data(tmp.dir, tmp.stem, pl->stem, err) < 0) {
+        rc = -1;
+    } else if (rc == 0 && (rename(tmp_gp, gp_path) != 0 || rename(tmp_figure, figure) != 0)) {
+        rc = error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", figure, strerror(errno));
+    }
+    if (rc < 0) {
+        s_move_data(tmp.dir, tmp.stem, NULL, err);
+        remove(tmp_gp);
+        remove(tmp_figure);
+    }
+    return rc;
 }
 
 int plot_main(int argc, char **argv, error *err)

@@ -375,8 +375,8 @@ static void test_each_output_keeps_its_own_script(void **state)
     s_need_gnuplot();
     char *pdf = s_script(f, "fig.pdf", NULL);
     char *svg = s_script(f, "fig.svg", NULL);
-    assert_non_null(strstr(pdf, "set output 'fig.pdf'"));
-    assert_non_null(strstr(svg, "set output 'fig.svg'"));
+    assert_non_null(strstr(pdf, "figure_file = 'fig.pdf'"));
+    assert_non_null(strstr(svg, "figure_file = 'fig.svg'"));
     assert_non_null(strstr(pdf, "stem = 'fig.pdf'"));
     char dat[720];
     snprintf(dat, sizeof dat, "%s/fig.pdf-1.dat", f->dir);
@@ -933,6 +933,57 @@ static void test_nothing_in_a_label_is_run(void **state)
     assert_int_equal(access(ran, F_OK), -1);
 }
 
+/* A plot that fails leaves the figure, script and data an earlier one
+ * made as they were, and no file of its own: gnuplot refusing a range
+ * (the figure was left at 0 bytes), a full disk (gnuplot exits 0 after a
+ * failed write: a figure cut short, and exit 0), a wrong option (the
+ * script was cut to a piece before the refusal). */
+static void test_a_failed_plot_keeps_the_last_one(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char fig[800], gp_path[820];
+    char *before = s_script(f, "kept.png", NULL);
+    snprintf(fig, sizeof fig, "%s/kept.png", f->dir);
+    snprintf(gp_path, sizeof gp_path, "%s.gp", fig);
+    long size = s_size(fig);
+    const char *wrong[][3] = {{"--xrange", "5:1", NULL}, {"--target", "abc", NULL},
+                              {"--kind", "scaling", "--x"}, {"--y", "bogus", NULL}};
+    for (int i = 0; i < 4; i++) {
+        const char *args[] = {"plot", s_runs, "-o", fig, wrong[i][0], wrong[i][1], wrong[i][2],
+                              wrong[i][2] ? "bogus" : NULL, NULL};
+        support_run_asgd(&f->r, f->dir, args);
+        if (f->r.status != 2 || (i != 2 && strchr(f->r.err, '\n') !=   /* one line */
+                                                f->r.err + strlen(f->r.err) - 1)) {
+            fail_msg("%s %s: status %d, \"%s\"", wrong[i][0], wrong[i][1], f->r.status,
+                     f->r.err);
+        }
+    }
+    /* the figure (45 KB) past the limit, its script and data within */
+    const char *args[] = {"plot", s_runs, "-o", fig, NULL};
+    support_run_asgd_limited(&f->r, f->dir, args, 12000);
+    if (f->r.status != 1 || !strstr(f->r.err, "kept.png: gnuplot could not write it whole")) {
+        fail_msg("full disk: status %d, \"%s\"", f->r.status, f->r.err);
+    }
+    assert_true(s_size(fig) == size);
+    s_expect_figure(fig);
+    char *after = support_read_file(gp_path);
+    assert_string_equal(after, before);
+    free(after);
+    free(before);
+    char pattern[820];
+    snprintf(pattern, sizeof pattern, "%s/.kept.png.*", f->dir);
+    glob_t left;
+    if (glob(pattern, 0, NULL, &left) == 0) {
+        fail_msg("left behind: %s", left.gl_pathv[0]);
+    }
+    /* an option without its value, or unknown, is said as such */
+    const char *last[] = {"plot", s_runs, "-o", fig, "--bogus", NULL};
+    support_run_asgd(&f->r, f->dir, last);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "unknown option --bogus"));
+}
+
 /* Staleness past the histogram's last bin (63 and above): the axis says
  * so and gives the run's largest staleness (the label said plain
  * "staleness (updates)" when 99.9% of pushes fell in that bin, and the
@@ -1477,6 +1528,7 @@ int main(void)
         cmocka_unit_test(test_groups_by_a_long_number_stay_apart),
         cmocka_unit_test(test_a_seed_run_twice_is_said),
         cmocka_unit_test(test_nothing_in_a_label_is_run),
+        cmocka_unit_test(test_a_failed_plot_keeps_the_last_one),
         cmocka_unit_test(test_staleness_axis_ends_past_the_999th_permille),
         cmocka_unit_test(test_staleness_beyond_the_last_bin_is_said),
         cmocka_unit_test(test_overlapping_folders_count_a_run_once),
