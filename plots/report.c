@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cJSON.h>
 
@@ -328,9 +329,11 @@ static void s_differences(doc *d, const plot_runs *set, const char *names)
     free(c.values);
 }
 
-/* The figures, each drawn by asgd plot into out. */
-static void s_figures(doc *d, const plot_runs *set, const char *out, const char *const *dirs,
-                      int ndirs, const char *target)
+/* The figures, each drawn by asgd plot into out: one that has nothing to
+ * show is said on the page; one that could not be drawn (gnuplot failed,
+ * the disk is full) fails the report, err set. */
+static int s_figures(doc *d, const plot_runs *set, const char *out, const char *const *dirs,
+                     int ndirs, const char *target, error *err)
 {
     static const char *const kinds[] = {"convergence", "time-to-accuracy", "throughput",
                                         "staleness"};
@@ -338,7 +341,7 @@ static void s_figures(doc *d, const plot_runs *set, const char *out, const char 
     if (!gnuplot_available()) {
         s_para(d, "No figures: gnuplot is not installed (apt-get install gnuplot-nox), and "
                "asgd report draws them with it.");
-        return;
+        return 0;
     }
     /* a group whose runs differ in more than their seeds (real and
      * simulated time, another compressor) is one line or bar all the same:
@@ -364,13 +367,17 @@ static void s_figures(doc *d, const plot_runs *set, const char *out, const char 
         for (int k = 0; k < 8; k++) {
             argv[argc++] = (char *)rest[k];
         }
-        error err = {0};
-        if (plot_main(argc, argv, &err) < 0) {
-            s_para(d, "%s: not drawn: %s", kinds[i], err.msg);
+        error why = {0};
+        if (plot_main(argc, argv, &why) < 0 && why.status != ERROR_USAGE) {
+            *err = why;
+            return -1;
+        } else if (why.msg[0]) {
+            s_para(d, "%s: not drawn: %s", kinds[i], why.msg);
         } else {
             s_image(d, file, kinds[i]);
         }
     }
+    return 0;
 }
 
 static void s_provenance(doc *d, const plot_runs *set, const char *names)
@@ -407,6 +414,8 @@ static int s_parse(report_options *o, int argc, char **argv, error *err)
         const char *a = argv[i];
         if ((strcmp(a, "-o") == 0 || strcmp(a, "--target") == 0) && i + 1 < argc) {
             *(a[1] == 'o' ? &o->out : &o->target) = argv[++i];
+        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--target") == 0) {
+            return error_set(err, ERROR_USAGE, "asgd report: %s needs a value", a);
         } else if (a[0] == '-') {
             static const char *const known[] = {"-o", "--target", NULL};
             const char *near = suggest_nearest(a, known);
@@ -435,17 +444,26 @@ static int s_parse(report_options *o, int argc, char **argv, error *err)
 int report_main(int argc, char **argv, error *err)
 {
     report_options o;
-    if (s_parse(&o, argc, argv, err) < 0 || run_make_dirs(o.out, err) < 0) {
+    if (s_parse(&o, argc, argv, err) < 0) {
         return -1;
     }
     plot_runs set;
+    /* the runs first: a mistyped folder was made (empty) before it was read */
     if (plot_runs_collect(&set, o.dirs, o.ndirs, "experiment.label", err) < 0) {
         return -1;
     }
-    char md_path[4200], html_path[4200];
+    if (run_make_dirs(o.out, err) < 0) {
+        plot_runs_free(&set);
+        return -1;
+    }
+    /* both pages written under temporary names and renamed once whole: a
+     * failure (a full disk, Ctrl-C) leaves the last report as it was */
+    char md_path[4200], html_path[4200], md_tmp[4300], html_tmp[4300];
     snprintf(md_path, sizeof md_path, "%s/report.md", o.out);
     snprintf(html_path, sizeof html_path, "%s/report.html", o.out);
-    doc d = {.md = fopen(md_path, "w"), .html = fopen(html_path, "w")};
+    snprintf(md_tmp, sizeof md_tmp, "%s/.report.md.%ld.tmp", o.out, (long)getpid());
+    snprintf(html_tmp, sizeof html_tmp, "%s/.report.html.%ld.tmp", o.out, (long)getpid());
+    doc d = {.md = fopen(md_tmp, "w"), .html = fopen(html_tmp, "w")};
     char *names = s_names(&set);
     int rc = 0;
     if (!names) {
@@ -475,13 +493,21 @@ int report_main(int argc, char **argv, error *err)
         }
         s_summaries(&d, &set, names);
         s_differences(&d, &set, names);
-        s_figures(&d, &set, o.out, o.dirs, o.ndirs, o.target);
+        rc = s_figures(&d, &set, o.out, o.dirs, o.ndirs, o.target, err);
         s_provenance(&d, &set, names);
         fputs("</body></html>\n", d.html);
     }
-    if ((d.md && fclose(d.md) != 0) || (d.html && fclose(d.html) != 0)) {
-        rc = rc < 0 ? rc : error_set(err, ERROR_RUNTIME, "%s: cannot write (is the disk "
-                                     "full?)", o.out);
+    bool md_ok = d.md && fclose(d.md) == 0, html_ok = d.html && fclose(d.html) == 0;
+    if (rc == 0 && (!md_ok || !html_ok)) {
+        rc = error_set(err, ERROR_RUNTIME, "%s: cannot write (is the disk full?)",
+                       md_ok ? html_path : md_path);
+    }
+    if (rc == 0 && (rename(md_tmp, md_path) != 0 || rename(html_tmp, html_path) != 0)) {
+        rc = error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", o.out, strerror(errno));
+    }
+    if (rc < 0) {
+        remove(md_tmp);
+        remove(html_tmp);
     }
     if (rc == 0) {
         printf("%s %s (%d runs)\n", md_path, html_path, set.count);

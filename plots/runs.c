@@ -376,18 +376,26 @@ int plot_runs_collect(plot_runs *set, const char *const *dirs, int ndirs, const 
         return error_set(err, ERROR_RUNTIME, "out of memory");
     }
     for (int i = 0; i < ndirs; i++) {
+        struct stat st;
+        if (stat(dirs[i], &st) != 0 || !S_ISDIR(st.st_mode)) {
+            /* a mistyped one of several dropped its runs without a word */
+            error_set(err, ERROR_USAGE, "%s: %s", dirs[i], stat(dirs[i], &st) != 0
+                      ? "no such folder" : "not a folder of runs");
+            plot_runs_free(set);
+            return -1;
+        }
         s_collect(set, dirs[i], 4);
     }
     if (set->count == 0) {
         char left[1200];
         bool any = plot_runs_left_out(set, left, sizeof left);
-        error_set(err, ERROR_USAGE, "asgd plot: no complete run folders under %s%s%s%s",
+        error_set(err, ERROR_USAGE, "no complete run folders under %s%s%s%s",
                   dirs[0], ndirs > 1 ? " and the others" : "", any ? "; " : "", left);
         plot_runs_free(set);
         return -1;
     }
     if (set->too_many) {
-        error_set(err, ERROR_USAGE, "asgd plot: more than %d complete runs under %s%s: give "
+        error_set(err, ERROR_USAGE, "more than %d complete runs under %s%s: give "
                   "fewer folders (a figure of the first %d would look like one of all)",
                   PLOT_MAX_RUNS, dirs[0], ndirs > 1 ? " and the others" : "", PLOT_MAX_RUNS);
         plot_runs_free(set);
@@ -400,7 +408,7 @@ int plot_runs_collect(plot_runs *set, const char *const *dirs, int ndirs, const 
             snprintf(run->group, sizeof run->group, "(no %s)", group_key);
         }
         if ((run->g = s_group_index(set, run->group)) < 0) {
-            error_set(err, ERROR_USAGE, "asgd plot: more than %d groups of %s",
+            error_set(err, ERROR_USAGE, "more than %d groups of %s",
                       PLOT_MAX_GROUPS, group_key);
             plot_runs_free(set);
             return -1;

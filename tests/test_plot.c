@@ -681,6 +681,23 @@ static void test_report(void **state)
         assert_non_null(strstr(html, "<img src=\"report-convergence.png\""));
         snprintf(path, sizeof path, "%s/report-convergence.png", out);
         s_expect_figure(path);
+        /* a full disk: exit 1 (it was 0, with a figure cut short and the
+         * page saying "not drawn"), the last report kept whole */
+        support_run_asgd_limited(&f->r, f->dir, args, 12000);
+        if (f->r.status != 1 || !strstr(f->r.err, "could not write it whole")) {
+            fail_msg("report on a full disk: status %d, \"%s\"", f->r.status, f->r.err);
+        }
+        s_expect_figure(path);
+        snprintf(path, sizeof path, "%s/report.md", out);
+        char *kept = support_read_file(path);
+        assert_string_equal(kept, md);
+        free(kept);
+        char pattern[820];
+        snprintf(pattern, sizeof pattern, "%s/.*.tmp*", out);
+        glob_t left;
+        if (glob(pattern, 0, NULL, &left) == 0) {
+            fail_msg("left behind: %s", left.gl_pathv[0]);
+        }
     }
     free(md);
     free(html);
@@ -739,7 +756,20 @@ static void test_errors(void **state)
     const char *none[] = {"plot", "/nonexistent", "-o", out, NULL};
     support_run_asgd(&f->r, f->dir, none);
     assert_int_equal(f->r.status, 2);
-    assert_non_null(strstr(f->r.err, "no complete run folders"));
+    assert_non_null(strstr(f->r.err, "/nonexistent: no such folder"));
+    /* one mistyped folder of several (its runs were dropped without a
+     * word), and for the report too, which made it before it looked */
+    const char *one_wrong[] = {"plot", s_runs, "/nonexistent", "-o", out, NULL};
+    support_run_asgd(&f->r, f->dir, one_wrong);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "/nonexistent: no such folder"));
+    char typo[700];
+    snprintf(typo, sizeof typo, "%s/no-such-runs", f->dir);
+    const char *report[] = {"report", typo, NULL};
+    support_run_asgd(&f->r, f->dir, report);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "no-such-runs: no such folder"));
+    assert_int_equal(access(typo, F_OK), -1);
 }
 
 /* Bars mark a diverged group as the line plots' legends do: its bar (of
