@@ -130,6 +130,14 @@ static int s_resume(const char *dir, experiment *e, run *r, error *err)
      * part of the model over, and count the run as one */
     for (int k = 0; k < e->servers; k++) {
         checkpoint_path(path, sizeof path, dir, k);
+        shard_stats st;
+        error why;
+        if (access(path, R_OK) == 0 && checkpoint_stats(path, &st, &why) < 0) {
+            /* refused before the launch: a failed session rewrote the
+             * summary (startup_s below 0, a resume that never was) */
+            return error_set(err, ERROR_USAGE, "%s: shard %d's checkpoint is damaged (%s); run "
+                             "it again with asgd train", dir, k, why.msg);
+        }
         if (access(path, R_OK) != 0) {
             return error_set(err, ERROR_USAGE, "%s: shard %d left no checkpoint (%s) to resume "
                              "from: %s; run it again with asgd train", dir, k, path,

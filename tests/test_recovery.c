@@ -864,6 +864,28 @@ static void test_a_resume_without_a_checkpoint_is_refused(void **state)
     assert_string_equal(after, before);
     free(before);
     free(after);
+    /* one that is there but damaged is refused the same way: the failed
+     * session rewrote the summary (startup_s -13 s, a resume counted) */
+    const char *again[] = {"experiment.run_id=damaged", "train.algorithm=hogwild", NULL};
+    launcher = s_start(f, again, 50);
+    kill(launcher, SIGINT);
+    assert_int_equal(support_wait(launcher), 1);
+    char damaged[600], ckpt[700], summary[700];
+    snprintf(damaged, sizeof damaged, "%s/job/damaged", f->out);
+    checkpoint_path(ckpt, sizeof ckpt, damaged, 0);
+    assert_int_equal(truncate(ckpt, 40), 0);
+    snprintf(summary, sizeof summary, "%s/summary.json", damaged);
+    char *kept = support_read_file(summary);
+    assert_non_null(kept);
+    const char *resume_damaged[] = {"train", "--resume", damaged, NULL};
+    support_run_asgd(&f->r, f->dir, resume_damaged);
+    if (f->r.status != 2 || !strstr(f->r.err, "shard 0's checkpoint is damaged")) {
+        fail_msg("resume from a damaged checkpoint: status %d, \"%s\"", f->r.status, f->r.err);
+    }
+    char *now = support_read_file(summary);
+    assert_string_equal(now, kept);
+    free(now);
+    free(kept);
 }
 
 /* The best accuracy of eval.csv's rows after the first (the initial

@@ -55,6 +55,7 @@ typedef struct job {
     double before_wall_s;     /* resumed: the earlier sessions' wall_time_s, startup_s */
     double before_startup_s;  /* and restarts, which this one's add to */
     int before_restarts;
+    char *before_summary;     /* resumed: summary.json as the earlier sessions left it */
     bool workers_started;
     double started;           /* Unix time the launcher began */
     double first_step;        /* Unix time of the first training step (0: none) */
@@ -598,6 +599,7 @@ static void s_take_up(job *j)
     char path[4800];
     snprintf(path, sizeof path, "%s/summary.json", j->r->dir);
     cJSON *old = run_read_json(path);
+    j->before_summary = run_read_file(path);
     j->sum.resumes = (int)run_json_positive(old, "resumes") + 1;
     j->before_wall_s = run_json_positive(old, "wall_time_s");
     j->before_startup_s = run_json_positive(old, "startup_s");
@@ -705,6 +707,15 @@ static int s_finish(job *j, int rc, error *err)
             sum->final_test_acc, sum->updates, sum->staleness_mean, sum->staleness_max,
             sum->dropped, sum->rejected, j->restarts);
     error ignored;
+    if (rc < 0 && j->resume && resumed_at == 0 && j->before_summary) {
+        /* a resume that failed before any shard went on did nothing: the
+         * summary stays the earlier sessions' (it counted a resume that
+         * never was, its startup_s below 0 and its time_s the idle days) */
+        char path[4800];
+        snprintf(path, sizeof path, "%s/summary.json", j->r->dir);
+        run_write_atomic(path, j->before_summary, strlen(j->before_summary), NULL, 0, &ignored);
+        return rc;
+    }
     return summary_write(j->r->dir, sum, rc == 0 ? err : &ignored) < 0 ? -1 : rc;
 }
 
@@ -750,6 +761,7 @@ done:
     }
     free(j.children);
     free(j.procs);
+    free(j.before_summary);
     free(j.ps_hosts);
     free(j.worker_hosts);
     return rc;
