@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/file.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -150,7 +151,9 @@ static void s_run_all(runner *rn, progress *p)
     stop_uninstall();
 }
 
-/* Opens OUT/NAME/sweep.log, where the runs' errors go. */
+/* Opens OUT/NAME/sweep.log, where the runs' errors go, and holds it
+ * locked: a second sweep into the same folder started each run afresh by
+ * removing its folder, the other's run in flight among them. */
 static int s_open_log(const sweep *s, char *dir, size_t n, char *log_path, size_t ln,
                       error *err)
 {
@@ -162,6 +165,15 @@ static int s_open_log(const sweep *s, char *dir, size_t n, char *log_path, size_
     int fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
         return error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", log_path, strerror(errno));
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int busy = errno == EWOULDBLOCK;
+        close(fd);
+        return busy ? error_set(err, ERROR_USAGE, "%s: another asgd sweep is running into this "
+                                "folder; wait for it, or give this one another [sweep] out or "
+                                "name", dir)
+                    : error_set(err, ERROR_RUNTIME, "%s: cannot lock: %s", log_path,
+                                strerror(errno));
     }
     return fd;
 }

@@ -192,6 +192,12 @@ static void test_ctrl_c_then_resume(void **state)
         nanosleep(&ts, NULL);
     }
     assert_true(finished);
+    /* a second sweep into the same folder meanwhile is refused: it removed
+     * the first one's runs in flight to start them afresh */
+    support_run_asgd(&f->r, f->dir, args);
+    if (f->r.status != 2 || !strstr(f->r.err, "another asgd sweep is running")) {
+        fail_msg("a second sweep: status %d, \"%s\"", f->r.status, f->r.err);
+    }
     assert_int_equal(kill(pid, SIGINT), 0);
     assert_int_equal(support_wait(pid), 1);
     char path[600];
