@@ -772,6 +772,21 @@ static void test_unknown_curve_keys_get_nothing(void **state)
     const char *make2[] = {"keys", stranger, "--workers", "1", NULL};
     support_run_asgd(&f->r, f->dir, make2);
     assert_int_equal(f->r.status, 0);
+    /* made again over them: refused, the keys kept (new ones, secrets
+     * too, locked out the processes holding the old, and fewer workers
+     * left old keys beside the new) */
+    char server[500];
+    snprintf(server, sizeof server, "%s/server.key_secret", keys);
+    char *before = support_read_file(server);
+    const char *again[] = {"keys", keys, "--workers", "1", NULL};
+    support_run_asgd(&f->r, f->dir, again);
+    if (f->r.status != 2 || !strstr(f->r.err, "holds keys already")) {
+        fail_msg("keys made again: status %d, \"%s\"", f->r.status, f->r.err);
+    }
+    char *after = support_read_file(server);
+    assert_string_equal(after, before);
+    free(before);
+    free(after);
     char secret[500];
     snprintf(secret, sizeof secret, "%s/worker-0.key_secret", keys);
     struct stat st;

@@ -63,6 +63,18 @@ int auth_make_keys(const char *dir, int workers, error *err)
         return error_set(err, ERROR_RUNTIME, "%s: cannot make the folder: %s", dir,
                          strerror(errno));
     }
+    struct stat st;
+    char server[4200];
+    snprintf(server, sizeof server, "%s/server.key", dir);
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        return error_set(err, ERROR_USAGE, "%s: not a folder", dir);
+    }
+    if (access(server, F_OK) == 0) {
+        /* new keys over old ones (secrets too) locked out every process
+         * that holds the old, and fewer workers left old ones beside */
+        return error_set(err, ERROR_USAGE, "%s: holds keys already (server.key); remove them "
+                         "or give another folder", dir);
+    }
     if (s_make_pair(dir, "server", err) < 0 || s_make_pair(dir, "evaluator", err) < 0) {
         return -1;
     }
