@@ -122,6 +122,30 @@ static int s_inputs_match(const char *dir, error *err)
     return rc;
 }
 
+/* A key the run's config.ini gives that the config now does not read: a
+ * run of another build (or a key since removed), whose setting this one
+ * cannot repeat. */
+typedef struct extra {
+    const config *now;
+    const char *dir;
+    error *err;
+} extra;
+
+static int s_extra(void *ctx, const char *section, const char *key, const char *value)
+{
+    extra *x = ctx;
+    lookup l = {.section = section, .key = key};
+    config_each_entry(x->now, s_find, &l);
+    if (l.value) {
+        return 0;
+    }
+    error_set(x->err, ERROR_USAGE, "%s: a complete run, but its config.ini has [%s] %s = %.200s, "
+              "which the sweep's config does not read (another build's run?); give the sweep "
+              "another [sweep] out or name, or remove the folder to run it again", x->dir,
+              section, key, value);
+    return 1;
+}
+
 int sweep_resolved_matches(const char *dir, const config *now, error *err)
 {
     char path[5600];
@@ -135,8 +159,10 @@ int sweep_resolved_matches(const char *dir, const config *now, error *err)
     }
     config *resolved = s_resolved(now, err);
     compare cmp = {.ran = ran, .dir = dir, .err = err};
+    extra x = {.now = resolved, .dir = dir, .err = err};
     int rc = !resolved || config_each_entry(resolved, s_compare, &cmp) != 0 ||
-                     s_inputs_match(dir, err) < 0 ? -1 : 0;
+                     config_each_entry(ran, s_extra, &x) != 0 || s_inputs_match(dir, err) < 0
+                 ? -1 : 0;
     config_destroy(&resolved);
     config_destroy(&ran);
     return rc;

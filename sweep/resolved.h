@@ -16,8 +16,9 @@
  * read by its getters, as config_write writes them) the same value,
  * experiment.out and experiment.run_id aside (where the folder is, not
  * what ran). Otherwise -1 with err (ERROR_USAGE) naming the folder, the
- * first key that differs with both values, and what to do. Keys only the
- * folder's config.ini has are no difference. Nor may a file the run read
+ * first key that differs with both values, and what to do. Nor may the
+ * folder's config.ini give a key the config now does not read (another
+ * build's run, whose setting this one cannot repeat), nor a file the run read
  * have changed since (summary.json's inputs, checksums): a trace edited
  * after the run gives another experiment under the same config. */
 int sweep_resolved_matches(const char *dir, const config *now, error *err);

@@ -401,6 +401,20 @@ static void test_complete_runs_of_a_changed_config(void **state)
     support_run_asgd(&f->r, f->dir, args);
     assert_int_equal(f->r.status, 0);
     assert_non_null(strstr(f->r.out, "2 runs, 0 ran now, 2 already complete"));
+    /* a run whose config.ini gives a key this build does not read (another
+     * build's run) is not this sweep's either */
+    char ran[700];
+    snprintf(ran, sizeof ran,
+             "%s/demo/cluster.workers=1,train.algorithm=sync,seed=1/config.ini", f->out);
+    char *text = support_read_file(ran), more[8192];
+    snprintf(more, sizeof more, "%s\n[backend]\nnewkey = 3\n", text);
+    support_write_file(ran, more);
+    support_run_asgd(&f->r, f->dir, args);
+    if (f->r.status != 2 || !strstr(f->r.err, "[backend] newkey = 3")) {
+        fail_msg("status %d, \"%s\"", f->r.status, f->r.err);
+    }
+    support_write_file(ran, text);
+    free(text);
     /* the same config, but a file the runs read changed since: a trace
      * edited after the runs (they were skipped as done) */
     char trace[400], grid[1200];
