@@ -132,9 +132,15 @@ int run_make_dirs(const char *path, error *err)
         if (*p == '/' || *p == '\0') {
             char saved = *p;
             *p = '\0';
+            struct stat st;
             if (mkdir(buf, 0755) != 0 && errno != EEXIST) {
-                return error_set(err, ERROR_RUNTIME, "%s: cannot create: %s", buf,
-                                 strerror(errno));
+                return error_set(err, errno == ENOTDIR ? ERROR_USAGE : ERROR_RUNTIME,
+                                 "%s: cannot create: %s", buf, strerror(errno));
+            }
+            if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) {
+                /* a file there "existed": asgd ps --run_dir=FILE served a
+                 * whole job before it failed to write anything */
+                return error_set(err, ERROR_USAGE, "%s: not a folder", buf);
             }
             *p = saved;
             if (saved == '\0') {

@@ -87,7 +87,7 @@ struct cJSON *run_read_json(const char *path);
  * 0 when j is NULL or the key is missing, not a number or not positive. */
 double run_json_positive(const struct cJSON *j, const char *key);
 
-/* mkdir -p */
+/* mkdir -p; a part that is there and not a folder is an error (ERROR_USAGE) */
 int run_make_dirs(const char *path, error *err);
 /* rm -rf: path and everything under it (links are removed, never
  * followed); 0 also when it did not exist. */

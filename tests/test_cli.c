@@ -208,6 +208,25 @@ static void test_sizes_and_folders_the_run_cannot_have(void **state)
     }
 }
 
+/* A folder a command writes into that is a file is said at once (exit
+ * 2): a shard given --run_dir=FILE served a whole job, then failed to
+ * write its checkpoints and counters. */
+static void test_a_file_where_a_folder_goes(void **state)
+{
+    support_fixture *f = *state;
+    support_write_file(f->config, "[data]\ndataset = synthetic\n[train]\nalgorithm = hogwild\n");
+    char file[400], run_dir[420];
+    snprintf(file, sizeof file, "%s/afile", f->dir);
+    support_write_file(file, "x");
+    snprintf(run_dir, sizeof run_dir, "--run_dir=%s", file);
+    const char *ps[] = {"ps", f->config, "--ps_hosts=127.0.0.1:1", "--worker_hosts=127.0.0.1:2",
+                        "--task_index=0", run_dir, NULL};
+    support_run_asgd(&f->r, f->dir, ps);
+    if (f->r.status != 2 || !strstr(f->r.err, "afile: not a folder")) {
+        fail_msg("status %d, \"%s\"", f->r.status, f->r.err);
+    }
+}
+
 static void test_usage_errors(void **state)
 {
     support_fixture *f = *state;
@@ -474,6 +493,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cnn_config_errors, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_help_config_lists_resolved_keys, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_progress_lines_when_stderr_is_a_file, support_fixture_setup, support_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_a_file_where_a_folder_goes, support_fixture_setup, support_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
