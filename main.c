@@ -289,9 +289,9 @@ static int s_sweep(int argc, char **argv)
     long jobs = 1;
     const char *path = NULL;
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "-j") == 0 && i + 1 < argc) {
-            char *end;
-            jobs = strtol(argv[++i], &end, 10);
+        if (strcmp(argv[i], "-j") == 0) {
+            char *end = "";
+            jobs = i + 1 < argc ? strtol(argv[++i], &end, 10) : 0;   /* "did you mean -j" */
             if (*end || jobs < 1) {
                 fprintf(stderr, "asgd sweep: -j needs a positive number\n");
                 return ERROR_USAGE;

@@ -240,6 +240,12 @@ static void test_usage_errors(void **state)
     const char *bare[] = {"train", NULL};
     support_run_asgd(&f->r, f->dir, bare);
     assert_int_equal(f->r.status, 2);
+    /* an option without its value is said so (it was "unknown option -j;
+     * did you mean -j") */
+    const char *no_jobs[] = {"sweep", "x.ini", "-j", NULL};
+    support_run_asgd(&f->r, f->dir, no_jobs);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "-j needs a positive number"));
     /* a typo gets the word it was meant to be, in one line */
     const char *typo[] = {"trian", "x.ini", NULL};
     support_run_asgd(&f->r, f->dir, typo);
