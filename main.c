@@ -1,4 +1,5 @@
 /* main.c: the asgd command line; dispatches subcommands to the library. */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -317,9 +318,9 @@ static int s_sweep(int argc, char **argv)
     return sweep_main(path, jobs, &err) < 0 ? s_fail(&err) : 0;
 }
 
-int main(int argc, char **argv)
+/* The command argv[1] names, run. */
+static int s_dispatch(int argc, char **argv)
 {
-    provenance_set_command(argc, argv);
     if (argc < 2) {
         fputs(s_usage, stderr);
         return ERROR_USAGE;
@@ -405,4 +406,17 @@ int main(int argc, char **argv)
         fprintf(stderr, "asgd: unknown command \"%s\"\n%s", cmd, s_usage);
     }
     return ERROR_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    provenance_set_command(argc, argv);
+    int rc = s_dispatch(argc, argv);
+    /* what a command printed reached its reader: `asgd eval RUN > FILE` on
+     * a full disk lost its result and said 0 */
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "asgd: cannot write its output: %s\n", strerror(errno));
+        return rc ? rc : ERROR_RUNTIME;
+    }
+    return rc;
 }

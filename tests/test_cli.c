@@ -437,6 +437,13 @@ static void test_help_config_lists_resolved_keys(void **state)
     const char *want = "precious\n# Resolved config";
     assert_true(strncmp(kept, want, strlen(want)) == 0);
     free(kept);
+    /* output that cannot be written is an error, for every command (asgd
+     * --version, help and eval on a full disk said 0) */
+    const char *full[] = {"-c", "\"$0\" --version > /dev/full; echo \"status $?\"", ASGD_BINARY,
+                          NULL};
+    support_run(&f->r, f->dir, "/bin/sh", full);
+    assert_non_null(strstr(f->r.out, "status 1"));
+    assert_non_null(strstr(f->r.err, "cannot write its output"));
 }
 
 /* Output that is not a terminal (CI, nohup, a cluster job) still shows
