@@ -99,6 +99,16 @@ static int s_host_key(void *ctx, const char *key, const char *value, int line)
     return 0;
 }
 
+/* Counts the [sim] entries (config_each_entry marks none read: a typo
+ * in the profile is still one). */
+static int s_count_sim_key(void *ctx, const char *section, const char *key, const char *value)
+{
+    (void)key;
+    (void)value;
+    *(int *)ctx += strcmp(section, "sim") == 0;
+    return 0;
+}
+
 /* The defaults [sim] profile gives (the built-in ones without it), and
  * what the profile was measured for into s's profile_ fields. */
 static int s_profile_costs(config *c, sim_spec *costs, sim_spec *s, error *err)
@@ -115,7 +125,14 @@ static int s_profile_costs(config *c, sim_spec *costs, sim_spec *s, error *err)
     }
     error why = {0};
     config *profile = config_load(path, &why);
-    int rc = profile ? s_read_costs(profile, &builtin, costs, &why) : -1;
+    int keys = 0;
+    if (profile) {
+        config_each_entry(profile, s_count_sim_key, &keys);
+    }
+    /* an empty file gave the built-in costs without a word */
+    int rc = !profile ? -1 : keys == 0 ? error_set(&why, ERROR_USAGE, "%s: no [sim] key: not a "
+                                                   "profile (asgd calibrate writes one)", path)
+                                       : s_read_costs(profile, &builtin, costs, &why);
     if (rc == 0) {
         profile_host h = {0};
         config_each(profile, "host", s_host_key, &h);

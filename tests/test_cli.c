@@ -225,6 +225,33 @@ static void test_a_file_where_a_folder_goes(void **state)
     if (f->r.status != 2 || !strstr(f->r.err, "afile: not a folder")) {
         fail_msg("status %d, \"%s\"", f->r.status, f->r.err);
     }
+    /* asgd calibrate's -o, checked before a minute of measuring: it
+     * overwrote the experiment's own config, or failed at the end */
+    char under[460];
+    snprintf(under, sizeof under, "%s/p.ini", file);
+    const char *outs[][2] = {{f->config, "is the experiment's config"},
+                             {under, "afile is not a folder it can write into"},
+                             {f->dir, "is a folder"}};
+    for (int i = 0; i < 3; i++) {
+        const char *calibrate[] = {"calibrate", f->config, "-o", outs[i][0], NULL};
+        support_run_asgd(&f->r, f->dir, calibrate);
+        if (f->r.status != 2 || !strstr(f->r.err, outs[i][1])) {
+            fail_msg("calibrate -o %s: status %d, \"%s\"", outs[i][0], f->r.status, f->r.err);
+        }
+    }
+    char *config = support_read_file(f->config);
+    assert_non_null(strstr(config, "algorithm = hogwild"));
+    free(config);
+    /* an empty profile is none: it gave the built-in costs without a word */
+    char profile[460], key[480];
+    snprintf(profile, sizeof profile, "%s/empty.ini", f->dir);
+    support_write_file(profile, "");
+    snprintf(key, sizeof key, "sim.profile=%s", profile);
+    const char *sim[] = {"train", f->config, f->out_arg, "experiment.mode=sim", key, NULL};
+    support_run_asgd(&f->r, f->dir, sim);
+    if (f->r.status != 2 || !strstr(f->r.err, "no [sim] key: not a profile")) {
+        fail_msg("an empty profile: status %d, \"%s\"", f->r.status, f->r.err);
+    }
 }
 
 static void test_usage_errors(void **state)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -581,7 +582,9 @@ static int s_write(const char *path, const char *config_path, const experiment *
     char device[128];   /* cpu or cuda: what the steps were timed on */
     backend_resolve(&e->backend, device, sizeof device);
     device[strcspn(device, " ")] = '\0';
-    FILE *f = fopen(path, "w");
+    char tmp[4200];   /* written whole, then renamed: an earlier profile stays till then */
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
     if (!f) {
         return error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", path, strerror(errno));
     }
@@ -604,8 +607,35 @@ static int s_write(const char *path, const char *config_path, const experiment *
             c->compute_mean, c->compute_sd, c->latency, c->bandwidth, c->message_cpu,
             c->copy_bandwidth, c->apply, c->answer, c->eval_cost, c->startup_mean, c->cores,
             c->timeslice, c->wakeup, c->migration);
-    if (fclose(f) != 0) {
+    if (fclose(f) != 0 || rename(tmp, path) != 0) {
+        remove(tmp);
         return error_set(err, ERROR_RUNTIME, "%s: cannot write", path);
+    }
+    return 0;
+}
+
+/* -o checked before a minute of measuring: a folder that is there to
+ * write into, and not the experiment's own config (it was overwritten
+ * with the profile). */
+static int s_check_out(const char *out, const char *config_path, error *err)
+{
+    char dir[4096], *a = realpath(out, NULL), *b = realpath(config_path, NULL);
+    bool same = a && b && strcmp(a, b) == 0;
+    free(a);
+    free(b);
+    const char *slash = strrchr(out, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - out) + (slash == out) : 1,
+             slash ? out : ".");
+    struct stat st;
+    if (same) {
+        return error_set(err, ERROR_USAGE, "-o %s is the experiment's config", out);
+    }
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK) != 0) {
+        return error_set(err, ERROR_USAGE, "-o %s: %s is not a folder it can write into", out,
+                         dir);
+    }
+    if (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) {
+        return error_set(err, ERROR_USAGE, "-o %s is a folder", out);
     }
     return 0;
 }
@@ -635,6 +665,9 @@ int calibrate_main(int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
             out = argv[++i];
+        } else if (strcmp(argv[i], "-o") == 0) {
+            fprintf(stderr, "asgd calibrate: -o needs a value (PROFILE)\n");
+            return ERROR_USAGE;
         } else if (!config_path && !strchr(argv[i], '=')) {
             config_path = argv[i];
         } else if (strchr(argv[i], '=') && noverrides < 64) {
@@ -654,6 +687,10 @@ int calibrate_main(int argc, char **argv)
     c.timeslice = s_timeslice(c.cores);
     c.migration = s_migration();
     double t0 = run_now();
+    if (s_check_out(out, config_path, &err) < 0) {
+        fprintf(stderr, "asgd calibrate: %s\n", err.msg);
+        return ERROR_USAGE;
+    }
     int rc = experiment_configure(&e, config_path, noverrides, overrides, NULL, &err);
     if (rc == 0) {
         fputs(e.warnings, stderr);
