@@ -166,7 +166,19 @@ static void s_collect(plot_runs *set, const char *dir, int depth)
         if (!realpath(dir, real)) {
             snprintf(real, sizeof real, "%s", dir);
         }
-        bool complete = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete"));
+        /* a summary that says complete beside an eval.csv with no row to
+         * read (missing, garbage) was plotted as a run without a word */
+        plot_run probe = {0};
+        snprintf(probe.dir, sizeof probe.dir, "%s", dir);
+        double *xs, *ys;
+        int rows = 0;
+        for (int column = 4; column <= 5; column++) {   /* a loss (regression), an accuracy */
+            rows += plot_run_eval(&probe, 0, column, &xs, &ys);
+            free(xs);
+            free(ys);
+        }
+        bool complete = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")) &&
+                        rows > 0;
         bool fresh = complete && !s_seen(set, real);   /* a run reached twice counts once */
         set->too_many = set->too_many || (fresh && set->count == PLOT_MAX_RUNS);
         if (fresh && set->count < PLOT_MAX_RUNS) {

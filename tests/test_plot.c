@@ -1465,6 +1465,18 @@ static void test_incomplete_runs_left_out_are_named(void **state)
         fail_msg("without its summary: asgd plot's stderr \"%s\" does not say \"%s\"",
                  f->r.err, said);
     }
+    /* nor one whose summary says complete beside an eval.csv with no row
+     * to read: it was drawn as a run of no points, without a word */
+    glob_t found;
+    char pattern[900];
+    snprintf(pattern, sizeof pattern, "%s/*/done/eval.csv", runs);
+    assert_int_equal(glob(pattern, 0, NULL, &found), 0);
+    support_write_file(found.gl_pathv[0], "time_s,epoch,updates,samples,test_loss,test_acc\n"
+                       "garbage\n");
+    support_run_asgd(&f->r, f->dir, plot);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "2 incomplete runs left out"));
+    globfree(&found);
     support_run_asgd(&f->r, f->dir, (const char *[]){"plot", s_runs, "-o", fig, NULL});
     assert_int_equal(f->r.status, 0);
     assert_null(strstr(f->r.err, "incomplete"));   /* every run complete: no word */
