@@ -140,6 +140,20 @@ static void test_hogwild_server_applies_at_once(void **state)
     assert_int_equal(s->last_staleness[1], 1);
     assert_int_equal(s->stats.histogram[0], 1);
     assert_int_equal(s->stats.histogram[1], 1);
+    /* the last bin holds staleness 63 and above, 62 the one before it (a
+     * mutation that binned 63 and above at 62 passed every test) */
+    for (uint64_t v = s->version; v < 100; v++) {
+        server_push(s, &(push_msg){.worker = 0, .base_version = v,
+                                   .values = (const float[]){0, 0}});
+    }
+    const uint64_t stale[] = {62, 63, 100};
+    for (int i = 0; i < 3; i++) {
+        server_push(s, &(push_msg){.worker = 1, .base_version = s->version - stale[i],
+                                   .values = (const float[]){0, 0}});
+    }
+    assert_int_equal(s->stats.histogram[SUMMARY_STALENESS_BINS - 2], 1);
+    assert_int_equal(s->stats.histogram[SUMMARY_STALENESS_BINS - 1], 2);
+    assert_int_equal(SUMMARY_STALENESS_BINS, 64);
     server_destroy(&s);
     free(p);
     /* hogwild is plain SGD at the server */
