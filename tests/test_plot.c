@@ -1174,6 +1174,13 @@ static void test_report_names_the_rule_that_ran(void **state)
     cJSON *j = support_json_file(found.gl_pathv[0]);
     globfree(&found);
     double time_s = support_json_number(j, "time_s");
+    /* and the final accuracy to four decimals, as the summary has it */
+    char cell[64], *final = strstr(md, "| sync | sim |") + strlen("| sync | sim |");
+    final = strchr(final, '|') + 1;   /* past the workers */
+    snprintf(cell, sizeof cell, " %.4f |", support_json_number(j, "final_test_acc"));
+    if (strncmp(final, cell, strlen(cell)) != 0) {
+        fail_msg("final accuracy shown as \"%.12s\", not \"%s\"", final, cell);
+    }
     cJSON_Delete(j);
     if (!(time_s < 1) || fabs(shown - time_s) > 5e-4 * time_s) {
         fail_msg("training time %g s shown as %g", time_s, shown);
