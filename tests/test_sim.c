@@ -1177,6 +1177,15 @@ static void test_message_work_takes_its_time(void **state)
     assert_true(fabs(s_step_time(f, copies, NULL) - (base + 6e-4)) < 1e-5);
     const char *answer[] = {"sim.answer=0.0003", NULL};
     assert_true(fabs(s_step_time(f, answer, NULL) - (base + 3e-4)) < 1e-5);
+    /* on one core the I/O threads' halves of the message work take the
+     * worker's core too, and the push's handling no longer overlaps the
+     * next step: six message costs (a mutation that quartered the I/O
+     * thread's share passed every test) */
+    const char *one_core[] = {"sim.message_cpu=0.0001", "sim.cores=1", NULL};
+    double step = s_step_time(f, one_core, NULL);
+    if (fabs(step - (base + 6e-4)) > 1e-5) {
+        fail_msg("a step with message work on one core: %.7f s, not %.7f", step, base + 6e-4);
+    }
 }
 
 /* The evaluator and the workers' start-up are work on the shared cores: on
