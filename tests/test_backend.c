@@ -185,6 +185,14 @@ static void test_softmax_cross_entropy(void **state)
         labels[r] = (int32_t)rng_below(&s_r, (uint64_t)cols);
     }
     labels[5] = 1;               /* a label whose probability underflows */
+    /* tied logits (a model of zeros): the first largest is the guess, as
+     * NumPy's and PyTorch's argmax take it, so row 0 (label 0) is a hit
+     * and row 1 (label 3) a miss (a mutation taking the last passed) */
+    for (int c = 0; c < cols; c++) {
+        z[c] = z[cols + c] = 0;
+    }
+    labels[0] = 0;
+    labels[1] = 3;
     double probs[90], dlogits[90], loss = 0;
     int correct = 0;
     float scale = 1.0f / rows;
