@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/config.h"
 #include "core/model.h"
 #include "core/rng.h"
 
@@ -333,6 +334,21 @@ static void test_cnn_shape_errors(void **state)
     spec.pool = 4;
     assert_null(model_new(&spec, s_b, 784, 10, &err));
     assert_non_null(strstr(err.msg, "[model] pool"));
+    /* a cnn's defaults, the TensorFlow tutorial's and the README's: 5 x 5
+     * convolutions of 32 and 64 channels, pools of 2, a dense layer of
+     * 1,024 and dropout 0.4 after it (a mutation to 0.5 passed) */
+    config *c = config_parse_string("[model]\ntype = cnn\n", "cnn.ini", &err);
+    model_spec cnn;
+    assert_int_equal(model_spec_configure(&cnn, c, &err), 0);
+    assert_int_equal(cnn.conv_count, 2);
+    assert_int_equal(cnn.channels[0], 32);
+    assert_int_equal(cnn.channels[1], 64);
+    assert_int_equal(cnn.kernel, 5);
+    assert_int_equal(cnn.pool, 2);
+    assert_int_equal(cnn.hidden_count, 1);
+    assert_int_equal(cnn.hidden[0], 1024);
+    assert_true(cnn.dropout == 0.4);
+    config_destroy(&c);
 }
 
 static void test_parameter_layout_and_init(void **state)
