@@ -284,6 +284,22 @@ static void test_synthetic_is_seeded_and_learnable_shape(void **state)
     for (int i = 0; i < 6; i++) {
         dataset_free(all[i]);
     }
+    /* without noise every example is its cluster's centre, on the sphere
+     * of radius 3 whatever the dimension (a mutation to 4 passed) */
+    for (int dim = 2; dim <= 64; dim *= 8) {
+        assert_int_equal(dataset_synthetic(&a, &ta, 200, 10, dim, 3, 0.0, 5, &err), 0);
+        for (int i = 0; i < a.n; i++) {
+            double norm = 0;
+            for (int j = 0; j < dim; j++) {
+                norm += (double)a.x[i * dim + j] * a.x[i * dim + j];
+            }
+            if (fabs(sqrt(norm) - 3) > 1e-5) {
+                fail_msg("dim %d, example %d: %g from the origin, not 3", dim, i, sqrt(norm));
+            }
+        }
+        dataset_free(&a);
+        dataset_free(&ta);
+    }
 }
 
 /* Loads four IDX files in f->dir (12 training and 6 test images of 3 x 4
@@ -347,8 +363,30 @@ static void test_normalize_none_keeps_raw_pixels(void **state)
     assert_true(some_above_one);
     assert_true(none_test.x[0] == (float)px[0]);
     assert_true(scale.mean == 0 && scale.std == 1);
-    dataset *all[4] = {&none, &none_test, &scale, &scale_test};
-    for (int i = 0; i < 4; i++) {
+    /* standard: both sets by the training set's mean and sd, which leave
+     * the training set at mean 0 and sd 1 (a mutation that left the test
+     * set in bytes / 255 passed every test) */
+    dataset std, std_test;
+    s_load_idx_as(f, "standard", &std, &std_test, px);
+    double sum = 0, squares = 0;
+    for (int i = 0; i < std.n * std.dim; i++) {
+        float want = (float)((scale.x[i] - std.mean) / std.std);
+        assert_true(fabsf(std.x[i] - want) < 1e-5f);
+        sum += std.x[i];
+        squares += (double)std.x[i] * std.x[i];
+    }
+    double n = std.n * std.dim, mean = sum / n;
+    assert_true(fabs(mean) < 1e-5 && fabs(sqrt(squares / n - mean * mean) - 1) < 1e-4);
+    for (int i = 0; i < std_test.n * std_test.dim; i++) {
+        float want = (float)((scale_test.x[i] - std.mean) / std.std);
+        if (fabsf(std_test.x[i] - want) > 1e-5f) {
+            fail_msg("test pixel %d: %g, not (%g - %g) / %g", i, std_test.x[i], scale_test.x[i],
+                     std.mean, std.std);
+        }
+    }
+    assert_true(std_test.mean == std.mean && std_test.std == std.std);
+    dataset *all[6] = {&none, &none_test, &scale, &scale_test, &std, &std_test};
+    for (int i = 0; i < 6; i++) {
         dataset_free(all[i]);
     }
 }
