@@ -19,6 +19,7 @@
 #include <zlib.h>
 
 #include "core/experiment.h"
+#include "core/real/calibrate.h"
 #include "core/export.h"
 #include "core/partition.h"
 #include "core/sim/simqueue.h"
@@ -861,6 +862,32 @@ static void test_failure_and_recovery(void **state)
     assert_int_equal(f->r.status, 1);
     assert_non_null(strstr(f->r.err, "worker 2 failed at 0.010 s"));
     assert_non_null(strstr(f->r.err, "restart = never"));
+}
+
+/* asgd calibrate's arithmetic from its measurements (which are the host's,
+ * so a run of it pins nothing): a 100 us round trip with 40 us of CPU at
+ * both ends is four pieces of work of 10 us and a 30 us one-way latency;
+ * 1 MB more each way in 2 ms more per round trip is 1 MB per ms; an idle
+ * far end's 60 us more wakes two cores, 30 us each (a mutation in the
+ * latency's share of the work passed every test). */
+static void test_calibrations_arithmetic(void **state)
+{
+    (void)state;
+    message_timing t = {.round_trip = 100e-6, .cpu_per_trip = 40e-6, .wake = 60e-6,
+                        .large_round_trip = 100e-6 + 2e-3,
+                        .bytes = 1000000 + WIRE_HEADER_SIZE};
+    message_costs m;
+    calibrate_message_costs(&t, &m);
+    assert_true(fabs(m.message_cpu - 10e-6) < 1e-12);
+    assert_true(fabs(m.latency - 30e-6) < 1e-12);
+    assert_true(fabs(m.wakeup - 30e-6) < 1e-12);
+    assert_true(fabs(m.bandwidth - 1e9) < 1e-3);
+    t.shared = true;   /* no values cross the socket */
+    calibrate_message_costs(&t, &m);
+    assert_true(m.bandwidth == 1e15);
+    t.cpu_per_trip = 400e-6;   /* more work than the trip: no latency left, not below 0 */
+    calibrate_message_costs(&t, &m);
+    assert_true(m.latency == 0);
 }
 
 /* A device trace: device 1 three times slower on a slow link, device 2
@@ -1919,6 +1946,7 @@ int main(void)
         T(test_ssp_goes_on_after_a_restart),
         T(test_bounded_rules_go_on_after_a_shard_is_restored),
         T(test_fedbuffs_last_buffer_is_counted_dropped),
+        cmocka_unit_test(test_calibrations_arithmetic),
         T(test_no_evaluation_while_a_shard_is_down),
         T(test_a_pause_frees_its_core),
         T(test_a_thousand_workers),

@@ -303,18 +303,32 @@ static int s_messages(const experiment *e, size_t bytes, costs *out, error *err)
     if (strncmp(bound, "ipc://", 6) == 0) {
         unlink(bound + 6);
     }
-    /* a message: its sender's work, the time between, its receiver's work */
-    out->message_cpu = cpu_small / 4;
-    out->latency = fmax(0, small / 2 - 2 * out->message_cpu);
+    message_timing t = {.round_trip = small, .cpu_per_trip = cpu_small, .wake = wakes[1],
+                        .large_round_trip = large, .bytes = bytes, .shared = out->shared};
+    message_costs m;
+    calibrate_message_costs(&t, &m);
+    out->message_cpu = m.message_cpu;
+    out->latency = m.latency;
+    out->wakeup = m.wakeup;
+    out->bandwidth = m.bandwidth;
+    return 0;
+}
+
+void calibrate_message_costs(const message_timing *t, message_costs *out)
+{
+    /* a round trip is two messages, each its sender's work, the time
+     * between, its receiver's work: four pieces of work */
+    out->message_cpu = t->cpu_per_trip / 4;
+    out->latency = fmax(0, t->round_trip / 2 - 2 * out->message_cpu);
     /* a round trip to a far end idle before it wakes two cores (the far
      * end's, and the near end's while it waits for the answer) */
-    out->wakeup = fmax(0, wakes[1] / 2);
+    out->wakeup = fmax(0, t->wake / 2);
     /* the one-way time the large message takes beyond a small one; through
      * shared segments no values cross the socket: the copies at both ends
      * are the work copy_bandwidth charges */
-    double extra = (large - small) / 2;
-    out->bandwidth = out->shared || extra <= 0 ? 1e15 : (double)(bytes - WIRE_HEADER_SIZE) / extra;
-    return 0;
+    double extra = (t->large_round_trip - t->round_trip) / 2;
+    out->bandwidth = t->shared || extra <= 0 ? 1e15
+                                             : (double)(t->bytes - WIRE_HEADER_SIZE) / extra;
 }
 
 /* The rate of one copy of the model's vector as a shard copies its answer

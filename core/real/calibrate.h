@@ -34,8 +34,31 @@
 #ifndef ASGD_CALIBRATE_H
 #define ASGD_CALIBRATE_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 /* argv: CONFIG [-o PROFILE] [section.key=value ...]; returns the exit
  * status. */
 int calibrate_main(int argc, char **argv);
+
+/* What the message measurements are (seconds): a round trip of a header,
+ * the CPU time both ends spent on one, what a far end idle before it adds,
+ * a round trip of `bytes` (header included), and whether values go
+ * through shared segments instead of the socket. */
+typedef struct message_timing {
+    double round_trip, cpu_per_trip, wake, large_round_trip;
+    size_t bytes;
+    bool shared;
+} message_timing;
+
+/* The simulator's costs they give: message_cpu a message's work at each
+ * end (a quarter of a round trip's), latency the rest of a one-way trip,
+ * wakeup half the idle far end's extra, bandwidth the large message's
+ * payload over its one-way time beyond a header's (unlimited, 1e15,
+ * through shared segments or where it took none). */
+typedef struct message_costs {
+    double message_cpu, latency, wakeup, bandwidth;
+} message_costs;
+void calibrate_message_costs(const message_timing *t, message_costs *out);
 
 #endif
