@@ -40,11 +40,9 @@ void gnuplot_data_quote(char *out, size_t n, const char *text)
         return;
     }
     out[at++] = '"';
-    for (const char *p = text; *p && at + 3 < n; p++) {
-        if (*p == '"' || *p == '\\') {
-            out[at++] = '\\';
-        }
-        out[at++] = *p == '\n' ? ' ' : *p;
+    for (const char *p = text; *p && at + 2 < n; p++) {
+        /* gnuplot reads a data column to the next '"', backslashes and all */
+        out[at++] = *p == '\n' ? ' ' : *p == '"' ? '\'' : *p;
     }
     out[at++] = '"';
     out[at] = '\0';
@@ -78,7 +76,7 @@ int gnuplot_draw(const char *dir, const char *script, const char *stem, const ch
     gnuplot_quote(quoted_script, sizeof quoted_script, script);
     gnuplot_quote(quoted_stem, sizeof quoted_stem, stem);
     gnuplot_quote(quoted_figure, sizeof quoted_figure, figure);
-    fprintf(pipe, "cd %s\nstem = %s\nfigure_file = %s\nload %s\n", quoted_dir, quoted_stem,
+    fprintf(pipe, "cd %s\nasgd_stem = %s\nasgd_figure = %s\nload %s\n", quoted_dir, quoted_stem,
             quoted_figure, quoted_script);
     int status = pclose(pipe);
     if (status != 0) {

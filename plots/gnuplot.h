@@ -32,7 +32,8 @@ const char *gnuplot_template_text(const char *name);
  * space; a script breaks a line by joining strings ('a'."\n".'b'). */
 void gnuplot_quote(char *out, size_t n, const char *text);
 /* The same for a column of a data file, which gnuplot reads double-quoted
- * (quotes and backslashes escaped; no substitution is made there). */
+ * to the next '"' with no escapes (a '"' in text becomes a '\''; no
+ * substitution is made there). */
 void gnuplot_data_quote(char *out, size_t n, const char *text);
 
 /* Whether a gnuplot is on the PATH. */

@@ -361,14 +361,17 @@ static void s_title(char *out, size_t n, const options *o, const plot_runs *set)
  * wrapped. */
 static void s_wrap(char *quoted, size_t n, size_t width)
 {
-    char out[1200];
+    /* room for the whole: a break adds 7 characters, one a line at most
+     * (a string cut short lost its closing quote) */
+    char out[2400];
     size_t at = 0, line = 0;
     const char *colon = strstr(quoted, ": ");   /* what it shows, then the setting */
     bool long_title = strlen(quoted) > width;   /* measured as the lines are, quotes in */
-    for (const char *p = quoted; *p && at + 3 < sizeof out; p++) {
+    for (const char *p = quoted; *p && at + 1 < sizeof out; p++) {
         const char *next = strchr(p + 1, ' ');
         size_t word = next ? (size_t)(next - p) : strlen(p);
-        if (*p == ' ' && line > 0 && (line + word > width || (long_title && p == colon + 1)) &&
+        bool after_colon = colon && p == colon + 1;
+        if (*p == ' ' && line > 0 && (line + word > width || (long_title && after_colon)) &&
             at + 10 < sizeof out) {
             memcpy(out + at, "'.\"\\n\".'", 8);   /* 'a'."\n".'b': a line break */
             at += 8;
@@ -379,23 +382,32 @@ static void s_wrap(char *quoted, size_t n, size_t width)
         line++;
     }
     out[at] = '\0';
-    snprintf(quoted, n, "%.1199s", out);
+    snprintf(quoted, n, "%.2399s", out);
 }
 
 /* The prologue every template reads (plots/templates/style.gp). */
 static void s_prologue(FILE *gp, const options *o, const plot_runs *set, const figure_place *pl,
                        const char *file, const char *terminal)
 {
-    char quoted[1200];
-    fprintf(gp, "# %s drawn by asgd plot from %d runs; redraw with: gnuplot %s.gp\n", file,
-            set->count, pl->stem);
-    /* asgd plot gives both as temporary files (gnuplot_draw) */
+    char quoted[2400], comment[1024];
+    /* a comment is one line: a line break in -o ended it, and what
+     * followed ran as gnuplot commands */
+    snprintf(comment, sizeof comment, "%s", file);
+    for (char *c = comment; *c; c++) {
+        *c = (unsigned char)*c < 0x20 ? '?' : *c;
+    }
+    fprintf(gp, "# %s drawn by asgd plot from %d runs; redraw with: gnuplot %s.gp\n", comment,
+            set->count, comment);
+    /* asgd plot draws into temporary files (gnuplot_draw defines asgd_figure
+     * and asgd_stem); the names are set whatever an earlier script in the
+     * same gnuplot session left */
     gnuplot_quote(quoted, sizeof quoted, file);
-    fprintf(gp, "if (!exists(\"figure_file\")) figure_file = %s\n", quoted);
+    fprintf(gp, "figure_file = %s\nif (exists(\"asgd_figure\")) figure_file = asgd_figure\n",
+            quoted);
     fprintf(gp, "set terminal %s\nset output figure_file\n", terminal);
     gnuplot_quote(quoted, sizeof quoted, pl->stem);
-    fprintf(gp, "if (!exists(\"stem\")) stem = %s\ngroups = %d\narray titles[%d] = [", quoted,
-            set->ngroups, set->ngroups);
+    fprintf(gp, "stem = %s\nif (exists(\"asgd_stem\")) stem = asgd_stem\n", quoted);
+    fprintf(gp, "groups = %d\narray titles[%d] = [", set->ngroups, set->ngroups);
     for (int g = 0; g < set->ngroups; g++) {
         char legend[300], title[320];
         label_group(legend, sizeof legend, o->group, set->groups[g]);

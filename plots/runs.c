@@ -136,6 +136,8 @@ bool plot_runs_left_out(const plot_runs *set, char *out, size_t n)
     if (set->nleft_out == 0 || n < 64) {
         return set->nleft_out > 0;
     }
+    /* incomplete: interrupted, failed, still running, or without an
+     * evaluation to read */
     size_t len = (size_t)snprintf(out, n, "%d incomplete run%s left out (", set->nleft_out,
                                   set->nleft_out == 1 ? "" : "s");
     int shown = 0;
@@ -157,6 +159,25 @@ bool plot_runs_left_out(const plot_runs *set, char *out, size_t n)
     return true;
 }
 
+/* Whether dir/eval.csv has a row with a finite time and a finite loss
+ * (a regression run's) or accuracy. */
+static bool s_has_evaluation(const char *dir)
+{
+    char path[4200], line[512];
+    snprintf(path, sizeof path, "%s/eval.csv", dir);
+    FILE *f = fopen(path, "r");
+    bool found = false;
+    while (f && !found && fgets(line, sizeof line, f)) {
+        double v[6];
+        found = sscanf(line, "%lf,%lf,%lf,%lf,%lf,%lf", &v[0], &v[1], &v[2], &v[3], &v[4],
+                       &v[5]) == 6 && isfinite(v[0]) && (isfinite(v[4]) || isfinite(v[5]));
+    }
+    if (f) {
+        fclose(f);
+    }
+    return found;
+}
+
 static void s_collect(plot_runs *set, const char *dir, int depth)
 {
     char path[4200], real[PATH_MAX];
@@ -168,17 +189,8 @@ static void s_collect(plot_runs *set, const char *dir, int depth)
         }
         /* a summary that says complete beside an eval.csv with no row to
          * read (missing, garbage) was plotted as a run without a word */
-        plot_run probe = {0};
-        snprintf(probe.dir, sizeof probe.dir, "%s", dir);
-        double *xs, *ys;
-        int rows = 0;
-        for (int column = 4; column <= 5; column++) {   /* a loss (regression), an accuracy */
-            rows += plot_run_eval(&probe, 0, column, &xs, &ys);
-            free(xs);
-            free(ys);
-        }
         bool complete = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")) &&
-                        rows > 0;
+                        s_has_evaluation(dir);
         bool fresh = complete && !s_seen(set, real);   /* a run reached twice counts once */
         set->too_many = set->too_many || (fresh && set->count == PLOT_MAX_RUNS);
         if (fresh && set->count < PLOT_MAX_RUNS) {
@@ -332,28 +344,34 @@ bool plot_runs_mixed(const plot_runs *set, int g, const char *group_key, const c
     return other >= 0;
 }
 
-/* Whether runs q and r of one group (and one x) are the same config with
- * the same seed: one run made twice (a run's config.ini run again writes
- * beside it, as run_id-2). */
-static bool s_repeated(const plot_runs *set, int q, int r, const char *group_key,
-                       const char *x_key)
+/* A run's config.ini without where it went ([experiment] out, name and
+ * run_id): runs with the same text ran the same config (config.ini is
+ * written in one order); NULL when it cannot be read. */
+static char *s_config_text(const plot_run *r)
 {
-    char a[64], b[64], xa[256] = "", xb[256] = "";
-    plot_run_value(&set->runs[q], "seed", a, sizeof a);
-    plot_run_value(&set->runs[r], "seed", b, sizeof b);
-    if (x_key) {
-        plot_run_value(&set->runs[q], x_key, xa, sizeof xa);
-        plot_run_value(&set->runs[r], x_key, xb, sizeof xb);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/config.ini", r->dir);
+    char *text = run_read_file(path);
+    bool experiment = false;
+    size_t kept = 0;
+    for (char *line = text, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        next = next ? next + 1 : line + strlen(line);
+        if (line[0] == '[') {
+            experiment = strncmp(line, "[experiment]", 12) == 0;
+        }
+        bool where = experiment && (strncmp(line, "out", 3) == 0 ||
+                                    strncmp(line, "name", 4) == 0 ||
+                                    strncmp(line, "run_id", 6) == 0);
+        if (!where) {
+            memmove(text + kept, line, (size_t)(next - line));
+            kept += (size_t)(next - line);
+        }
     }
-    if (set->runs[q].g != set->runs[r].g || strcmp(a, b) != 0 || strcmp(xa, xb) != 0) {
-        return false;
+    if (text) {
+        text[kept] = '\0';
     }
-    mixed m = {.first = s_run_config(&set->runs[q]), .group_key = group_key, .x_key = x_key};
-    config *c = m.first ? s_run_config(&set->runs[r]) : NULL;
-    bool same = c && config_each_entry(c, s_compare_entry, &m) == 0;
-    config_destroy(&c);
-    config_destroy(&m.first);
-    return same;
+    return text;
 }
 
 void plot_runs_warn_mixed(const plot_runs *set, const char *group_key, const char *x_key)
@@ -365,9 +383,15 @@ void plot_runs_warn_mixed(const plot_runs *set, const char *group_key, const cha
                     set->groups[g], why);
         }
     }
-    for (int r = 0; r < set->count; r++) {
-        for (int q = 0; q < r; q++) {
-            if (s_repeated(set, q, r, group_key, x_key)) {
+    /* one config run twice with one seed: each config read once, the
+     * texts compared (a group's pairs parsed twice each took minutes) */
+    char **texts = calloc((size_t)set->count, sizeof *texts);
+    for (int r = 0; texts && r < set->count; r++) {
+        texts[r] = s_config_text(&set->runs[r]);
+    }
+    for (int r = 0; texts && r < set->count; r++) {
+        for (int q = 0; q < r && texts[r]; q++) {
+            if (set->runs[q].g == set->runs[r].g && texts[q] && strcmp(texts[q], texts[r]) == 0) {
                 char seed[64];
                 plot_run_value(&set->runs[r], "seed", seed, sizeof seed);
                 fprintf(stderr, "asgd plot: %s: %s and %s are one config with seed %s, run "
@@ -377,6 +401,10 @@ void plot_runs_warn_mixed(const plot_runs *set, const char *group_key, const cha
             }
         }
     }
+    for (int r = 0; texts && r < set->count; r++) {
+        free(texts[r]);
+    }
+    free(texts);
 }
 
 int plot_runs_collect(plot_runs *set, const char *const *dirs, int ndirs, const char *group_key,

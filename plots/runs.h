@@ -30,7 +30,8 @@ typedef struct plot_runs {
     char groups[PLOT_MAX_GROUPS][256];   /* in order of first appearance */
     bool diverged[PLOT_MAX_GROUPS];      /* a run of the group diverged */
     int ngroups;
-    char **left_out;          /* run folders whose summary.json is not complete */
+    char **left_out;          /* run folders whose summary.json is not complete, or
+                                 whose eval.csv has no row to read */
     char **left_out_real;     /* their realpath()s: each counted once */
     int nleft_out;
     bool too_many;            /* a complete run was found beyond PLOT_MAX_RUNS */
@@ -38,8 +39,9 @@ typedef struct plot_runs {
 
 /* Every complete run under dirs, once each (by real path), each in the
  * group its value of group_key names ("(no KEY)" when it has none); the
- * folders of incomplete runs (a summary.json without complete: true) are
- * kept in left_out. ERROR_USAGE when there is no complete run (naming the
+ * folders of incomplete runs (a summary.json without complete: true, or
+ * an eval.csv with no row to read) are kept in left_out. ERROR_USAGE when
+ * one of dirs is not a folder, when there is no complete run (naming the
  * incomplete ones), more than PLOT_MAX_RUNS complete runs (a figure of
  * the first 4096 would look like a figure of all) or more than
  * PLOT_MAX_GROUPS groups; set is freed then. */

@@ -385,6 +385,21 @@ static void test_each_output_keeps_its_own_script(void **state)
     assert_true(s_size(dat) > 0);
     free(pdf);
     free(svg);
+    /* both redrawn in one gnuplot session, each into its own file (a name
+     * set only where none was drew the second into the first's file) */
+    char fig[720];
+    const char *names[] = {"fig.pdf", "fig.svg"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(fig, sizeof fig, "%s/%s", f->dir, names[i]);
+        assert_int_equal(unlink(fig), 0);
+    }
+    const char *both[] = {"fig.pdf.gp", "fig.svg.gp", NULL};
+    support_run(&f->r, f->dir, "gnuplot", both);
+    assert_int_equal(f->r.status, 0);
+    for (int i = 0; i < 2; i++) {
+        snprintf(fig, sizeof fig, "%s/%s", f->dir, names[i]);
+        s_expect_figure(fig);
+    }
 }
 
 /* Axis labels and legends in words, titles that state the setting and the
