@@ -78,13 +78,33 @@ static void s_text(const cJSON *v, char *out, size_t n)
     }
 }
 
-/* The summary's fields not seen before, but its seed: the sweep's seed
- * column has it. */
+/* Whether v fits a column: a string, number or boolean, or a list of
+ * numbers (the staleness histogram); not an object or a list of objects
+ * (inputs, sessions: summary.json keeps them), which came out as 0s. */
+static bool s_one_cell(const cJSON *v)
+{
+    if (cJSON_IsObject(v)) {
+        return false;
+    }
+    if (!cJSON_IsArray(v)) {
+        return true;
+    }
+    const cJSON *item;
+    cJSON_ArrayForEach(item, v) {
+        if (!cJSON_IsNumber(item)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The summary's fields not seen before, but its seed (the sweep's seed
+ * column has it) and those that fit no cell. */
 static void s_add_columns(columns *c, const cJSON *summary)
 {
     const cJSON *v;
     cJSON_ArrayForEach(v, summary) {
-        bool seen = strcmp(v->string, "seed") == 0;
+        bool seen = strcmp(v->string, "seed") == 0 || !s_one_cell(v);
         for (int i = 0; i < c->count && !seen; i++) {
             seen = strcmp(c->names[i], v->string) == 0;
         }

@@ -167,6 +167,13 @@ static int s_open_log(const sweep *s, char *dir, size_t n, char *log_path, size_
         return error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", log_path, strerror(errno));
     }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        if (errno == ENOSYS || errno == EOPNOTSUPP || errno == ENOLCK) {
+            /* a file system without locks (Lustre's noflock, some FUSE and
+             * NFS mounts): the sweep goes on, undefended */
+            fprintf(stderr, "asgd sweep: %s: cannot lock (%s): a second sweep into this "
+                    "folder would not be noticed\n", log_path, strerror(errno));
+            return fd;
+        }
         int busy = errno == EWOULDBLOCK;
         close(fd);
         return busy ? error_set(err, ERROR_USAGE, "%s: another asgd sweep is running into this "

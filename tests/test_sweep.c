@@ -451,6 +451,11 @@ static void test_large_counters_are_exact(void **state)
     free(text);
     cJSON_ReplaceItemInObjectCaseSensitive(j, "push_bytes", cJSON_CreateNumber(1796115123.0));
     cJSON_ReplaceItemInObjectCaseSensitive(j, "samples", cJSON_CreateNumber(-1234567890.0));
+    /* and inputs that are no object of checksums: passed over (their
+     * checking read a NULL name) */
+    cJSON *odd = cJSON_CreateArray();
+    cJSON_AddItemToArray(odd, cJSON_CreateString("/etc/hostname"));
+    cJSON_ReplaceItemInObjectCaseSensitive(j, "inputs", odd);
     char *out = cJSON_Print(j);
     support_write_file(path, out);
     free(out);
@@ -461,6 +466,12 @@ static void test_large_counters_are_exact(void **state)
     char *csv = support_read_file(path);
     assert_non_null(strstr(csv, ",1796115123,"));
     assert_non_null(strstr(csv, ",-1234567890,"));
+    /* no column for what is no single value (sessions came out as 0) */
+    char header[4096];
+    snprintf(header, sizeof header, "%.*s", (int)strcspn(csv, "\n"), csv);
+    assert_null(strstr(header, "sessions"));
+    assert_null(strstr(header, "inputs"));
+    assert_non_null(strstr(header, "staleness_histogram"));
     free(csv);
 }
 
