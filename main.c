@@ -179,7 +179,8 @@ static int s_train(int argc, char **argv)
         /* a real distributed run's processes load the data themselves */
         bool processes = e.alg && e.mode == MODE_REAL;
         bool ready = backend_check(&e.backend, &err) == 0 &&
-                     (processes ? experiment_check(&e, &err) : experiment_load(&e, &err)) == 0;
+                     (processes ? experiment_check(&e, &err) : experiment_load(&e, &err)) == 0 &&
+                     experiment_check_training(&e, &err) == 0;
         fputs(e.warnings + said, stderr);   /* what the data or the model added */
         if (ready && run_create(&r, e.c, e.out_root, e.name, e.run_id, &err) == 0) {
             rc = e.mode == MODE_SIM       ? sim_train(&e, &r, &err)

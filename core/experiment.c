@@ -454,7 +454,7 @@ static int s_check_sizes(experiment *e, error *err)
         return config_fail(e->c, "train", "batch", err, "%ld is more than the %ld training "
                            "examples", e->batch, e->n_train);
     }
-    return s_check_work(e, err);
+    return 0;
 }
 
 /* A label-skew split that would leave a worker without examples, refused
@@ -540,8 +540,7 @@ int experiment_load(experiment *e, error *err)
     e->n_train = e->train.n;
     e->dim = e->train.dim;
     e->classes = e->train.classes;
-    if (s_check_sizes(e, err) < 0 || s_check_model(e, err) < 0 ||
-        s_check_partition(e, &e->train, err) < 0) {
+    if (s_check_sizes(e, err) < 0 || s_check_model(e, err) < 0) {
         return -1;
     }
     s_warn_profile(e);
@@ -561,20 +560,30 @@ int experiment_check(experiment *e, error *err)
     if (data_check(&e->data, &e->n_train, &e->dim, &e->classes, &why) < 0) {
         return s_data_error(e, &why, err);
     }
-    if (s_check_sizes(e, err) < 0 || s_check_model(e, err) < 0) {
+    return s_check_sizes(e, err) < 0 ? -1 : s_check_model(e, err);
+}
+
+int experiment_check_training(experiment *e, error *err)
+{
+    if (s_check_work(e, err) < 0) {
         return -1;
     }
-    if (e->alg && e->partition == PARTITION_LABEL_SKEW) {
-        /* the split needs the labels: loaded here, once, and let go */
-        dataset train = {0}, test = {0};
-        int rc = datacache_load(&train, &test, &e->data, e->seed, &why) < 0
-                     ? s_data_error(e, &why, err)
-                     : s_check_partition(e, &train, err);
-        dataset_free(&train);
-        dataset_free(&test);
-        return rc;
+    if (!e->alg || e->partition != PARTITION_LABEL_SKEW) {
+        return 0;
     }
-    return 0;
+    if (e->train.n > 0) {
+        return s_check_partition(e, &e->train, err);
+    }
+    /* a real run's launcher holds no data: the split needs the labels,
+     * loaded here, once, and let go */
+    dataset train = {0}, test = {0};
+    error why = {0};
+    int rc = datacache_load(&train, &test, &e->data, e->seed, &why) < 0
+                 ? s_data_error(e, &why, err)
+                 : s_check_partition(e, &train, err);
+    dataset_free(&train);
+    dataset_free(&test);
+    return rc;
 }
 
 /* One input file's checksum into the JSON object ctx (regular files: a

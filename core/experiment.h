@@ -108,6 +108,14 @@ int experiment_load(experiment *e, error *err);
  * without keeping the data, and that [cluster] keys (with auth = curve) is
  * a folder: for a launcher whose processes load them. */
 int experiment_check(experiment *e, error *err);
+/* What only a run about to train must pass, after experiment_load or
+ * experiment_check (asgd eval and calibrate of an older run need not):
+ * train.epochs of at least half a round of a lockstep rule's workers (an
+ * asynchronous rule with fewer minibatches than workers is warned about),
+ * and a label-skew split that gives every worker examples (the labels
+ * loaded for it where experiment_check left the data unloaded). Errors
+ * name the key (ERROR_USAGE). */
+int experiment_check_training(experiment *e, error *err);
 /* A summary with the run's identity filled in (algorithm, label, model,
  * mode, data set, cluster shape, seed, parameter count, epochs). */
 void experiment_summary(const experiment *e, run_summary *sum);

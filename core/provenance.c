@@ -77,7 +77,11 @@ void provenance_get(provenance *p)
     p->cores = sysconf(_SC_NPROCESSORS_ONLN);
     p->command = s_command;
     p->build = ASGD_BUILD;
+#ifdef __clang__
+    p->compiler = "clang " __clang_version__;
+#else
     p->compiler = "gcc " __VERSION__;
+#endif
     snprintf(p->blas, sizeof p->blas, "%s (kernels %s)", openblas_get_config(),
              openblas_get_corename());
     int major, minor, patch;

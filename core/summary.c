@@ -301,7 +301,14 @@ void summary_take_sessions(run_summary *s, const cJSON *old)
         }
         cJSON_AddItemToArray(list, one);
     }
+    /* past what the summary holds, the sessions after the first go, the
+     * oldest first: the first's command and commit are what it keeps */
     char *text = cJSON_PrintUnformatted(list);
+    while (text && strlen(text) >= sizeof s->sessions_before && cJSON_GetArraySize(list) > 1) {
+        cJSON_DeleteItemFromArray(list, 1);
+        free(text);
+        text = cJSON_PrintUnformatted(list);
+    }
     if (text && strlen(text) < sizeof s->sessions_before) {
         snprintf(s->sessions_before, sizeof s->sessions_before, "%s", text);
     }

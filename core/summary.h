@@ -168,7 +168,8 @@ void summary_say_diverged(const run_summary *s, const char *dir);
  * sessions of this one: its "sessions", or one made of its own identity
  * where an older summary has none. summary_write lists them, then this
  * session, in "sessions": the first session's command and commit are kept
- * whatever a resume was run with. */
+ * whatever a resume was run with (past sessions_before's size, those after
+ * the first go, oldest first). */
 struct cJSON;
 void summary_take_sessions(run_summary *s, const struct cJSON *old);
 /* One shard's counters. Every shard sees every push, so shard 0's

@@ -40,8 +40,9 @@ typedef struct net_auth {
 } net_auth;
 
 /* Writes a fresh pair for server, evaluator and worker-0 .. worker-(workers
- * - 1) into dir (made, mode 0700, when missing); a pair already there is
- * replaced. */
+ * - 1) into dir (made, mode 0700, when missing). A dir that holds
+ * server.key already, or is not a folder, is refused (ERROR_USAGE): new
+ * keys over old ones lock out every process that holds them. */
 int auth_make_keys(const char *dir, int workers, error *err);
 
 /* Loads what role `self` ("server", "evaluator", "worker-K") needs from

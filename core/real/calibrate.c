@@ -597,7 +597,7 @@ static int s_write(const char *path, const char *config_path, const experiment *
     backend_resolve(&e->backend, device, sizeof device);
     device[strcspn(device, " ")] = '\0';
     char tmp[4200];   /* written whole, then renamed: an earlier profile stays till then */
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
     FILE *f = fopen(tmp, "w");
     if (!f) {
         return error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", path, strerror(errno));
@@ -696,15 +696,15 @@ int calibrate_main(int argc, char **argv)
         return ERROR_USAGE;
     }
     error err = {0};
+    if (s_check_out(out, config_path, &err) < 0) {
+        fprintf(stderr, "asgd calibrate: %s\n", err.msg);
+        return ERROR_USAGE;
+    }
     experiment e;
     costs c = {.cores = sysconf(_SC_NPROCESSORS_ONLN)};
     c.timeslice = s_timeslice(c.cores);
     c.migration = s_migration();
     double t0 = run_now();
-    if (s_check_out(out, config_path, &err) < 0) {
-        fprintf(stderr, "asgd calibrate: %s\n", err.msg);
-        return ERROR_USAGE;
-    }
     int rc = experiment_configure(&e, config_path, noverrides, overrides, NULL, &err);
     if (rc == 0) {
         fputs(e.warnings, stderr);

@@ -707,10 +707,11 @@ static int s_finish(job *j, int rc, error *err)
             sum->final_test_acc, sum->updates, sum->staleness_mean, sum->staleness_max,
             sum->dropped, sum->rejected, j->restarts);
     error ignored;
-    if (rc < 0 && j->resume && resumed_at == 0 && j->before_summary) {
-        /* a resume that failed before any shard went on did nothing: the
-         * summary stays the earlier sessions' (it counted a resume that
-         * never was, its startup_s below 0 and its time_s the idle days) */
+    if (rc < 0 && j->resume && !j->workers_started && j->before_summary) {
+        /* a resume that failed before its workers started trained nothing:
+         * the summary stays the earlier sessions' (it counted a resume
+         * that never was, its startup_s below 0 and its time_s the idle
+         * days) */
         char path[4800];
         snprintf(path, sizeof path, "%s/summary.json", j->r->dir);
         run_write_atomic(path, j->before_summary, strlen(j->before_summary), NULL, 0, &ignored);
