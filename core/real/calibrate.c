@@ -596,11 +596,13 @@ static int s_write(const char *path, const char *config_path, const experiment *
     char device[128];   /* cpu or cuda: what the steps were timed on */
     backend_resolve(&e->backend, device, sizeof device);
     device[strcspn(device, " ")] = '\0';
-    char tmp[4200];   /* written whole, then renamed: an earlier profile stays till then */
-    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
+    /* made in memory and written whole (run_write_atomic): an earlier
+     * profile stays till then */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
     if (!f) {
-        return error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", path, strerror(errno));
+        return error_set(err, ERROR_RUNTIME, "%s: out of memory", path);
     }
     fprintf(f, "; asgd calibrate: this host's costs for one experiment, for [sim] profile\n"
             "[host]\nhost = %s\ncpu = %s\ncores = %ld\ndate = %s\nconfig = %s\n"
@@ -621,11 +623,10 @@ static int s_write(const char *path, const char *config_path, const experiment *
             c->compute_mean, c->compute_sd, c->latency, c->bandwidth, c->message_cpu,
             c->copy_bandwidth, c->apply, c->answer, c->eval_cost, c->startup_mean, c->cores,
             c->timeslice, c->wakeup, c->migration);
-    if (fclose(f) != 0 || rename(tmp, path) != 0) {
-        remove(tmp);
-        return error_set(err, ERROR_RUNTIME, "%s: cannot write", path);
-    }
-    return 0;
+    int rc = fclose(f) != 0 ? error_set(err, ERROR_RUNTIME, "%s: out of memory", path)
+                            : run_write_atomic(path, text, len, NULL, 0, err);
+    free(text);
+    return rc;
 }
 
 /* -o checked before a minute of measuring: a folder that is there to
