@@ -23,6 +23,7 @@
 #include "core/run.h"
 #include "core/suggest.h"
 #include "core/sequential.h"
+#include "core/stop.h"
 #include "core/sim/sim.h"
 #include "core/threads/threads.h"
 #include "sweep/sweep.h"
@@ -353,10 +354,12 @@ static int s_dispatch(int argc, char **argv)
     }
     if (strcmp(cmd, "plot") == 0) {
         error err = {0};
+        stop_install();   /* Ctrl-C removes the temporary files it has written */
         return plot_main(argc - 2, argv + 2, &err) < 0 ? s_fail(&err) : 0;
     }
     if (strcmp(cmd, "report") == 0) {
         error err = {0};
+        stop_install();
         return report_main(argc - 2, argv + 2, &err) < 0 ? s_fail(&err) : 0;
     }
     static const char *const roles[] = {"ps", "worker", "evaluator"};

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/stop.h"
 #include "core/suggest.h"
 #include "plots/figures.h"
 #include "plots/gnuplot.h"
@@ -487,8 +488,10 @@ static int s_move_data(const char *dir, const char *stem, const char *to, error 
 
 /* Writes DIR/STEM.gp and the data files and runs gnuplot on them, all
  * under a temporary stem, then renames each to its own name once the
- * figure is whole: a failure (gnuplot's, a full disk, a wrong option)
- * leaves the figure, script and data of an earlier run as they were. */
+ * figure is whole: a failure (gnuplot's, a full disk, a wrong option, a
+ * SIGINT or SIGTERM that stop_install turned into a flag) removes the
+ * temporary files and leaves the figure, script and data of an earlier run
+ * as they were. */
 static int s_draw(const options *o, plot_runs *set, const figure_place *pl, const char *file,
                   const char *terminal, error *err)
 {
@@ -515,12 +518,18 @@ static int s_draw(const options *o, plot_runs *set, const figure_place *pl, cons
     }
     char script[1100];
     snprintf(script, sizeof script, "%.1000s.gp", tmp.stem);
-    if (rc == 0 && kind && gnuplot_draw(tmp.dir, script, tmp.stem, tmp_file, err) < 0) {
+    if (rc == 0 && kind && !stop_requested() &&
+        gnuplot_draw(tmp.dir, script, tmp.stem, tmp_file, err) < 0) {
         char why[sizeof err->msg];
         snprintf(why, sizeof why, "%s", err->msg);
         rc = error_set(err, ERROR_RUNTIME, "%s: %s", figure, why);
     } else if (!kind) {
         rc = -1;
+    }
+    if (stop_requested()) {   /* gnuplot, in the same process group, was stopped too */
+        rc = error_set(err, ERROR_SIGNALLED(stop_requested()), "%s: interrupted (signal %d); "
+                       "an earlier figure and its script are as they were", figure,
+                       stop_requested());
     }
     if (rc == 0 && !s_whole(tmp_figure, strrchr(file, '.'))) {
         rc = error_set(err, ERROR_RUNTIME, "%s: gnuplot could not write it whole (is the disk "

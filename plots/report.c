@@ -16,6 +16,7 @@
 #include "core/config.h"
 #include "core/provenance.h"
 #include "core/run.h"
+#include "core/stop.h"
 #include "core/suggest.h"
 #include "plots/gnuplot.h"
 #include "plots/plot.h"
@@ -501,6 +502,10 @@ int report_main(int argc, char **argv, error *err)
     if (rc == 0 && (!md_ok || !html_ok)) {
         rc = error_set(err, ERROR_RUNTIME, "%s: cannot write (is the disk full?)",
                        md_ok ? html_path : md_path);
+    }
+    if (rc == 0 && stop_requested()) {
+        rc = error_set(err, ERROR_SIGNALLED(stop_requested()), "asgd report: interrupted "
+                       "(signal %d); %s is as it was", stop_requested(), md_path);
     }
     if (rc == 0 && (rename(md_tmp, md_path) != 0 || rename(html_tmp, html_path) != 0)) {
         rc = error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", o.out, strerror(errno));

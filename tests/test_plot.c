@@ -1029,6 +1029,71 @@ static void test_a_failed_plot_keeps_the_last_one(void **state)
     assert_non_null(strstr(f->r.err, "unknown option --bogus"));
 }
 
+/* Ctrl-C while a figure is drawn: exit 130, the figure and script of an
+ * earlier plot as they were, and none of the temporary files (each was
+ * left, hidden, beside the figure). The signal comes from a gnuplot in
+ * PATH that sends SIGINT to its asgd and then runs the real gnuplot, so
+ * it lands while the figure is drawn, every time. */
+static void test_ctrl_c_leaves_no_temporary_files(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char *before = s_script(f, "stopped.png", NULL);
+    char fig[800], gp_path[820], shim[800], shim_gnuplot[820];
+    snprintf(fig, sizeof fig, "%s/stopped.png", f->dir);
+    snprintf(gp_path, sizeof gp_path, "%s.gp", fig);
+    long size = s_size(fig);
+    const char *old = getenv("PATH");
+    char saved[4096], path[5000];
+    snprintf(saved, sizeof saved, "%s", old ? old : "");
+    snprintf(shim, sizeof shim, "%s/interrupting", f->dir);
+    assert_int_equal(mkdir(shim, 0755), 0);
+    snprintf(shim_gnuplot, sizeof shim_gnuplot, "%s/gnuplot", shim);
+    char text[5000];
+    snprintf(text, sizeof text,
+             "#!/bin/sh\n"
+             "p=$PPID\n"
+             "while [ \"$p\" -gt 1 ] && [ \"$(cat /proc/$p/comm)\" != asgd ]; do\n"
+             "    p=$(cut -d' ' -f4 /proc/$p/stat)\n"
+             "done\n"
+             "kill -INT \"$p\"\n"
+             "PATH='%s' exec gnuplot \"$@\"\n", saved);
+    support_write_file(shim_gnuplot, text);
+    assert_int_equal(chmod(shim_gnuplot, 0755), 0);
+    snprintf(path, sizeof path, "%s:%s", shim, saved);
+    setenv("PATH", path, 1);
+    const char *args[] = {"plot", s_runs, "-o", fig, NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    char page[800];
+    snprintf(page, sizeof page, "%s/stopped-report", f->dir);
+    support_result report;
+    const char *report_args[] = {"report", s_runs, "-o", page, NULL};
+    support_run_asgd(&report, f->dir, report_args);
+    setenv("PATH", saved, 1);
+    if (f->r.status != 130 || !strstr(f->r.err, "stopped.png: interrupted")) {
+        fail_msg("plot: status %d, \"%s\"", f->r.status, f->r.err);
+    }
+    assert_true(s_size(fig) == size);
+    s_expect_figure(fig);
+    char *after = support_read_file(gp_path);
+    assert_string_equal(after, before);
+    free(after);
+    free(before);
+    if (report.status != 130 || !strstr(report.err, "interrupted")) {
+        fail_msg("report: status %d, \"%s\"", report.status, report.err);
+    }
+    const char *patterns[] = {"%s/.stopped.png.*", "%s/stopped-report/.[!.]*",
+                              "%s/stopped-report/*"};
+    for (int i = 0; i < 3; i++) {
+        char pattern[900];
+        snprintf(pattern, sizeof pattern, patterns[i], f->dir);
+        glob_t left;
+        if (glob(pattern, 0, NULL, &left) == 0) {
+            fail_msg("left behind: %s", left.gl_pathv[0]);
+        }
+    }
+}
+
 /* Staleness past the histogram's last bin (63 and above): the axis says
  * so and gives the run's largest staleness (the label said plain
  * "staleness (updates)" when 99.9% of pushes fell in that bin, and the
@@ -1614,6 +1679,7 @@ int main(void)
         cmocka_unit_test(test_incomplete_runs_left_out_are_named),
         cmocka_unit_test(test_more_runs_than_a_figure_holds_are_refused),
         cmocka_unit_test(test_compare_rules_keeps_only_runs_of_the_config_now),
+        cmocka_unit_test(test_ctrl_c_leaves_no_temporary_files),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, s_setup, s_teardown);
