@@ -124,6 +124,14 @@ static void test_bad_values_are_rejected_with_their_line(void **state)
     assert_int_equal(config_get_double_list(c, "a", "list", "", 0, 9, xs, 2, &count, &err), -1);
     assert_non_null(strstr(err.msg, "hex.ini:3:"));
     config_destroy(&c);
+    /* '#' after a value is part of it for inih: the error says so; ';' ends it */
+    c = config_parse_string("[a]\nn = 5  # five\nm = 6 ; six\n", "hash.ini", &err);
+    assert_int_equal(config_get_int(c, "a", "n", 1, 0, 100, &n, &err), -1);
+    assert_non_null(strstr(err.msg, "hash.ini:2: [a] n: expected an integer, got \"5  # five\" "
+                                    "(a comment after a value starts with ';', not '#')"));
+    assert_int_equal(config_get_int(c, "a", "m", 1, 0, 100, &n, &err), 0);
+    assert_int_equal(n, 6);
+    config_destroy(&c);
 }
 
 static void test_override_replaces_and_adds(void **state)
