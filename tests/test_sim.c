@@ -2,14 +2,18 @@
  * model's mean and spread, stragglers and pauses, bad [sim] values. End to
  * end (the real binary): byte-for-byte determinism, the equivalences of
  * ALGORITHMS.md in virtual time, the SSP bound under heavy stragglers,
- * failure and recovery, and 1,024 workers. */
+ * failure and recovery, and 1,024 workers; asgd calibrate stopped by a
+ * signal. */
+#define _DEFAULT_SOURCE   /* usleep */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <glob.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -575,6 +579,74 @@ static void test_a_profile_round_trips_and_sets_the_time(void **state)
     assert_int_equal(f->r.status, 2);
     assert_non_null(strstr(f->r.err, "compute_men"));
     assert_non_null(strstr(f->r.err, "profile"));
+}
+
+/* Clock ticks of CPU time process pid has used, or -1 once it is gone. */
+static long s_cpu_ticks(int pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f) {
+        fclose(f);
+    }
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    long utime, stime;
+    /* after the name: state and fields 4-13, then utime and stime */
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %ld %ld", &utime,
+                     &stime) != 2) {
+        return -1;
+    }
+    return utime + stime;
+}
+
+/* SIGTERM while calibrate times messages: it exits 143, its echo process
+ * goes with it (it was left waiting for ever) and its socket's private
+ * folder is removed (the socket was left in /tmp). The signal is sent
+ * once the echo has used 20 ms of CPU, answering messages (about a tenth
+ * of its work); a run that ends before then is run again. */
+static void test_calibrate_stopped_leaves_nothing(void **state)
+{
+    support_fixture *f = *state;
+    char profile[600];
+    snprintf(profile, sizeof profile, "%s/stopped.ini", f->dir);
+    const char *calibrate[] = {"calibrate", "/dev/null", "-o", profile,
+                               "train.algorithm=hogwild", "data.dataset=synthetic",
+                               "model.type=softmax", NULL};
+    int pid = -1, echo = -1, status = 0;
+    for (int attempt = 0; attempt < 5 && status != 128 + SIGTERM; attempt++) {
+        pid = support_spawn_asgd(f->dir, calibrate);
+        assert_true(pid > 0);
+        echo = -1;
+        while (echo < 0 && support_alive(pid)) {
+            if (support_children(pid, "calibrate", &echo, 1) == 0) {
+                echo = -1;
+                usleep(1000);
+            }
+        }
+        long tick_20ms = sysconf(_SC_CLK_TCK) / 50;
+        while (echo > 0 && s_cpu_ticks(echo) >= 0 && s_cpu_ticks(echo) < tick_20ms) {
+            usleep(1000);
+        }
+        if (echo > 0 && support_alive(echo)) {
+            kill(pid, SIGTERM);
+        }
+        status = support_wait(pid);
+    }
+    assert_int_equal(status, 128 + SIGTERM);
+    for (int i = 0; i < 500 && support_alive(echo); i++) {
+        usleep(10000);
+    }
+    assert_false(support_alive(echo));
+    char pattern[64];
+    snprintf(pattern, sizeof pattern, "/tmp/asgd-calibrate-%d*", pid);
+    glob_t left;
+    if (glob(pattern, 0, NULL, &left) == 0) {
+        fail_msg("left behind: %s", left.gl_pathv[0]);
+    }
+    assert_int_equal(access(profile, F_OK), -1);
 }
 
 static void test_staleness_scaled_rules_in_virtual_time(void **state)
@@ -1926,6 +1998,7 @@ int main(void)
         T(test_staleness_scaled_rules_in_virtual_time),
         T(test_more_workers_than_processes_allow),
         T(test_a_profile_round_trips_and_sets_the_time),
+        T(test_calibrate_stopped_leaves_nothing),
         T(test_fedbuff_and_post_local_in_virtual_time),
         T(test_compression_in_virtual_time),
         T(test_least_squares_in_virtual_time),

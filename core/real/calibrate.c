@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -232,6 +233,27 @@ static double s_echo_cpu(void *dealer)
     return cpu;
 }
 
+/* The private folder (/tmp/asgd-calibrate-PID-XXXXXX) of the message
+ * measurement's ipc socket, and the socket: removed when it ends, and by
+ * s_on_signal when SIGINT or SIGTERM ends calibrate meanwhile (each was
+ * left in /tmp, the socket under a name another user could take first). */
+static char s_socket_dir[64], s_socket_path[96];
+
+static void s_remove_socket(void)
+{
+    if (s_socket_dir[0]) {
+        unlink(s_socket_path);   /* both async-signal-safe */
+        rmdir(s_socket_dir);
+    }
+}
+
+static void s_on_signal(int sig)
+{
+    s_remove_socket();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
 /* A header alone and the whole vector, there and back over the configured
  * transport on this host, to a process of its own: the work of a message
  * at each end (both processes' CPU time, ZeroMQ's I/O threads included),
@@ -240,18 +262,36 @@ static double s_echo_cpu(void *dealer)
 static int s_messages(const experiment *e, size_t bytes, costs *out, error *err)
 {
     char endpoint[256];
+    s_socket_dir[0] = '\0';
     if (e->transport == TRANSPORT_TCP) {
         snprintf(endpoint, sizeof endpoint, "tcp://127.0.0.1:*");
     } else {
-        snprintf(endpoint, sizeof endpoint, "ipc:///tmp/asgd-calibrate-%ld", (long)getpid());
+        snprintf(s_socket_dir, sizeof s_socket_dir, "/tmp/asgd-calibrate-%ld-XXXXXX",
+                 (long)getpid());
+        if (!mkdtemp(s_socket_dir)) {
+            s_socket_dir[0] = '\0';
+            return error_set(err, ERROR_RUNTIME, "calibrate: cannot create a private folder "
+                             "in /tmp: %s", strerror(errno));
+        }
+        snprintf(s_socket_path, sizeof s_socket_path, "%s/echo", s_socket_dir);
+        snprintf(endpoint, sizeof endpoint, "ipc://%s", s_socket_path);
     }
     int ready[2];
     if (pipe(ready) < 0) {
+        s_remove_socket();
         return error_set(err, ERROR_RUNTIME, "calibrate: %s", strerror(errno));
     }
+    struct sigaction sa = {.sa_handler = s_on_signal}, old_int, old_term;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
     fflush(NULL);
-    pid_t echo = fork();
-    if (echo == 0) {
+    pid_t parent = getpid(), echo = fork();
+    if (echo == 0) {   /* it dies with calibrate: it was left waiting for ever */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) {
+            _exit(1);
+        }
         close(ready[0]);
         s_echo(endpoint, ready[1]);
     }
@@ -277,6 +317,9 @@ static int s_messages(const experiment *e, size_t bytes, costs *out, error *err)
         if (ctx) {
             zmq_ctx_term(ctx);
         }
+        s_remove_socket();
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
         return -1;
     }
     memset(buf, 1, bytes);
@@ -300,9 +343,9 @@ static int s_messages(const experiment *e, size_t bytes, costs *out, error *err)
     zmq_close(dealer);
     zmq_ctx_term(ctx);
     free(buf);
-    if (strncmp(bound, "ipc://", 6) == 0) {
-        unlink(bound + 6);
-    }
+    s_remove_socket();
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
     message_timing t = {.round_trip = small, .cpu_per_trip = cpu_small, .wake = wakes[1],
                         .large_round_trip = large, .bytes = bytes, .shared = out->shared};
     message_costs m;
