@@ -103,16 +103,26 @@ static bool s_all_finite(const float *values, size_t n)
     return bad == 0;
 }
 
+void server_stats_lock(server *s)
+{
+    if (s->threads > 1) {
+        pthread_mutex_lock(&s->stats_lock);
+    }
+}
+
+void server_stats_unlock(server *s)
+{
+    if (s->threads > 1) {
+        pthread_mutex_unlock(&s->stats_lock);
+    }
+}
+
 int server_push(server *s, const push_msg *m)
 {
     if (!s_all_finite(m->values, s->n)) {   /* one such push would destroy the model */
-        if (s->threads > 1) {
-            pthread_mutex_lock(&s->stats_lock);
-        }
+        server_stats_lock(s);
         s->stats.nonfinite++;
-        if (s->threads > 1) {
-            pthread_mutex_unlock(&s->stats_lock);
-        }
+        server_stats_unlock(s);
         return PUSH_LATE;   /* and, for a round's leader, not in the round */
     }
     atomic_fetch_add(&s->samples, m->samples);
@@ -122,15 +132,11 @@ int server_push(server *s, const push_msg *m)
     }
     s->alg->server_on_push(s, m);
     double now = s->clock(s->clock_ctx);
-    if (s->threads > 1) {
-        pthread_mutex_lock(&s->stats_lock);
-    }
+    server_stats_lock(s);
     if (now > s->stats.last_push_at) {
         s->stats.last_push_at = now;
     }
-    if (s->threads > 1) {
-        pthread_mutex_unlock(&s->stats_lock);
-    }
+    server_stats_unlock(s);
     return s->threads == 1 ? s->verdict : PUSH_UNDECIDED;
 }
 
@@ -260,9 +266,7 @@ static size_t s_bin(uint64_t staleness)
 void server_record_applied(server *s, const push_msg *m)
 {
     uint64_t staleness = server_push_staleness(s, m);
-    if (s->threads > 1) {
-        pthread_mutex_lock(&s->stats_lock);
-    }
+    server_stats_lock(s);
     s->stats.pushes++;
     if (s->threads == 1) {   /* verdicts belong to rounds, which apply in one thread */
         s->verdict = PUSH_IN_ROUND;
@@ -273,37 +277,27 @@ void server_record_applied(server *s, const push_msg *m)
     }
     s->stats.histogram[s_bin(staleness)]++;
     s->last_staleness[m->worker] = staleness;
-    if (s->threads > 1) {
-        pthread_mutex_unlock(&s->stats_lock);
-    }
+    server_stats_unlock(s);
 }
 
 void server_record_unapplied(server *s, uint64_t staleness)
 {
-    if (s->threads > 1) {
-        pthread_mutex_lock(&s->stats_lock);
-    }
+    server_stats_lock(s);
     s->stats.pushes--;
     s->stats.staleness_sum -= staleness;
     s->stats.histogram[s_bin(staleness)]--;
     s->stats.dropped++;
-    if (s->threads > 1) {
-        pthread_mutex_unlock(&s->stats_lock);
-    }
+    server_stats_unlock(s);
 }
 
 void server_record_dropped(server *s)
 {
-    if (s->threads > 1) {
-        pthread_mutex_lock(&s->stats_lock);
-    }
+    server_stats_lock(s);
     s->stats.dropped++;
     if (s->threads == 1) {
         s->verdict = PUSH_LATE;
     }
-    if (s->threads > 1) {
-        pthread_mutex_unlock(&s->stats_lock);
-    }
+    server_stats_unlock(s);
 }
 
 int server_round_add(server *s, const push_msg *m)
@@ -388,13 +382,9 @@ uint64_t server_last_staleness(server *s, uint32_t worker)
     if (worker >= (uint32_t)s->workers) {
         return 0;
     }
-    if (s->threads > 1) {
-        pthread_mutex_lock(&s->stats_lock);
-    }
+    server_stats_lock(s);
     uint64_t staleness = s->last_staleness[worker];
-    if (s->threads > 1) {
-        pthread_mutex_unlock(&s->stats_lock);
-    }
+    server_stats_unlock(s);
     return staleness;
 }
 

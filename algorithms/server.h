@@ -103,6 +103,11 @@ bool server_workers_done(const server *s);
 /* The staleness of the worker's last applied push (0 for the evaluator),
  * read safely while apply threads run. */
 uint64_t server_last_staleness(server *s, uint32_t worker);
+/* Skeleton side: around a write to s->stats of a counter the apply
+ * threads write too (dropped, last_push_at): the counters' lock where
+ * server_threads > 1, else nothing. */
+void server_stats_lock(server *s);
+void server_stats_unlock(server *s);
 /* The shard's counters now, version and samples included. */
 void server_snapshot(server *s, shard_stats *out);
 /* For a driver that runs its shards in its own process (the simulator,

@@ -10,14 +10,19 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include <zmq.h>
 
 #include "algorithms/server.h"
 #include "algorithms/worker.h"
 #include "core/experiment.h"
 #include "core/partition.h"
+#include "core/real/apply.h"
 #include "core/run.h"
 #include "support.h"
 
@@ -118,6 +123,48 @@ static void test_sync_rejects_bad_keys(void **state)
         assert_non_null(strstr(err.msg, "bad.ini"));
         config_destroy(&c);
     }
+}
+
+static atomic_int s_payload_released;
+
+/* A shared-memory push's free function stands in here: it takes 200 ms,
+ * then says it ran. */
+static void s_slow_release(void *data, void *hint)
+{
+    (void)data;
+    (void)hint;
+    nanosleep(&(struct timespec){.tv_nsec = 200000000}, NULL);
+    atomic_store(&s_payload_released, 1);
+}
+
+/* A shard's apply threads (server_threads > 1) count a push done only once
+ * its payload is released: apply_drain returned before, and the shard
+ * then unmapped the segment, or gave it to a restarted worker, while an
+ * apply thread still wrote the release into it (a crash, or the new
+ * worker's count of releases one ahead: a gradient overwritten while it
+ * was read). */
+static void test_apply_threads_release_a_push_before_it_is_done(void **state)
+{
+    (void)state;
+    rule_info info;
+    void *p = s_configure("hogwild", "[algorithm]\nserver_threads = 2\n", 2, &info);
+    const float init[2] = {1, 2};
+    server *s = server_new(algorithm_find("hogwild"), p, &info, 0, 1, 2, init, 2);
+    void *ctx = zmq_ctx_new();
+    appliers a = {0};
+    error err = {0};
+    assert_int_equal(apply_start(&a, s, ctx, &err), 0);
+    static float values[2] = {2, 2};
+    zmq_msg_t body;
+    assert_int_equal(zmq_msg_init_data(&body, values, sizeof values, s_slow_release, NULL), 0);
+    assert_int_equal(apply_hand(&a, &(push_msg){.worker = 0, .base_version = 0}, &body), 0);
+    apply_drain(&a);
+    assert_int_equal(atomic_load(&s_payload_released), 1);
+    s_expect_theta(s, (const float[]){0, 1});
+    apply_stop(&a);
+    zmq_ctx_term(ctx);
+    server_destroy(&s);
+    free(p);
 }
 
 static void test_hogwild_server_applies_at_once(void **state)
@@ -1302,6 +1349,7 @@ int main(void)
         cmocka_unit_test(test_sync_backups_and_worker_learning_rates),
         cmocka_unit_test(test_sync_rejects_bad_keys),
         cmocka_unit_test(test_hogwild_server_applies_at_once),
+        cmocka_unit_test(test_apply_threads_release_a_push_before_it_is_done),
         cmocka_unit_test(test_sync_worker_loop),
         cmocka_unit_test_setup_teardown(test_parts_go_as_soon_as_final, support_fixture_setup,
                                         support_fixture_teardown),

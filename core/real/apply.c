@@ -31,9 +31,12 @@ static void *s_apply_thread(void *arg)
         memcpy(&m, zmq_msg_data(&head), sizeof m);
         m.values = zmq_msg_data(&body);
         server_push(a->s, &m);
-        atomic_fetch_sub(&a->in_flight, 1);
         zmq_msg_close(&head);
+        /* released before the push counts as done: a shared-memory push's
+         * release writes to its segment, which apply_drain's caller may
+         * unmap or give to a restarted worker at once */
         zmq_msg_close(&body);
+        atomic_fetch_sub(&a->in_flight, 1);
     }
     zmq_close(pull);
     return NULL;

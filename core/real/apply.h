@@ -29,7 +29,8 @@ int apply_start(appliers *a, server *s, void *ctx, error *err);
 /* Hands m over, its values in body (taken, not copied); -1 when it could
  * not be handed over. */
 int apply_hand(appliers *a, const push_msg *m, zmq_msg_t *body);
-/* Waits until every push handed over has been applied. */
+/* Waits until every push handed over has been applied and its payload
+ * released (zmq_msg_close has run its free function). */
 void apply_drain(appliers *a);
 /* Stops and joins the threads (those that started). */
 void apply_stop(appliers *a);

@@ -357,7 +357,9 @@ static void s_push(ps *p, const request *r, const wire_header *h, zmq_msg_t *bod
     uint64_t before = c->push_seq;   /* a push refused below is not taken */
     c->push_seq = h->seq;
     if (s_from_before(p, r)) {   /* computed on what this shard no longer holds */
+        server_stats_lock(p->s);   /* a rule's apply threads count drops too */
         p->s->stats.dropped++;
+        server_stats_unlock(p->s);
         c->verdict = PUSH_LATE;
         if (answer) {
             uint64_t tag = PUSH_LATE;
@@ -512,8 +514,10 @@ static void s_pull(ps *p, const zmq_msg_t *identity, const wire_header *h)
     if (p->o->restored && h->worker < (uint32_t)p->s->workers && st->resumed_at == 0) {
         st->resumed_at = run_wall();   /* training goes on from the checkpoint */
         if (st->trained_s > 0) {       /* resumed: the time between does not count */
+            server_stats_lock(p->s);   /* apply threads move last_push_at */
             st->first_pull_at = st->resumed_at - st->trained_s;
             st->last_push_at = st->resumed_at;
+            server_stats_unlock(p->s);
         }
     }
     request *r = s_request_copy(identity, h);
