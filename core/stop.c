@@ -2,19 +2,22 @@
 #include "core/stop.h"
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
-static volatile sig_atomic_t s_signal;
+/* lock-free, so a handler may store it; atomic, so that worker threads
+ * read it without a data race (a volatile sig_atomic_t is one there) */
+static atomic_int s_signal;
 static struct sigaction s_old_int, s_old_term;
 
 static void s_on_signal(int sig)
 {
-    s_signal = sig;
+    atomic_store(&s_signal, sig);
 }
 
 void stop_install(void)
 {
-    s_signal = 0;
+    atomic_store(&s_signal, 0);
     struct sigaction sa = {.sa_handler = s_on_signal};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &s_old_int);
@@ -23,7 +26,7 @@ void stop_install(void)
 
 int stop_requested(void)
 {
-    return s_signal;
+    return atomic_load(&s_signal);
 }
 
 void stop_uninstall(void)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs missing packages and builds asgd (Release) into build/.
 # ASGD_SANITIZE=ON builds with address and undefined-behaviour sanitizers
-# into build-sanitize/ instead.
+# into build-sanitize/ instead; ASGD_SANITIZE=thread with ThreadSanitizer
+# into build-tsan/.
 # ASGD_PREBUILT=1 builds nothing: the benchmarks then time build/ as it is
 # (a build made another way, such as device-build.sh's on a device machine).
 set -euo pipefail
@@ -11,6 +12,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 if [ "${ASGD_SANITIZE:-OFF}" = ON ]; then
     dir="$root/build-sanitize"
     flags=(-DCMAKE_BUILD_TYPE=Debug -DASGD_SANITIZE=ON)
+elif [ "${ASGD_SANITIZE:-OFF}" = thread ]; then
+    dir="$root/build-tsan"
+    flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DASGD_TSAN=ON)
 else
     dir="$root/build"
     flags=(-DCMAKE_BUILD_TYPE=Release)

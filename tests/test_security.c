@@ -705,7 +705,12 @@ static void test_a_peer_cannot_pile_up_pulls(void **state)
     }
     cJSON_Delete(s_stats(r.sock, r.n));   /* after all of them, on the same pipe */
     long grew = s_peak_kb(r.ps) - before;
-    if (grew > 2048) {
+#ifdef ASGD_TSAN
+    long limit = 8192;   /* ThreadSanitizer's shadow of what the shard allocates */
+#else
+    long limit = 2048;   /* 100,000 pulls kept, at only 48 bytes each, take 4.8 MB */
+#endif
+    if (grew > limit) {
         fail_msg("100,000 waiting pulls grew the shard's peak memory by %ld kB", grew);
     }
     wire_header done = {.type = WIRE_CONTROL, .worker = 0, .tag = WIRE_CONTROL_DONE,

@@ -7,6 +7,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ZeroMQ, built without ThreadSanitizer, hands each push from the loop to
+ * an apply thread: these tell it that the loop's writes (its mapping of a
+ * worker's shared segment among them) come before the thread's reads. */
+#ifdef ASGD_TSAN
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define HANDED_OVER(a) __tsan_release(a)
+#define TAKEN_OVER(a) __tsan_acquire(a)
+#else
+#define HANDED_OVER(a) ((void)(a))
+#define TAKEN_OVER(a) ((void)(a))
+#endif
+
 static void *s_apply_thread(void *arg)
 {
     appliers *a = arg;
@@ -27,6 +40,7 @@ static void *s_apply_thread(void *arg)
             break;
         }
         zmq_msg_recv(&body, pull, 0);
+        TAKEN_OVER(a);
         push_msg m;
         memcpy(&m, zmq_msg_data(&head), sizeof m);
         m.values = zmq_msg_data(&body);
@@ -66,6 +80,7 @@ int apply_start(appliers *a, server *s, void *ctx, error *err)
 int apply_hand(appliers *a, const push_msg *m, zmq_msg_t *body)
 {
     atomic_fetch_add(&a->in_flight, 1);
+    HANDED_OVER(a);
     if (zmq_send(a->push, m, sizeof *m, ZMQ_SNDMORE) < 0 ||
         zmq_msg_send(body, a->push, 0) < 0) {   /* hands the payload over, no copy */
         atomic_fetch_sub(&a->in_flight, 1);
