@@ -410,7 +410,9 @@ static void test_shared_segments_are_checked(void **state)
  * reply was lost) is told the same answer at the same version, even after
  * another worker's push: DC-ASGD keeps what each worker pulled, and the
  * second answer once replaced it with the newer centre while the worker
- * went on from the first. A new pull sees the push. */
+ * went on from the first. A new pull sees the push. A pull numbered 0
+ * (by a client of its own) is answered afresh: it was told the heap's
+ * leftovers as the parameters. */
 static void test_a_pull_sent_again_gets_the_same_answer(void **state)
 {
     support_fixture *f = *state;
@@ -422,6 +424,9 @@ static void test_a_pull_sent_again_gets_the_same_answer(void **state)
     s_raw_shard(f, text, &r);
     size_t n = r.n;
     float first[64], again[64], later[64], grad[64];
+    wire_header unnumbered = {.type = WIRE_PULL, .worker = 1, .encoding = WIRE_NO_PAYLOAD};
+    wire_client_send(r.sock, &unnumbered, NULL, 0);
+    s_expect_initial_reply(r.sock, r.init, n);
     wire_header pull = {.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD, .seq = 1},
                 reply, reply_again;
     wire_client_send(r.sock, &pull, NULL, 0);

@@ -178,7 +178,7 @@ static void s_reply(ps *p, const request *r, uint16_t encoding, const void *payl
 static float *s_kept(ps *p, int client)
 {
     if (!p->kept[client]) {
-        p->kept[client] = malloc(p->s->n * sizeof(float));
+        p->kept[client] = calloc(p->s->n ? p->s->n : 1, sizeof(float));
     }
     return p->kept[client];
 }
@@ -191,7 +191,10 @@ static float *s_kept(ps *p, int client)
  * again after its reply was lost) is told the same answer as the first,
  * so that what the rule keeps is what the worker holds whichever reply it
  * takes (a duplicate once moved it on), and one older than the last
- * answered is no longer awaited. */
+ * answered is no longer awaited. A request numbered 0 (asgd's own number
+ * from 1; a client of its own may not number them) is answered afresh:
+ * it was told the area's contents before any answer was made there, the
+ * heap's leftovers for a first pull. */
 static void s_reply_params(void *ctx, const pull_msg *m, void *handle)
 {
     ps *p = ctx;
@@ -205,13 +208,14 @@ static void s_reply_params(void *ctx, const pull_msg *m, void *handle)
         return;
     }
     uint64_t *answered = &p->answered[client];
-    if (r->seq < *answered) {
+    bool numbered = r->seq != 0;
+    if (numbered && r->seq < *answered) {
         return;
     }
-    if (r->seq != *answered) {
+    if (!numbered || r->seq != *answered) {
         memcpy(area, server_answer(p->s, m), bytes);
         p->s->stats.bytes_out += seg ? bytes : 0;
-        *answered = r->seq;
+        *answered = numbered ? r->seq : *answered;
         p->answered_version[client] = atomic_load(&p->s->version);
     }
     wire_header h = s_reply_header(p, r, seg ? WIRE_SHM : WIRE_F32, NULL);
