@@ -17,7 +17,8 @@ static wire_header s_push(void)
 {
     return (wire_header){.type = WIRE_PUSH, .worker = 3, .shard = 2, .tag = 0x1122334455667788ULL,
                          .base_version = 41, .offset = 100, .count = 50,
-                         .encoding = WIRE_F32, .samples = 64};
+                         .encoding = WIRE_F32, .samples = 64, .seq = 0x0102030405060708ULL,
+                         .generation = 0xdeadbeef};
 }
 
 /* Field by field: the struct's padding bytes mean nothing. */
@@ -34,6 +35,8 @@ static void s_expect_same(const wire_header *a, const wire_header *b)
     assert_int_equal(a->flags, b->flags);
     assert_int_equal(a->samples, b->samples);
     assert_true(a->total == b->total);
+    assert_true(a->seq == b->seq);
+    assert_true(a->generation == b->generation);
 }
 
 static int s_decode(const wire_header *in, int frames, size_t payload, const char **why)
@@ -124,6 +127,11 @@ static void test_rejects_every_malformed_field(void **state)
         {"encoding json on a push", 48, WIRE_JSON, 2, 200, WIRE_HEADER_SIZE},
         {"reply flags", 50, 1, 2, 200, WIRE_HEADER_SIZE},
         {"reply total", 56, 1, 2, 200, WIRE_HEADER_SIZE},
+        {"protocol high byte", 5, 1, 2, 200, WIRE_HEADER_SIZE},   /* 16-bit fields whole */
+        {"type high byte", 7, 1, 2, 200, WIRE_HEADER_SIZE},
+        {"encoding high byte", 49, 1, 2, 200, WIRE_HEADER_SIZE},
+        {"reserved", 76, 1, 2, 200, WIRE_HEADER_SIZE},
+        {"reserved top", 79, 0x80, 2, 200, WIRE_HEADER_SIZE},
         {"payload short", -1, 0, 2, 196, WIRE_HEADER_SIZE},
         {"payload long", -1, 0, 2, 204, WIRE_HEADER_SIZE},
         {"payload missing", -1, 0, 1, 0, WIRE_HEADER_SIZE},
@@ -168,6 +176,21 @@ static void test_rejects_bad_pulls_and_controls(void **state)
     bad = pull;
     bad.worker = 9;
     assert_int_equal(s_decode(&bad, 1, 0, &why), -1);
+    bad = pull;
+    bad.encoding = WIRE_F32;                                      /* values it does not carry */
+    assert_int_equal(s_decode(&bad, 1, 0, &why), -1);
+    bad = pull;
+    bad.offset = 1;
+    assert_int_equal(s_decode(&bad, 1, 0, &why), -1);
+    /* a worker's control names one the shard knows (every other tag was
+     * taken as DONE) */
+    wire_header worker_ctl = {.type = WIRE_CONTROL, .worker = 0, .shard = 2,
+                              .tag = WIRE_CONTROL_DONE, .encoding = WIRE_NO_PAYLOAD};
+    assert_int_equal(s_decode(&worker_ctl, 1, 0, &why), 0);
+    worker_ctl.tag = 0;
+    assert_int_equal(s_decode(&worker_ctl, 1, 0, &why), -1);
+    worker_ctl.tag = WIRE_CONTROL_ATTACH + 1;
+    assert_int_equal(s_decode(&worker_ctl, 1, 0, &why), -1);
     wire_header ctl = {.type = WIRE_CONTROL, .worker = WIRE_ANY, .shard = 2,
                        .tag = WIRE_CONTROL_STATS, .encoding = WIRE_NO_PAYLOAD};
     assert_int_equal(s_decode(&ctl, 1, 0, &why), 0);
@@ -263,6 +286,12 @@ static void test_shared_segment_messages(void **state)
     assert_int_equal(s_decode(&attach, 2, WIRE_ATTACH_SIZE, &why), 0);
     assert_int_equal(s_decode(&attach, 2, WIRE_ATTACH_SIZE - 1, &why), -1);
     assert_int_equal(s_decode(&attach, 1, 0, &why), -1);
+    assert_int_equal(s_decode(&attach, 3, WIRE_ATTACH_SIZE, &why), -1);
+    for (int field = 0; field < 2; field++) {   /* an ATTACH carries no range */
+        wire_header ranged = attach;
+        *(field ? &ranged.count : &ranged.offset) = 1;
+        assert_int_equal(s_decode(&ranged, 2, WIRE_ATTACH_SIZE, &why), -1);
+    }
     attach.worker = WIRE_ANY;   /* a tool shares nothing */
     assert_int_equal(s_decode(&attach, 2, WIRE_ATTACH_SIZE, &why), -1);
     attach.worker = 1;
