@@ -764,6 +764,70 @@ static void test_a_shard_stopped_before_its_evaluator_is_done(void **state)
     free(init);
 }
 
+/* Writes DIR/NAME a certificate whose key lines are `lines`. */
+static void s_cert(const char *dir, const char *name, const char *lines)
+{
+    char path[600], text[600];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(text, sizeof text, "metadata\ncurve\n%s", lines);
+    support_write_file(path, text);
+}
+
+/* A keys folder is checked as it is read: a key of the wrong length or
+ * not Z85 (it was cut to 40, or its garbage bytes admitted), a secret
+ * certificate without its secret key, or no client to admit is refused,
+ * naming the file; what is not NAME.key (a README, a name no User-Id
+ * takes) is passed over; the folder is the owner's alone. */
+static void test_a_keys_folder_is_checked(void **state)
+{
+    support_fixture *f = *state;
+    char keys[400], only_server[400], readme[500];
+    snprintf(keys, sizeof keys, "%s/checked", f->dir);
+    error err = {0};
+    assert_int_equal(auth_make_keys(keys, 2, &err), 0);
+    struct stat st;
+    assert_int_equal(stat(keys, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    snprintf(readme, sizeof readme, "%s/README", keys);
+    support_write_file(readme, "the keys of our job\n");
+    net_auth a;
+    const char *key = "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7";   /* ZeroMQ's example */
+    char line[200];
+    snprintf(line, sizeof line, "    public-key = \"%s\"\n", key);
+    s_cert(keys, "x y.key", line);
+    s_cert(keys, "notes.txt", line);
+    assert_int_equal(auth_load(&a, keys, "server", &err), 0);
+    assert_int_equal(a.nclients, 3);   /* evaluator, worker-0, worker-1 */
+    auth_free(&a);
+    const char *bad[][2] = {
+        {"    public-key = \"rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7X\"\n", "worker-7.key:3:"},
+        {"    public-key = \"rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf~\"\n", "worker-7.key:3:"},
+        {"    secret = \"rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7\"\n", "no public-key"},
+    };
+    for (int i = 0; i < 3; i++) {
+        s_cert(keys, "worker-7.key", bad[i][0]);
+        err = (error){0};
+        if (auth_load(&a, keys, "server", &err) != -1 || err.status != ERROR_USAGE ||
+            !strstr(err.msg, bad[i][1])) {
+            fail_msg("bad key %d: \"%s\"", i, err.msg);
+        }
+    }
+    char path[500];
+    snprintf(path, sizeof path, "%s/worker-7.key", keys);
+    remove(path);
+    s_cert(keys, "worker-0.key_secret", line);   /* its secret key gone */
+    err = (error){0};
+    assert_int_equal(auth_load(&a, keys, "worker-0", &err), -1);
+    assert_non_null(strstr(err.msg, "worker-0.key_secret: no secret-key"));
+    snprintf(only_server, sizeof only_server, "%s/only-server", f->dir);
+    assert_int_equal(auth_make_keys(only_server, 0, &err), 0);
+    snprintf(path, sizeof path, "%s/evaluator.key", only_server);
+    remove(path);
+    err = (error){0};
+    assert_int_equal(auth_load(&a, only_server, "server", &err), -1);
+    assert_non_null(strstr(err.msg, "no client keys"));
+}
+
 /* With cluster.auth = curve a shard admits only its folder's keys: a
  * stranger's key, or no CURVE at all, gets no connection, so nothing it
  * sends is answered or applied; an admitted key speaks only for its own
@@ -1106,6 +1170,7 @@ int main(void)
         T(test_a_pull_sent_again_gets_the_same_answer),
         T(test_workers_begin_after_the_first_evaluation),
         T(test_messages_speak_only_for_their_sender),
+        T(test_a_keys_folder_is_checked),
         T(test_unknown_curve_keys_get_nothing),
         T(test_oversized_frames_are_never_held),
         T(test_a_peer_cannot_pile_up_pulls),
