@@ -458,6 +458,47 @@ static void test_a_pull_sent_again_gets_the_same_answer(void **state)
     s_raw_shard_close(&r);
 }
 
+/* A push computed on another generation of the shard (before its
+ * restart) is dropped, told late and counted, not applied; a DONE sent
+ * again (its reply lost) adds the faults it reports once. */
+static void test_a_push_from_another_generation_is_dropped(void **state)
+{
+    support_fixture *f = *state;
+    char text[600];   /* faults on: s_small ends in [cluster] */
+    snprintf(text, sizeof text, "%slatency = 0.001\n", s_small);
+    raw_shard r;
+    s_raw_shard(f, text, &r);
+    size_t n = r.n;
+    float got[64], grad[64];
+    wire_header pull = {.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD, .seq = 1},
+                reply;
+    wire_client_send(r.sock, &pull, NULL, 0);
+    s_receive(r.sock, &reply, got, sizeof got, n);
+    assert_true(reply.generation != 0);
+    for (size_t i = 0; i < n; i++) {
+        grad[i] = 1.0f;
+    }
+    wire_header push = {.type = WIRE_PUSH, .worker = 0, .count = n, .encoding = WIRE_F32,
+                        .seq = 1, .generation = reply.generation ^ 2, .flags = WIRE_FLAG_ACK};
+    wire_client_send(r.sock, &push, grad, n * sizeof(float));
+    s_receive(r.sock, &reply, got, sizeof got, n);
+    assert_int_equal(reply.tag, PUSH_LATE);
+    s_expect_untouched(r.sock, 1, r.init, n);
+    wire_header done = {.type = WIRE_CONTROL, .worker = 0, .tag = WIRE_CONTROL_DONE,
+                        .encoding = WIRE_NO_PAYLOAD, .base_version = 3, .samples = 1, .seq = 2};
+    for (int i = 0; i < 2; i++) {
+        wire_client_send(r.sock, &done, NULL, 0);
+        s_receive(r.sock, &reply, got, sizeof got, n);
+    }
+    cJSON *st = s_stats(r.sock, n);
+    assert_true(support_json_number(st, "dropped") == 1);
+    assert_true(support_json_number(st, "version") == 0);
+    assert_true(support_json_number(st, "injected_drops") == 3);
+    assert_true(support_json_number(st, "injected_duplicates") == 1);
+    cJSON_Delete(st);
+    s_raw_shard_close(&r);
+}
+
 /* A job's first evaluation is of the initial model, however its processes
  * were started: a shard that expects an evaluator holds the workers' pulls
  * until the evaluator's first, then answers them at version 0. */
@@ -1168,6 +1209,7 @@ int main(void)
         T(test_a_compressed_shard_checks_every_payload),
         T(test_shared_segments_are_checked),
         T(test_a_pull_sent_again_gets_the_same_answer),
+        T(test_a_push_from_another_generation_is_dropped),
         T(test_workers_begin_after_the_first_evaluation),
         T(test_messages_speak_only_for_their_sender),
         T(test_a_keys_folder_is_checked),
