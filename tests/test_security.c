@@ -315,12 +315,14 @@ static uint64_t s_attach(void *sock, uint32_t worker, const uint8_t *payload, si
 
 /* A shared segment is taken only as its maker made it: a path that is not
  * /proc/PID/fd/FD, a regular file, a memfd that is not sealed, one of
- * another size, or the right one with another token are refused, and the
+ * another size (made so, or cut short), or the right one with another
+ * token are refused, and the
  * shard goes on through the socket (a pull's reply carries its values);
  * the right one is taken: replies land in its reply area, a push in its
  * push area is applied (as a float32 push would be) and released, counted
- * as shared. A push in a segment from a worker that attached none is
- * refused and changes nothing, and so is one that carries a payload too. */
+ * as shared, once when it is sent again. A push in a segment from a
+ * worker that attached none is refused and changes nothing, and so is one
+ * that carries a payload too. */
 static void test_shared_segments_are_checked(void **state)
 {
     support_fixture *f = *state;
@@ -354,6 +356,16 @@ static void test_shared_segments_are_checked(void **state)
     shm_attach_payload(&other, payload);
     assert_int_equal(s_attach(sock, 0, payload, n, &generation), 0);
     shm_close(&other);
+    /* sealed, seg's header and token, cut short: mapped whole, the shard
+     * would read and write past its end (SIGBUS past the last page) */
+    int short_fd = memfd_create("short", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    assert_int_equal(pwrite(short_fd, seg.base, 64, 0), 64);
+    assert_int_equal(fcntl(short_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), 0);
+    shm_attach_payload(&seg, payload);
+    memset(payload, 0, SHM_PATH_MAX);
+    snprintf((char *)payload, SHM_PATH_MAX, "/proc/%d/fd/%d", (int)getpid(), short_fd);
+    assert_int_equal(s_attach(sock, 0, payload, n, &generation), 0);
+    close(short_fd);
     shm_attach_payload(&seg, payload);
     payload[SHM_PATH_MAX] ^= 1;   /* another token */
     assert_int_equal(s_attach(sock, 0, payload, n, &generation), 0);
@@ -397,11 +409,16 @@ static void test_shared_segments_are_checked(void **state)
         assert_float_equal(seg.reply[i], r.init[i] - lr * seg.push[i], 1e-6);
     }
     assert_int_equal(shm_wait_released(&seg, 1, &err), 0);
+    /* the push sent again (its acknowledgement lost): taken and released
+     * once, or the segment's count of releases runs one ahead of its pushes */
+    wire_client_send(sock, &push, NULL, 0);
     cJSON *stats = s_stats(sock, n);
     assert_true(support_json_number(stats, "rejected") == 2);
     assert_true(support_json_number(stats, "pushes") == 1);
     assert_true(support_json_number(stats, "shared_pushes") == 1);
+    assert_true(support_json_number(stats, "duplicates") == 1);
     cJSON_Delete(stats);
+    assert_int_equal(atomic_load(seg.released), 1);
     s_raw_shard_close(&r);
     shm_close(&seg);
 }
