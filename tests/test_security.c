@@ -314,7 +314,8 @@ static uint64_t s_attach(void *sock, uint32_t worker, const uint8_t *payload, si
 }
 
 /* A shared segment is taken only as its maker made it: a path that is not
- * /proc/PID/fd/FD, a regular file, a memfd that is not sealed, one of
+ * /proc/PID/fd/FD (the right one through a link among them), a regular
+ * file, a memfd that is not sealed, one of
  * another size (made so, or cut short), or the right one with another
  * token are refused, and the
  * shard goes on through the socket (a pull's reply carries its values);
@@ -339,6 +340,17 @@ static void test_shared_segments_are_checked(void **state)
     memset(payload, 0, sizeof payload);
     snprintf((char *)payload, SHM_PATH_MAX, "/etc/passwd");
     assert_int_equal(s_attach(sock, 0, payload, n, &generation), 0);
+    /* the right segment by another name: only /proc/PID/fd/FD is opened (a
+     * path of the sender's choosing could name a FIFO, which blocks) */
+    char link[600];
+    shm_attach_payload(&seg, payload);
+    snprintf(link, sizeof link, "/tmp/asgd-segment-link-%d", (int)getpid());   /* short */
+    remove(link);
+    assert_int_equal(symlink((const char *)payload, link), 0);
+    memset(payload, 0, SHM_PATH_MAX);
+    memcpy(payload, link, strlen(link));
+    assert_int_equal(s_attach(sock, 0, payload, n, &generation), 0);
+    remove(link);
     /* a regular file and an unsealed memfd, each the right size and holding
      * seg's very header, named with seg's token: refused for their seals */
     char path[600];
