@@ -315,7 +315,8 @@ static uint64_t s_attach(void *sock, uint32_t worker, const uint8_t *payload, si
 
 /* A shared segment is taken only as its maker made it: a path that is not
  * /proc/PID/fd/FD (the right one through a link among them), a regular
- * file, a memfd that is not sealed, one of
+ * file, a memfd that is not sealed, another user's (where root runs the
+ * test), one of
  * another size (made so, or cut short), or the right one with another
  * token are refused, and the
  * shard goes on through the socket (a pull's reply carries its values);
@@ -368,6 +369,13 @@ static void test_shared_segments_are_checked(void **state)
     shm_attach_payload(&other, payload);
     assert_int_equal(s_attach(sock, 0, payload, n, &generation), 0);
     shm_close(&other);
+    if (geteuid() == 0) {   /* another user's, as root can make it: refused */
+        assert_int_equal(shm_create(&other, n, &err), 0);
+        assert_int_equal(fchown(other.fd, 65534, 65534), 0);
+        shm_attach_payload(&other, payload);
+        assert_int_equal(s_attach(sock, 0, payload, n, &generation), 0);
+        shm_close(&other);
+    }
     /* sealed, seg's header and token, cut short: mapped whole, the shard
      * would read and write past its end (SIGBUS past the last page) */
     int short_fd = memfd_create("short", MFD_CLOEXEC | MFD_ALLOW_SEALING);
