@@ -48,7 +48,7 @@ static void *s_configure(const char *name, const char *text, int workers, rule_i
 static void s_expect_theta(const server *s, const float *want)
 {
     for (size_t i = 0; i < s->n; i++) {
-        if (fabsf(s->theta[i] - want[i]) > 1e-6f) {
+        if (!(fabsf(s->theta[i] - want[i]) <= 1e-6f)) {   /* a NaN passed "> 1e-6" */
             fail_msg("theta[%zu] = %g, want %g", i, (double)s->theta[i], (double)want[i]);
         }
     }
@@ -1342,6 +1342,166 @@ static void test_on_pull_hook_and_server_free(void **state)
     assert_int_equal(freed.frees, 1);
 }
 
+/* ---- the server's bookkeeping, each check one a mutation passed ---- */
+
+static double s_fake_clock(void *ctx)
+{
+    return *(double *)ctx;
+}
+
+/* A push non-finite in its last element only is refused whole, and told
+ * late (a leader's "no verdict" failed its worker). */
+static void test_a_nonfinite_push_is_refused_and_late(void **state)
+{
+    (void)state;
+    rule_info info;
+    void *p = s_configure("hogwild", "", 2, &info);
+    const float init[3] = {1, 2, 3};
+    server *s = server_new(algorithm_find("hogwild"), p, &info, 0, 1, 2, init, 3);
+    int v = server_push(s, &(push_msg){.worker = 0, .samples = 4,
+                                       .values = (const float[]){0, 0, NAN}});
+    assert_int_equal(v, PUSH_LATE);
+    assert_int_equal(s->stats.nonfinite, 1);
+    assert_int_equal(s->version, 0);
+    assert_int_equal(s->stats.pushes, 0);
+    assert_int_equal(s->samples, 0);
+    assert_memory_equal(s->theta, init, sizeof init);
+    server_destroy(&s);
+    free(p);
+}
+
+/* A round's verdicts (sync, one backup): the first push is in it, the
+ * second late, and one the leader called late is dropped even with this
+ * round's tag (else shards that saw the pushes in another order differ). */
+static void test_the_verdicts_of_a_round(void **state)
+{
+    (void)state;
+    rule_info info;
+    void *p = s_configure("sync", "[algorithm]\nbackups = 1\n", 2, &info);
+    const float init[2] = {1, 1}, g[2] = {2, 4};
+    server *s = server_new(algorithm_find("sync"), p, &info, 0, 1, 2, init, 2);
+    assert_int_equal(server_push(s, &(push_msg){.worker = 1, .tag = 0, .values = g}),
+                     PUSH_IN_ROUND);
+    assert_int_equal(server_push(s, &(push_msg){.worker = 0, .tag = 0, .values = g}),
+                     PUSH_LATE);
+    assert_int_equal(server_push(s, &(push_msg){.worker = 0, .tag = 1, .verdict = PUSH_LATE,
+                                                .values = g}), PUSH_LATE);
+    assert_int_equal(s->stats.dropped, 2);
+    assert_int_equal(s->version, 1);
+    server_destroy(&s);
+    free(p);
+}
+
+/* A DONE sent again (its reply lost) counts its worker once, and the
+ * evaluator's is no worker's: training does not end early. */
+static void test_done_counts_each_worker_once(void **state)
+{
+    (void)state;
+    rule_info info;
+    void *p = s_configure("hogwild", "", 3, &info);
+    const float init[1] = {0};
+    server *s = server_new(algorithm_find("hogwild"), p, &info, 0, 1, 3, init, 1);
+    assert_false(server_mark_done(s, 0));
+    assert_false(server_mark_done(s, 0));
+    assert_false(server_mark_done(s, 1));
+    assert_false(server_mark_done(s, ALGORITHM_EVALUATOR));
+    assert_true(server_mark_done(s, 2));
+    server_destroy(&s);
+    free(p);
+}
+
+/* Training time runs from a worker's first pull (the evaluator's first
+ * look is not training) to the latest push, never moved back by a clock
+ * read out of order. */
+static void test_training_time_is_the_workers(void **state)
+{
+    (void)state;
+    rule_info info;
+    void *p = s_configure("hogwild", "", 2, &info);
+    const float init[1] = {0};
+    server *s = server_new(algorithm_find("hogwild"), p, &info, 0, 1, 2, init, 1);
+    double now = 5;
+    s->clock = s_fake_clock;
+    s->clock_ctx = &now;
+    server_pull_ready(s, &(pull_msg){.worker = ALGORITHM_EVALUATOR});
+    assert_true(s->stats.first_pull_at == 0);
+    now = 7;
+    server_pull_ready(s, &(pull_msg){.worker = 1});
+    now = 9;
+    server_pull_ready(s, &(pull_msg){.worker = 0});
+    assert_true(s->stats.first_pull_at == 7);
+    server_push(s, &(push_msg){.worker = 0, .values = (const float[]){1}});
+    now = 8;
+    server_push(s, &(push_msg){.worker = 1, .values = (const float[]){1}});
+    assert_true(s->stats.last_push_at == 9);
+    server_destroy(&s);
+    free(p);
+}
+
+/* State a rule keeps beside what each worker pulled (dcasgd's adaptive
+ * ms) starts at zero, whatever the heap held: the tests passed only
+ * because fresh memory happened to be zero. */
+static void test_pulled_state_starts_at_zero(void **state)
+{
+    (void)state;
+    rule_info info;
+    void *p = s_configure("dcasgd", "[algorithm]\nadaptive = on\n", 2, &info);
+    const float init[3] = {1, 2, 3};
+    size_t bytes = 4 * 3 * sizeof(float) + sizeof(float);   /* a chunk of the state's size */
+    float *dirty = malloc(bytes);
+    memset(dirty, 0x7f, bytes);
+    free(dirty);
+    server *s = server_new(algorithm_find("dcasgd"), p, &info, 0, 1, 2, init, 3);
+    const float *extra = server_pulled(s, 2);
+    for (int i = 0; i < 6; i++) {
+        assert_true(extra[i] == 0);
+    }
+    server_destroy(&s);
+    free(p);
+}
+
+/* Examples are counted per worker as well as in all. */
+static void test_samples_are_counted_per_worker(void **state)
+{
+    (void)state;
+    rule_info info;
+    void *p = s_configure("hogwild", "", 2, &info);
+    const float init[1] = {0};
+    server *s = server_new(algorithm_find("hogwild"), p, &info, 0, 1, 2, init, 1);
+    server_push(s, &(push_msg){.worker = 1, .samples = 5, .values = (const float[]){1}});
+    server_push(s, &(push_msg){.worker = 0, .samples = 3, .values = (const float[]){1}});
+    assert_int_equal(s->worker_samples[0], 3);
+    assert_int_equal(s->worker_samples[1], 5);
+    assert_int_equal(s->samples, 8);
+    server_destroy(&s);
+    free(p);
+}
+
+/* FedBuff's buffer left when every worker is done: its pushes, recorded
+ * applied, are counted dropped instead, and leave the staleness sums
+ * (test_sim alone caught each of these four lines). */
+static void test_a_buffer_left_at_the_end_is_counted_dropped(void **state)
+{
+    (void)state;
+    rule_info info;
+    void *p = s_configure("fedbuff", "[algorithm]\nbuffer = 3\n", 3, &info);
+    const float init[1] = {0};
+    server *s = server_new(algorithm_find("fedbuff"), p, &info, 0, 1, 3, init, 1);
+    server_push(s, &(push_msg){.worker = 0, .samples = 1, .values = (const float[]){1}});
+    server_push(s, &(push_msg){.worker = 1, .samples = 1, .values = (const float[]){1}});
+    assert_int_equal(s->stats.pushes, 2);
+    for (uint32_t w = 0; w < 3; w++) {
+        server_mark_done(s, w);
+    }
+    assert_int_equal(s->stats.pushes, 0);
+    assert_int_equal(s->stats.dropped, 2);
+    assert_int_equal(s->stats.staleness_sum, 0);
+    assert_int_equal(s->stats.histogram[0], 0);
+    assert_int_equal(s->version, 0);
+    server_destroy(&s);
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1350,6 +1510,13 @@ int main(void)
         cmocka_unit_test(test_sync_rejects_bad_keys),
         cmocka_unit_test(test_hogwild_server_applies_at_once),
         cmocka_unit_test(test_apply_threads_release_a_push_before_it_is_done),
+        cmocka_unit_test(test_a_nonfinite_push_is_refused_and_late),
+        cmocka_unit_test(test_the_verdicts_of_a_round),
+        cmocka_unit_test(test_done_counts_each_worker_once),
+        cmocka_unit_test(test_training_time_is_the_workers),
+        cmocka_unit_test(test_pulled_state_starts_at_zero),
+        cmocka_unit_test(test_samples_are_counted_per_worker),
+        cmocka_unit_test(test_a_buffer_left_at_the_end_is_counted_dropped),
         cmocka_unit_test(test_sync_worker_loop),
         cmocka_unit_test_setup_teardown(test_parts_go_as_soon_as_final, support_fixture_setup,
                                         support_fixture_teardown),
