@@ -2,9 +2,13 @@
 #include "plots/gnuplot.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include "core/stop.h"
 
 const char *gnuplot_template_text(const char *name)
 {
@@ -66,9 +70,29 @@ bool gnuplot_available(void)
 int gnuplot_draw(const char *dir, const char *script, const char *stem, const char *figure,
                  error *err)
 {
+    int in[2];
+    if (pipe(in) < 0) {
+        return error_set(err, ERROR_RUNTIME, "cannot start gnuplot: %s", strerror(errno));
+    }
     fflush(NULL);
-    FILE *pipe = popen("gnuplot", "w");
-    if (!pipe) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(in[1]);
+        if (dup2(in[0], STDIN_FILENO) < 0) {
+            _exit(127);
+        }
+        close(in[0]);
+        execlp("gnuplot", "gnuplot", (char *)NULL);
+        _exit(127);
+    }
+    close(in[0]);
+    FILE *pipe_in = pid > 0 ? fdopen(in[1], "w") : NULL;
+    if (!pipe_in) {
+        close(in[1]);
+        if (pid > 0) {
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+        }
         return error_set(err, ERROR_RUNTIME, "cannot start gnuplot: %s", strerror(errno));
     }
     char quoted_dir[4200], quoted_script[2200], quoted_stem[2200], quoted_figure[2200];
@@ -76,12 +100,24 @@ int gnuplot_draw(const char *dir, const char *script, const char *stem, const ch
     gnuplot_quote(quoted_script, sizeof quoted_script, script);
     gnuplot_quote(quoted_stem, sizeof quoted_stem, stem);
     gnuplot_quote(quoted_figure, sizeof quoted_figure, figure);
-    fprintf(pipe, "cd %s\nasgd_stem = %s\nasgd_figure = %s\nload %s\n", quoted_dir, quoted_stem,
-            quoted_figure, quoted_script);
-    int status = pclose(pipe);
-    if (status != 0) {
+    fprintf(pipe_in, "cd %s\nasgd_stem = %s\nasgd_figure = %s\nload %s\n", quoted_dir,
+            quoted_stem, quoted_figure, quoted_script);
+    fclose(pipe_in);
+    /* a stop (stop.h) interrupts the wait: gnuplot is stopped too, where it
+     * was not in the terminal's process group (a SIGTERM to asgd alone) */
+    int status;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) {
+            return error_set(err, ERROR_RUNTIME, "gnuplot: %s", strerror(errno));
+        }
+        if (stop_requested()) {
+            kill(pid, SIGTERM);
+        }
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         return error_set(err, ERROR_RUNTIME, "gnuplot failed (status %d; its messages are "
-                         "above)", status);
+                         "above)",
+                         WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
     }
     return 0;
 }

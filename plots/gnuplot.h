@@ -42,7 +42,8 @@ bool gnuplot_available(void);
 /* Runs gnuplot on script (a file name in dir) from dir, its data files'
  * stem and its figure's file given (the script takes them where they are
  * not: the names it is kept under), so that a figure is drawn from and
- * into temporary files, renamed once whole. */
+ * into temporary files, renamed once whole. A stop asked meanwhile
+ * (stop.h) stops gnuplot, and the draw fails. */
 int gnuplot_draw(const char *dir, const char *script, const char *stem, const char *figure,
                  error *err);
 

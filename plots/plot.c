@@ -526,10 +526,10 @@ static int s_draw(const options *o, plot_runs *set, const figure_place *pl, cons
     } else if (!kind) {
         rc = -1;
     }
-    if (stop_requested()) {   /* gnuplot, in the same process group, was stopped too */
-        rc = error_set(err, ERROR_SIGNALLED(stop_requested()), "%s: interrupted (signal %d); "
-                       "an earlier figure and its script are as they were", figure,
-                       stop_requested());
+    int sig = stop_requested();   /* gnuplot_draw stopped gnuplot */
+    if (sig) {
+        rc = error_set(err, ERROR_SIGNALLED(sig), "%s: interrupted (signal %d); an earlier "
+                       "figure and its script are as they were", figure, sig);
     }
     if (rc == 0 && !s_whole(tmp_figure, strrchr(file, '.'))) {
         rc = error_set(err, ERROR_RUNTIME, "%s: gnuplot could not write it whole (is the disk "
@@ -568,6 +568,10 @@ int plot_main(int argc, char **argv, error *err)
     snprintf(pl.stem, sizeof pl.stem, "%s", file);
     plot_runs set;
     int rc = plot_runs_collect(&set, o.dirs, o.ndirs, o.group, err);
+    int sig = stop_requested();   /* while many runs were read */
+    if (rc == 0 && sig) {
+        rc = error_set(err, ERROR_SIGNALLED(sig), "asgd plot: interrupted (signal %d)", sig);
+    }
     if (rc == 0) {
         char left[2400];
         if (plot_runs_left_out(&set, left, sizeof left)) {

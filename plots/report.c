@@ -503,9 +503,10 @@ int report_main(int argc, char **argv, error *err)
         rc = error_set(err, ERROR_RUNTIME, "%s: cannot write (is the disk full?)",
                        md_ok ? html_path : md_path);
     }
-    if (rc == 0 && stop_requested()) {
-        rc = error_set(err, ERROR_SIGNALLED(stop_requested()), "asgd report: interrupted "
-                       "(signal %d); %s is as it was", stop_requested(), md_path);
+    int sig = stop_requested();
+    if (rc == 0 && sig) {
+        rc = error_set(err, ERROR_SIGNALLED(sig), "asgd report: interrupted (signal %d); %s is "
+                       "as it was", sig, md_path);
     }
     if (rc == 0 && (rename(md_tmp, md_path) != 0 || rename(html_tmp, html_path) != 0)) {
         rc = error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", o.out, strerror(errno));

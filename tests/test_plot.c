@@ -1031,9 +1031,10 @@ static void test_a_failed_plot_keeps_the_last_one(void **state)
 
 /* Ctrl-C while a figure is drawn: exit 130, the figure and script of an
  * earlier plot as they were, and none of the temporary files (each was
- * left, hidden, beside the figure). The signal comes from a gnuplot in
- * PATH that sends SIGINT to its asgd and then runs the real gnuplot, so
- * it lands while the figure is drawn, every time. */
+ * left, hidden, beside the figure); SIGTERM to asgd alone the same,
+ * gnuplot stopped by asgd. The signal comes from a gnuplot in PATH that
+ * sends it to its asgd and then runs the real gnuplot, so it lands while
+ * the figure is drawn, every time. */
 static void test_ctrl_c_leaves_no_temporary_files(void **state)
 {
     support_fixture *f = *state;
@@ -1054,15 +1055,24 @@ static void test_ctrl_c_leaves_no_temporary_files(void **state)
              "#!/bin/sh\n"
              "p=$PPID\n"
              "while [ \"$p\" -gt 1 ] && [ \"$(cat /proc/$p/comm)\" != asgd ]; do\n"
-             "    p=$(cut -d' ' -f4 /proc/$p/stat)\n"
+             "    s=$(cat /proc/$p/stat); s=${s##*) }; set -- $s; p=$2\n"
              "done\n"
-             "kill -INT \"$p\"\n"
+             "[ \"$p\" -gt 1 ] || exit 1\n"
+             "kill -\"$INTERRUPT_WITH\" \"$p\"\n"
              "PATH='%s' exec gnuplot \"$@\"\n", saved);
     support_write_file(shim_gnuplot, text);
     assert_int_equal(chmod(shim_gnuplot, 0755), 0);
     snprintf(path, sizeof path, "%s:%s", shim, saved);
     setenv("PATH", path, 1);
     const char *args[] = {"plot", s_runs, "-o", fig, NULL};
+    /* SIGTERM to asgd alone (a launcher's, timeout's): gnuplot, which it
+     * does not reach, is stopped by asgd (the wait went on meanwhile) */
+    setenv("INTERRUPT_WITH", "TERM", 1);
+    support_run_asgd(&f->r, f->dir, args);
+    if (f->r.status != 128 + SIGTERM || !strstr(f->r.err, "stopped.png: interrupted")) {
+        fail_msg("plot, SIGTERM: status %d, \"%s\"", f->r.status, f->r.err);
+    }
+    setenv("INTERRUPT_WITH", "INT", 1);
     support_run_asgd(&f->r, f->dir, args);
     char page[800];
     snprintf(page, sizeof page, "%s/stopped-report", f->dir);
@@ -1070,6 +1080,7 @@ static void test_ctrl_c_leaves_no_temporary_files(void **state)
     const char *report_args[] = {"report", s_runs, "-o", page, NULL};
     support_run_asgd(&report, f->dir, report_args);
     setenv("PATH", saved, 1);
+    unsetenv("INTERRUPT_WITH");
     if (f->r.status != 130 || !strstr(f->r.err, "stopped.png: interrupted")) {
         fail_msg("plot: status %d, \"%s\"", f->r.status, f->r.err);
     }

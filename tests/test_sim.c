@@ -627,7 +627,8 @@ static void test_calibrate_stopped_leaves_nothing(void **state)
             }
         }
         long tick_20ms = sysconf(_SC_CLK_TCK) / 50;
-        while (echo > 0 && s_cpu_ticks(echo) >= 0 && s_cpu_ticks(echo) < tick_20ms) {
+        for (int ms = 0; ms < 60000 && echo > 0 && support_alive(echo) &&
+                         s_cpu_ticks(echo) < tick_20ms; ms++) {
             usleep(1000);
         }
         if (echo > 0 && support_alive(echo)) {

@@ -11,8 +11,7 @@
  * an apply thread: these tell it that the loop's writes (its mapping of a
  * worker's shared segment among them) come before the thread's reads. */
 #ifdef ASGD_TSAN
-void __tsan_acquire(void *addr);
-void __tsan_release(void *addr);
+#include <sanitizer/tsan_interface.h>
 #define HANDED_OVER(a) __tsan_release(a)
 #define TAKEN_OVER(a) __tsan_acquire(a)
 #else

@@ -238,20 +238,49 @@ static double s_echo_cpu(void *dealer)
  * s_on_signal when SIGINT or SIGTERM ends calibrate meanwhile (each was
  * left in /tmp, the socket under a name another user could take first). */
 static char s_socket_dir[64], s_socket_path[96];
+static volatile pid_t s_echo_pid;   /* the echo, stopped first: it may bind meanwhile */
 
 static void s_remove_socket(void)
 {
     if (s_socket_dir[0]) {
-        unlink(s_socket_path);   /* both async-signal-safe */
+        unlink(s_socket_path);   /* all async-signal-safe */
         rmdir(s_socket_dir);
+        s_socket_dir[0] = '\0';
     }
 }
 
 static void s_on_signal(int sig)
 {
+    if (s_echo_pid > 0) {
+        kill(s_echo_pid, SIGKILL);
+        waitpid(s_echo_pid, NULL, 0);
+    }
     s_remove_socket();
-    signal(sig, SIG_DFL);
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
     raise(sig);
+}
+
+/* s_on_signal for SIGINT and SIGTERM, the actions it replaced into old;
+ * a signal ignored (a background job's SIGINT) stays ignored. */
+static void s_catch_signals(struct sigaction old[2])
+{
+    static const int sigs[2] = {SIGINT, SIGTERM};
+    struct sigaction sa = {.sa_handler = s_on_signal};
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < 2; i++) {
+        sigaction(sigs[i], NULL, &old[i]);
+        if (old[i].sa_handler != SIG_IGN) {
+            sigaction(sigs[i], &sa, NULL);
+        }
+    }
+}
+
+static void s_restore_signals(const struct sigaction old[2])
+{
+    sigaction(SIGINT, &old[0], NULL);
+    sigaction(SIGTERM, &old[1], NULL);
 }
 
 /* A header alone and the whole vector, there and back over the configured
@@ -281,13 +310,12 @@ static int s_messages(const experiment *e, size_t bytes, costs *out, error *err)
         s_remove_socket();
         return error_set(err, ERROR_RUNTIME, "calibrate: %s", strerror(errno));
     }
-    struct sigaction sa = {.sa_handler = s_on_signal}, old_int, old_term;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    struct sigaction old[2];
+    s_catch_signals(old);
     fflush(NULL);
     pid_t parent = getpid(), echo = fork();
     if (echo == 0) {   /* it dies with calibrate: it was left waiting for ever */
+        s_restore_signals(old);
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent) {
             _exit(1);
@@ -295,6 +323,7 @@ static int s_messages(const experiment *e, size_t bytes, costs *out, error *err)
         close(ready[0]);
         s_echo(endpoint, ready[1]);
     }
+    s_echo_pid = echo;
     close(ready[1]);
     char bound[256] = "";
     ssize_t got = echo > 0 ? read(ready[0], bound, sizeof bound) : -1;
@@ -317,9 +346,9 @@ static int s_messages(const experiment *e, size_t bytes, costs *out, error *err)
         if (ctx) {
             zmq_ctx_term(ctx);
         }
+        s_echo_pid = 0;
         s_remove_socket();
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGTERM, &old_term, NULL);
+        s_restore_signals(old);
         return -1;
     }
     memset(buf, 1, bytes);
@@ -339,13 +368,13 @@ static int s_messages(const experiment *e, size_t bytes, costs *out, error *err)
     zmq_send(dealer, "", 0, 0);   /* the echo's last */
     zmq_recv(dealer, buf, bytes, 0);
     waitpid(echo, NULL, 0);
+    s_echo_pid = 0;
     zmq_setsockopt(dealer, ZMQ_LINGER, &linger, sizeof linger);
     zmq_close(dealer);
     zmq_ctx_term(ctx);
     free(buf);
     s_remove_socket();
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    s_restore_signals(old);
     message_timing t = {.round_trip = small, .cpu_per_trip = cpu_small, .wake = wakes[1],
                         .large_round_trip = large, .bytes = bytes, .shared = out->shared};
     message_costs m;

@@ -192,9 +192,8 @@ static float *s_kept(ps *p, int client)
  * so that what the rule keeps is what the worker holds whichever reply it
  * takes (a duplicate once moved it on), and one older than the last
  * answered is no longer awaited. A request numbered 0 (asgd's own number
- * from 1; a client of its own may not number them) is answered afresh:
- * it was told the area's contents before any answer was made there, the
- * heap's leftovers for a first pull. */
+ * from 1; a client of its own may not number them) is answered afresh,
+ * every time. */
 static void s_reply_params(void *ctx, const pull_msg *m, void *handle)
 {
     ps *p = ctx;
@@ -215,7 +214,9 @@ static void s_reply_params(void *ctx, const pull_msg *m, void *handle)
     if (!numbered || r->seq != *answered) {
         memcpy(area, server_answer(p->s, m), bytes);
         p->s->stats.bytes_out += seg ? bytes : 0;
-        *answered = numbered ? r->seq : *answered;
+        if (numbered) {
+            *answered = r->seq;
+        }
         p->answered_version[client] = atomic_load(&p->s->version);
     }
     wire_header h = s_reply_header(p, r, seg ? WIRE_SHM : WIRE_F32, NULL);
