@@ -285,8 +285,9 @@ int support_wait(int pid)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/* The process's state letter and parent from /proc/PID/stat. */
-static int s_stat(int pid, char *state, int *ppid)
+/* The process's state letter, parent, and clock ticks of CPU time (user
+ * and system) from /proc/PID/stat. */
+static int s_stat_all(int pid, char *state, int *ppid, long *ticks)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/%d/stat", pid);
@@ -298,10 +299,28 @@ static int s_stat(int pid, char *state, int *ppid)
     fclose(f);
     buf[n] = '\0';
     char *close_paren = strrchr(buf, ')');
-    if (!close_paren || sscanf(close_paren + 2, "%c %d", state, ppid) != 2) {
+    long utime, stime;
+    /* after the name: state, ppid, fields 5-13, then utime and stime */
+    if (!close_paren || sscanf(close_paren + 2, "%c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+                               "%ld %ld", state, ppid, &utime, &stime) != 4) {
         return -1;
     }
+    *ticks = utime + stime;
     return 0;
+}
+
+static int s_stat(int pid, char *state, int *ppid)
+{
+    long ticks;
+    return s_stat_all(pid, state, ppid, &ticks);
+}
+
+long support_cpu_ticks(int pid)
+{
+    char state;
+    int ppid;
+    long ticks;
+    return s_stat_all(pid, &state, &ppid, &ticks) == 0 ? ticks : -1;
 }
 
 int support_children(int parent, const char *role, int *out, int max)

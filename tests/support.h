@@ -60,6 +60,8 @@ int support_wait(int pid);
 int support_children(int parent, const char *role, int *out, int max);
 /* Whether the process exists (and is not a zombie). */
 int support_alive(int pid);
+/* Clock ticks of CPU time the process has used, or -1 once it is gone. */
+long support_cpu_ticks(int pid);
 /* Waits up to `seconds` until path has at least `lines` lines. */
 int support_wait_lines(const char *path, int lines, double seconds);
 

@@ -653,6 +653,27 @@ static void test_sixteen_groups_sixteen_styles(void **state)
     free(gp);
 }
 
+/* fig is still the whole figure of size bytes an earlier plot drew, and
+ * its script gp_path reads before (freed here). */
+static void s_expect_kept(const char *fig, long size, const char *gp_path, char *before)
+{
+    assert_true(s_size(fig) == size);
+    s_expect_figure(fig);
+    char *after = support_read_file(gp_path);
+    assert_string_equal(after, before);
+    free(after);
+    free(before);
+}
+
+/* No file matches pattern (a glob): nothing temporary was left. */
+static void s_expect_nothing_left(const char *pattern)
+{
+    glob_t left;
+    if (glob(pattern, 0, NULL, &left) == 0) {
+        fail_msg("left behind: %s", left.gl_pathv[0]);
+    }
+}
+
 /* asgd report: the page for a set of runs, in Markdown and HTML: every
  * run's summary, the keys that differ (the sweep's grid and seed), the
  * figures, the provenance; without gnuplot, the page says why it has no
@@ -709,10 +730,7 @@ static void test_report(void **state)
         free(kept);
         char pattern[820];
         snprintf(pattern, sizeof pattern, "%s/.*.tmp*", out);
-        glob_t left;
-        if (glob(pattern, 0, NULL, &left) == 0) {
-            fail_msg("left behind: %s", left.gl_pathv[0]);
-        }
+        s_expect_nothing_left(pattern);
     }
     free(md);
     free(html);
@@ -1010,18 +1028,10 @@ static void test_a_failed_plot_keeps_the_last_one(void **state)
     if (f->r.status != 1 || !strstr(f->r.err, "kept.png: gnuplot could not write it whole")) {
         fail_msg("full disk: status %d, \"%s\"", f->r.status, f->r.err);
     }
-    assert_true(s_size(fig) == size);
-    s_expect_figure(fig);
-    char *after = support_read_file(gp_path);
-    assert_string_equal(after, before);
-    free(after);
-    free(before);
+    s_expect_kept(fig, size, gp_path, before);
     char pattern[820];
     snprintf(pattern, sizeof pattern, "%s/.kept.png.*", f->dir);
-    glob_t left;
-    if (glob(pattern, 0, NULL, &left) == 0) {
-        fail_msg("left behind: %s", left.gl_pathv[0]);
-    }
+    s_expect_nothing_left(pattern);
     /* an option without its value, or unknown, is said as such */
     const char *last[] = {"plot", s_runs, "-o", fig, "--bogus", NULL};
     support_run_asgd(&f->r, f->dir, last);
@@ -1084,12 +1094,7 @@ static void test_ctrl_c_leaves_no_temporary_files(void **state)
     if (f->r.status != 130 || !strstr(f->r.err, "stopped.png: interrupted")) {
         fail_msg("plot: status %d, \"%s\"", f->r.status, f->r.err);
     }
-    assert_true(s_size(fig) == size);
-    s_expect_figure(fig);
-    char *after = support_read_file(gp_path);
-    assert_string_equal(after, before);
-    free(after);
-    free(before);
+    s_expect_kept(fig, size, gp_path, before);
     if (report.status != 130 || !strstr(report.err, "interrupted")) {
         fail_msg("report: status %d, \"%s\"", report.status, report.err);
     }
@@ -1098,10 +1103,7 @@ static void test_ctrl_c_leaves_no_temporary_files(void **state)
     for (int i = 0; i < 3; i++) {
         char pattern[900];
         snprintf(pattern, sizeof pattern, patterns[i], f->dir);
-        glob_t left;
-        if (glob(pattern, 0, NULL, &left) == 0) {
-            fail_msg("left behind: %s", left.gl_pathv[0]);
-        }
+        s_expect_nothing_left(pattern);
     }
 }
 

@@ -581,27 +581,6 @@ static void test_a_profile_round_trips_and_sets_the_time(void **state)
     assert_non_null(strstr(f->r.err, "profile"));
 }
 
-/* Clock ticks of CPU time process pid has used, or -1 once it is gone. */
-static long s_cpu_ticks(int pid)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", pid);
-    FILE *f = fopen(path, "r");
-    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-    if (f) {
-        fclose(f);
-    }
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')');
-    long utime, stime;
-    /* after the name: state and fields 4-13, then utime and stime */
-    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %ld %ld", &utime,
-                     &stime) != 2) {
-        return -1;
-    }
-    return utime + stime;
-}
-
 /* SIGTERM while calibrate times messages: it exits 143, its echo process
  * goes with it (it was left waiting for ever) and its socket's private
  * folder is removed (the socket was left in /tmp). The signal is sent
@@ -628,7 +607,7 @@ static void test_calibrate_stopped_leaves_nothing(void **state)
         }
         long tick_20ms = sysconf(_SC_CLK_TCK) / 50;
         for (int ms = 0; ms < 60000 && echo > 0 && support_alive(echo) &&
-                         s_cpu_ticks(echo) < tick_20ms; ms++) {
+                         support_cpu_ticks(echo) < tick_20ms; ms++) {
             usleep(1000);
         }
         if (echo > 0 && support_alive(echo)) {
