@@ -1354,10 +1354,9 @@ static double s_fake_clock(void *ctx)
 static void test_a_nonfinite_push_is_refused_and_late(void **state)
 {
     (void)state;
-    rule_info info;
-    void *p = s_configure("hogwild", "", 2, &info);
+    void *p;
     const float init[3] = {1, 2, 3};
-    server *s = server_new(algorithm_find("hogwild"), p, &info, 0, 1, 2, init, 3);
+    server *s = s_server("hogwild", "", 2, init, 3, &p);
     int v = server_push(s, &(push_msg){.worker = 0, .samples = 4,
                                        .values = (const float[]){0, 0, NAN}});
     assert_int_equal(v, PUSH_LATE);
@@ -1376,10 +1375,9 @@ static void test_a_nonfinite_push_is_refused_and_late(void **state)
 static void test_the_verdicts_of_a_round(void **state)
 {
     (void)state;
-    rule_info info;
-    void *p = s_configure("sync", "[algorithm]\nbackups = 1\n", 2, &info);
+    void *p;
     const float init[2] = {1, 1}, g[2] = {2, 4};
-    server *s = server_new(algorithm_find("sync"), p, &info, 0, 1, 2, init, 2);
+    server *s = s_server("sync", "[algorithm]\nbackups = 1\n", 2, init, 2, &p);
     assert_int_equal(server_push(s, &(push_msg){.worker = 1, .tag = 0, .values = g}),
                      PUSH_IN_ROUND);
     assert_int_equal(server_push(s, &(push_msg){.worker = 0, .tag = 0, .values = g}),
@@ -1397,10 +1395,9 @@ static void test_the_verdicts_of_a_round(void **state)
 static void test_done_counts_each_worker_once(void **state)
 {
     (void)state;
-    rule_info info;
-    void *p = s_configure("hogwild", "", 3, &info);
+    void *p;
     const float init[1] = {0};
-    server *s = server_new(algorithm_find("hogwild"), p, &info, 0, 1, 3, init, 1);
+    server *s = s_server("hogwild", "", 3, init, 1, &p);
     assert_false(server_mark_done(s, 0));
     assert_false(server_mark_done(s, 0));
     assert_false(server_mark_done(s, 1));
@@ -1416,10 +1413,9 @@ static void test_done_counts_each_worker_once(void **state)
 static void test_training_time_is_the_workers(void **state)
 {
     (void)state;
-    rule_info info;
-    void *p = s_configure("hogwild", "", 2, &info);
+    void *p;
     const float init[1] = {0};
-    server *s = server_new(algorithm_find("hogwild"), p, &info, 0, 1, 2, init, 1);
+    server *s = s_server("hogwild", "", 2, init, 1, &p);
     double now = 5;
     s->clock = s_fake_clock;
     s->clock_ctx = &now;
@@ -1441,18 +1437,26 @@ static void test_training_time_is_the_workers(void **state)
 /* State a rule keeps beside what each worker pulled (dcasgd's adaptive
  * ms) starts at zero, whatever the heap held: the tests passed only
  * because fresh memory happened to be zero. It catches the fault only
- * where malloc hands the freed dirty chunk back (glibc; not under ASan's
+ * where malloc hands freed dirty chunks back (glibc; not under ASan's
  * quarantine). */
 static void test_pulled_state_starts_at_zero(void **state)
 {
     (void)state;
-    rule_info info;
+    rule_info info;   /* configured first: the dirty chunk is the state's to take */
     void *p = s_configure("dcasgd", "[algorithm]\nadaptive = on\n", 2, &info);
     const float init[3] = {1, 2, 3};
-    size_t bytes = 4 * 3 * sizeof(float) + sizeof(float);   /* a chunk of the state's size */
-    float *dirty = malloc(bytes);
-    memset(dirty, 0x7f, bytes);
-    free(dirty);
+    /* dirty chunks of the state's size, more than the allocator keeps in
+     * its per-thread cache, so that whatever server_new takes first, the
+     * state gets one of them too (one chunk went to another allocation) */
+    size_t bytes = 4 * 3 * sizeof(float) + sizeof(float);
+    float *dirty[32];
+    for (int i = 0; i < 32; i++) {
+        dirty[i] = malloc(bytes);
+        memset(dirty[i], 0x7f, bytes);
+    }
+    for (int i = 0; i < 32; i++) {
+        free(dirty[i]);
+    }
     server *s = server_new(algorithm_find("dcasgd"), p, &info, 0, 1, 2, init, 3);
     const float *extra = server_pulled(s, 2);
     for (int i = 0; i < 6; i++) {
@@ -1466,10 +1470,9 @@ static void test_pulled_state_starts_at_zero(void **state)
 static void test_samples_are_counted_per_worker(void **state)
 {
     (void)state;
-    rule_info info;
-    void *p = s_configure("hogwild", "", 2, &info);
+    void *p;
     const float init[1] = {0};
-    server *s = server_new(algorithm_find("hogwild"), p, &info, 0, 1, 2, init, 1);
+    server *s = s_server("hogwild", "", 2, init, 1, &p);
     server_push(s, &(push_msg){.worker = 1, .samples = 5, .values = (const float[]){1}});
     server_push(s, &(push_msg){.worker = 0, .samples = 3, .values = (const float[]){1}});
     assert_int_equal(s->worker_samples[0], 3);
@@ -1485,10 +1488,9 @@ static void test_samples_are_counted_per_worker(void **state)
 static void test_a_buffer_left_at_the_end_is_counted_dropped(void **state)
 {
     (void)state;
-    rule_info info;
-    void *p = s_configure("fedbuff", "[algorithm]\nbuffer = 3\n", 3, &info);
+    void *p;
     const float init[1] = {0};
-    server *s = server_new(algorithm_find("fedbuff"), p, &info, 0, 1, 3, init, 1);
+    server *s = s_server("fedbuff", "[algorithm]\nbuffer = 3\n", 3, init, 1, &p);
     server_push(s, &(push_msg){.worker = 0, .samples = 1, .values = (const float[]){1}});
     server_push(s, &(push_msg){.worker = 1, .samples = 1, .values = (const float[]){1}});
     assert_int_equal(s->stats.pushes, 2);
