@@ -411,11 +411,15 @@ int config_each(config *c, const char *section,
     return 0;
 }
 
-void config_each_path(const config *c, void (*fn)(void *ctx, const char *path), void *ctx)
+void config_each_path(const config *c,
+                      void (*fn)(void *ctx, const char *section, const char *key,
+                                 const char *path),
+                      void *ctx)
 {
     for (int i = 0; i < c->count; i++) {
-        if (c->entries[i].path && c->entries[i].value[0]) {
-            fn(ctx, c->entries[i].value);
+        const entry *e = &c->entries[i];
+        if (e->path && e->value[0]) {
+            fn(ctx, e->section, e->key, e->value);
         }
     }
 }

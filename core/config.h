@@ -74,9 +74,12 @@ int config_each(config *c, const char *section,
                 int (*fn)(void *ctx, const char *key, const char *value, int line),
                 void *ctx);
 
-/* Calls fn(ctx, value) for every path config_get_path read, not empty, in
- * order: the files a run reads, for its record. */
-void config_each_path(const config *c, void (*fn)(void *ctx, const char *path), void *ctx);
+/* Calls fn(ctx, section, key, value) for every path config_get_path read,
+ * not empty, in order: the files a run reads, for its record. */
+void config_each_path(const config *c,
+                      void (*fn)(void *ctx, const char *section, const char *key,
+                                 const char *path),
+                      void *ctx);
 /* Calls fn for every entry, every section, in order (nothing is marked
  * read): for tools that compare whole configs. */
 int config_each_entry(const config *c,

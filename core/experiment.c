@@ -588,8 +588,10 @@ int experiment_check_training(experiment *e, error *err)
 
 /* One input file's checksum into the JSON object ctx (regular files: a
  * folder such as data.path stands for the data files added beside). */
-static void s_add_input(void *ctx, const char *path)
+static void s_add_input(void *ctx, const char *section, const char *key, const char *path)
 {
+    (void)section;
+    (void)key;
     struct stat st;
     char sum[64];
     if (stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
@@ -608,7 +610,7 @@ static void s_inputs(const experiment *e, run_summary *sum)
     bool generated = e->data.source == DATA_SYNTHETIC || e->data.source == DATA_REGRESSION;
     if (!generated && data_files(files, &e->data, &ignored) == 0) {
         for (int i = 0; i < 4; i++) {
-            s_add_input(inputs, files[i]);
+            s_add_input(inputs, "data", "path", files[i]);
         }
     }
     config_each_path(e->c, s_add_input, inputs);

@@ -187,6 +187,61 @@ static FILE *s_open(run *r, const char *file, const char *header, error *err)
     return f;
 }
 
+/* The files that describe the cluster a run simulated or replayed, kept in
+ * its folder: a profile and traces are small, made for the experiment and
+ * edited between runs. The data (Debian's, named by its checksum in the
+ * summary) and the CURVE keys (secrets) are not copied. */
+static const char *const s_kept[][2] = {{"sim", "profile"}, {"sim", "trace"},
+                                         {"cluster", "trace"}};
+
+typedef struct keeping {
+    const char *dir;
+    error *err;
+    int rc;
+} keeping;
+
+/* Copies one input of the run into its inputs/ folder (see run.h). */
+static void s_keep_input(void *ctx, const char *section, const char *key, const char *path)
+{
+    keeping *k = ctx;
+    bool wanted = false;
+    for (size_t i = 0; i < sizeof s_kept / sizeof s_kept[0]; i++) {
+        wanted = wanted || (strcmp(section, s_kept[i][0]) == 0 && strcmp(key, s_kept[i][1]) == 0);
+    }
+    struct stat st;
+    if (!wanted || k->rc < 0 || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_size > RUN_INPUT_MAX) {
+        return;   /* a path that is not there fails where it is read */
+    }
+    char folder[4800], copy[5200];
+    const char *base = strrchr(path, '/');
+    snprintf(folder, sizeof folder, "%s/inputs", k->dir);
+    snprintf(copy, sizeof copy, "%s/%s.%s-%s", folder, section, key, base ? base + 1 : path);
+    FILE *f = fopen(path, "rbe");
+    char *bytes = malloc((size_t)st.st_size + 1);
+    size_t got = f && bytes ? fread(bytes, 1, (size_t)st.st_size + 1, f) : 0;
+    if (!f || !bytes || ferror(f) || got != (size_t)st.st_size) {
+        k->rc = error_set(k->err, ERROR_RUNTIME, "%s: cannot read it to keep a copy in %s "
+                          "(it changed while read, or %s)", path, folder,
+                          f ? "was cut short" : strerror(errno));
+    } else if (run_make_dirs(folder, k->err) < 0 ||
+               run_write_atomic(copy, bytes, got, NULL, 0, k->err) < 0) {
+        k->rc = -1;
+    }
+    if (f) {
+        fclose(f);
+    }
+    free(bytes);
+}
+
+/* Every input s_kept names, copied into dir/inputs/. */
+static int s_keep_inputs(const char *dir, const config *c, error *err)
+{
+    keeping k = {.dir = dir, .err = err};
+    config_each_path(c, s_keep_input, &k);
+    return k.rc;
+}
+
 int run_create(run *r, const config *c, const char *out_root, const char *name,
                const char *run_id, error *err)
 {
@@ -222,7 +277,7 @@ int run_create(run *r, const config *c, const char *out_root, const char *name,
     }
     char path[4800];
     snprintf(path, sizeof path, "%s/config.ini", r->dir);
-    if (config_write(c, path, err) < 0) {
+    if (config_write(c, path, err) < 0 || s_keep_inputs(r->dir, c, err) < 0) {
         return -1;
     }
     r->log = s_open(r, "log.txt", NULL, err);   /* appended to by child processes too */
@@ -316,7 +371,7 @@ int run_adopt(run *r, const char *dir, const config *c, error *err)
     snprintf(r->dir, sizeof r->dir, "%s", dir);
     char path[4800];
     snprintf(path, sizeof path, "%s/config.ini", r->dir);
-    if (config_write(c, path, err) < 0) {
+    if (config_write(c, path, err) < 0 || s_keep_inputs(r->dir, c, err) < 0) {
         return -1;
     }
     r->log = s_open(r, "log.txt", NULL, err);

@@ -5,7 +5,12 @@
  *   steps.csv     time_s,worker,step,loss,staleness,bytes
  *   summary.json  the run's figures, with "complete": true once it
  *                 finished (core/summary.h)
- *   log.txt       what happened, with times */
+ *   log.txt       what happened, with times
+ *   inputs/       a copy of each file that describes the cluster, as the
+ *                 run read it: SECTION.KEY-NAME for [sim] profile, [sim]
+ *                 trace and [cluster] trace (up to RUN_INPUT_MAX bytes
+ *                 each; a larger one is named only by its checksum in
+ *                 summary.json's inputs) */
 #ifndef ASGD_RUN_H
 #define ASGD_RUN_H
 
@@ -14,6 +19,8 @@
 
 #include "core/config.h"
 #include "core/error.h"
+
+#define RUN_INPUT_MAX (16L << 20)
 
 typedef struct run {
     char dir[4608];
@@ -24,7 +31,7 @@ typedef struct run {
 int run_configure(config *c, const char **out_root, const char **run_id, error *err);
 
 /* Creates <out_root>/<name>/<run_id>/ (a fresh suffix if it exists),
- * writes config.ini and opens the metric files. */
+ * writes config.ini and inputs/ and opens the metric files. */
 int run_create(run *r, const config *c, const char *out_root, const char *name,
                const char *run_id, error *err);
 /* Opens an existing run folder to go on with it (asgd train --resume):
@@ -38,7 +45,8 @@ int run_reopen(run *r, const char *dir, error *err);
  * NULL with err naming the path. */
 FILE *run_append_csv(const char *path, const char *header, bool line_buffered, error *err);
 /* Makes dir, where processes started one by one write their own files, a
- * run folder: config.ini written from c, log.txt opened for appending;
+ * run folder: config.ini and inputs/ written from c, log.txt opened for
+ * appending;
  * eval.csv and steps.csv are left to their writers (r's stay NULL). */
 int run_adopt(run *r, const char *dir, const config *c, error *err);
 void run_close(run *r);

@@ -552,6 +552,15 @@ static void test_a_profile_round_trips_and_sets_the_time(void **state)
                      variants[i][1], f->r.err);
         }
     }
+    /* the run keeps a copy of the profile it read */
+    char kept[4300];
+    snprintf(kept, sizeof kept, "%.*s/inputs/sim.profile-profile.ini",
+             (int)strcspn(f->r.out, "\n"), f->r.out);
+    char *copy = support_read_file(kept), *original = support_read_file(profile);
+    assert_non_null(copy);
+    assert_string_equal(copy, original);
+    free(copy);
+    free(original);
     /* the time it sets */
     double times[3];
     const char *ms[3] = {"0.002,0.002", "0.004,0.004", NULL};
@@ -984,7 +993,16 @@ static void test_device_traces_in_virtual_time(void **state)
              (unsigned long)crc32(0, (const Bytef *)bytes, (uInt)strlen(bytes)), strlen(bytes));
     assert_true(cJSON_IsString(read));
     assert_string_equal(read->valuestring, want);
-    free(bytes);
+    /* and keeps a copy of it, as it read it: a run folder says which
+     * devices it simulated after the trace is edited; the run without a
+     * trace has nothing to keep */
+    char *kept = s_file(traced_dir, "inputs/sim.trace-trace.csv");
+    assert_string_equal(kept, bytes);
+    free(kept);
+    char first_traced[4096], nothing[4200];
+    snprintf(first_traced, sizeof first_traced, "%s", traced_dir);
+    snprintf(nothing, sizeof nothing, "%s/inputs", dir);
+    assert_int_equal(access(nothing, F_OK), -1);
     cJSON_Delete(j);
     char *log = s_file(traced_dir, "log.txt");
     assert_non_null(strstr(log, "worker 2 away at 0.020000 s, back at 0.050000 s (trace)"));
@@ -1017,6 +1035,10 @@ static void test_device_traces_in_virtual_time(void **state)
     }
     assert_true(first > 0.03 && first < 1);
     free(steps);
+    kept = s_file(first_traced, "inputs/sim.trace-trace.csv");
+    assert_string_equal(kept, bytes);
+    free(kept);
+    free(bytes);
     /* a broken trace is a config error naming the key and the file's line */
     support_write_file(trace, "device,speed,bandwidth,latency,off\n0,0,,,\n");
     const char *args[] = {"train", "/dev/null", f->out_arg, "experiment.mode=sim",
