@@ -25,6 +25,20 @@
 
 enum { NPARAMS = 11, SHARDS = 2, SEEN_MAX = 64, SELF = 2 };
 
+/* The test and its shards hand their state over through ZeroMQ, which
+ * ThreadSanitizer does not see (the library is not instrumented): a shard
+ * takes over what the test scripted when a request comes and hands over
+ * what it saw before it answers; the test the other way round around each
+ * call (s_hand_over, s_take_over). */
+#ifdef ASGD_TSAN
+#include <sanitizer/tsan_interface.h>
+#define HANDED_OVER(a) __tsan_release(a)
+#define TAKEN_OVER(a) __tsan_acquire(a)
+#else
+#define HANDED_OVER(a) ((void)(a))
+#define TAKEN_OVER(a) ((void)(a))
+#endif
+
 /* One scripted shard. The test sets the script before it calls peers_*
  * and reads what the shard saw after the call returns (or after
  * s_wait_requests): the shard writes it before it answers. */
@@ -95,7 +109,9 @@ static void s_answer(fake_shard *s, zmq_msg_t *id, const wire_header *req, uint6
     } else if (req->type == WIRE_CONTROL) {
         a.flags = s->workers_done ? WIRE_FLAG_WORKERS_DONE : 0;
     }
-    if (s->probe_first) {
+    bool probe = s->probe_first;
+    HANDED_OVER(s);   /* all of s this answer reads and writes, before it goes */
+    if (probe) {
         zmq_msg_t copy;
         zmq_msg_init(&copy);
         zmq_msg_copy(&copy, id);
@@ -125,6 +141,7 @@ static void s_serve_one(fake_shard *s)
             zmq_msg_close(&part);
         }
     }
+    TAKEN_OVER(s);
     wire_limits lim = {.shard = s->index, .lo = s->lo, .hi = s->hi, .workers = 4,
                        .push_encoding = WIRE_F32};
     wire_header h;
@@ -232,10 +249,35 @@ static void s_wait_requests(fake_shard *s, int n)
     assert_int_equal(atomic_load(&s->requests), n);
 }
 
+static void s_hand_over(fixture *f)
+{
+    for (int k = 0; k < SHARDS; k++) {
+        HANDED_OVER(&f->shard[k]);
+    }
+}
+
+static int s_take_over(fixture *f, int rc)
+{
+    for (int k = 0; k < SHARDS; k++) {
+        TAKEN_OVER(&f->shard[k]);
+    }
+    return rc;
+}
+
+/* peers_* calls, the shards' state handed over around them. */
+#define CALL(f, call) (s_hand_over(f), s_take_over(f, (call)))
+
 static int s_pull(fixture *f, float *theta, uint64_t min_version, uint64_t *versions,
                   uint16_t *flags, uint64_t *staleness, uint64_t *total, error *err)
 {
-    return peers_pull(&f->p, theta, min_version, versions, flags, staleness, total, err);
+    return CALL(f, peers_pull(&f->p, theta, min_version, versions, flags, staleness, total,
+                              err));
+}
+
+static int s_push(fixture *f, const float *values, uint64_t tag, const uint64_t *versions,
+                  uint32_t samples, bool leader, error *err)
+{
+    return CALL(f, peers_push(&f->p, values, tag, versions, samples, leader, err));
 }
 
 /* theta holds the answers to request seq of every shard. */
@@ -381,7 +423,7 @@ static void test_a_push_sends_each_shard_its_part(void **state)
     }
     uint64_t versions[SHARDS] = {17, 23};
     error err = {0};
-    assert_int_equal(peers_push(&f->p, values, 9, versions, 64, false, &err), 0);
+    assert_int_equal(s_push(f, values, 9, versions, 64, false, &err), 0);
     for (int k = 0; k < SHARDS; k++) {
         fake_shard *s = &f->shard[k];
         s_wait_requests(s, 1);
@@ -396,7 +438,7 @@ static void test_a_push_sends_each_shard_its_part(void **state)
     }
     /* one shard's part alone */
     values[NPARAMS - 1] = 99;
-    assert_int_equal(peers_push_part(&f->p, 1, values, 10, versions, 32, &err), 0);
+    assert_int_equal(CALL(f, peers_push_part(&f->p, 1, values, 10, versions, 32, &err)), 0);
     s_wait_requests(&f->shard[1], 2);
     assert_true(f->shard[1].pushed[NPARAMS - 1] == 99);
     assert_true(f->shard[1].seen[1].seq == 2 && f->shard[1].seen[1].samples == 32);
@@ -414,25 +456,25 @@ static void test_the_leaders_verdict_goes_to_the_other_shards(void **state)
     float values[NPARAMS] = {0};
     uint64_t versions[SHARDS] = {1, 1};
     error err = {0};
-    assert_int_equal(peers_push(&f->p, values, 4, versions, 8, true, &err), 0);
+    assert_int_equal(s_push(f, values, 4, versions, 8, true, &err), 0);
     s_wait_requests(&f->shard[1], 1);
     assert_int_equal(f->shard[0].seen[0].flags, WIRE_FLAG_VERDICT);
     assert_int_equal(f->shard[1].seen[0].flags, WIRE_FLAG_LATE);
     f->shard[0].verdict = PEERS_IN_ROUND;
-    assert_int_equal(peers_push(&f->p, values, 5, versions, 8, true, &err), 0);
+    assert_int_equal(s_push(f, values, 5, versions, 8, true, &err), 0);
     s_wait_requests(&f->shard[1], 2);
     assert_int_equal(f->shard[1].seen[1].flags, WIRE_FLAG_IN_ROUND);
     assert_true(f->shard[1].seen[1].tag == 5);
     /* a verdict awaited passes over a prefetch's answer: the next pull
      * asks again */
     float theta[NPARAMS];
-    assert_int_equal(peers_prefetch(&f->p, 0, &err), 0);
-    assert_int_equal(peers_push(&f->p, values, 6, versions, 8, true, &err), 0);
+    assert_int_equal(CALL(f, peers_prefetch(&f->p, 0, &err)), 0);
+    assert_int_equal(s_push(f, values, 6, versions, 8, true, &err), 0);
     assert_int_equal(s_pull(f, theta, 0, versions, NULL, NULL, NULL, &err), 0);
     s_expect_answer(theta, 5);   /* shard 0: pushes 1, 2 and 4, the prefetch 3 */
     assert_int_equal(f->p.resent, 0);
     f->shard[0].verdict = 3;
-    assert_int_equal(peers_push(&f->p, values, 7, versions, 8, true, &err), -1);
+    assert_int_equal(s_push(f, values, 7, versions, 8, true, &err), -1);
     assert_non_null(strstr(err.msg, "no verdict"));
     s_wait_requests(&f->shard[1], 5);
 }
@@ -447,11 +489,11 @@ static void test_a_prefetch_serves_the_next_pull(void **state)
     float theta[NPARAMS];
     uint64_t versions[SHARDS];
     error err = {0};
-    assert_int_equal(peers_prefetch(&f->p, 5, &err), 0);
+    assert_int_equal(CALL(f, peers_prefetch(&f->p, 5, &err)), 0);
     assert_int_equal(s_pull(f, theta, 5, versions, NULL, NULL, NULL, &err), 0);
     s_expect_answer(theta, 1);
     assert_int_equal(atomic_load(&f->shard[0].requests), 1);
-    assert_int_equal(peers_prefetch(&f->p, 5, &err), 0);
+    assert_int_equal(CALL(f, peers_prefetch(&f->p, 5, &err)), 0);
     assert_int_equal(s_pull(f, theta, 6, versions, NULL, NULL, NULL, &err), 0);
     s_expect_answer(theta, 3);
     for (int k = 0; k < SHARDS; k++) {
@@ -471,14 +513,14 @@ static void test_workers_are_done_when_every_shard_says_so(void **state)
     s_start(f);
     bool done = true;
     error err = {0};
-    assert_int_equal(peers_control(&f->p, WIRE_CONTROL_DONE, &done, NULL, &err), 0);
+    assert_int_equal(CALL(f, peers_control(&f->p, WIRE_CONTROL_DONE, &done, NULL, &err)), 0);
     assert_false(done);
     f->shard[0].workers_done = false;
     f->shard[1].workers_done = true;
-    assert_int_equal(peers_control(&f->p, WIRE_CONTROL_DONE, &done, NULL, &err), 0);
+    assert_int_equal(CALL(f, peers_control(&f->p, WIRE_CONTROL_DONE, &done, NULL, &err)), 0);
     assert_false(done);
     f->shard[0].workers_done = true;
-    assert_int_equal(peers_control(&f->p, WIRE_CONTROL_DONE, &done, NULL, &err), 0);
+    assert_int_equal(CALL(f, peers_control(&f->p, WIRE_CONTROL_DONE, &done, NULL, &err)), 0);
     assert_true(done);
     for (int k = 0; k < SHARDS; k++) {
         assert_int_equal(f->shard[k].seen[0].type, WIRE_CONTROL);
@@ -499,10 +541,10 @@ static void test_injected_faults_are_acknowledged_and_reported(void **state)
     error err = {0};
     assert_int_equal(s_pull(f, theta, 0, versions, NULL, NULL, NULL, &err), 0);
     s_expect_answer(theta, 1);
-    assert_int_equal(peers_push(&f->p, values, 1, versions, 8, false, &err), 0);
+    assert_int_equal(s_push(f, values, 1, versions, 8, false, &err), 0);
     assert_int_equal(s_pull(f, theta, 0, versions, NULL, NULL, NULL, &err), 0);
     s_expect_answer(theta, 3);
-    assert_int_equal(peers_control(&f->p, WIRE_CONTROL_DONE, NULL, NULL, &err), 0);
+    assert_int_equal(CALL(f, peers_control(&f->p, WIRE_CONTROL_DONE, NULL, NULL, &err)), 0);
     for (int k = 0; k < SHARDS; k++) {
         const fake_shard *s = &f->shard[k];
         assert_int_equal(atomic_load(&s->requests), 7);   /* 3 doubled, DONE once */
@@ -528,7 +570,7 @@ static void test_a_push_under_faults_goes_again_until_acknowledged(void **state)
     float values[NPARAMS] = {0};
     uint64_t versions[SHARDS] = {0};
     error err = {0};
-    assert_int_equal(peers_push(&f->p, values, 1, versions, 8, false, &err), 0);
+    assert_int_equal(s_push(f, values, 1, versions, 8, false, &err), 0);
     const fake_shard *s = &f->shard[1];
     int copies = atomic_load(&s->requests);
     assert_true(copies >= 2);
