@@ -195,7 +195,7 @@ static const char *const s_kept[][2] = {{"sim", "profile"}, {"sim", "trace"},
                                          {"cluster", "trace"}};
 
 typedef struct keeping {
-    const char *dir;
+    run *r;
     error *err;
     int rc;
 } keeping;
@@ -209,13 +209,17 @@ static void s_keep_input(void *ctx, const char *section, const char *key, const 
         wanted = wanted || (strcmp(section, s_kept[i][0]) == 0 && strcmp(key, s_kept[i][1]) == 0);
     }
     struct stat st;
-    if (!wanted || k->rc < 0 || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
-        st.st_size > RUN_INPUT_MAX) {
+    if (!wanted || k->rc < 0 || stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
         return;   /* a path that is not there fails where it is read */
+    }
+    if (st.st_size > RUN_INPUT_MAX) {
+        run_log(k->r, "%s: %lld bytes, not copied into inputs/ (over %ld); summary.json's "
+                "inputs give its checksum", path, (long long)st.st_size, RUN_INPUT_MAX);
+        return;
     }
     char folder[4800], copy[5200];
     const char *base = strrchr(path, '/');
-    snprintf(folder, sizeof folder, "%s/inputs", k->dir);
+    snprintf(folder, sizeof folder, "%s/inputs", k->r->dir);
     snprintf(copy, sizeof copy, "%s/%s.%s-%s", folder, section, key, base ? base + 1 : path);
     FILE *f = fopen(path, "rbe");
     char *bytes = malloc((size_t)st.st_size + 1);
@@ -234,10 +238,10 @@ static void s_keep_input(void *ctx, const char *section, const char *key, const 
     free(bytes);
 }
 
-/* Every input s_kept names, copied into dir/inputs/. */
-static int s_keep_inputs(const char *dir, const config *c, error *err)
+/* Every input s_kept names, copied into r's inputs/ (r's log open). */
+static int s_keep_inputs(run *r, const config *c, error *err)
 {
-    keeping k = {.dir = dir, .err = err};
+    keeping k = {.r = r, .err = err};
     config_each_path(c, s_keep_input, &k);
     return k.rc;
 }
@@ -277,13 +281,13 @@ int run_create(run *r, const config *c, const char *out_root, const char *name,
     }
     char path[4800];
     snprintf(path, sizeof path, "%s/config.ini", r->dir);
-    if (config_write(c, path, err) < 0 || s_keep_inputs(r->dir, c, err) < 0) {
+    if (config_write(c, path, err) < 0) {
         return -1;
     }
     r->log = s_open(r, "log.txt", NULL, err);   /* appended to by child processes too */
-    r->eval = s_open(r, "eval.csv", RUN_EVAL_HEADER, err);
-    r->steps = s_open(r, "steps.csv", RUN_STEPS_HEADER, err);
-    if (!r->log || !r->eval || !r->steps) {
+    r->eval = r->log ? s_open(r, "eval.csv", RUN_EVAL_HEADER, err) : NULL;
+    r->steps = r->eval ? s_open(r, "steps.csv", RUN_STEPS_HEADER, err) : NULL;
+    if (!r->steps || s_keep_inputs(r, c, err) < 0) {
         run_close(r);
         return -1;
     }
@@ -371,11 +375,15 @@ int run_adopt(run *r, const char *dir, const config *c, error *err)
     snprintf(r->dir, sizeof r->dir, "%s", dir);
     char path[4800];
     snprintf(path, sizeof path, "%s/config.ini", r->dir);
-    if (config_write(c, path, err) < 0 || s_keep_inputs(r->dir, c, err) < 0) {
+    if (config_write(c, path, err) < 0) {
         return -1;
     }
     r->log = s_open(r, "log.txt", NULL, err);
-    return r->log ? 0 : -1;
+    if (!r->log || s_keep_inputs(r, c, err) < 0) {
+        run_close(r);
+        return -1;
+    }
+    return 0;
 }
 
 void run_trim_to_whole_lines(const char *path)
