@@ -78,6 +78,9 @@ static void test_topk_keeps_the_largest_in_index_order(void **state)
     /* ties beyond k: the first ones */
     d = s_one_push(c, (const float[]){1, -1, 1, 1, 0, 0});
     assert_memory_equal(d, ((const float[]){1, -1, 1, 0, 0, 0}), 6 * sizeof(float));
+    /* a tie taken leaves room for a larger value after the ties */
+    d = s_one_push(c, (const float[]){1, 1, 1, 5, 0, 0});
+    assert_memory_equal(d, ((const float[]){1, 1, 0, 5, 0, 0}), 6 * sizeof(float));
     /* NaN counts as the largest: it reaches the shard, which refuses it */
     d = s_one_push(c, (const float[]){1, NAN, 2, 3, 0, 0});
     assert_true(isnan(d[1]) && d[3] == 3 && d[2] == 2 && d[0] == 0);
@@ -305,6 +308,137 @@ static void test_the_wire_takes_the_runs_encoding(void **state)
     assert_int_equal(wire_format_of(WIRE_JSON), -1);
 }
 
+/* 16-bit pushes decode to each entry's 16-bit value through the payload's
+ * byte order (error feedback's bookkeeping holds whatever the decoder
+ * gives, so it cannot tell); 65520, which would round to infinity, goes as
+ * 65504, and a subnormal half rounds to nearest, ties to even. */
+static void test_halves_decode_to_the_values_pushed(void **state)
+{
+    (void)state;
+    assert_int_equal(compress_to_f16(65520.0f), 0x7bff);
+    assert_int_equal(compress_to_f16(-65520.0f), 0xfbff);
+    assert_int_equal(compress_to_f16(3 * 0x1p-25f), 0x0002);   /* 1.5 of the smallest: up */
+    assert_int_equal(compress_to_f16(5 * 0x1p-25f), 0x0002);   /* 2.5: to even */
+    const float x[] = {1, -2, 0.5f, 65520, 3 * 0x1p-25f, 1 + 0x1p-9f};
+    const float want[2][6] = {{1, -2, 0.5f, 65504, 2 * 0x1p-24f, 1 + 0x1p-9f},
+                              {1, -2, 0.5f, 65536, 3 * 0x1p-25f, 1}};
+    const char *kinds[2] = {"fp16", "bf16"};
+    for (int k = 0; k < 2; k++) {
+        compress_spec spec = s_spec(kinds[k], false);
+        compressor *c = compressor_new(&spec, 6, 2, 1, 0, &(error){0});
+        const float *d = s_one_push(c, x);
+        for (int i = 0; i < 6; i++) {
+            if (d[i] != want[k][i]) {
+                fail_msg("%s: entry %d decodes to %g, not %g", kinds[k], i, d[i], want[k][i]);
+            }
+        }
+        assert_int_equal(c->len[0] + c->len[1], 2 * 6);
+        compressor_free(&c);
+    }
+}
+
+/* A sparse payload may name every index of its part (topk:1 sends them
+ * all) but none past it: index count is one beyond the part, where the
+ * shard would write outside its range. */
+static void test_sparse_indices_stay_in_the_part(void **state)
+{
+    (void)state;
+    uint8_t sparse[24] = {0, 0, 0, 0, 0, 0, 0x80, 0x3f, 1, 0, 0, 0, 0, 0, 0x80, 0x3f,
+                          2, 0, 0, 0, 0, 0, 0x80, 0x3f};
+    float out[4] = {0, 0, 0, 7};
+    const char *why;
+    assert_true(compress_size_ok(FORMAT_SPARSE, 0, 3, 24));
+    assert_int_equal(compress_decode(FORMAT_SPARSE, 0, sparse, 24, 3, out, &why), 0);
+    assert_true(out[0] == 1 && out[1] == 1 && out[2] == 1 && out[3] == 7);
+    sparse[16] = 3;   /* the last pair at index 3 of a part of 3 */
+    assert_int_equal(compress_decode(FORMAT_SPARSE, 0, sparse, 24, 3, out, &why), -1);
+    assert_true(out[3] == 7);
+    /* topk:1 sends the whole vector, every entry as it is */
+    compress_spec spec = s_spec("topk:1", false);
+    compressor *c = compressor_new(&spec, 5, 1, 1, 0, &(error){0});
+    const float x[] = {0.5f, -1, 0, 3, -0.25f};
+    assert_memory_equal(s_one_push(c, x), x, sizeof x);
+    assert_int_equal(c->len[0], 5 * 8);
+    compressor_free(&c);
+}
+
+/* How many entries top-k keeps: fraction x count to the nearest, and at
+ * least one: 0.6 of 6 is 4 (not 3), 0.01 of 10 still sends the largest. */
+static void test_topk_keeps_the_rounded_share(void **state)
+{
+    (void)state;
+    compress_spec spec = s_spec("topk:0.6", false);
+    compressor *c = compressor_new(&spec, 6, 1, 1, 0, &(error){0});
+    const float *d = s_one_push(c, (const float[]){6, 1, 5, 2, 4, 3});
+    assert_memory_equal(d, ((const float[]){6, 0, 5, 0, 4, 3}), 6 * sizeof(float));
+    assert_int_equal(c->len[0], 4 * 8);
+    compressor_free(&c);
+    spec = s_spec("topk:0.01", false);
+    c = compressor_new(&spec, 10, 1, 1, 0, &(error){0});
+    d = s_one_push(c, (const float[]){1, 2, 3, -9, 4, 5, 6, 7, 8, 0});
+    assert_memory_equal(d, ((const float[]){0, 0, 0, -9, 0, 0, 0, 0, 0, 0}),
+                        10 * sizeof(float));
+    assert_int_equal(c->len[0], 8);
+    compressor_free(&c);
+}
+
+/* Error feedback carries no NaN or infinity: one that is pushed is sent
+ * (the shard refuses that push) and forgotten; carried, it would make
+ * every later push NaN. */
+static void test_error_feedback_drops_what_is_not_finite(void **state)
+{
+    (void)state;
+    compress_spec spec = s_spec("topk:0.5", true);
+    compressor *c = compressor_new(&spec, 4, 1, 1, 0, &(error){0});
+    const float *d = compressor_push(c, (const float[]){NAN, INFINITY, 1, 0.5f});
+    assert_true(isnan(d[0]) && isinf(d[1]) && d[2] == 0 && d[3] == 0);
+    assert_true(c->residual[0] == 0 && c->residual[1] == 0);
+    assert_true(c->residual[2] == 1 && c->residual[3] == 0.5f);
+    d = compressor_push(c, (const float[]){1, 1, 1, 1});   /* input 1, 1, 2, 1.5 */
+    assert_memory_equal(d, ((const float[]){0, 0, 2, 1.5f}), 4 * sizeof(float));
+    for (int i = 0; i < 4; i++) {
+        assert_true(isfinite(c->residual[i]));
+    }
+    compressor_free(&c);
+}
+
+/* compressor_reset makes it a fresh compressor: no residual, and its seeded
+ * stream from the start (a restarted worker has lost both); each worker
+ * has a stream of its own, so that random-k workers do not all send the
+ * same entries. */
+static void test_reset_is_a_fresh_compressor_and_workers_differ(void **state)
+{
+    (void)state;
+    enum { N = 16 };
+    compress_spec spec = s_spec("randomk:0.25", true);
+    compressor *used = compressor_new(&spec, N, 1, 3, 1, &(error){0});
+    compressor *fresh = compressor_new(&spec, N, 1, 3, 1, &(error){0});
+    float x[N];
+    for (int i = 0; i < N; i++) {
+        x[i] = (float)(i + 1);
+    }
+    for (int t = 0; t < 3; t++) {
+        compressor_push(used, x);
+    }
+    compressor_reset(used);
+    const float *a = compressor_push(used, x), *b = compressor_push(fresh, x);
+    assert_memory_equal(a, b, N * sizeof(float));
+    assert_memory_equal(used->residual, fresh->residual, N * sizeof(float));
+    /* workers 1 and 2 of the same seed send other entries */
+    compressor *w1 = compressor_new(&spec, N, 1, 3, 1, &(error){0});
+    compressor *w2 = compressor_new(&spec, N, 1, 3, 2, &(error){0});
+    bool differ = false;
+    for (int t = 0; t < 4; t++) {
+        const float *d1 = compressor_push(w1, x), *d2 = compressor_push(w2, x);
+        differ |= memcmp(d1, d2, N * sizeof(float)) != 0;
+    }
+    assert_true(differ);
+    compressor_free(&used);
+    compressor_free(&fresh);
+    compressor_free(&w1);
+    compressor_free(&w2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -317,6 +451,11 @@ int main(void)
         cmocka_unit_test(test_decode_refuses_broken_payloads),
         cmocka_unit_test(test_bad_keys),
         cmocka_unit_test(test_the_wire_takes_the_runs_encoding),
+        cmocka_unit_test(test_halves_decode_to_the_values_pushed),
+        cmocka_unit_test(test_sparse_indices_stay_in_the_part),
+        cmocka_unit_test(test_topk_keeps_the_rounded_share),
+        cmocka_unit_test(test_error_feedback_drops_what_is_not_finite),
+        cmocka_unit_test(test_reset_is_a_fresh_compressor_and_workers_differ),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -391,6 +391,173 @@ static void test_normalize_none_keeps_raw_pixels(void **state)
     }
 }
 
+/* The header's limits: four dimensions at most (a fifth would be written
+ * past dims[4]), both leading magic bytes 0, no dimensions whose product
+ * wraps size_t (65536^4 is 0 in 64 bits: a header with no data after it
+ * would pass as whole), and, gzip-compressed too, nothing after the data. */
+static void test_idx_header_limits(void **state)
+{
+    support_fixture *f = *state;
+    char path[300];
+    const uint8_t four[] = {0, 0, 8, 4, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 1, 5, 6};
+    snprintf(path, sizeof path, "%s/four", f->dir);
+    s_write_raw(path, 0, four, sizeof four);
+    idx_file idx;
+    error err = {0};
+    assert_int_equal(idx_read(&idx, path, &err), 0);
+    assert_int_equal(idx.ndims, 4);
+    assert_int_equal(idx.count, 2);
+    assert_int_equal(idx.data[1], 6);
+    idx_free(&idx);
+    const uint8_t five[] = {0, 0, 8, 5, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1,
+                            0, 0, 0, 1, 9};
+    snprintf(path, sizeof path, "%s/five", f->dir);
+    s_write_raw(path, 0, five, sizeof five);
+    s_expect_corrupt(path, "not an IDX file");
+    const uint8_t magic[] = {0, 1, 8, 1, 0, 0, 0, 1, 9};
+    snprintf(path, sizeof path, "%s/magic1", f->dir);
+    s_write_raw(path, 0, magic, sizeof magic);
+    s_expect_corrupt(path, "not an IDX file");
+    const uint8_t wraps[] = {0, 0, 8, 4, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0};
+    snprintf(path, sizeof path, "%s/wraps", f->dir);
+    s_write_raw(path, 0, wraps, sizeof wraps);
+    s_expect_corrupt(path, "implausible dimension");
+    const uint8_t extra[] = {0, 0, 8, 1, 0, 0, 0, 2, 7, 7, 7};
+    snprintf(path, sizeof path, "%s/extra.gz", f->dir);
+    s_write_raw(path, 1, extra, sizeof extra);
+    s_expect_corrupt(path, "beyond");
+}
+
+/* Writes the four IDX files of dataset = idx in f->dir: 12 training images
+ * of 3 x 4 pixels with labels 0..2, and 6 test images of 3 x `test_w`
+ * pixels with labels test_labels; loads the first 9 training examples and
+ * returns data_load's result, checked against data_check's and
+ * data_shape's. */
+static int s_load_pair(const support_fixture *f, uint32_t test_w, const uint8_t test_labels[6],
+                       error *err)
+{
+    static const char *const stems[4] = {
+        "train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+        "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
+    uint8_t px[12 * 3 * 5], labels[12];
+    s_images(px, 12, 3, 5);
+    for (int i = 0; i < 12; i++) {
+        labels[i] = (uint8_t)(i % 3);
+    }
+    uint32_t dims[2][3] = {{12, 3, 4}, {6, 3, test_w}};
+    char path[2][400];
+    for (int set = 0; set < 2; set++) {
+        snprintf(path[0], sizeof path[0], "%s/%s", f->dir, stems[2 * set]);
+        snprintf(path[1], sizeof path[1], "%s/%s", f->dir, stems[2 * set + 1]);
+        support_write_idx(path[0], 0, dims[set], 3, px);
+        support_write_idx(path[1], 0, dims[set], 1, set ? test_labels : labels);
+    }
+    char text[800];
+    snprintf(text, sizeof text, "[data]\ndataset = idx\npath = %s\ncache = off\n"
+             "train_size = 9\n", f->dir);
+    config *c = config_parse_string(text, "p.ini", err);
+    assert_non_null(c);
+    data_spec s;
+    assert_int_equal(data_spec_configure(&s, c, err), 0);
+    dataset train, test;
+    long n_train;
+    int dim, classes;
+    error check_err = {0};
+    int checked = data_check(&s, &n_train, &dim, &classes, &check_err);
+    int rc = data_load(&train, &test, &s, 1, err);
+    assert_int_equal(checked, rc);   /* the launcher's check refuses what the load does */
+    if (rc == 0) {
+        assert_int_equal(train.n, 9);
+        assert_int_equal(train.classes, 3);
+        assert_int_equal(test.classes, 3);
+        assert_true(n_train == train.n && dim == train.dim && classes == train.classes);
+        /* the shape servers take from the headers alone */
+        assert_int_equal(data_shape(&s, &n_train, &dim, &classes, err), 0);
+        assert_true(n_train == train.n && dim == train.dim && classes == train.classes);
+        dataset_free(&train);
+        dataset_free(&test);
+    }
+    config_destroy(&c);
+    return rc;
+}
+
+/* The test set must fit the model trained on the training set: test
+ * images of another size (their pixels read as other features) and a test
+ * label no training example has (past the model's outputs) are refused,
+ * by the load and by data_check alike; data_shape, read from the headers,
+ * is the loaded shape (12 features of 3 x 4, not 3 or 4). */
+static void test_the_test_set_must_match_training(void **state)
+{
+    support_fixture *f = *state;
+    const uint8_t good[6] = {0, 1, 2, 2, 1, 0}, unseen[6] = {0, 1, 3, 2, 1, 0};
+    error err = {0};
+    assert_int_equal(s_load_pair(f, 4, good, &err), 0);
+    assert_int_equal(s_load_pair(f, 5, good, &err), -1);
+    assert_int_equal(err.status, ERROR_USAGE);
+    if (!strstr(err.msg, "test examples have 15 features, training examples 12")) {
+        fail_msg("error \"%s\"", err.msg);
+    }
+    assert_int_equal(s_load_pair(f, 4, unseen, &err), -1);
+    assert_int_equal(err.status, ERROR_USAGE);
+    if (!strstr(err.msg, "label 3 never occurs in training")) {
+        fail_msg("error \"%s\"", err.msg);
+    }
+}
+
+/* Regression data as data.h states: x ~ N(0, I) and w ~ N(0, I / dim), so
+ * that the targets' signal has variance near 1 whatever dim (an unscaled w
+ * made it dim); noise adds noise x N(0, 1) to each target and changes
+ * nothing else. */
+static void test_regression_targets_have_their_scale(void **state)
+{
+    (void)state;
+    enum { N = 4000, DIM = 400 };
+    dataset a, ta, b, tb;
+    error err = {0};
+    assert_int_equal(dataset_regression(&a, &ta, N, 10, DIM, 0.0, 3, &err), 0);
+    assert_int_equal(dataset_regression(&b, &tb, N, 10, DIM, 0.5, 3, &err), 0);
+    assert_int_equal(a.classes, 1);
+    assert_memory_equal(a.x, b.x, (size_t)N * DIM * sizeof *a.x);
+    double features = 0, signal = 0, noise = 0;
+    for (size_t i = 0; i < (size_t)N * DIM; i++) {
+        features += (double)a.x[i] * a.x[i];
+    }
+    for (int i = 0; i < N; i++) {
+        double t = data_target(&a, i), d = data_target(&b, i) - t;
+        signal += t * t;
+        noise += d * d;
+    }
+    features /= (double)N * DIM;
+    signal /= N;
+    noise /= N;
+    if (fabs(features - 1) > 0.03 || signal < 0.75 || signal > 1.3 || fabs(noise - 0.25) > 0.05) {
+        fail_msg("E[x^2] %g (1), E[t^2] %g (about 1), E[noise^2] %g (0.25)", features, signal,
+                 noise);
+    }
+    dataset *all[4] = {&a, &ta, &b, &tb};
+    for (int i = 0; i < 4; i++) {
+        dataset_free(all[i]);
+    }
+}
+
+/* A training set of one value throughout has no spread to divide by:
+ * standard leaves its scale (std 1) and only subtracts the mean, where a
+ * std of 0 made every feature NaN. */
+static void test_standard_keeps_a_constant_set_finite(void **state)
+{
+    (void)state;
+    float x[6] = {0.25f, 0.25f, 0.25f, 0.25f, 0.25f, 0.25f}, tx[2] = {0.25f, 1.25f};
+    int32_t y[3] = {0, 1, 0}, ty[1] = {1};
+    dataset train = {.n = 3, .dim = 2, .classes = 2, .x = x, .y = y};
+    dataset test = {.n = 1, .dim = 2, .classes = 2, .x = tx, .y = ty};
+    dataset_normalize(&train, &test, NORMALIZE_STANDARD);
+    assert_true(train.mean == 0.25 && train.std == 1 && test.std == 1);
+    for (int i = 0; i < 6; i++) {
+        assert_true(x[i] == 0);
+    }
+    assert_true(tx[0] == 0 && tx[1] == 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -403,6 +570,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_missing_dataset_says_how_to_install, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test(test_synthetic_is_seeded_and_learnable_shape),
         cmocka_unit_test_setup_teardown(test_normalize_none_keeps_raw_pixels, support_fixture_setup, support_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_idx_header_limits, support_fixture_setup, support_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_the_test_set_must_match_training, support_fixture_setup, support_fixture_teardown),
+        cmocka_unit_test(test_regression_targets_have_their_scale),
+        cmocka_unit_test(test_standard_keeps_a_constant_set_finite),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -154,6 +154,10 @@ static void test_the_mapped_sets_are_read_only(void **state)
     assert_true(train.mapped > 0);
     pid_t pid = fork();
     if (pid == 0) {
+        /* the fault ends the child: cmocka's handler, inherited, would
+         * report it and go on to run the rest of the suite in the child */
+        signal(SIGSEGV, SIG_DFL);
+        signal(SIGBUS, SIG_DFL);
         train.x[0] = 1.0f;
         _exit(0);
     }
@@ -248,8 +252,9 @@ static void test_a_damaged_file_is_made_again(void **state)
     const long damage[][2] = {{-3, -1},        /* a test label */
                               {65536 + 7, -1}, /* a training pixel */
                               {20, -1},        /* the header */
+                              {55, -1},        /* the mean, in the header */
                               {0, 70000}};     /* cut short */
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 5; k++) {
         s_damage(path, damage[k][0], damage[k][1]);
         assert_true(s_load_matches(&s));   /* right, and from a file made again */
     }
@@ -411,6 +416,52 @@ static void test_an_old_unread_file_goes(void **state)
     config_destroy(&c);
 }
 
+/* How many examples are kept is part of what a file holds: train_size =
+ * 30 or test_size = 10 is another file, not the whole sets' (a key without
+ * them mapped 60 training examples for 30). */
+static void test_the_sizes_are_part_of_the_key(void **state)
+{
+    support_fixture *f = *state;
+    s_write_sets(f, 0);
+    config *c1, *c2, *c3;
+    data_spec all = s_spec(f, &c1, ""), train = s_spec(f, &c2, "train_size = 30\n");
+    data_spec test = s_spec(f, &c3, "test_size = 10\n");
+    char a[4200], b[4200], t[4200];
+    error err = {0};
+    assert_int_equal(datacache_path(&all, a, sizeof a, &err), 0);
+    assert_int_equal(datacache_path(&train, b, sizeof b, &err), 0);
+    assert_int_equal(datacache_path(&test, t, sizeof t, &err), 0);
+    assert_string_not_equal(a, b);
+    assert_string_not_equal(a, t);
+    assert_string_not_equal(b, t);
+    assert_true(s_load_matches(&all));
+    assert_true(s_load_matches(&train));   /* 30 examples, from a file of its own */
+    assert_true(s_load_matches(&test));
+    config_destroy(&c1);
+    config_destroy(&c2);
+    config_destroy(&c3);
+}
+
+/* A file is mapped only under the key it was made for: one copied to
+ * another option's name (as a colliding hash would) is made again, not
+ * taken with the other option's normalisation. */
+static void test_a_file_under_another_key_is_made_again(void **state)
+{
+    support_fixture *f = *state;
+    s_write_sets(f, 0);
+    config *c1, *c2;
+    data_spec standard = s_spec(f, &c1, ""), scale = s_spec(f, &c2, "normalize = scale\n");
+    char from[4200], to[4200];
+    error err = {0};
+    assert_int_equal(datacache_path(&standard, from, sizeof from, &err), 0);
+    assert_int_equal(datacache_path(&scale, to, sizeof to, &err), 0);
+    assert_true(s_load_matches(&standard));
+    assert_int_equal(link(from, to), 0);
+    assert_true(s_load_matches(&scale));   /* byte / 255, not standardised */
+    config_destroy(&c1);
+    config_destroy(&c2);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, support_fixture_setup, \
@@ -424,6 +475,8 @@ int main(void)
         T(test_a_full_disk_loses_nothing),
         T(test_processes_starting_at_once_make_one_file),
         T(test_an_old_unread_file_goes),
+        T(test_the_sizes_are_part_of_the_key),
+        T(test_a_file_under_another_key_is_made_again),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -282,6 +283,130 @@ static void test_parameter_ranges_are_balanced_and_complete(void **state)
     }
 }
 
+/* Whether a shard's indices are in increasing order (file order). */
+static bool s_ascending(const uint32_t *idx, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        if (idx[i] < idx[i - 1]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* iid deals a seeded permutation, not the file in order: a file sorted by
+ * label would otherwise give each worker a few classes. Another seed is
+ * another split. */
+static void test_iid_deals_a_seeded_shuffle(void **state)
+{
+    (void)state;
+    shard a[4], b[4];
+    error err = {0};
+    assert_int_equal(partition_make(a, 4, &s_data, PARTITION_IID, 0, 5, &err), 0);
+    assert_int_equal(partition_make(b, 4, &s_data, PARTITION_IID, 0, 6, &err), 0);
+    for (int w = 0; w < 4; w++) {
+        assert_false(s_ascending(a[w].idx, a[w].n));
+        assert_int_equal(a[w].n, b[w].n);
+    }
+    assert_memory_not_equal(a[0].idx, b[0].idx, a[0].n * sizeof *a[0].idx);
+    partition_free(a, 4);
+    partition_free(b, 4);
+    /* label-skew too: another seed, other shares */
+    assert_int_equal(partition_make(a, 4, &s_data, PARTITION_LABEL_SKEW, 0.5, 5, &err), 0);
+    assert_int_equal(partition_make(b, 4, &s_data, PARTITION_LABEL_SKEW, 0.5, 6, &err), 0);
+    assert_false(a[0].n == b[0].n && memcmp(a[0].idx, b[0].idx, a[0].n * sizeof *a[0].idx) == 0);
+    partition_free(a, 4);
+    partition_free(b, 4);
+}
+
+/* Label-skew gives each worker a random draw of each class, not the
+ * class's first examples in file order: a worker's examples of any one
+ * class are not in increasing order. */
+static void test_label_skew_draws_within_each_class(void **state)
+{
+    (void)state;
+    shard shards[4];
+    error err = {0};
+    assert_int_equal(partition_make(shards, 4, &s_data, PARTITION_LABEL_SKEW, 1000, 5, &err), 0);
+    uint32_t *mine = malloc((size_t)s_data.n * sizeof *mine);
+    for (int w = 0; w < 4; w++) {
+        for (int k = 0; k < 10; k++) {
+            size_t n = 0;
+            for (size_t i = 0; i < shards[w].n; i++) {
+                if (s_data.y[shards[w].idx[i]] == k) {
+                    mine[n++] = shards[w].idx[i];
+                }
+            }
+            assert_true(n > 100);   /* alpha 1000: about 250 each */
+            if (s_ascending(mine, n)) {
+                fail_msg("worker %d's %zu examples of class %d are in file order", w, n, k);
+            }
+        }
+    }
+    free(mine);
+    partition_free(shards, 4);
+}
+
+/* The sampler draws each pass in a fresh seeded order: the first pass is
+ * not the shard's order (a label-skew shard is grouped by class: its first
+ * epoch would go class by class), nor is a pass the one before it. */
+static void test_sampler_shuffles_every_pass(void **state)
+{
+    (void)state;
+    shard shards[4];
+    error err = {0};
+    assert_int_equal(partition_make(shards, 4, &s_data, PARTITION_LABEL_SKEW, 1000, 5, &err), 0);
+    const shard *s = &shards[2];
+    sampler sp;
+    assert_int_equal(sampler_init(&sp, &s_data, s, rng_derive(5, RNG_BATCH, 2)), 0);
+    int32_t *in_order = malloc(s->n * sizeof *in_order), *first = malloc(s->n * sizeof *first);
+    int32_t *second = malloc(s->n * sizeof *second);
+    float *x = malloc(s->n * (size_t)s_data.dim * sizeof *x);
+    for (size_t i = 0; i < s->n; i++) {
+        in_order[i] = s_data.y[s->idx[i]];
+    }
+    sampler_next(&sp, x, first, (int)s->n);
+    sampler_next(&sp, x, second, (int)s->n);
+    assert_int_equal(sp.passes, 1);
+    assert_memory_not_equal(first, in_order, s->n * sizeof *first);
+    assert_memory_not_equal(second, first, s->n * sizeof *first);
+    /* each pass holds the shard's labels, each example once */
+    int counts[10] = {0};
+    for (size_t i = 0; i < s->n; i++) {
+        counts[in_order[i]]++;
+        counts[first[i]]--;
+    }
+    for (int k = 0; k < 10; k++) {
+        assert_int_equal(counts[k], 0);
+    }
+    free(in_order);
+    free(first);
+    free(second);
+    free(x);
+    sampler_free(&sp);
+    partition_free(shards, 4);
+}
+
+/* partition_take gives worker id the shard partition_make gives it: a
+ * process that takes its own shard trains on what the simulator's worker
+ * of that id would (another disjoint shard each is no error either). */
+static void test_take_is_the_shard_of_that_id(void **state)
+{
+    (void)state;
+    shard all[5];
+    error err = {0};
+    assert_int_equal(partition_make(all, 5, &s_data, PARTITION_LABEL_SKEW, 0.5, 7, &err), 0);
+    for (int id = 0; id < 5; id++) {
+        shard mine;
+        assert_int_equal(partition_take(&mine, 5, id, &s_data, PARTITION_LABEL_SKEW, 0.5, 7,
+                                        &err), 0);
+        assert_int_equal(mine.n, all[id].n);
+        assert_memory_equal(mine.idx, all[id].idx, mine.n * sizeof *mine.idx);
+        partition_free(&mine, 1);
+    }
+    partition_free(all, 5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -292,6 +417,10 @@ int main(void)
         cmocka_unit_test(test_more_workers_than_examples),
         cmocka_unit_test(test_sampler_visits_each_example_once_per_pass),
         cmocka_unit_test(test_parameter_ranges_are_balanced_and_complete),
+        cmocka_unit_test(test_iid_deals_a_seeded_shuffle),
+        cmocka_unit_test(test_label_skew_draws_within_each_class),
+        cmocka_unit_test(test_sampler_shuffles_every_pass),
+        cmocka_unit_test(test_take_is_the_shard_of_that_id),
     };
     return cmocka_run_group_tests(tests, s_setup, s_teardown);
 }
