@@ -1,9 +1,9 @@
 /* test_sim.c: the simulator. Unit: event ordering and ties, each time
- * model's mean and spread, stragglers and pauses, bad [sim] values. End to
- * end (the real binary): byte-for-byte determinism, the equivalences of
- * ALGORITHMS.md in virtual time, the SSP bound under heavy stragglers,
- * failure and recovery, and 1,024 workers; asgd calibrate stopped by a
- * signal. */
+ * model's mean and spread, stragglers and pauses, bad [sim] values, the
+ * cores' scheduling driven alone (simcpu.c). End to end (the real
+ * binary): byte-for-byte determinism, the equivalences of ALGORITHMS.md in
+ * virtual time, the SSP bound under heavy stragglers, failure and
+ * recovery, and 1,024 workers; asgd calibrate stopped by a signal. */
 #define _DEFAULT_SOURCE   /* usleep */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,6 +27,7 @@
 #include "core/export.h"
 #include "core/partition.h"
 #include "core/sim/simqueue.h"
+#include "core/sim/simstate.h"
 #include "core/simtime.h"
 #include "support.h"
 #include "transport/wire.h"
@@ -1984,6 +1985,419 @@ static void test_sync_rounds_agree_across_shards(void **state)
     }
 }
 
+/* eval.csv's time column (at most max rows). */
+static int s_eval_times(const char *dir, double *t, int max)
+{
+    char *csv = s_file(dir, "eval.csv");
+    int n = 0;
+    for (char *row = strchr(csv, '\n'); row && row[1] && n < max; row = strchr(row + 1, '\n')) {
+        t[n++] = strtod(row + 1, NULL);
+    }
+    free(csv);
+    return n;
+}
+
+/* [sim] eval_cost on a core of its own, workers starting at 0.05 s:
+ * evaluations that take less than eval.every come exactly every
+ * eval.every from the first step (the initial one, made before training,
+ * is not one of them: counted, it put every later one an interval late);
+ * one that takes longer makes the next begin as it ends, never before
+ * (due in the past, the next once went back in time: rows 0.02 s apart
+ * for evaluations of 0.03 s). */
+static void test_evaluations_with_a_cost_keep_their_times(void **state)
+{
+    support_fixture *f = *state;
+    const char *args[] = {"train.algorithm=hogwild", "cluster.workers=1", "model.type=softmax",
+                          "train.epochs=1", "sim.compute=constant", "sim.compute_mean=0.001",
+                          "sim.latency=0", "sim.bandwidth=1e15", "sim.startup_mean=0.05", NULL,
+                          NULL};
+    const double costs[2] = {0.005, 0.03};
+    for (int c = 0; c < 2; c++) {
+        char cost[64], dir[4096];
+        snprintf(cost, sizeof cost, "sim.eval_cost=%g", costs[c]);
+        args[9] = cost;
+        s_sim(f, args, dir, sizeof dir);
+        double t[64] = {0};
+        int n = s_eval_times(dir, t, 64);
+        assert_true(n > 5);
+        double every = fmax(0.02, costs[c]);
+        assert_true(t[0] == 0);   /* the initial model's */
+        for (int i = 1; i < n - 1; i++) {   /* the last row: the final model's, at the end */
+            double want = 0.02 + every * (i - 1);
+            if (fabs(t[i] - want) > 1e-9) {
+                fail_msg("eval_cost %g: row %d at %.9f s, not %.9f", costs[c], i, t[i], want);
+            }
+        }
+        assert_true(t[n - 1] >= t[n - 2]);
+    }
+}
+
+/* The work a shard does on a push ([sim] apply) delays the pull that
+ * follows it (one worker's push and next pull reach the shard together),
+ * and a worker's message work is per shard: with two shards a step is
+ * its minibatch, six message costs of the worker's (two pulls sent, two
+ * replies taken, two pushes sent) and two of the shards', which work side
+ * by side. A compressed push's copy is of the bytes it sends. [sim]
+ * answer is a reply's work, not a verdict's. */
+static void test_a_shards_apply_and_each_shards_messages_take_time(void **state)
+{
+    support_fixture *f = *state;
+    const char *apply[] = {"sim.apply=0.0003", NULL};
+    double step = s_step_time(f, apply, NULL);
+    if (fabs(step - (0.001 + 0.0003 * 312 / 313)) > 1e-6) {   /* no push before the first step */
+        fail_msg("a step with apply: %.7f s", step);
+    }
+    const char *two[] = {"cluster.servers=2", "sim.message_cpu=0.0001", NULL};
+    step = s_step_time(f, two, NULL);
+    if (fabs(step - (0.001 + 8e-4)) > 1e-5) {
+        fail_msg("a step over two shards with message work: %.7f s, not %.7f", step, 0.0018);
+    }
+    /* a compressed push's copy is of its compressed bytes (topk:0.01: 8 of
+     * 754 values, 64 bytes), the reply's two copies of the whole vector */
+    double params;
+    const char *none[] = {NULL};
+    s_step_time(f, none, &params);
+    char bandwidth[64];   /* a copy of the whole vector: 0.2 ms */
+    snprintf(bandwidth, sizeof bandwidth, "sim.copy_bandwidth=%.17g", params * 4 / 2e-4);
+    const char *compressed[] = {bandwidth, "algorithm.compress=topk:0.01", NULL};
+    step = s_step_time(f, compressed, NULL);
+    if (step <= 0.0014 || step > 0.0014 + 1e-5) {
+        fail_msg("a step with compressed pushes and copies: %.7f s", step);
+    }
+    /* a round of sync with a backup worker over two shards: its minibatch
+     * and the reply's answer work; the leader's verdict is no reply and
+     * costs no answer work (charged one, the round took 0.4 ms more) */
+    const char *verdict[] = {"train.algorithm=sync", "cluster.workers=2", "algorithm.backups=1",
+                             "cluster.servers=2", "sim.answer=0.0002", NULL};
+    step = s_step_time(f, verdict, NULL);
+    if (fabs(step - 0.0012) > 1e-5) {
+        fail_msg("a round with a verdict: %.7f s, not %.7f", step, 0.0012);
+    }
+}
+
+/* A shard that fails with pushes queued in it ([sim] apply keeps it busy)
+ * loses them with its process, and counts them lost: updates + lost +
+ * dropped is still every push the workers sent. The pulls that reached
+ * it while it was down go again a [cluster] resend (1 s) after they were
+ * sent, not the moment it is back (0.15 s): no step ends in between. */
+static void test_a_failed_shard_loses_its_queue_and_resends_wait(void **state)
+{
+    support_fixture *f = *state;
+    const char *plain[] = {"train.algorithm=hogwild", "cluster.workers=3", "sim.apply=0.0004",
+                           NULL};
+    char dir[4096];
+    s_sim(f, plain, dir, sizeof dir);
+    double updates = s_num(dir, "updates");
+    const char *failing[] = {"train.algorithm=hogwild", "cluster.workers=3", "sim.apply=0.0004",
+                             "cluster.restart=on-failure", "sim.fail=ps0@0.05",
+                             "checkpoint.every=0.02", NULL};
+    s_sim(f, failing, dir, sizeof dir);
+    char *log = s_file(dir, "log.txt");
+    double in_queue = s_num(dir, "lost_updates") -
+                      (double)(s_version_after(log, "shard 0 failed at 0.050000 s") -
+                               s_version_after(log, "shard 0 back at 0.150000 s"));
+    free(log);
+    assert_true(in_queue > 0);   /* the test has teeth: a push was waiting */
+    assert_true(s_num(dir, "updates") + s_num(dir, "lost_updates") + s_num(dir, "dropped") ==
+                updates);
+    char *steps = s_file(dir, "steps.csv");
+    int after = 0;
+    for (char *row = strchr(steps, '\n'); row && row[1]; row = strchr(row + 1, '\n')) {
+        double t = strtod(row + 1, NULL);
+        if (t > 0.06 && t < 1.04) {
+            fail_msg("a step ended at %g s, before the first resend after the failure", t);
+        }
+        after += t >= 1.04;
+    }
+    free(steps);
+    assert_true(after > 0);
+}
+
+/* [cluster] restart's back-off: a worker that fails again and again
+ * restarts 0.1 s after its first failure, twice as long after each next,
+ * at most 5 s after one (the seventh: 6.4 s uncapped), and the failure
+ * past backoff_limit restarts no more: the run fails. */
+static void test_restarts_back_off_up_to_their_limit(void **state)
+{
+    support_fixture *f = *state;
+    const char *args[] = {"train.algorithm=hogwild", "cluster.workers=1", "model.type=softmax",
+                          "train.epochs=1", "eval.every=0", "cluster.restart=on-failure",
+                          "cluster.backoff_limit=7",
+                          "sim.fail=0@0.01,0@0.12,0@0.33,0@0.74,0@1.55,0@3.16,0@6.37", NULL};
+    char dir[4096];
+    s_sim(f, args, dir, sizeof dir);
+    assert_true(s_num(dir, "restarts") == 7);
+    char *log = s_file(dir, "log.txt");
+    const char *want[] = {"worker 0 restarts at 0.110000 s", "worker 0 restarts at 0.320000 s",
+                          "worker 0 restarts at 6.360000 s", "worker 0 restarts at 11.370000 s"};
+    for (int i = 0; i < 4; i++) {
+        if (!strstr(log, want[i])) {
+            fail_msg("no \"%s\" in the log", want[i]);
+        }
+    }
+    free(log);
+    args[6] = "cluster.backoff_limit=2";
+    args[7] = "sim.fail=0@0.01,0@0.12,0@0.33";
+    assert_int_equal(s_sim_status(f, args), 1);
+    assert_non_null(strstr(f->r.err, "worker 0 failed at 0.330 s"));
+    assert_non_null(strstr(f->r.err, "backoff_limit"));
+}
+
+/* The time models' edges: a fraction of the workers that is not a whole
+ * number of them makes the next whole number stragglers; draws of compute
+ * time, start-up and latency never go below 0, however wide their spread;
+ * pauses chain in any order they are listed; a trace's speed multiplies
+ * its device's compute time, and its latency (0 too) and bandwidth replace
+ * [sim]'s on that device's link. */
+static void test_the_time_models_edges(void **state)
+{
+    support_fixture *f = *state;
+    const struct {
+        const char *fraction;
+        int workers, slow;
+    } stragglers[] = {{"0.3", 4, 2}, {"0.25", 8, 2}, {"0.1", 3, 1}, {"0.5", 3, 2}};
+    for (int i = 0; i < 4; i++) {
+        char text[128];
+        snprintf(text, sizeof text, "[sim]\nstraggler_fraction = %s\nstraggler_slowdown = 10\n",
+                 stragglers[i].fraction);
+        sim_spec s = s_spec(text, stragglers[i].workers);
+        int slow = 0;
+        for (int k = 0; k < stragglers[i].workers; k++) {
+            slow += s.speed[k] == 10;
+        }
+        if (slow != stragglers[i].slow) {
+            fail_msg("straggler_fraction %s of %d workers: %d slow, not %d",
+                     stragglers[i].fraction, stragglers[i].workers, slow, stragglers[i].slow);
+        }
+        sim_spec_free(&s);
+    }
+    sim_spec s = s_spec("[sim]\ncompute = normal\ncompute_mean = 0.001\ncompute_sd = 0.002\n"
+                        "startup_mean = 0.1\nstartup_sd = 0.2\nlatency = 0.0001\n"
+                        "jitter = 0.001\nbandwidth = 1e6\npause = 0@7-8, 0@5-7\n", 1);
+    rng r = rng_derive(6, RNG_SIM, 1);
+    int zeros[3] = {0};
+    for (int i = 0; i < 10000; i++) {
+        double t[3] = {sim_compute_time(&s, 0, &r), sim_startup_time(&s, &r),
+                       sim_message_time(&s, 0, 1000, &r) - 1000 / 1e6};
+        for (int k = 0; k < 3; k++) {
+            assert_true(t[k] >= 0);
+            zeros[k] += t[k] == 0;
+        }
+    }
+    assert_true(zeros[0] > 1000 && zeros[1] > 1000 && zeros[2] > 1000);   /* some went below */
+    assert_true(sim_after_pauses(&s, 0, 6.0) == 8.0);
+    sim_spec_free(&s);
+
+    char trace[4200], text[4400];
+    snprintf(trace, sizeof trace, "%s/trace.csv", f->dir);
+    support_write_file(trace, "device,speed,bandwidth,latency,off\n0,1,,,\n1,3,1e6,0,\n"
+                       "2,1,,0.002,\n");
+    snprintf(text, sizeof text, "[sim]\ncompute_mean = 0.001\nlatency = 0.0001\nbandwidth = 1e9\n"
+             "trace = %s\n", trace);
+    s = s_spec(text, 3);
+    const double compute[3] = {0.001, 0.003, 0.001};
+    const double message[3] = {0.0001 + 1e-6, 1e-3, 0.002 + 1e-6};   /* 1,000 bytes */
+    for (int k = 0; k < 3; k++) {
+        double c = sim_compute_time(&s, k, &r), m = sim_message_time(&s, k, 1000, &r);
+        if (fabs(c - compute[k]) > 1e-12 || fabs(m - message[k]) > 1e-12) {
+            fail_msg("device %d: compute %g s, a message %g s; not %g and %g", k, c, m,
+                     compute[k], message[k]);
+        }
+    }
+    sim_spec_free(&s);
+}
+
+/* ---- the cores alone (simcpu.c) ---- */
+
+/* Shards 0..7 as the owners of jobs on [sim] cores, driven through the
+ * simulator's queue: the jobs given at time 0, in order, and those each
+ * job's end starts (`then`, in order, while its core is still taken, as
+ * the simulator places a turn's effects); when each owner's last job
+ * ended and on which core its last turn was. */
+typedef struct cpu_job {
+    int after;      /* -1: at time 0; else when owner `after`'s job ends */
+    int who;
+    double work;
+} cpu_job;
+
+typedef struct cpu_run {
+    double end[8];
+    int core[8];
+} cpu_run;
+
+static cpu_run s_cpu_run(const sim_spec *spec, const cpu_job *jobs, int njobs)
+{
+    experiment *e = calloc(1, sizeof *e);
+    assert_non_null(e);
+    e->sim = *spec;
+    error err = {0};
+    sim_shard shards[8];
+    memset(shards, 0, sizeof shards);
+    sim s = {.e = e, .err = &err, .shards = shards, .nshards = 8};
+    assert_int_equal(sim_cpu_init(&s), 0);
+    cpu_run out;
+    bool used[16] = {false};
+    for (int k = 0; k < 8; k++) {
+        out.end[k] = -1;
+        out.core[k] = -1;
+    }
+    for (int i = 0; i < njobs; i++) {
+        if (jobs[i].after < 0) {
+            assert_int_equal(sim_cpu_run(&s, sim_who_shard(jobs[i].who), jobs[i].work), 0);
+            used[i] = true;
+        }
+    }
+    sim_event ev;
+    while (simq_pop(&s.q, &ev)) {
+        s.now = ev.t;
+        if (ev.kind == EV_BALANCE) {
+            sim_cpu_balance(&s, &ev);
+            continue;
+        }
+        assert_int_equal(ev.kind, EV_CPU);
+        if (!sim_cpu_turn_ended(&s, &ev)) {
+            continue;
+        }
+        out.end[ev.shard] = s.now;
+        out.core[ev.shard] = ev.core;
+        for (int i = 0; i < njobs; i++) {
+            if (!used[i] && jobs[i].after == ev.shard) {
+                used[i] = true;
+                assert_int_equal(sim_cpu_run(&s, sim_who_shard(jobs[i].who), jobs[i].work), 0);
+            }
+        }
+        sim_cpu_release(&s);
+    }
+    assert_false(s.failed);
+    sim_cpu_free(&s);
+    simq_free(&s.q);
+    free(e);
+    return out;
+}
+
+/* [sim] migration on two cores, each start 0.1 ms of [sim] wakeup: owner
+ * 0 ran on core 0 until 1.1 ms; ready again at 3.1 ms, it finds owner 2's
+ * 10 ms job on core 0 and core 1 idle. With no migration core 1 takes it
+ * at once; with 5 ms it waits, hot, until it goes cold (6.1 ms), when the
+ * idle core takes it and wakes; with 12 ms core 0 is free first (11.1 ms)
+ * and, busy, goes straight on to it. With placement = shared too: a hot
+ * owner waits in its core's line, which no other core takes from while it
+ * is hot. Of two idle cores, the one that went idle last takes it. */
+static void test_a_hot_owner_waits_until_it_goes_cold(void **state)
+{
+    (void)state;
+    const cpu_job jobs[] = {{-1, 0, 0.001}, {-1, 1, 0.003}, {0, 2, 0.010}, {1, 0, 0.001}};
+    const double migration[3] = {0, 0.005, 0.012}, end[3] = {0.0041, 0.0072, 0.0121};
+    const int core[3] = {1, 1, 0};
+    for (int i = 0; i < 6; i++) {   /* placement = core, then shared: the same */
+        sim_spec spec = {.cores = 2, .wakeup = 0.0001, .migration = migration[i % 3],
+                         .placement = i < 3 ? SIM_PLACE_CORE : SIM_PLACE_SHARED};
+        cpu_run r = s_cpu_run(&spec, jobs, 4);
+        if (fabs(r.end[0] - end[i % 3]) > 1e-12 || r.core[0] != core[i % 3]) {
+            fail_msg("migration %g, placement %d: owner 0's job ended at %.7f s on core %d, "
+                     "not %.7f on %d", migration[i % 3], spec.placement, r.end[0], r.core[0],
+                     end[i % 3], core[i % 3]);
+        }
+    }
+    /* a third core, idle since 2.1 ms: at 6.1 ms the one that went idle
+     * last (core 1, at 3.1 ms) takes owner 0 */
+    const cpu_job three[] = {{-1, 0, 0.001}, {-1, 1, 0.003}, {-1, 3, 0.002}, {0, 2, 0.010},
+                             {1, 0, 0.001}};
+    sim_spec spec = {.cores = 3, .wakeup = 0.0001, .migration = 0.005};
+    cpu_run r = s_cpu_run(&spec, three, 5);
+    if (fabs(r.end[0] - 0.0072) > 1e-12 || r.core[0] != 1) {
+        fail_msg("on three cores owner 0's job ended at %.7f s on core %d", r.end[0], r.core[0]);
+    }
+}
+
+/* Which core a job takes, on three cores (no migration): an owner that
+ * has run takes the core it last ran on if that is idle, though another
+ * went idle after it; a new one takes the core that went idle last.
+ * Owners 0, 1 and 2 run on cores 0, 1 and 2 and end at 1, 2 and 3 ms; at
+ * 3 ms owner 0 (core 0) and a new owner 3 (core 1) come, in either order. */
+static void test_a_job_takes_its_last_core_else_the_last_idled(void **state)
+{
+    (void)state;
+    cpu_job jobs[] = {{-1, 0, 0.001}, {-1, 1, 0.002}, {-1, 2, 0.003}, {2, 0, 0.001},
+                      {2, 3, 0.001}};
+    sim_spec spec = {.cores = 3};
+    for (int order = 0; order < 2; order++) {   /* owner 0's first, then owner 3's */
+        cpu_run r = s_cpu_run(&spec, jobs, 5);
+        if (r.core[0] != 0 || r.core[3] != 1) {
+            fail_msg("owner 0's job on core %d, new owner 3's on core %d (not 0 and 1)",
+                     r.core[0], r.core[3]);
+        }
+        cpu_job swap = jobs[3];
+        jobs[3] = jobs[4];
+        jobs[4] = swap;
+    }
+    /* a core with nothing of its own or shared to run takes from the other
+     * cores' lines the job that has waited longest, at a tie the next
+     * core's after it first: at 2 ms owners 1 and 0 join the lines of
+     * cores 1 and 0 (busy until 4 ms), and core 2, freed, takes owner 0's,
+     * then owner 1's */
+    const cpu_job lines[] = {{-1, 0, 0.001}, {-1, 1, 0.001}, {-1, 2, 0.001}, {0, 5, 0.003},
+                             {1, 6, 0.003}, {2, 7, 0.001}, {7, 1, 0.001}, {7, 0, 0.001}};
+    cpu_run r = s_cpu_run(&spec, lines, 8);
+    if (fabs(r.end[0] - 0.003) > 1e-12 || fabs(r.end[1] - 0.004) > 1e-12 || r.core[0] != 2 ||
+        r.core[1] != 2) {
+        fail_msg("owner 0's job ended at %.7f s on core %d, owner 1's at %.7f s", r.end[0],
+                 r.core[0], r.end[1]);
+    }
+}
+
+/* [sim] timeslice on one core, each start from idle 0.1 ms of wakeup: a
+ * job alone goes on from slice to slice without waking again (10 ms of
+ * work end at 10.1 ms); one exactly a slice long is done in that slice,
+ * not sent to the back of the line with nothing left to do; a long job
+ * lets a waiting one have the core after its slice. At a tie between the
+ * core's own line and the shared one, its own comes first. */
+static void test_time_slices_on_a_core(void **state)
+{
+    (void)state;
+    sim_spec spec = {.cores = 1, .timeslice = 0.001, .wakeup = 0.0001};
+    const cpu_job alone[] = {{-1, 0, 0.010}};
+    cpu_run r = s_cpu_run(&spec, alone, 1);
+    assert_true(fabs(r.end[0] - 0.0101) < 1e-12);
+    const cpu_job exact[] = {{-1, 0, 0.001}, {-1, 1, 0.001}};
+    r = s_cpu_run(&spec, exact, 2);
+    if (fabs(r.end[0] - 0.0011) > 1e-12 || fabs(r.end[1] - 0.0021) > 1e-12) {
+        fail_msg("a job one slice long ended at %.7f s, the next at %.7f s", r.end[0], r.end[1]);
+    }
+    const cpu_job sliced[] = {{-1, 0, 0.005}, {-1, 1, 0.001}};
+    r = s_cpu_run(&spec, sliced, 2);
+    if (fabs(r.end[1] - 0.0021) > 1e-12 || fabs(r.end[0] - 0.0061) > 1e-12) {
+        fail_msg("a 1 ms job behind a 5 ms one ended at %.7f s, that one at %.7f s", r.end[1],
+                 r.end[0]);
+    }
+    spec.timeslice = 0;   /* owner 0's next job and a new owner's join at 1.1 ms */
+    const cpu_job tie[] = {{-1, 0, 0.001}, {0, 1, 0.001}, {0, 0, 0.001}};
+    r = s_cpu_run(&spec, tie, 3);
+    if (fabs(r.end[0] - 0.0021) > 1e-12 || fabs(r.end[1] - 0.0031) > 1e-12) {
+        fail_msg("the core's own line's job ended at %.7f s, the shared line's at %.7f s",
+                 r.end[0], r.end[1]);
+    }
+}
+
+/* train_time_s runs from shard 0's first pull, as time_s does, to its last
+ * push, the run's end here, and samples/s is of it: a first pull, from a
+ * worker that has heard no generation of the shard yet, is a pull like
+ * any other (taken as from before a restart, it skipped the shard's
+ * bookkeeping of pulls, and train_time_s began at a later one: 2% short). */
+static void test_train_time_starts_at_the_first_pull(void **state)
+{
+    support_fixture *f = *state;
+    const char *args[] = {"train.algorithm=hogwild", "cluster.workers=3", "train.epochs=1",
+                          NULL};
+    char dir[4096];
+    s_sim(f, args, dir, sizeof dir);
+    double time_s = s_num(dir, "time_s"), train = s_num(dir, "train_time_s");
+    if (fabs(train - time_s) > 1e-12 * time_s) {
+        fail_msg("train_time_s %.9f, time_s %.9f", train, time_s);
+    }
+    assert_true(fabs(s_num(dir, "samples_per_s") - s_num(dir, "samples") / train) < 1e-6);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, support_fixture_setup, support_fixture_teardown)
@@ -2035,6 +2449,15 @@ int main(void)
         T(test_sync_rounds_agree_across_shards),
         T(test_budgets_add_up_to_the_epochs),
         T(test_easgd_two_workers_by_hand),
+        T(test_evaluations_with_a_cost_keep_their_times),
+        T(test_a_shards_apply_and_each_shards_messages_take_time),
+        T(test_a_failed_shard_loses_its_queue_and_resends_wait),
+        T(test_restarts_back_off_up_to_their_limit),
+        T(test_the_time_models_edges),
+        cmocka_unit_test(test_a_hot_owner_waits_until_it_goes_cold),
+        cmocka_unit_test(test_a_job_takes_its_last_core_else_the_last_idled),
+        cmocka_unit_test(test_time_slices_on_a_core),
+        T(test_train_time_starts_at_the_first_pull),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
