@@ -296,6 +296,47 @@ static void test_a_compressed_shard_checks_every_payload(void **state)
     s_raw_shard_close(&r);
 }
 
+/* A shard injecting faults ([cluster] drop) loses some of its replies on
+ * purpose, and counts each one it lost: the pulls' replies that came, and
+ * those it counted dropped, are every pull (its counters, asked after them
+ * on the same pipe, are answered after every reply it sent them). */
+static void test_a_shards_own_dropped_replies_are_counted(void **state)
+{
+    support_fixture *f = *state;
+    char text[600];   /* s_small ends in [cluster] */
+    snprintf(text, sizeof text, "%sdrop = 0.5\n", s_small);
+    raw_shard r;
+    s_raw_shard(f, text, &r);
+    size_t n = r.n;
+    enum { PULLS = 40 };
+    for (int i = 1; i <= PULLS; i++) {
+        wire_header pull = {.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD,
+                            .seq = (uint64_t)i};
+        wire_client_send(r.sock, &pull, NULL, 0);
+    }
+    wire_header stats = {.type = WIRE_CONTROL, .worker = WIRE_ANY, .tag = WIRE_CONTROL_STATS,
+                         .encoding = WIRE_NO_PAYLOAD};
+    wire_client_send(r.sock, &stats, NULL, 0);
+    char buf[4096] = {0};
+    wire_header reply;
+    int came = 0;
+    for (;;) {
+        size_t got = s_receive(r.sock, &reply, buf, sizeof buf - 1, n);
+        if (reply.encoding == WIRE_JSON) {
+            buf[got] = '\0';
+            break;
+        }
+        came++;
+    }
+    cJSON *st = cJSON_Parse(buf);
+    assert_non_null(st);
+    double dropped = support_json_number(st, "injected_drops");
+    assert_true(came > 0 && dropped > 0);
+    assert_true(came + dropped == PULLS);
+    cJSON_Delete(st);
+    s_raw_shard_close(&r);
+}
+
 /* Sends worker's ATTACH naming payload; returns the shard's verdict (1:
  * taken) and its generation, which the client's later messages carry (a
  * message without one is a new process, whose predecessor's segment the
@@ -496,6 +537,10 @@ static void test_a_pull_sent_again_gets_the_same_answer(void **state)
     s_receive(r.sock, &reply_again, again, sizeof again, n);
     assert_int_equal(reply_again.base_version, reply.base_version + 1);
     assert_memory_equal(again, later, n * sizeof(float));
+    /* one older than the last answered is awaited no more: answered, it
+     * would set what the rule keeps back to what the worker no longer holds */
+    pull.seq = 2;
+    assert_false(s_answered(r.sock, &pull, n, 300));
     s_raw_shard_close(&r);
 }
 
@@ -540,6 +585,111 @@ static void test_a_push_from_another_generation_is_dropped(void **state)
     s_raw_shard_close(&r);
 }
 
+/* A pull's reply says what its sender needs: the examples that worker's
+ * pushes carried (every worker's, to the evaluator), the staleness of its
+ * last push; a sender that last heard from an earlier generation of the
+ * shard is told it restarted, and the version that sender had seen counts
+ * the updates the restart lost (this life began at version 0). */
+static void test_a_reply_says_what_its_sender_needs(void **state)
+{
+    support_fixture *f = *state;
+    raw_shard r;
+    s_raw_shard(f, s_small, &r);
+    size_t n = r.n;
+    float got[64], grad[64] = {0};
+    wire_header pull = {.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD, .seq = 1},
+                reply;
+    wire_client_send(r.sock, &pull, NULL, 0);
+    s_receive(r.sock, &reply, got, sizeof got, n);
+    uint32_t generation = reply.generation;
+    const uint32_t samples[2] = {10, 5};
+    for (uint32_t w = 0; w < 2; w++) {   /* on version 0: worker 1's is 1 stale */
+        wire_header push = {.type = WIRE_PUSH, .worker = w, .count = n, .encoding = WIRE_F32,
+                            .samples = samples[w], .seq = 1, .generation = generation,
+                            .flags = WIRE_FLAG_ACK};
+        wire_client_send(r.sock, &push, grad, n * sizeof(float));
+        s_receive(r.sock, &reply, got, sizeof got, n);
+    }
+    const uint32_t askers[3] = {0, 1, WIRE_EVALUATOR};
+    const uint64_t totals[3] = {10, 5, 15}, stale[3] = {0, 1, 0};
+    for (int i = 0; i < 3; i++) {
+        pull = (wire_header){.type = WIRE_PULL, .worker = askers[i],
+                             .encoding = WIRE_NO_PAYLOAD, .seq = 2, .generation = generation};
+        wire_client_send(r.sock, &pull, NULL, 0);
+        s_receive(r.sock, &reply, got, sizeof got, n);
+        if (reply.total != totals[i] || (i < 2 && reply.tag != stale[i])) {
+            fail_msg("asker %u: total %llu (%llu), staleness %llu (%llu)", askers[i],
+                     (unsigned long long)reply.total, (unsigned long long)totals[i],
+                     (unsigned long long)reply.tag, (unsigned long long)stale[i]);
+        }
+        assert_int_equal(reply.flags & WIRE_FLAG_RESTARTED, 0);
+    }
+    /* a worker of an earlier life of the shard, which had seen version 7 */
+    pull = (wire_header){.type = WIRE_PULL, .worker = 1, .encoding = WIRE_NO_PAYLOAD,
+                         .seq = 3, .generation = generation ^ 2, .tag = 7};
+    wire_client_send(r.sock, &pull, NULL, 0);
+    s_receive(r.sock, &reply, got, sizeof got, n);
+    assert_true(reply.flags & WIRE_FLAG_RESTARTED);
+    assert_int_equal(reply.generation, generation);
+    /* worker 0 starts again: its first pull, of generation 0, says it is
+     * a new process, whose pushes are numbered from 1 again (taken, not
+     * dropped as sent twice) */
+    pull = (wire_header){.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD,
+                         .seq = 1};
+    wire_client_send(r.sock, &pull, NULL, 0);
+    s_receive(r.sock, &reply, got, sizeof got, n);
+    wire_header push = {.type = WIRE_PUSH, .worker = 0, .count = n, .encoding = WIRE_F32,
+                        .samples = 1, .seq = 1, .generation = generation,
+                        .flags = WIRE_FLAG_ACK};
+    wire_client_send(r.sock, &push, grad, n * sizeof(float));
+    s_receive(r.sock, &reply, got, sizeof got, n);
+    cJSON *st = s_stats(r.sock, n);
+    assert_true(support_json_number(st, "lost_updates") == 7);   /* from version 0 */
+    assert_true(support_json_number(st, "version") == 3);
+    assert_true(support_json_number(st, "duplicates") == 0);
+    cJSON_Delete(st);
+    s_raw_shard_close(&r);
+}
+
+/* A sender has one pull waiting, the last it sent: sync's worker 0 asks
+ * for version 2, then for version 1, and is answered once the first round
+ * makes version 1. A pull from a sender that heard from an earlier life
+ * of the shard is answered at once, whatever it asks for: it must learn
+ * of the restart. */
+static void test_a_waiting_pull_is_the_senders_last(void **state)
+{
+    support_fixture *f = *state;
+    char text[512];
+    const char *rule = strstr(s_small, "hogwild");
+    snprintf(text, sizeof text, "%.*ssync%s", (int)(rule - s_small), s_small,
+             rule + strlen("hogwild"));
+    raw_shard r;
+    s_raw_shard(f, text, &r);
+    size_t n = r.n;
+    float got[64], grad[64] = {0};
+    wire_header pull = {.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD, .seq = 1,
+                        .base_version = 2},
+                reply;
+    assert_false(s_answered(r.sock, &pull, n, 300));
+    pull.seq = 2;
+    pull.base_version = 1;
+    assert_false(s_answered(r.sock, &pull, n, 300));
+    for (uint32_t w = 0; w < 2; w++) {   /* round 0 */
+        wire_header push = {.type = WIRE_PUSH, .worker = w, .count = n, .encoding = WIRE_F32,
+                            .samples = 8, .seq = w == 0 ? 3 : 1};
+        wire_client_send(r.sock, &push, grad, n * sizeof(float));
+    }
+    s_receive(r.sock, &reply, got, sizeof got, n);
+    assert_true(reply.seq == 2 && reply.base_version == 1);
+    pull = (wire_header){.type = WIRE_PULL, .worker = 1, .encoding = WIRE_NO_PAYLOAD,
+                         .seq = 2, .base_version = 5, .generation = reply.generation ^ 2};
+    wire_client_send(r.sock, &pull, NULL, 0);
+    s_receive(r.sock, &reply, got, sizeof got, n);
+    assert_true(reply.seq == 2 && reply.base_version == 1);
+    assert_true(reply.flags & WIRE_FLAG_RESTARTED);
+    s_raw_shard_close(&r);
+}
+
 /* A job's first evaluation is of the initial model, however its processes
  * were started: a shard that expects an evaluator holds the workers' pulls
  * until the evaluator's first, then answers them at version 0. */
@@ -556,12 +706,47 @@ static void test_workers_begin_after_the_first_evaluation(void **state)
     void *evaluator = wire_client_open(ctx, port, NULL);
     wire_header pull = {.type = WIRE_PULL, .worker = 1, .encoding = WIRE_NO_PAYLOAD};
     assert_false(s_answered(worker, &pull, n, 500));   /* held */
+    /* and told once a second that the shard is there (an empty message),
+     * so that it does not reach its timeout */
+    zmq_pollitem_t item = {.socket = worker, .events = ZMQ_POLLIN};
+    char probe[8];
+    assert_int_equal(zmq_poll(&item, 1, 3000), 1);
+    assert_int_equal(zmq_recv(worker, probe, sizeof probe, 0), 0);
     s_expect_untouched(evaluator, WIRE_EVALUATOR, init, n);
     s_expect_initial_reply(worker, init, n);   /* the held pull, answered now */
     kill(ps, SIGTERM);
     assert_int_equal(support_wait(ps), ERROR_SIGNALLED(SIGTERM));
     zmq_close(worker);
     zmq_close(evaluator);
+    zmq_ctx_term(ctx);
+    free(init);
+}
+
+/* A worker that an earlier life of the shard answered (its pull carries
+ * another generation) shows a job under way: the gate for the first
+ * evaluation opens for every worker, as the evaluator has long passed it. */
+static void test_a_job_under_way_passes_the_gate(void **state)
+{
+    support_fixture *f = *state;
+    support_write_file(f->config, s_small);
+    int port = wire_client_free_port();
+    int ps = s_start_ps(f, port, 1, NULL);
+    size_t n;
+    float *init = s_initial(f, &n);
+    void *ctx = zmq_ctx_new();
+    void *sock = wire_client_open(ctx, port, NULL);
+    wire_header pull = {.type = WIRE_PULL, .worker = 1, .encoding = WIRE_NO_PAYLOAD, .seq = 4,
+                        .generation = 0x5eed};
+    float got[64];
+    wire_header reply;
+    wire_client_send(sock, &pull, NULL, 0);
+    s_receive(sock, &reply, got, sizeof got, n);
+    assert_true(reply.flags & WIRE_FLAG_RESTARTED);   /* answered at once, and told */
+    pull = (wire_header){.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD, .seq = 1};
+    assert_true(s_answered(sock, &pull, n, 5000));   /* a new worker 0: not held */
+    kill(ps, SIGTERM);
+    assert_int_equal(support_wait(ps), ERROR_SIGNALLED(SIGTERM));
+    zmq_close(sock);
     zmq_ctx_term(ctx);
     free(init);
 }
@@ -1251,7 +1436,11 @@ int main(void)
         T(test_shared_segments_are_checked),
         T(test_a_pull_sent_again_gets_the_same_answer),
         T(test_a_push_from_another_generation_is_dropped),
+        T(test_a_reply_says_what_its_sender_needs),
+        T(test_a_waiting_pull_is_the_senders_last),
         T(test_workers_begin_after_the_first_evaluation),
+        T(test_a_job_under_way_passes_the_gate),
+        T(test_a_shards_own_dropped_replies_are_counted),
         T(test_messages_speak_only_for_their_sender),
         T(test_a_keys_folder_is_checked),
         T(test_unknown_curve_keys_get_nothing),
