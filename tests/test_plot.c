@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <ctype.h>
 #include <glob.h>
 #include <math.h>
 #include <stdbool.h>
@@ -1657,6 +1658,512 @@ static void test_compare_rules_keeps_only_runs_of_the_config_now(void **state)
     assert_non_null(strstr(f->r.out, "[train] lr = 0.05, the config now gives 0.04"));
 }
 
+/* Makes dir and the folders above it. */
+static void s_make_dirs(const char *dir)
+{
+    char path[900];
+    snprintf(path, sizeof path, "%s", dir);
+    for (char *p = path + 1; *p; p++) {
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(path, 0755);
+            *p = '/';
+        }
+    }
+    mkdir(path, 0755);
+}
+
+/* A complete run folder made by hand in dir (and the folders above it):
+ * config.ini with [experiment] label (the default grouping) and more, the
+ * fields of summary.json (what goes between its braces; "complete" added),
+ * and eval.csv's rows (after its header); more and rows may be NULL. */
+static void s_hand_run(const char *dir, const char *label, const char *more,
+                       const char *summary, const char *rows)
+{
+    char path[1000], text[16384];
+    s_make_dirs(dir);
+    snprintf(path, sizeof path, "%s/config.ini", dir);
+    snprintf(text, sizeof text, "[experiment]\nlabel = %s\nmode = sim\n%s", label,
+             more ? more : "");
+    support_write_file(path, text);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    snprintf(text, sizeof text, "{\"label\": \"%s\", \"mode\": \"sim\", %s, \"complete\": true}",
+             label, summary);
+    support_write_file(path, text);
+    snprintf(path, sizeof path, "%s/eval.csv", dir);
+    snprintf(text, sizeof text, "time_s,epoch,updates,samples,test_loss,test_acc\n%s",
+             rows ? rows : "1,0.1,4,64,1,0.5\n");
+    support_write_file(path, text);
+}
+
+/* `asgd plot` of folder into fig with args, which must succeed. */
+static void s_plot_hand(support_fixture *f, const char *folder, const char *fig,
+                        const char *const *extra)
+{
+    const char *args[24] = {"plot", folder, "-o", fig};
+    int n = 4;
+    for (int i = 0; extra && extra[i]; i++) {
+        args[n++] = extra[i];
+    }
+    args[n] = NULL;
+    support_run_asgd(&f->r, f->dir, args);
+    if (f->r.status != 0) {
+        fail_msg("%s: %s", fig, f->r.err);
+    }
+}
+
+/* The rows of fig's data file g (STEM-g.dat) that are numbers, cols of
+ * them each, into rows (at most max); their count. */
+static int s_dat_rows(const char *fig, int g, int cols, double rows[][6], int max)
+{
+    char path[900];
+    snprintf(path, sizeof path, "%s-%d.dat", fig, g);
+    char *text = support_read_file(path), *save;
+    assert_non_null(text);
+    int n = 0;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (line[0] == '#') {
+            continue;
+        }
+        double *v = rows[n < max ? n : max - 1];
+        int got = sscanf(line, "%lf %lf %lf %lf %lf %lf", &v[0], &v[1], &v[2], &v[3], &v[4],
+                         &v[5]);
+        if (got != cols) {
+            fail_msg("%s: \"%s\" is not %d numbers", path, line, cols);
+        }
+        n++;
+    }
+    free(text);
+    return n;
+}
+
+/* Each row of fig's data file g is the one expected (to 1e-9). */
+static void s_expect_dat(const char *fig, int g, int cols, const double want[][6], int n)
+{
+    double got[64][6];
+    int rows = s_dat_rows(fig, g, cols, got, 64);
+    if (rows != n) {
+        fail_msg("%s-%d.dat: %d rows, expected %d", fig, g, rows, n);
+    }
+    for (int i = 0; i < n; i++) {
+        for (int c = 0; c < cols; c++) {
+            if (!(fabs(got[i][c] - want[i][c]) <= 1e-9 * fmax(1, fabs(want[i][c])))) {
+                fail_msg("%s-%d.dat row %d column %d: %.9g, expected %.9g", fig, g, i + 1,
+                         c + 1, got[i][c], want[i][c]);
+            }
+        }
+    }
+}
+
+/* Runs of three groups in root whose curves test_a_curve_is_the_mean_of_its_runs
+ * gives: a (two seeds of different times and lengths), b (one run) and c
+ * (one run of one evaluation). */
+static void s_hand_curves(const char *root)
+{
+    char dir[800];
+    /* columns proportional: time t, epoch t/10, updates 4t, samples 64t */
+    snprintf(dir, sizeof dir, "%s/a1", root);
+    s_hand_run(dir, "a", NULL, "\"seed\": 1", "1,0.1,4,64,1,0.2\n2,0.2,8,128,1,0.6\n"
+               "2,0.2,8,128,1,0.1\n3,0.3,12,192,1,0.7\n");
+    snprintf(dir, sizeof dir, "%s/x/y/z/a2", root);   /* four levels down */
+    s_hand_run(dir, "a", NULL, "\"seed\": 2", "1.25,0.125,5,80,1,0.3\n2,0.2,8,128,1,0.42\n"
+               "2.5,0.25,10,160,1,0.5\n");
+    snprintf(dir, sizeof dir, "%s/b1", root);
+    s_hand_run(dir, "b", NULL, "\"seed\": 1", "1,0.1,4,64,1,0.9\n2,0.2,8,128,1,0.95\n");
+    snprintf(dir, sizeof dir, "%s/c1", root);   /* one evaluation: a point */
+    s_hand_run(dir, "c", NULL, "\"seed\": 1", "1.5,0.15,6,96,1,0.8\n");
+}
+
+/* A convergence line is, at each x where one of its runs was evaluated up
+ * to the shortest run's end, the mean, min and max of its runs, each read
+ * between its own points; against time, epochs or updates alike, each from
+ * its own column; a row whose x does not go forward is passed over; a run
+ * four folders down is found; another group's runs are not in the mean. */
+static void test_a_curve_is_the_mean_of_its_runs(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char root[700], dir[800], fig[800];
+    snprintf(root, sizeof root, "%s/hand-curves", f->dir);
+    s_hand_curves(root);
+    /* group a at t: a1 between its points (its second row at t = 2 passed
+     * over), a2 held at its first value before it, up to a2's end at 2.5 */
+    const double a[4][6] = {{1, 0.25, 0.2, 0.3}, {1.25, 0.3, 0.3, 0.3}, {2, 0.51, 0.42, 0.6},
+                            {2.5, 0.575, 0.5, 0.65}};
+    const double b[2][6] = {{1, 0.9, 0.9, 0.9}, {2, 0.95, 0.95, 0.95}};
+    const char *xs[] = {"time", "epoch", "updates"};
+    const double scale[] = {1, 0.1, 4};
+    for (int k = 0; k < 3; k++) {
+        snprintf(fig, sizeof fig, "%s/hand-%s.png", f->dir, xs[k]);
+        const char *const extra[] = {"--x", xs[k], NULL};
+        s_plot_hand(f, root, fig, extra);
+        assert_non_null(strstr(f->r.out, "4 runs, 3 groups"));
+        double want_a[4][6], want_b[2][6];
+        memcpy(want_a, a, sizeof a);
+        memcpy(want_b, b, sizeof b);
+        for (int i = 0; i < 4; i++) {
+            want_a[i][0] *= scale[k];
+        }
+        for (int i = 0; i < 2; i++) {
+            want_b[i][0] *= scale[k];
+        }
+        s_expect_dat(fig, 1, 4, (const double (*)[6])want_a, 4);
+        s_expect_dat(fig, 2, 4, (const double (*)[6])want_b, 2);
+        const double want_c[1][6] = {{1.5 * scale[k], 0.8, 0.8, 0.8}};
+        s_expect_dat(fig, 3, 4, want_c, 1);
+    }
+    /* a run of more points than a curve holds is thinned evenly, its last
+     * point kept: the line ends where the run did */
+    snprintf(root, sizeof root, "%s/hand-long", f->dir);
+    snprintf(dir, sizeof dir, "%s/long", root);
+    s_hand_run(dir, "long", NULL, "\"seed\": 1", NULL);   /* its eval.csv replaced: */
+    char *text = malloc(4001 * 48), *at = text, path[900];
+    assert_non_null(text);
+    at += sprintf(at, "time_s,epoch,updates,samples,test_loss,test_acc\n");
+    for (int t = 1; t <= 4001; t++) {
+        at += sprintf(at, "%d,%g,%d,%d,1,0.5\n", t, t / 1000.0, t, 64 * t);
+    }
+    snprintf(path, sizeof path, "%s/eval.csv", dir);
+    support_write_file(path, text);
+    free(text);
+    snprintf(fig, sizeof fig, "%s/hand-long.png", f->dir);
+    s_plot_hand(f, root, fig, NULL);
+    static double got[2100][6];
+    int n = s_dat_rows(fig, 1, 4, got, 2100);
+    assert_true(n > 1000 && n <= 2000);
+    assert_true(got[0][0] == 1);
+    assert_true(got[n - 1][0] == 4001);
+}
+
+/* Runs in root of samples/s at 1 to 4 workers, in two groups of different
+ * fewest workers (b's folders first), one run without a number. */
+static void s_hand_scaling(const char *root)
+{
+    char dir[800], summary[200];
+    const struct { const char *name, *label; int workers; const char *sps; } runs[] = {
+        {"p-b-2", "b", 2, "300"}, {"p-b-4", "b", 4, "900"},
+        {"q-a-1-s1", "a", 1, "100"}, {"q-a-1-s2", "a", 1, "200"},
+        {"q-a-4-s1", "a", 4, "500"}, {"q-a-4-s2", "a", 4, "700"},
+        {"r-a-2", "a", 2, "null"},   /* no number: no point at 2 */
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        snprintf(dir, sizeof dir, "%s/%s", root, runs[i].name);
+        snprintf(summary, sizeof summary, "\"seed\": %zu, \"workers\": %d, \"samples_per_s\": %s",
+                 i, runs[i].workers, runs[i].sps);
+        s_hand_run(dir, runs[i].label, NULL, summary, NULL);
+    }
+}
+
+/* A scaling point is the mean, min and max of its group's runs at that x
+ * alone, with a finite value (one without is left out and said); the
+ * speed-up is each point's mean over the group's first, beside the ideal
+ * x over the first x; groups of different fewest workers have each their
+ * own ideal line (here the group of more workers first). */
+static void test_scaling_points_are_means_over_seeds(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char root[700], fig[800];
+    snprintf(root, sizeof root, "%s/hand-scaling", f->dir);
+    s_hand_scaling(root);
+    snprintf(fig, sizeof fig, "%s/hand-scaling.png", f->dir);
+    const char *const extra[] = {"--kind", "scaling", NULL};
+    s_plot_hand(f, root, fig, extra);
+    assert_non_null(strstr(f->r.err, "a: 1 of 5 runs have no finite samples_per_s"));
+    /* x mean min max speedup ideal */
+    const double b[2][6] = {{2, 300, 300, 300, 1, 1}, {4, 900, 900, 900, 3, 2}};
+    const double a[2][6] = {{1, 150, 100, 200, 1, 1}, {4, 600, 500, 700, 4, 4}};
+    s_expect_dat(fig, 1, 6, b, 2);
+    s_expect_dat(fig, 2, 6, a, 2);
+    char path[900];
+    snprintf(path, sizeof path, "%s.gp", fig);
+    char *gp = support_read_file(path);
+    assert_non_null(gp);
+    assert_non_null(strstr(gp, "one_ideal = 0"));
+    free(gp);
+}
+
+/* A 64-bin staleness histogram as JSON, n pushes in bin 63 (63 and more). */
+static void s_open_histogram(char *out, size_t size, int n)
+{
+    int at = snprintf(out, size, "[");
+    for (int i = 0; i < 64; i++) {
+        at += snprintf(out + at, size - (size_t)at, "%s%d", i ? ", " : "", i == 63 ? n : 0);
+    }
+    snprintf(out + at, size - (size_t)at, "]");
+}
+
+/* A staleness CDF pools its group's runs' histograms (only theirs) and
+ * runs one point past the last staleness with pushes; 99.9% reached
+ * exactly counts as reached, and the axis ends one past the staleness
+ * where the slowest group reached it; the label's largest staleness is
+ * the largest of every run, not the last one read. */
+static void test_staleness_cdf_pools_a_groups_runs(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char root[700], dir[800], fig[800], path[900];
+    snprintf(root, sizeof root, "%s/hand-staleness", f->dir);
+    snprintf(dir, sizeof dir, "%s/s1-a", root);
+    s_hand_run(dir, "a", NULL, "\"seed\": 1, \"staleness_max\": 2, "
+               "\"staleness_histogram\": [0, 500, 1]", NULL);
+    snprintf(dir, sizeof dir, "%s/s2-a", root);
+    s_hand_run(dir, "a", NULL, "\"seed\": 2, \"staleness_max\": 1, "
+               "\"staleness_histogram\": [0, 499]", NULL);
+    snprintf(dir, sizeof dir, "%s/s3-b", root);
+    s_hand_run(dir, "b", NULL, "\"seed\": 1, \"staleness_max\": 0, "
+               "\"staleness_histogram\": [10]", NULL);
+    snprintf(fig, sizeof fig, "%s/hand-staleness.png", f->dir);
+    const char *const extra[] = {"--kind", "staleness", NULL};
+    s_plot_hand(f, root, fig, extra);
+    const double a[4][6] = {{0, 0}, {1, 0.999}, {2, 1}, {3, 1}};   /* 999 of 1000 by 1 */
+    const double b[2][6] = {{0, 1}, {1, 1}};
+    s_expect_dat(fig, 1, 2, a, 4);
+    s_expect_dat(fig, 2, 2, b, 2);
+    snprintf(path, sizeof path, "%s.gp", fig);
+    char *gp = support_read_file(path);
+    assert_non_null(gp);
+    assert_non_null(strstr(gp, "\nxmax = 2\n"));
+    assert_non_null(strstr(gp, "xlabel = 'staleness (updates; 99.9% of pushes shown, "
+                               "largest 2)'"));
+    free(gp);
+    /* two runs past the last bin: the larger of their largest, read first */
+    char summary[600], histogram[400];
+    snprintf(root, sizeof root, "%s/hand-open", f->dir);
+    s_open_histogram(histogram, sizeof histogram, 5);
+    snprintf(summary, sizeof summary, "\"seed\": 1, \"staleness_max\": 150, "
+             "\"staleness_histogram\": %s", histogram);
+    snprintf(dir, sizeof dir, "%s/o1", root);
+    s_hand_run(dir, "c", NULL, summary, NULL);
+    s_open_histogram(histogram, sizeof histogram, 1);
+    snprintf(summary, sizeof summary, "\"seed\": 2, \"staleness_max\": 70, "
+             "\"staleness_histogram\": %s", histogram);
+    snprintf(dir, sizeof dir, "%s/o2", root);
+    s_hand_run(dir, "c", NULL, summary, NULL);
+    snprintf(fig, sizeof fig, "%s/hand-open.png", f->dir);
+    s_plot_hand(f, root, fig, extra);
+    snprintf(path, sizeof path, "%s.gp", fig);
+    gp = support_read_file(path);
+    assert_non_null(gp);
+    assert_non_null(strstr(gp, "largest 150)'"));
+    free(gp);
+}
+
+/* Runs in root of three groups for bars at test accuracy 0.5: fast (both
+ * reach it, one exactly), slow (one of two), never. */
+static void s_hand_bars(const char *root)
+{
+    char dir[800], summary[200];
+    const struct { const char *name, *label, *rows; int sps; } runs[] = {
+        {"g1-r1", "slow", "1,0.1,4,64,1,0.2\n10,1,40,640,1,0.5\n", 50},
+        {"g1-r2", "slow", "1,0.1,4,64,1,0.2\n10,1,40,640,1,0.4\n", 70},
+        {"g2-r1", "fast", "1,0.1,4,64,1,0.3\n2,0.2,8,128,1,0.5\n3,0.3,12,192,1,0.7\n", 100},
+        {"g2-r2", "fast", "1,0.1,4,64,1,0.3\n4,0.4,16,256,1,0.6\n", 300},
+        {"g3-r1", "never", "1,0.1,4,64,1,0.1\n", 1000},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        snprintf(dir, sizeof dir, "%s/%s", root, runs[i].name);
+        snprintf(summary, sizeof summary, "\"seed\": %zu, \"samples_per_s\": %d", i,
+                 runs[i].sps);
+        s_hand_run(dir, runs[i].label, NULL, summary, runs[i].rows);
+    }
+}
+
+/* A bar is the mean of its group's runs' values with their min and max:
+ * time to the target is the first evaluation at it or above (exactly at
+ * it counts); a group some of whose runs miss says how many of its own
+ * runs reached it; the least time first, groups that never reach it last;
+ * samples/s the most first. */
+static void test_bars_are_means_over_seeds(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char root[700], fig[800], path[900];
+    snprintf(root, sizeof root, "%s/hand-bars", f->dir);
+    s_hand_bars(root);
+    snprintf(fig, sizeof fig, "%s/hand-tta.png", f->dir);
+    const char *const tta[] = {"--kind", "time-to-accuracy", "--target", "0.5", NULL};
+    s_plot_hand(f, root, fig, tta);
+    snprintf(path, sizeof path, "%s-1.dat", fig);
+    char *dat = support_read_file(path);
+    assert_non_null(dat);
+    assert_string_equal(dat, "# group mean min max reached\n\"fast\" 3 2 4 1\n"
+                             "\"slow (1/2 reached)\" 10 10 10 1\n\"never\" 0 0 0 0\n");
+    free(dat);
+    snprintf(fig, sizeof fig, "%s/hand-throughput.png", f->dir);
+    const char *const throughput[] = {"--kind", "throughput", NULL};
+    s_plot_hand(f, root, fig, throughput);
+    snprintf(path, sizeof path, "%s-1.dat", fig);
+    dat = support_read_file(path);
+    assert_non_null(dat);
+    assert_string_equal(dat, "# group mean min max reached\n\"never\" 1000 1000 1000 1\n"
+                             "\"fast\" 200 100 300 1\n\"slow\" 60 50 70 1\n");
+    free(dat);
+}
+
+/* The report's table of runs gives each column its own summary field, to
+ * its own digits (a time under 1000 s to 4 significant ones); its table of
+ * differences lists a key in which any run differs from the first. */
+static void test_report_tables_hold_each_runs_numbers(void **state)
+{
+    support_fixture *f = *state;
+    char root[700], dir[800], out[800];
+    snprintf(root, sizeof root, "%s/hand-report", f->dir);
+    const char *common = "\"algorithm\": \"hogwild\", \"workers\": 4, \"diverged\": false, "
+                         "\"best_test_acc\": 0.9, \"final_test_loss\": 0.345678, "
+                         "\"train_time_s\": 100, \"staleness_max\": 7";
+    char summary[600];
+    snprintf(summary, sizeof summary, "%s, \"seed\": 1, \"final_test_acc\": 0.81234, "
+             "\"time_s\": 123.456, \"samples_per_s\": 1234.56, \"staleness_mean\": 1.5", common);
+    snprintf(dir, sizeof dir, "%s/r1", root);
+    s_hand_run(dir, "hogwild", "[train]\nlr = 0.05\n", summary, NULL);
+    snprintf(summary, sizeof summary, "%s, \"seed\": 1, \"final_test_acc\": 0.5, "
+             "\"time_s\": 0.0115, \"samples_per_s\": 99.5, \"staleness_mean\": 0.125", common);
+    snprintf(dir, sizeof dir, "%s/r2", root);
+    s_hand_run(dir, "hogwild", "[train]\nlr = 0.1\n", summary, NULL);
+    snprintf(dir, sizeof dir, "%s/r3", root);
+    s_hand_run(dir, "hogwild", "[train]\nlr = 0.05\n", summary, NULL);
+    snprintf(out, sizeof out, "%s/hand-report-page", f->dir);
+    const char *const dirs[] = {root, NULL};
+    char *md = s_report_page(f, dirs, out);
+    const char *want[] = {
+        "| r1 | hogwild | sim | 4 | 0.8123 | 0.9000 | 0.3457 | 123.5 | 1235 | 1.50 | no |\n",
+        "| r2 | hogwild | sim | 4 | 0.5000 | 0.9000 | 0.3457 | 0.0115 | 100 | 0.12 | no |\n",
+    };
+    for (int i = 0; i < 2; i++) {
+        if (!strstr(md, want[i])) {
+            fail_msg("no row %s in\n%s", want[i], md);
+        }
+    }
+    char *differs = strstr(md, "## What differs");
+    assert_non_null(differs);
+    assert_non_null(strstr(differs, "| run | train.lr |"));
+    assert_non_null(strstr(differs, "| r2 | 0.1 |"));
+    free(md);
+}
+
+/* What gnuplot draws from the script beside f->dir/fig (its points, as
+ * `set table` writes them: every curve in drawing order); caller frees. */
+static char *s_drawn(support_fixture *f, const char *fig)
+{
+    char table[900], set[1000], script[900];
+    snprintf(table, sizeof table, "%s.table", fig);
+    snprintf(set, sizeof set, "set table '%s'", table);
+    snprintf(script, sizeof script, "%s.gp", fig);
+    const char *args[] = {"-e", set, script, NULL};
+    support_run(&f->r, f->dir, "gnuplot", args);
+    assert_int_equal(f->r.status, 0);
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", f->dir, table);
+    char *text = support_read_file(path);
+    assert_non_null(text);
+    return text;
+}
+
+/* Curve nth (from 0) of a table, counted across its plots (a multiplot's
+ * second counts from 0 again): its "# Curve K of N" line; NULL without. */
+static const char *s_curve_at(const char *table, int nth)
+{
+    int k = -1;
+    for (const char *at = strstr(table, "# Curve "); at; at = strstr(at + 1, "# Curve ")) {
+        if (isdigit((unsigned char)at[8]) && ++k == nth) {   /* not "# Curve title" */
+            return at;
+        }
+    }
+    return NULL;
+}
+
+/* The first n points of curve nth (from 0) of a table, cols numbers each,
+ * are as want (to 1e-9). */
+static void s_expect_curve(const char *table, int nth, int cols, const double want[][6], int n)
+{
+    const char *at = s_curve_at(table, nth);
+    if (!at) {
+        fail_msg("no curve %d in the table:\n%s", nth, table);
+    }
+    int rows = 0;
+    for (at = strchr(at, '\n'); at && at[1] && !(strncmp(at + 1, "# Curve ", 8) == 0 &&
+                                                  isdigit((unsigned char)at[9]));
+         at = strchr(at + 1, '\n')) {
+        double v[6];
+        char *end;
+        const char *p = at + 1;
+        if (*p == '#' || *p == '\n') {
+            continue;
+        }
+        for (int c = 0; c < cols; c++, p = end) {
+            v[c] = strtod(p, &end);
+            assert_true(end != p);
+        }
+        if (rows == n) {
+            break;
+        }
+        for (int c = 0; c < cols; c++) {
+            double w = want[rows][c];
+            if (!(fabs(v[c] - w) <= 1e-9 * fmax(1, fabs(w)))) {
+                fail_msg("curve %d point %d column %d: %.9g, expected %.9g", nth, rows + 1,
+                         c + 1, v[c], w);
+            }
+        }
+        rows++;
+    }
+    if (rows < n) {
+        fail_msg("curve %d has %d points, expected %d:\n%s", nth, rows, n, table);
+    }
+}
+
+/* The figures draw the columns their data files hold as their templates
+ * say: a convergence line its mean and its band min to max; the speed-up
+ * panel each group's speed-up and its ideal; a bar its mean, and its
+ * whisker from its min up by max - min (what gnuplot draws, read back
+ * through `set table`: the .dat files can be right and the figure not). */
+static void test_figures_draw_their_columns(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char root[700], fig[800];
+    snprintf(root, sizeof root, "%s/hand-curves", f->dir);
+    s_hand_curves(root);
+    snprintf(fig, sizeof fig, "%s/drawn-curves.png", f->dir);
+    s_plot_hand(f, root, fig, NULL);
+    char *table = s_drawn(f, "drawn-curves.png");
+    /* the bands (x min max), then the lines (x mean), of a, b and c */
+    const double band[4][6] = {{1, 0.2, 0.3}, {1.25, 0.3, 0.3}, {2, 0.42, 0.6}, {2.5, 0.5, 0.65}};
+    const double line[4][6] = {{1, 0.25}, {1.25, 0.3}, {2, 0.51}, {2.5, 0.575}};
+    s_expect_curve(table, 0, 3, band, 4);
+    s_expect_curve(table, 3, 2, line, 4);
+    free(table);
+    snprintf(root, sizeof root, "%s/hand-scaling", f->dir);
+    s_hand_scaling(root);
+    snprintf(fig, sizeof fig, "%s/drawn-scaling.png", f->dir);
+    const char *const scaling[] = {"--kind", "scaling", NULL};
+    s_plot_hand(f, root, fig, scaling);
+    table = s_drawn(f, "drawn-scaling.png");
+    /* samples/s of b and a, their speed-ups, their ideal lines */
+    const double b_sps[2][6] = {{2, 300}, {4, 900}}, a_sps[2][6] = {{1, 150}, {4, 600}};
+    const double b_up[2][6] = {{2, 1}, {4, 3}}, a_up[2][6] = {{1, 1}, {4, 4}};
+    const double b_ideal[2][6] = {{2, 1}, {4, 2}};
+    s_expect_curve(table, 0, 2, b_sps, 2);
+    s_expect_curve(table, 1, 2, a_sps, 2);
+    s_expect_curve(table, 2, 2, b_up, 2);
+    s_expect_curve(table, 3, 2, a_up, 2);
+    s_expect_curve(table, 4, 2, b_ideal, 2);
+    s_expect_curve(table, 5, 2, a_up, 2);
+    free(table);
+    snprintf(root, sizeof root, "%s/hand-bars", f->dir);
+    s_hand_bars(root);
+    snprintf(fig, sizeof fig, "%s/drawn-bars.png", f->dir);
+    const char *const tta[] = {"--kind", "time-to-accuracy", "--target", "0.5", NULL};
+    s_plot_hand(f, root, fig, tta);
+    table = s_drawn(f, "drawn-bars.png");
+    /* fast 3 (2 to 4), slow 10, never: no bar; fast's whisker (x y dx dy) */
+    const double boxes[3][6] = {{0, 3}, {1, 10}, {2, 0}};
+    const double whisker[1][6] = {{0, 2, 0, 2}};
+    s_expect_curve(table, 0, 2, boxes, 3);
+    s_expect_curve(table, 1, 4, whisker, 1);
+    free(table);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1694,6 +2201,12 @@ int main(void)
         cmocka_unit_test(test_compare_rules_keeps_only_runs_of_the_config_now),
         cmocka_unit_test(test_ctrl_c_leaves_no_temporary_files),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_a_curve_is_the_mean_of_its_runs),
+        cmocka_unit_test(test_scaling_points_are_means_over_seeds),
+        cmocka_unit_test(test_staleness_cdf_pools_a_groups_runs),
+        cmocka_unit_test(test_bars_are_means_over_seeds),
+        cmocka_unit_test(test_report_tables_hold_each_runs_numbers),
+        cmocka_unit_test(test_figures_draw_their_columns),
     };
     return cmocka_run_group_tests(tests, s_setup, s_teardown);
 }

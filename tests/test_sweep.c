@@ -198,9 +198,14 @@ static void test_ctrl_c_then_resume(void **state)
     if (f->r.status != 2 || !strstr(f->r.err, "another asgd sweep is running")) {
         fail_msg("a second sweep: status %d, \"%s\"", f->r.status, f->r.err);
     }
+    /* the second run under way (an evaluation written), so that Ctrl-C
+     * stops it with its summary written, complete: false */
+    char path[600];
+    snprintf(path, sizeof path, "%s/slow/train.algorithm=sequential,experiment.mode=real,"
+             "model.type=mlp,train.epochs=31,seed=1/eval.csv", f->out);
+    support_wait_lines(path, 2, 60);
     assert_int_equal(kill(pid, SIGINT), 0);
     assert_int_equal(support_wait(pid), 1);
-    char path[600];
     snprintf(path, sizeof path, "%s/stderr", f->dir);
     char *err = support_read_file(path);
     assert_non_null(strstr(err, "interrupted"));
@@ -218,6 +223,14 @@ static void test_ctrl_c_then_resume(void **state)
         free(s);
     }
     assert_true(done >= 1 && done < 4);
+    /* results.csv so far: a row for each complete run, none for the one
+     * interrupted (its summary says complete: false; its numbers are of
+     * half a run) */
+    snprintf(path, sizeof path, "%s/slow/results.csv", f->out);
+    int rows = support_count_lines(path) - 1;
+    if (rows < 1 || rows > done) {
+        fail_msg("results.csv has %d rows of runs, %d complete", rows, done);
+    }
     /* again: only the missing runs */
     support_run_asgd(&f->r, f->dir, args);
     assert_int_equal(f->r.status, 0);
@@ -277,6 +290,10 @@ static void test_repeated_values_and_seeds(void **state)
 {
     support_fixture *f = *state;
     s_expect_config_error(f, "[sweep]\nbase = base.ini\nname = demo\nseeds = 1,1\nout = %s\n"
+                          "[grid]\ntrain.algorithm = sync\n",
+                          "grid.ini:4: [sweep] seeds: seed 1 is listed twice");
+    /* apart too: each seed against every one before it */
+    s_expect_config_error(f, "[sweep]\nbase = base.ini\nname = demo\nseeds = 1,2,1\nout = %s\n"
                           "[grid]\ntrain.algorithm = sync\n",
                           "grid.ini:4: [sweep] seeds: seed 1 is listed twice");
     s_expect_config_error(f, "[sweep]\nbase = base.ini\nname = demo\nseeds = 1\nout = %s\n"
@@ -434,7 +451,8 @@ static void test_complete_runs_of_a_changed_config(void **state)
 }
 
 /* Counters past 9 digits (push_bytes passes 1e9 within an epoch of a
- * small MLP) are written whole, not rounded to "%.9g"'s 1.79611512e+09. */
+ * small MLP) are written whole, not rounded to "%.9g"'s 1.79611512e+09;
+ * the staleness histogram is one cell of all its bins. */
 static void test_large_counters_are_exact(void **state)
 {
     support_fixture *f = *state;
@@ -451,6 +469,10 @@ static void test_large_counters_are_exact(void **state)
     free(text);
     cJSON_ReplaceItemInObjectCaseSensitive(j, "push_bytes", cJSON_CreateNumber(1796115123.0));
     cJSON_ReplaceItemInObjectCaseSensitive(j, "samples", cJSON_CreateNumber(-1234567890.0));
+    /* a list of numbers is one cell of every value, spaces between */
+    const double bins[] = {3, 0, 2};
+    cJSON_ReplaceItemInObjectCaseSensitive(j, "staleness_histogram",
+                                           cJSON_CreateDoubleArray(bins, 3));
     /* and inputs that are no object of checksums: passed over (their
      * checking read a NULL name) */
     cJSON *odd = cJSON_CreateArray();
@@ -466,6 +488,7 @@ static void test_large_counters_are_exact(void **state)
     char *csv = support_read_file(path);
     assert_non_null(strstr(csv, ",1796115123,"));
     assert_non_null(strstr(csv, ",-1234567890,"));
+    assert_non_null(strstr(csv, ",3 0 2,"));
     /* no column for what is no single value (sessions came out as 0) */
     char header[4096];
     snprintf(header, sizeof header, "%.*s", (int)strcspn(csv, "\n"), csv);
