@@ -478,14 +478,16 @@ static int s_bar_descending(const void *a, const void *b)
     return s_bar_order(a, b, -1);
 }
 
-/* Group g's bar label: the group, with "k/runs reached" when only some of
- * its runs have a value (the mean is of those) and "diverged" when one of
- * its runs did, as the line plots' legends say. */
-static void s_bar_label(char *out, size_t n, const plot_runs *set, int g, int k, int runs)
+/* Group g's bar label: the group, with "k/runs reached" (time to
+ * accuracy) or "k/runs measured" (throughput) when only some of its runs
+ * have a value (the mean is of those) and "diverged" when one of its runs
+ * did, as the line plots' legends say. */
+static void s_bar_label(char *out, size_t n, const plot_runs *set, int g, int k, int runs,
+                        const char *have)
 {
     char reached[64] = "";
     if (k > 0 && k < runs) {
-        snprintf(reached, sizeof reached, "%d/%d reached", k, runs);
+        snprintf(reached, sizeof reached, "%d/%d %s", k, runs, have);
     }
     bool diverged = set->diverged[g];
     if (reached[0] || diverged) {
@@ -509,6 +511,7 @@ static const char *s_bars(const figure_options *o, plot_runs *set, const figure_
         }
         return NULL;
     }
+    bool throughput = o->kind == KIND_THROUGHPUT;
     for (int g = 0; g < set->ngroups; g++) {
         double sum = 0, lo = INFINITY, hi = -INFINITY;
         int k = 0, runs = 0;
@@ -524,14 +527,18 @@ static const char *s_bars(const figure_options *o, plot_runs *set, const figure_
         }
         bars[g] = (bar){.mean = k ? sum / k : 0, .lo = k ? lo : 0, .hi = k ? hi : 0,
                         .reached = k > 0};
-        s_bar_label(bars[g].label, sizeof bars[g].label, set, g, k, runs);
-        if (!k) {
+        s_bar_label(bars[g].label, sizeof bars[g].label, set, g, k, runs,
+                    throughput ? "measured" : "reached");
+        if (!k && throughput) {
+            fprintf(stderr, "asgd plot: %s has no samples/s in any run (shown as not "
+                    "measured)\n", set->groups[g]);
+        } else if (!k) {
             fprintf(stderr, "asgd plot: %s never reaches test accuracy %g (shown as not "
                     "reached)\n", set->groups[g], o->target);
         }
     }
     qsort(bars, (size_t)set->ngroups, sizeof *bars,
-          o->kind == KIND_THROUGHPUT ? s_bar_descending : s_bar_ascending);
+          throughput ? s_bar_descending : s_bar_ascending);
     for (int g = 0; g < set->ngroups; g++) {
         char quoted[600];
         gnuplot_data_quote(quoted, sizeof quoted, bars[g].label);
@@ -540,12 +547,13 @@ static const char *s_bars(const figure_options *o, plot_runs *set, const figure_
     }
     free(bars);
     char words[200];
-    if (o->kind == KIND_THROUGHPUT) {
+    if (throughput) {
         snprintf(words, sizeof words, "%s", label_of("samples_per_s"));
     } else {
         snprintf(words, sizeof words, "time to test accuracy %g (s)", o->target);
     }
     s_string(gp, "ylabel", words);
+    s_string(gp, "missing", throughput ? "not measured" : "not reached");
     return s_close(f, place, err) < 0 ? NULL : "bars";
 }
 

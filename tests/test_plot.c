@@ -1999,6 +1999,25 @@ static void test_bars_are_means_over_seeds(void **state)
     assert_string_equal(dat, "# group mean min max reached\n\"never\" 1000 1000 1000 1\n"
                              "\"fast\" 200 100 300 1\n\"slow\" 60 50 70 1\n");
     free(dat);
+    /* runs without samples/s are said to be so, not to miss a target */
+    snprintf(root, sizeof root, "%s/hand-unmeasured", f->dir);
+    const char *const unmeasured[][3] = {{"a1", "a", "100"}, {"a2", "a", "null"},
+                                         {"b1", "b", "null"}};
+    for (int i = 0; i < 3; i++) {
+        char dir[800], summary[100];
+        snprintf(dir, sizeof dir, "%s/%s", root, unmeasured[i][0]);
+        snprintf(summary, sizeof summary, "\"seed\": %d, \"samples_per_s\": %s", i,
+                 unmeasured[i][2]);
+        s_hand_run(dir, unmeasured[i][1], NULL, summary, NULL);
+    }
+    s_plot_hand(f, root, fig, throughput);
+    dat = support_read_file(path);
+    assert_non_null(dat);
+    assert_string_equal(dat, "# group mean min max reached\n\"a (1/2 measured)\" 100 100 100 1\n"
+                             "\"b\" 0 0 0 0\n");
+    free(dat);
+    assert_non_null(strstr(f->r.err, "b has no samples/s in any run (shown as not measured)"));
+    assert_null(strstr(f->r.err, "reach"));
 }
 
 /* The report's table of runs gives each column its own summary field, to
