@@ -488,6 +488,39 @@ static void test_shared_segments_are_checked(void **state)
     shm_close(&seg);
 }
 
+/* A worker's new process (its first message of generation 0) is answered
+ * through the socket: the segment its predecessor attached is let go, not
+ * named in a reply to a process that never mapped it. */
+static void test_a_new_process_is_not_answered_through_an_old_segment(void **state)
+{
+    support_fixture *f = *state;
+    raw_shard r;
+    s_raw_shard(f, s_small, &r);
+    size_t n = r.n;
+    shm_segment seg;
+    error err;
+    assert_int_equal(shm_create(&seg, n, &err), 0);
+    uint8_t payload[WIRE_ATTACH_SIZE];
+    shm_attach_payload(&seg, payload);
+    uint32_t generation;
+    assert_int_equal(s_attach(r.sock, 0, payload, n, &generation), 1);
+    float got[64];
+    wire_header pull = {.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD, .seq = 2,
+                        .generation = generation},
+                reply;
+    wire_client_send(r.sock, &pull, NULL, 0);
+    assert_int_equal(s_receive(r.sock, &reply, got, sizeof got, n), 0);
+    assert_int_equal(reply.encoding, WIRE_SHM);
+    assert_memory_equal(seg.reply, r.init, n * sizeof(float));
+    pull = (wire_header){.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD, .seq = 1};
+    wire_client_send(r.sock, &pull, NULL, 0);
+    assert_int_equal(s_receive(r.sock, &reply, got, sizeof got, n), n * sizeof(float));
+    assert_int_equal(reply.encoding, WIRE_F32);
+    assert_memory_equal(got, r.init, n * sizeof(float));
+    shm_close(&seg);
+    s_raw_shard_close(&r);
+}
+
 /* A pull sent twice (duplicated on the network, or sent again after its
  * reply was lost) is told the same answer at the same version, even after
  * another worker's push: DC-ASGD keeps what each worker pulled, and the
@@ -1436,6 +1469,7 @@ int main(void)
         T(test_shared_segments_are_checked),
         T(test_a_pull_sent_again_gets_the_same_answer),
         T(test_a_push_from_another_generation_is_dropped),
+        T(test_a_new_process_is_not_answered_through_an_old_segment),
         T(test_a_reply_says_what_its_sender_needs),
         T(test_a_waiting_pull_is_the_senders_last),
         T(test_workers_begin_after_the_first_evaluation),
