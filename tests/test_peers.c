@@ -19,25 +19,17 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/handover.h"
 #include "core/partition.h"
 #include "core/real/peers.h"
 #include "support.h"
 
 enum { NPARAMS = 11, SHARDS = 2, SEEN_MAX = 64, SELF = 2 };
 
-/* The test and its shards hand their state over through ZeroMQ, which
- * ThreadSanitizer does not see (the library is not instrumented): a shard
- * takes over what the test scripted when a request comes and hands over
- * what it saw before it answers; the test the other way round around each
- * call (s_hand_over, s_take_over). */
-#ifdef ASGD_TSAN
-#include <sanitizer/tsan_interface.h>
-#define HANDED_OVER(a) __tsan_release(a)
-#define TAKEN_OVER(a) __tsan_acquire(a)
-#else
-#define HANDED_OVER(a) ((void)(a))
-#define TAKEN_OVER(a) ((void)(a))
-#endif
+/* The test and its shards hand their state over through ZeroMQ
+ * (core/handover.h): a shard takes over what the test scripted when a
+ * request comes and hands over what it saw before it answers; the test
+ * the other way round around each call (s_hand_over, s_take_over). */
 
 /* One scripted shard. The test sets the script before it calls peers_*
  * and reads what the shard saw after the call returns (or after

@@ -346,13 +346,11 @@ static void test_a_curve_goes_forward(void **state)
     free(dat);
 }
 
-/* asgd plot's .gp for the fixture's runs with extra arguments (out is the
- * figure in f->dir); returns the script's text (caller frees). */
-static char *s_script(support_fixture *f, const char *name, const char *const *extra)
+/* `asgd plot` of folder into fig with args, which must succeed. */
+static void s_plot_hand(support_fixture *f, const char *folder, const char *fig,
+                        const char *const *extra)
 {
-    char out[700], gp[720];
-    snprintf(out, sizeof out, "%s/%s", f->dir, name);
-    const char *args[24] = {"plot", s_runs, "-o", out};
+    const char *args[24] = {"plot", folder, "-o", fig};
     int n = 4;
     for (int i = 0; extra && extra[i]; i++) {
         args[n++] = extra[i];
@@ -360,8 +358,17 @@ static char *s_script(support_fixture *f, const char *name, const char *const *e
     args[n] = NULL;
     support_run_asgd(&f->r, f->dir, args);
     if (f->r.status != 0) {
-        fail_msg("%s: %s", name, f->r.err);
+        fail_msg("%s: %s", fig, f->r.err);
     }
+}
+
+/* asgd plot's .gp for the fixture's runs with extra arguments (out is the
+ * figure in f->dir); returns the script's text (caller frees). */
+static char *s_script(support_fixture *f, const char *name, const char *const *extra)
+{
+    char out[700], gp[720];
+    snprintf(out, sizeof out, "%s/%s", f->dir, name);
+    s_plot_hand(f, s_runs, out, extra);
     snprintf(gp, sizeof gp, "%s.gp", out);
     char *text = support_read_file(gp);
     assert_non_null(text);
@@ -1694,22 +1701,6 @@ static void s_hand_run(const char *dir, const char *label, const char *more,
     snprintf(text, sizeof text, "time_s,epoch,updates,samples,test_loss,test_acc\n%s",
              rows ? rows : "1,0.1,4,64,1,0.5\n");
     support_write_file(path, text);
-}
-
-/* `asgd plot` of folder into fig with args, which must succeed. */
-static void s_plot_hand(support_fixture *f, const char *folder, const char *fig,
-                        const char *const *extra)
-{
-    const char *args[24] = {"plot", folder, "-o", fig};
-    int n = 4;
-    for (int i = 0; extra && extra[i]; i++) {
-        args[n++] = extra[i];
-    }
-    args[n] = NULL;
-    support_run_asgd(&f->r, f->dir, args);
-    if (f->r.status != 0) {
-        fail_msg("%s: %s", fig, f->r.err);
-    }
 }
 
 /* The rows of fig's data file g (STEM-g.dat) that are numbers, cols of

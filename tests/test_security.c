@@ -41,6 +41,15 @@ static const char s_small[] =
     "[data]\ndataset = synthetic\ndim = 6\nclasses = 3\n"
     "[model]\ntype = softmax\n[train]\nalgorithm = hogwild\n[cluster]\nworkers = 2\n";
 
+/* s_small with another rule into text; returns text. */
+static const char *s_small_of(char *text, size_t n, const char *rule)
+{
+    const char *hogwild = strstr(s_small, "hogwild");
+    snprintf(text, n, "%.*s%s%s", (int)(hogwild - s_small), s_small, rule,
+             hogwild + strlen("hogwild"));
+    return text;
+}
+
 /* The initial parameters every shard of f->config starts from (n of them;
  * caller frees). */
 static float *s_initial(support_fixture *f, size_t *n)
@@ -532,11 +541,8 @@ static void test_a_pull_sent_again_gets_the_same_answer(void **state)
 {
     support_fixture *f = *state;
     char text[512];
-    const char *rule = strstr(s_small, "hogwild");
-    snprintf(text, sizeof text, "%.*sdcasgd%s", (int)(rule - s_small), s_small,
-             rule + strlen("hogwild"));
     raw_shard r;
-    s_raw_shard(f, text, &r);
+    s_raw_shard(f, s_small_of(text, sizeof text, "dcasgd"), &r);
     size_t n = r.n;
     float first[64], again[64], later[64], grad[64];
     wire_header unnumbered = {.type = WIRE_PULL, .worker = 1, .encoding = WIRE_NO_PAYLOAD};
@@ -693,11 +699,8 @@ static void test_a_waiting_pull_is_the_senders_last(void **state)
 {
     support_fixture *f = *state;
     char text[512];
-    const char *rule = strstr(s_small, "hogwild");
-    snprintf(text, sizeof text, "%.*ssync%s", (int)(rule - s_small), s_small,
-             rule + strlen("hogwild"));
     raw_shard r;
-    s_raw_shard(f, text, &r);
+    s_raw_shard(f, s_small_of(text, sizeof text, "sync"), &r);
     size_t n = r.n;
     float got[64], grad[64] = {0};
     wire_header pull = {.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD, .seq = 1,

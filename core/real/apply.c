@@ -7,17 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ZeroMQ, built without ThreadSanitizer, hands each push from the loop to
- * an apply thread: these tell it that the loop's writes (its mapping of a
- * worker's shared segment among them) come before the thread's reads. */
-#ifdef ASGD_TSAN
-#include <sanitizer/tsan_interface.h>
-#define HANDED_OVER(a) __tsan_release(a)
-#define TAKEN_OVER(a) __tsan_acquire(a)
-#else
-#define HANDED_OVER(a) ((void)(a))
-#define TAKEN_OVER(a) ((void)(a))
-#endif
+/* ZeroMQ hands each push from the loop to an apply thread: the loop's
+ * writes (its mapping of a worker's shared segment among them) come before
+ * the thread's reads, as handover.h tells ThreadSanitizer. */
+#include "core/handover.h"
 
 static void *s_apply_thread(void *arg)
 {
