@@ -418,7 +418,7 @@ static void test_an_old_unread_file_goes(void **state)
 
 /* How many examples are kept is part of what a file holds: train_size =
  * 30 or test_size = 10 is another file, not the whole sets' (a key without
- * them mapped 60 training examples for 30). */
+ * them mapped 60 training examples for 30); so is the dataset's kind. */
 static void test_the_sizes_are_part_of_the_key(void **state)
 {
     support_fixture *f = *state;
@@ -434,6 +434,18 @@ static void test_the_sizes_are_part_of_the_key(void **state)
     assert_string_not_equal(a, b);
     assert_string_not_equal(a, t);
     assert_string_not_equal(b, t);
+    /* and so is how the files are read: dataset = mnist on the same files
+     * (ten classes whatever the labels hold) is another file too */
+    char text[1024], m[4200];
+    snprintf(text, sizeof text, "[data]\ndataset = mnist\npath = %s\ncache = %s/cache\n",
+             f->dir, f->dir);
+    config *c4 = config_parse_string(text, "cache.ini", &err);
+    assert_non_null(c4);
+    data_spec mnist;
+    assert_int_equal(data_spec_configure(&mnist, c4, &err), 0);
+    assert_int_equal(datacache_path(&mnist, m, sizeof m, &err), 0);
+    assert_string_not_equal(a, m);
+    config_destroy(&c4);
     assert_true(s_load_matches(&all));
     assert_true(s_load_matches(&train));   /* 30 examples, from a file of its own */
     assert_true(s_load_matches(&test));
