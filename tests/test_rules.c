@@ -142,7 +142,7 @@ static void s_slow_release(void *data, void *hint)
  * then unmapped the segment, or gave it to a restarted worker, while an
  * apply thread still wrote the release into it (a crash, or the new
  * worker's count of releases one ahead: a gradient overwritten while it
- * was read). */
+ * was read). The push reaches the rule whole through the thread. */
 static void test_apply_threads_release_a_push_before_it_is_done(void **state)
 {
     (void)state;
@@ -157,10 +157,15 @@ static void test_apply_threads_release_a_push_before_it_is_done(void **state)
     static float values[2] = {2, 2};
     zmq_msg_t body;
     assert_int_equal(zmq_msg_init_data(&body, values, sizeof values, s_slow_release, NULL), 0);
-    assert_int_equal(apply_hand(&a, &(push_msg){.worker = 0, .base_version = 0}, &body), 0);
+    assert_int_equal(apply_hand(&a, &(push_msg){.worker = 1, .base_version = 0, .samples = 64},
+                                &body), 0);
     apply_drain(&a);
     assert_int_equal(atomic_load(&s_payload_released), 1);
     s_expect_theta(s, (const float[]){0, 1});
+    /* the push reaches the rule whole: its worker and its examples */
+    assert_int_equal(atomic_load(&s->samples), 64);
+    assert_int_equal(atomic_load(&s->worker_samples[1]), 64);
+    assert_int_equal(atomic_load(&s->worker_samples[0]), 0);
     apply_stop(&a);
     zmq_ctx_term(ctx);
     server_destroy(&s);
