@@ -79,6 +79,17 @@ static void s_expect_corrupt(const char *path, const char *needle)
     assert_null(idx.data);
 }
 
+/* bytes written to f->dir/name (gzip-compressed with gz) and refused by
+ * idx_read with an error holding needle. */
+static void s_expect_corrupt_bytes(const support_fixture *f, const char *name, int gz,
+                                   const uint8_t *bytes, size_t n, const char *needle)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/%s", f->dir, name);
+    s_write_raw(path, gz, bytes, n);
+    s_expect_corrupt(path, needle);
+}
+
 static void test_idx_rejects_truncated_files(void **state)
 {
     support_fixture *f = *state;
@@ -117,27 +128,16 @@ static void test_idx_rejects_truncated_files(void **state)
 static void test_idx_rejects_bad_magic_type_and_sizes(void **state)
 {
     support_fixture *f = *state;
-    char path[300];
     const uint8_t png[] = {0x89, 'P', 'N', 'G', 0, 0, 0, 1, 0};
-    snprintf(path, sizeof path, "%s/magic", f->dir);
-    s_write_raw(path, 0, png, sizeof png);
-    s_expect_corrupt(path, "not an IDX file");
+    s_expect_corrupt_bytes(f, "magic", 0, png, sizeof png, "not an IDX file");
     const uint8_t dims0[] = {0, 0, 8, 9, 0, 0, 0, 1};
-    snprintf(path, sizeof path, "%s/ndims", f->dir);
-    s_write_raw(path, 0, dims0, sizeof dims0);
-    s_expect_corrupt(path, "not an IDX file");
+    s_expect_corrupt_bytes(f, "ndims", 0, dims0, sizeof dims0, "not an IDX file");
     const uint8_t floats[] = {0, 0, 0x0d, 1, 0, 0, 0, 1, 0, 0, 0, 0};
-    snprintf(path, sizeof path, "%s/floats", f->dir);
-    s_write_raw(path, 0, floats, sizeof floats);
-    s_expect_corrupt(path, "not supported");
+    s_expect_corrupt_bytes(f, "floats", 0, floats, sizeof floats, "not supported");
     const uint8_t zero[] = {0, 0, 8, 2, 0, 0, 0, 0, 0, 0, 0, 3};
-    snprintf(path, sizeof path, "%s/zero", f->dir);
-    s_write_raw(path, 0, zero, sizeof zero);
-    s_expect_corrupt(path, "implausible dimension");
+    s_expect_corrupt_bytes(f, "zero", 0, zero, sizeof zero, "implausible dimension");
     const uint8_t extra[] = {0, 0, 8, 1, 0, 0, 0, 2, 7, 7, 7};
-    snprintf(path, sizeof path, "%s/extra", f->dir);
-    s_write_raw(path, 0, extra, sizeof extra);
-    s_expect_corrupt(path, "beyond");
+    s_expect_corrupt_bytes(f, "extra", 0, extra, sizeof extra, "beyond");
     idx_file idx;
     error err = {0};
     assert_int_equal(idx_read(&idx, "/nonexistent/file.gz", &err), -1);
@@ -411,21 +411,13 @@ static void test_idx_header_limits(void **state)
     idx_free(&idx);
     const uint8_t five[] = {0, 0, 8, 5, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1,
                             0, 0, 0, 1, 9};
-    snprintf(path, sizeof path, "%s/five", f->dir);
-    s_write_raw(path, 0, five, sizeof five);
-    s_expect_corrupt(path, "not an IDX file");
+    s_expect_corrupt_bytes(f, "five", 0, five, sizeof five, "not an IDX file");
     const uint8_t magic[] = {0, 1, 8, 1, 0, 0, 0, 1, 9};
-    snprintf(path, sizeof path, "%s/magic1", f->dir);
-    s_write_raw(path, 0, magic, sizeof magic);
-    s_expect_corrupt(path, "not an IDX file");
+    s_expect_corrupt_bytes(f, "magic1", 0, magic, sizeof magic, "not an IDX file");
     const uint8_t wraps[] = {0, 0, 8, 4, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0};
-    snprintf(path, sizeof path, "%s/wraps", f->dir);
-    s_write_raw(path, 0, wraps, sizeof wraps);
-    s_expect_corrupt(path, "implausible dimension");
+    s_expect_corrupt_bytes(f, "wraps", 0, wraps, sizeof wraps, "implausible dimension");
     const uint8_t extra[] = {0, 0, 8, 1, 0, 0, 0, 2, 7, 7, 7};
-    snprintf(path, sizeof path, "%s/extra.gz", f->dir);
-    s_write_raw(path, 1, extra, sizeof extra);
-    s_expect_corrupt(path, "beyond");
+    s_expect_corrupt_bytes(f, "extra.gz", 1, extra, sizeof extra, "beyond");
 }
 
 /* Writes the four IDX files of dataset = idx in f->dir: 12 training images

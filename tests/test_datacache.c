@@ -52,17 +52,23 @@ static void s_write_sets(const support_fixture *f, int salt)
 }
 
 /* The spec of those files with `extra` config lines; c is kept for s. */
-static data_spec s_spec(const support_fixture *f, config **c, const char *extra)
+static data_spec s_spec_of(const support_fixture *f, config **c, const char *dataset,
+                           const char *extra)
 {
     char text[1024];
-    snprintf(text, sizeof text, "[data]\ndataset = idx\npath = %s\ncache = %s/cache\n%s",
-             f->dir, f->dir, extra);
+    snprintf(text, sizeof text, "[data]\ndataset = %s\npath = %s\ncache = %s/cache\n%s",
+             dataset, f->dir, f->dir, extra);
     error err = {0};
     *c = config_parse_string(text, "cache.ini", &err);
     assert_non_null(*c);
     data_spec s;
     assert_int_equal(data_spec_configure(&s, *c, &err), 0);
     return s;
+}
+
+static data_spec s_spec(const support_fixture *f, config **c, const char *extra)
+{
+    return s_spec_of(f, c, "idx", extra);
 }
 
 static void s_expect_same(const dataset *a, const dataset *b)
@@ -436,13 +442,9 @@ static void test_the_sizes_are_part_of_the_key(void **state)
     assert_string_not_equal(b, t);
     /* and so is how the files are read: dataset = mnist on the same files
      * (ten classes whatever the labels hold) is another file too */
-    char text[1024], m[4200];
-    snprintf(text, sizeof text, "[data]\ndataset = mnist\npath = %s\ncache = %s/cache\n",
-             f->dir, f->dir);
-    config *c4 = config_parse_string(text, "cache.ini", &err);
-    assert_non_null(c4);
-    data_spec mnist;
-    assert_int_equal(data_spec_configure(&mnist, c4, &err), 0);
+    char m[4200];
+    config *c4;
+    data_spec mnist = s_spec_of(f, &c4, "mnist", "");
     assert_int_equal(datacache_path(&mnist, m, sizeof m, &err), 0);
     assert_string_not_equal(a, m);
     config_destroy(&c4);
