@@ -33,7 +33,8 @@ static void *s_configure(config *c, const rule_context *ctx, rule_info *info, er
     aeamsgd_params *p = rule_params(sizeof *p, "aeamsgd", err);
     double momentum;
     if (p && (rule_plain_sgd(c, ctx, "aeamsgd", &p->lr, err) < 0 ||
-              rule_window(c, 10, &p->window, err) < 0 || rule_alpha(c, ctx, &p->alpha, err) < 0 ||
+              rule_window(c, ctx, 10, &p->window, err) < 0 ||
+              rule_alpha(c, ctx, &p->alpha, err) < 0 ||
               config_get_double(c, "algorithm", "momentum", 0.9, 0, 1, CONFIG_OPEN_HI,
                                 &momentum, err) < 0)) {
         free(p);

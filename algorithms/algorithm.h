@@ -133,6 +133,7 @@ typedef struct rule_context {
     int workers;
     const optim_spec *optim;  /* [train] optimizer and lr */
     double epochs;            /* [train] epochs: the whole budget */
+    long batch;               /* [train] batch: examples per step */
 } rule_context;
 
 /* What configure() tells the skeleton. The skeleton fills it with defaults

@@ -35,7 +35,7 @@ static void *s_configure(config *c, const rule_context *ctx, rule_info *info, er
 {
     average_params *p = rule_params(sizeof *p, "average", err);
     double switch_epoch;
-    if (!p || rule_window(c, 10, &p->window, err) < 0 ||
+    if (!p || rule_window(c, ctx, 10, &p->window, err) < 0 ||
         config_get_double(c, "algorithm", "switch_epoch", 0, 0, ctx->epochs, CONFIG_CLOSED,
                           &switch_epoch, err) < 0) {
         free(p);

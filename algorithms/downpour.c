@@ -45,7 +45,7 @@ static void *s_configure(config *c, const rule_context *ctx, rule_info *info, er
         free(p);
         return NULL;
     }
-    if (rule_window(c, 3, &p->window, err) < 0 ||
+    if (rule_window(c, ctx, 3, &p->window, err) < 0 ||
         config_get_int(c, "algorithm", "fetch", 1, 1, 1 << 20, &p->fetch, err) < 0 ||
         config_get_enum(c, "algorithm", "server_optimizer", "adagrad", s_server_optims,
                         &server_kind, err) < 0 ||

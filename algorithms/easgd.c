@@ -27,7 +27,8 @@ static void *s_configure(config *c, const rule_context *ctx, rule_info *info, er
 {
     easgd_params *p = rule_params(sizeof *p, "easgd", err);
     if (p && (rule_plain_sgd(c, ctx, "easgd", NULL, err) < 0 ||
-              rule_window(c, 10, &p->window, err) < 0 || rule_alpha(c, ctx, &p->alpha, err) < 0)) {
+              rule_window(c, ctx, 10, &p->window, err) < 0 ||
+              rule_alpha(c, ctx, &p->alpha, err) < 0)) {
         free(p);
         return NULL;
     }

@@ -62,7 +62,7 @@ static void *s_configure(config *c, const rule_context *ctx, rule_info *info, er
     long half = ctx->workers / 2 > 1 ? ctx->workers / 2 : 1;
     double server_lr;
     if (!p || rule_plain_sgd(c, ctx, "fedbuff", NULL, err) < 0 ||
-        rule_window(c, 5, &p->window, err) < 0 ||
+        rule_window(c, ctx, 5, &p->window, err) < 0 ||
         config_get_int(c, "algorithm", "buffer", half, 1, ctx->workers, &p->buffer, err) < 0 ||
         config_get_double(c, "algorithm", "server_lr", 1, 0, 1e6, CONFIG_OPEN_LO, &server_lr,
                           err) < 0 ||

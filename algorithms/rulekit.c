@@ -1,6 +1,7 @@
 /* rulekit.c: the keys several rules read, read one way. */
 #include "algorithms/rulekit.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 void *rule_params(size_t size, const char *rule, error *err)
@@ -12,9 +13,18 @@ void *rule_params(size_t size, const char *rule, error *err)
     return p;
 }
 
-int rule_window(config *c, long def, long *out, error *err)
+int rule_window(config *c, const rule_context *ctx, long def, long *out, error *err)
 {
-    return config_get_int(c, "algorithm", "window", def, 1, 1 << 20, out, err);
+    if (config_get_int(c, "algorithm", "window", def, 1, 1 << 20, out, err) < 0) {
+        return -1;
+    }
+    if ((uint64_t)*out * (uint64_t)ctx->batch > UINT32_MAX) {
+        return config_fail(c, "algorithm", "window", err, "%ld steps of %ld examples make "
+                           "%llu examples a push, more than a push counts (%lu)", *out,
+                           ctx->batch, (unsigned long long)*out * (unsigned long long)ctx->batch,
+                           (unsigned long)UINT32_MAX);
+    }
+    return 0;
 }
 
 int rule_alpha(config *c, const rule_context *ctx, float *out, error *err)

@@ -12,8 +12,11 @@
  * or NULL with err set. */
 void *rule_params(size_t size, const char *rule, error *err);
 
-/* window: local steps between two communications, 1 to 2^20. */
-int rule_window(config *c, long def, long *out, error *err);
+/* window: local steps between two communications, 1 to 2^20, and at most
+ * as many as a push's example count (32 bits on the wire) holds at
+ * ctx->batch examples a step: a larger window would wrap the count that
+ * samples/s and epochs are made of. */
+int rule_window(config *c, const rule_context *ctx, long def, long *out, error *err);
 /* alpha: the elastic force's rate, in [0, 1]; 0.9 / workers by default
  * (beta = 0.9 in EASGD's paper), 0 leaves every worker on its own. */
 int rule_alpha(config *c, const rule_context *ctx, float *out, error *err);

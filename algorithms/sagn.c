@@ -28,7 +28,7 @@ static void *s_configure(config *c, const rule_context *ctx, rule_info *info, er
 {
     sagn_params *p = rule_params(sizeof *p, "sagn", err);
     if (p && (rule_plain_sgd(c, ctx, "sagn", NULL, err) < 0 ||
-              rule_window(c, 5, &p->window, err) < 0 ||
+              rule_window(c, ctx, 5, &p->window, err) < 0 ||
               rule_backups(c, ctx, &p->backups, err) < 0)) {
         free(p);
         return NULL;

@@ -1141,6 +1141,9 @@ static void test_every_rule_rejects_bad_keys(void **state)
         {"fedbuff", "buffer = 0"}, {"fedbuff", "buffer = 99"}, {"fedbuff", "server_lr = 0"},
         {"fedbuff", "weight = linear"}, {"fedbuff", "window = 0"},
         {"average", "switch_epoch = -1"}, {"average", "switch_epoch = 99"},
+        /* 2^20 steps of 4,096 examples: 2^32, one more than a push counts */
+        {"downpour", "window = 1048576"}, {"easgd", "window = 1048576"},
+        {"fedbuff", "window = 1048576"}, {"sagn", "window = 1048576"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[256];
@@ -1148,7 +1151,7 @@ static void test_every_rule_rejects_bad_keys(void **state)
         error err = {0};
         config *c = config_parse_string(text, "bad.ini", &err);
         rule_info info = {.server_threads = 1, .server_optim = s_sgd, .local_optim = s_sgd};
-        rule_context ctx = {.workers = 4, .optim = &s_sgd, .epochs = 10};
+        rule_context ctx = {.workers = 4, .optim = &s_sgd, .epochs = 10, .batch = 4096};
         void *p = algorithm_find(cases[i][0])->configure(c, &ctx, &info, &err);
         if (p && config_check_unused(c, NULL, NULL, NULL, &err) == 0) {
             fail_msg("%s accepted \"%s\"", cases[i][0], cases[i][1]);
@@ -1160,6 +1163,17 @@ static void test_every_rule_rejects_bad_keys(void **state)
         }
         config_destroy(&c);
     }
+    /* One step fewer fits: 4,294,963,200 examples a push. */
+    error err = {0};
+    config *c = config_parse_string("[algorithm]\nwindow = 1048575\n", "fits.ini", &err);
+    rule_info info = {.server_threads = 1, .server_optim = s_sgd, .local_optim = s_sgd};
+    rule_context ctx = {.workers = 4, .optim = &s_sgd, .epochs = 10, .batch = 4096};
+    void *p = algorithm_find("downpour")->configure(c, &ctx, &info, &err);
+    if (!p) {
+        fail_msg("%s", err.msg);
+    }
+    free(p);
+    config_destroy(&c);
 }
 
 /* [train] optimizer: sync and average take their steps with it; every
