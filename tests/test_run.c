@@ -1,6 +1,6 @@
 /* test_run.c: the run folder as the researcher finds it: the trained model
  * kept (model.npy and model.json, read back by asgd eval and by NumPy
- * alone), and what happens when its files cannot be written (a file-size
+ * alone), the summary's counters as the shards' add up, and what happens when its files cannot be written (a file-size
  * limit, a full tmpfs): the run fails, names the file that lost data, and
  * is never reported complete. */
 #include <setjmp.h>
@@ -345,6 +345,68 @@ static void test_the_summary_is_utf8(void **state)
     }
 }
 
+/* The summary's counters from two shards' ps-K.json, added as the README
+ * says: pushes, bytes and the staleness histogram counted at every shard;
+ * bytes_per_push one worker push, its parts at both shards together;
+ * updates, samples and dropped shard 0's, whichever shard comes last;
+ * lost_updates and nonfinite the most any shard counted (one update or
+ * push seen by both); the training time from the first pull any shard
+ * saw (0: none) to the last push. */
+static void test_shards_add_up_to_the_summary(void **state)
+{
+    (void)state;
+    shard_stats one = {
+        .shard = 1, .version = 7, .samples = 640, .pushes = 10, .dropped = 3, .rejected = 2,
+        .nonfinite = 1, .foreign = 1, .unread = 4, .duplicates = 5, .restarts = 1,
+        .lost_updates = 9, .checkpoints = 2, .checkpoint_us = 250000, .staleness_sum = 30,
+        .staleness_max = 8, .push_bytes = 4000, .push_messages = 10, .shared_pushes = 6,
+        .injected_drops = 2, .injected_duplicates = 1, .first_pull_at = 0, .last_push_at = 112.5,
+    };
+    shard_stats zero = {
+        .shard = 0, .version = 12, .samples = 768, .pushes = 12, .dropped = 1, .rejected = 1,
+        .nonfinite = 2, .unauthenticated = 3, .duplicates = 1, .lost_updates = 4,
+        .checkpoints = 1, .checkpoint_us = 500000, .staleness_sum = 18, .staleness_max = 5,
+        .push_bytes = 6000, .push_messages = 12, .first_pull_at = 100, .last_push_at = 110,
+    };
+    one.histogram[0] = 4, one.histogram[3] = 6;
+    zero.histogram[0] = 10, zero.histogram[63] = 2;
+    run_summary s;
+    summary_init(&s);
+    summary_add_shard(&s, &zero);
+    summary_add_shard(&s, &one);   /* last: its updates or first pull (none) do not count */
+    summary_finish(&s, 320);
+    assert_int_equal(s.pushes, 22);
+    assert_int_equal(s.push_messages, 22);
+    assert_int_equal(s.shared_pushes, 6);
+    assert_true(s.push_bytes == 10000);
+    assert_true(s.bytes_per_push == 400 + 500);
+    assert_true(s.staleness_mean == 48.0 / 22);
+    assert_int_equal(s.staleness_max, 8);
+    assert_int_equal(s.staleness_histogram[0], 14);
+    assert_int_equal(s.staleness_histogram[3], 6);
+    assert_int_equal(s.staleness_histogram[63], 2);
+    assert_int_equal(s.updates, 12);
+    assert_int_equal(s.samples, 768);
+    assert_int_equal(s.dropped, 1);
+    assert_int_equal(s.rejected, 3);
+    assert_int_equal(s.foreign, 1);
+    assert_int_equal(s.unauthenticated, 3);
+    assert_int_equal(s.unread, 4);
+    assert_int_equal(s.duplicates, 6);
+    assert_int_equal(s.shard_restarts, 1);
+    assert_int_equal(s.lost_updates, 9);
+    assert_int_equal(s.nonfinite, 2);
+    assert_int_equal(s.injected_drops, 2);
+    assert_int_equal(s.injected_duplicates, 1);
+    assert_int_equal(s.checkpoints, 3);
+    assert_true(fabs(s.checkpoint_s - 0.75) < 1e-12);
+    assert_true(s.first_pull_at == 100);
+    assert_true(s.last_push_at == 112.5);
+    assert_true(s.train_time_s == 12.5);
+    assert_true(s.samples_per_s == 768 / 12.5);
+    assert_true(s.epochs == 768.0 / 320);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, support_fixture_setup, support_fixture_teardown)
@@ -356,6 +418,7 @@ int main(void)
         T(test_the_last_evaluation_seen),
         T(test_provenance),
         T(test_the_summary_is_utf8),
+        cmocka_unit_test(test_shards_add_up_to_the_summary),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
