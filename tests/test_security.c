@@ -87,7 +87,7 @@ static int s_start_ps(support_fixture *f, int port, int evaluator, const char *c
 /* A shard of config `text` started by `asgd ps` on a free port, a raw
  * client of it, and the initial parameters it holds (n of them). */
 typedef struct raw_shard {
-    int ps;
+    int ps, port;
     size_t n;
     float *init;
     void *ctx, *sock;
@@ -96,11 +96,11 @@ typedef struct raw_shard {
 static void s_raw_shard(support_fixture *f, const char *text, raw_shard *r)
 {
     support_write_file(f->config, text);
-    int port = wire_client_free_port();
-    r->ps = s_start_ps(f, port, 0, NULL);
+    r->port = wire_client_free_port();
+    r->ps = s_start_ps(f, r->port, 0, NULL);
     r->init = s_initial(f, &r->n);
     r->ctx = zmq_ctx_new();
-    r->sock = wire_client_open(r->ctx, port, NULL);
+    r->sock = wire_client_open(r->ctx, r->port, NULL);
 }
 
 /* Its operator stops the shard (SIGTERM before its workers are done: it
@@ -688,6 +688,41 @@ static void test_a_reply_says_what_its_sender_needs(void **state)
     assert_true(support_json_number(st, "duplicates") == 0);
     cJSON_Delete(st);
     s_raw_shard_close(&r);
+}
+
+/* The updates a restart lost go into the shard's checkpoint: a shard that
+ * learns of 7 lost ones and is stopped before anyone asks its counters
+ * keeps them, and its next life, restored from that checkpoint, still
+ * counts them (a checkpoint without them left the next life at 0, seen
+ * only after a second failure). */
+static void test_lost_updates_outlive_the_shards_life(void **state)
+{
+    support_fixture *f = *state;
+    raw_shard r;
+    s_raw_shard(f, s_small, &r);
+    size_t n = r.n;
+    float got[64];
+    wire_header pull = {.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD, .seq = 1},
+                reply;
+    wire_client_send(r.sock, &pull, NULL, 0);
+    s_receive(r.sock, &reply, got, sizeof got, n);
+    pull = (wire_header){.type = WIRE_PULL, .worker = 1, .encoding = WIRE_NO_PAYLOAD,
+                         .seq = 1, .generation = reply.generation ^ 2, .tag = 7};
+    wire_client_send(r.sock, &pull, NULL, 0);
+    s_receive(r.sock, &reply, got, sizeof got, n);
+    assert_true(reply.flags & WIRE_FLAG_RESTARTED);
+    s_raw_shard_close(&r);   /* SIGTERM: the shard writes its checkpoint */
+    const char *restore[] = {"--restore", NULL};
+    int ps = s_start_ps(f, r.port, 0, restore);
+    void *ctx = zmq_ctx_new(), *sock = wire_client_open(ctx, r.port, NULL);
+    cJSON *st = s_stats(sock, n);
+    assert_true(support_json_number(st, "restarts") == 1);
+    assert_true(support_json_number(st, "lost_updates") == 7);
+    cJSON_Delete(st);
+    kill(ps, SIGTERM);
+    assert_int_equal(support_wait(ps), ERROR_SIGNALLED(SIGTERM));
+    zmq_close(sock);
+    zmq_ctx_term(ctx);
 }
 
 /* A sender has one pull waiting, the last it sent: sync's worker 0 asks
@@ -1474,6 +1509,7 @@ int main(void)
         T(test_a_push_from_another_generation_is_dropped),
         T(test_a_new_process_is_not_answered_through_an_old_segment),
         T(test_a_reply_says_what_its_sender_needs),
+        T(test_lost_updates_outlive_the_shards_life),
         T(test_a_waiting_pull_is_the_senders_last),
         T(test_workers_begin_after_the_first_evaluation),
         T(test_a_job_under_way_passes_the_gate),

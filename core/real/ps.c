@@ -290,6 +290,15 @@ static void s_foreign(ps *p, const wire_header *h, const char *user)
     }
 }
 
+/* The updates lost by this shard's restorations: earlier lives' and, in
+ * this life, those between its checkpoint and the furthest version a
+ * worker had seen. */
+static void s_count_lost(ps *p)
+{
+    p->s->stats.lost_updates = p->lost_before + (p->old_version > p->restored_version
+                                                 ? p->old_version - p->restored_version : 0);
+}
+
 /* Writes the shard's checkpoint (no push may be in an apply thread). */
 static void s_checkpoint(ps *p)
 {
@@ -299,8 +308,7 @@ static void s_checkpoint(ps *p)
     apply_drain(&p->apply);
     double start = run_wall();
     error err;
-    p->s->stats.lost_updates = p->lost_before + (p->old_version > p->restored_version
-                                                 ? p->old_version - p->restored_version : 0);
+    s_count_lost(p);
     if (checkpoint_save(p->o->checkpoint, p->s, p->clients, p->generation, &err) < 0) {
         fprintf(stderr, "ps %d: %s\n", p->s->shard, err.msg);   /* the next one may do */
         return;
@@ -560,8 +568,7 @@ static int s_control(ps *p, const request *r, const wire_header *h)
     server *s = p->s;
     if (h->tag == WIRE_CONTROL_STATS) {
         s->stats.unauthenticated = (uint64_t)auth_zap_refused(p->zap);
-        s->stats.lost_updates = p->lost_before + (p->old_version > p->restored_version
-                                                  ? p->old_version - p->restored_version : 0);
+        s_count_lost(p);
         shard_stats st;
         server_snapshot(s, &st);
         char *json = shard_stats_json(&st);
@@ -778,8 +785,7 @@ int ps_serve(server *s, void *zmq_ctx, const ps_options *o, shard_client *client
                        "process (a pod's emptyDir does not) and set [checkpoint] every",
                        s->shard, o->checkpoint);
     }
-    s->stats.lost_updates = p.lost_before + (p.old_version > p.restored_version
-                                             ? p.old_version - p.restored_version : 0);
+    s_count_lost(&p);
     server_drop_waiting(s, s_release, &p);
     for (int w = 0; w < s->workers; w++) {
         s_release(&p, p.held[w]);
