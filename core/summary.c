@@ -1,11 +1,13 @@
 /* summary.c: shard counters to and from ps-K.json, and summary.json. */
 #include "core/summary.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cJSON.h>
 
@@ -199,6 +201,33 @@ uint64_t summary_evals_last_updates(const char *eval_csv)
     }
     free(text);
     return last;
+}
+
+long summary_evals_cut(const char *eval_csv, uint64_t updates, double t, error *err)
+{
+    char *text = run_read_file(eval_csv);
+    if (!text) {
+        return 0;
+    }
+    long cut = 0;
+    const char *from = NULL;
+    for (const char *line = text, *end; (end = strchr(line, '\n')); line = end + 1) {
+        double row_t, epoch;
+        long row_updates;
+        if (!from && sscanf(line, "%lf,%lf,%ld,", &row_t, &epoch, &row_updates) == 3 &&
+            (row_updates > (long)updates || row_t > t + 1e-6)) {
+            from = line;
+        }
+        cut += from != NULL;
+    }
+    if (!from) {   /* nothing past the checkpoint; a partial last row is run_append_csv's */
+        cut = 0;
+    } else if (truncate(eval_csv, (off_t)(from - text)) != 0) {
+        cut = error_set(err, ERROR_RUNTIME, "%s: cannot cut the rows after the checkpoint: %s",
+                        eval_csv, strerror(errno));
+    }
+    free(text);
+    return cut;
 }
 
 void summary_say_diverged(const run_summary *s, const char *dir)

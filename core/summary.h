@@ -159,9 +159,14 @@ bool summary_add_eval(run_summary *s, long updates, double loss, double acc);
 void summary_take_evals(run_summary *s, const char *eval_csv);
 /* The updates of an eval.csv's last whole row (0 when it has none or
  * cannot be read): shard 0's version as the evaluator last saw it, in the
- * session that wrote it last (an earlier session's rows may hold more:
- * its loss was counted when the next one began). */
+ * session that wrote it last. */
 uint64_t summary_evals_last_updates(const char *eval_csv);
+/* A resumed run goes on from shard 0's checkpoint: version `updates`, at
+ * training time `t`. Cuts eval.csv from its first row past either (a
+ * model the interruption lost: to the microsecond eval.csv writes t) to
+ * its end, in place (an evaluator may hold it open to append). Returns
+ * the rows cut (0 when the file is missing), or -1 with err set. */
+long summary_evals_cut(const char *eval_csv, uint64_t updates, double t, error *err);
 /* The one line that says a run diverged, on stderr. */
 void summary_say_diverged(const run_summary *s, const char *dir);
 /* An interrupted run's summary.json (old, may be NULL) as the earlier

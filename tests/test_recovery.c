@@ -444,7 +444,10 @@ static void test_resume_after_ctrl_c_does_the_same_work(void **state)
  * - the updates the killed session made after its shard's last
  *   checkpoint, which eval.csv showed, count as lost (0 was reported);
  * - the killed session's steps keep their times (the next session's
- *   clock placed them at 0): each worker's steps are in time order.
+ *   clock placed them at 0): each worker's steps are in time order;
+ * - eval.csv is in time order: the killed session's evaluations after its
+ *   checkpoint (a lost model, later than where the clock goes on) are cut
+ *   (they stayed, and the curve went back where the next session began).
  * The shard is stopped (SIGSTOP) while the test looks, so that no
  * checkpoint lands between the look and the kill. */
 static void test_a_resume_after_the_launcher_was_killed(void **state)
@@ -526,6 +529,7 @@ static void test_a_resume_after_the_launcher_was_killed(void **state)
     long rows = s_steps_in_order(dir, workers);
     assert_true(rows == (long)support_json_number(j, "pushes"));
     cJSON_Delete(j);
+    s_eval_ends(dir);
 }
 
 /* steps.csv of a resumed run, or of a worker restarted: a step computed

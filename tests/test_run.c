@@ -1,8 +1,9 @@
 /* test_run.c: the run folder as the researcher finds it: the trained model
  * kept (model.npy and model.json, read back by asgd eval and by NumPy
- * alone), the summary's counters as the shards' add up, and what happens when its files cannot be written (a file-size
- * limit, a full tmpfs): the run fails, names the file that lost data, and
- * is never reported complete. */
+ * alone), the summary's counters as the shards' add up, eval.csv cut back
+ * to the checkpoint a resumed run goes on from, and what happens when its
+ * files cannot be written (a file-size limit, a full tmpfs): the run
+ * fails, names the file that lost data, and is never reported complete. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -407,6 +408,36 @@ static void test_shards_add_up_to_the_summary(void **state)
     assert_true(s.epochs == 768.0 / 320);
 }
 
+/* A resumed run's eval.csv loses the rows after shard 0's checkpoint
+ * (version 20 at 1.0 s of training): from the first past either, to its
+ * end, a partial row included; a row written at the checkpoint's time,
+ * rounded up to the microsecond, stays. */
+static void test_a_resume_cuts_the_evaluations_it_lost(void **state)
+{
+    support_fixture *f = *state;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/eval.csv", f->dir);
+    const char *kept = RUN_EVAL_HEADER "\n0.000000,0,0,0,2.3,0.1\n0.500000,0.5,10,640,1,0.6\n"
+                       "1.000000,1,20,1280,0.8,0.7\n";
+    char text[512];
+    snprintf(text, sizeof text, "%s1.200000,1.2,24,1536,0.7,0.8\n0.900000,1.4,22,1792,0.6,0.9\n"
+             "1.6", kept);
+    support_write_file(path, text);
+    error err = {0};
+    assert_int_equal(summary_evals_cut(path, 20, 0.9999996, &err), 2);
+    char *now = support_read_file(path);
+    assert_string_equal(now, kept);
+    free(now);
+    assert_int_equal(summary_evals_cut(path, 20, 0.9999996, &err), 0);   /* nothing past */
+    assert_int_equal(summary_evals_cut(path, 100, 0.7, &err), 1);        /* the time alone */
+    now = support_read_file(path);
+    assert_non_null(strstr(now, "0.500000,0.5,10,640,1,0.6\n"));
+    assert_null(strstr(now, "1.000000"));
+    free(now);
+    snprintf(path, sizeof path, "%s/none.csv", f->dir);
+    assert_int_equal(summary_evals_cut(path, 0, 0, &err), 0);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, support_fixture_setup, support_fixture_teardown)
@@ -419,6 +450,7 @@ int main(void)
         T(test_provenance),
         T(test_the_summary_is_utf8),
         cmocka_unit_test(test_shards_add_up_to_the_summary),
+        T(test_a_resume_cuts_the_evaluations_it_lost),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

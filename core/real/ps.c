@@ -918,15 +918,23 @@ int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *e
         void *ctx = zmq_ctx_new();
         char evals[4200];
         snprintf(evals, sizeof evals, "%s/eval.csv", run_dir);
+        bool resumed0 = restored && cs->restore == RESTORE_RESUME && cs->task == 0;
         ps_options o = {.endpoint = endpoint, .expect_evaluator = cs->evaluator,
-                        .seen_version = restored && cs->restore == RESTORE_RESUME &&
-                                        cs->task == 0 ? summary_evals_last_updates(evals) : 0,
+                        .seen_version = resumed0 ? summary_evals_last_updates(evals) : 0,
                         .auth = curve ? &auth : NULL, .checkpoint = checkpoint,
                         .checkpoint_every = e->checkpoint_every, .restored = restored,
                         .restore_asked = cs->restore != RESTORE_NONE,
                         .faults = e->faults, .seed = e->seed, .compress = e->compress};
+        /* the evaluations the interruption lost (after the checkpoint) go:
+         * the time axis and shard 0's version go on from the checkpoint's */
+        long cut = resumed0 ? summary_evals_cut(evals, atomic_load(&s->version),
+                                                s->stats.trained_s, err) : 0;
+        if (cut > 0) {
+            fprintf(stderr, "ps 0: %ld evaluations in eval.csv came after the checkpoint (a "
+                    "model the interruption lost): cut\n", cut);
+        }
         stop_install();
-        rc = ps_serve(s, ctx, &o, clients, generation, err);
+        rc = cut < 0 ? -1 : ps_serve(s, ctx, &o, clients, generation, err);
         stop_uninstall();
         zmq_ctx_term(ctx);
         if (curve) {
