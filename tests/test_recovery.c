@@ -556,7 +556,7 @@ static void test_steps_taken_again_have_one_row(void **state)
     error err = {0};
     r.steps = run_append_csv(path, RUN_STEPS_HEADER, false, &err);
     assert_non_null(r.steps);
-    collect_steps(&r, 2, 1000.0);
+    collect_steps(&r, 2, &(steps_clock){.t0 = 1000.0}, 1);
     fclose(r.steps);
     char *text = support_read_file(path);
     assert_string_equal(text, RUN_STEPS_HEADER "\n0.100000,0,1,1,0,0\n0.200000,1,1,1,0,0\n"
@@ -565,6 +565,34 @@ static void test_steps_taken_again_have_one_row(void **state)
     free(text);
     snprintf(path, sizeof path, "%s/steps-0.csv", f->dir);
     assert_int_equal(access(path, F_OK), -1);   /* gathered */
+}
+
+/* The steps of a job resumed by hand, two sessions' in one steps-0.csv
+ * (the first's evaluator stopped before it could gather them): each row
+ * on its session's clock. The first began at 1000 s and stepped from
+ * 1000.1 s; the second began at 2000 s and goes on from 0.3 s of
+ * training (its clock's origin 1999.7 s). Once every row was on the
+ * last session's clock: the first's at 0. */
+static void test_each_sessions_steps_on_its_clock(void **state)
+{
+    support_fixture *f = *state;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/steps-0.csv", f->dir);
+    support_write_file(path, RUN_STEPS_HEADER "\n1000.2,0,1,1,0,0\n1000.35,0,2,1,0,0\n"
+                       "2000.05,0,3,1,0,0\n2000.1,0,4,1,0,0\n");
+    run r = {0};
+    snprintf(r.dir, sizeof r.dir, "%s", f->dir);
+    snprintf(path, sizeof path, "%s/steps.csv", f->dir);
+    error err = {0};
+    r.steps = run_append_csv(path, RUN_STEPS_HEADER, false, &err);
+    assert_non_null(r.steps);
+    const steps_clock clocks[] = {{.since = 2000, .t0 = 1999.7}, {.since = 1000, .t0 = 1000.1}};
+    collect_steps(&r, 1, clocks, 2);
+    fclose(r.steps);
+    char *text = support_read_file(path);
+    assert_string_equal(text, RUN_STEPS_HEADER "\n0.100000,0,1,1,0,0\n0.250000,0,2,1,0,0\n"
+                        "0.350000,0,3,1,0,0\n0.400000,0,4,1,0,0\n");
+    free(text);
 }
 
 /* A worker killed with SIGKILL mid-run and restarted: steps.csv has a row
@@ -753,6 +781,7 @@ static void test_a_job_resumed_by_hand_adds_up_its_sessions(void **state)
                  cut_startup, cut_time);
     }
     cJSON_Delete(j);
+    s_steps_in_order(h.dir, 2);
 }
 
 /* A resumed shard stopped before any worker pulled (here the shard alone,
@@ -1043,6 +1072,7 @@ int main(void)
         T(test_resume_after_ctrl_c_does_the_same_work),
         T(test_a_resume_after_the_launcher_was_killed),
         T(test_steps_taken_again_have_one_row),
+        T(test_each_sessions_steps_on_its_clock),
         T(test_a_killed_worker_loses_no_step_row),
         T(test_a_job_resumed_by_hand_adds_up_its_sessions),
         T(test_a_resume_stopped_before_its_first_pull_keeps_the_time),

@@ -66,7 +66,23 @@ static void s_keep_last_takes(step_row *rows, size_t n, int workers)
     free(lines);
 }
 
-void collect_steps(run *r, int workers, double t0)
+/* The clock of a row written at Unix time t: the latest whose session
+ * had begun, or the earliest where none had. */
+static const steps_clock *s_clock_of(double t, const steps_clock *clocks, int nclocks)
+{
+    const steps_clock *latest = NULL, *earliest = &clocks[0];
+    for (int i = 0; i < nclocks; i++) {
+        if (clocks[i].since <= t && (!latest || clocks[i].since > latest->since)) {
+            latest = &clocks[i];
+        }
+        if (clocks[i].since < earliest->since) {
+            earliest = &clocks[i];
+        }
+    }
+    return latest ? latest : earliest;
+}
+
+void collect_steps(run *r, int workers, const steps_clock *clocks, int nclocks)
 {
     step_row *rows = NULL;
     size_t n = 0, cap = 0;
@@ -94,14 +110,19 @@ void collect_steps(run *r, int workers, double t0)
             whole = false;
         }
     }
-    if (t0 == 0) {   /* no shard counters (a shard was killed): the earliest row */
-        for (size_t i = n_before; i < n; i++) {
-            t0 = i == n_before || rows[i].t < t0 ? rows[i].t : t0;
-        }
+    /* Unix time to the run's; a clock without t0 (a shard was killed
+     * before it told) starts at its earliest row */
+    double *earliest = calloc((size_t)nclocks, sizeof *earliest);
+    for (size_t i = n_before; earliest && i < n; i++) {
+        size_t k = (size_t)(s_clock_of(rows[i].t, clocks, nclocks) - clocks);
+        earliest[k] = earliest[k] == 0 || rows[i].t < earliest[k] ? rows[i].t : earliest[k];
     }
-    for (size_t i = n_before; i < n; i++) {   /* Unix time to the run's */
+    for (size_t i = n_before; i < n; i++) {
+        const steps_clock *c = s_clock_of(rows[i].t, clocks, nclocks);
+        double t0 = c->t0 > 0 || !earliest ? c->t0 : earliest[c - clocks];
         rows[i].t = fmax(0, rows[i].t - t0);
     }
+    free(earliest);
     s_keep_last_takes(rows, n, workers);
     if (n > 0) {
         qsort(rows, n, sizeof *rows, s_cmp_rows);

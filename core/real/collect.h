@@ -17,14 +17,25 @@
 double collect_shards(run *r, int servers, run_summary *sum, double *resumed_at,
                       double *last_push);
 
-/* steps-K.csv of every worker into r's steps.csv, in time order, time
- * counted from t0 (0: from the earliest row, when no shard said when
- * training began), with the rows steps.csv has already (a resumed run's);
+/* The clock of one session's rows in steps-K.csv: those written since
+ * `since` (Unix time; the session's first process) are counted from t0
+ * (its first step, Unix time; 0: from its earliest row, when no shard said
+ * when training began). */
+typedef struct steps_clock {
+    double since, t0;
+} steps_clock;
+
+/* steps-K.csv of every worker into r's steps.csv, in time order, each row
+ * on the clock of the latest of clocks[0 .. nclocks-1] (at least one)
+ * whose `since` is not after it (the earliest where none is: the
+ * sessions of a job resumed by hand whose earlier sessions' evaluators
+ * could not gather them), with the rows steps.csv has already (a resumed
+ * run's);
  * the parts are removed once steps.csv holds them all (a full disk keeps
  * them where they are). A last line without its newline (a worker killed
  * mid-write) is left out, and so is a step that a worker's next process
  * took again (restarted, or resumed: the step its predecessor computed
  * but never pushed): one row per worker and step, the last taken. */
-void collect_steps(run *r, int workers, double t0);
+void collect_steps(run *r, int workers, const steps_clock *clocks, int nclocks);
 
 #endif

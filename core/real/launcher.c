@@ -587,7 +587,7 @@ static void s_gather_left_steps(job *j)
         }
     }
     run_log(j->r, "launcher: gathering the steps an interrupted session left");
-    collect_steps(j->r, j->e->workers, t0);
+    collect_steps(j->r, j->e->workers, &(steps_clock){.t0 = t0}, 1);
 }
 
 /* A resumed run keeps what it had: how often it was resumed, the wall
@@ -674,7 +674,7 @@ static int s_finish(job *j, int rc, error *err)
     run_summary *sum = &j->sum;
     double resumed_at, last_push;
     j->first_step = collect_shards(j->r, j->e->servers, sum, &resumed_at, &last_push);
-    collect_steps(j->r, j->e->workers, j->first_step);
+    collect_steps(j->r, j->e->workers, &(steps_clock){.t0 = j->first_step}, 1);
     sum->restarts = j->before_restarts + j->restarts;
     if (j->resume) {
         /* the earlier sessions' rows, where the evaluator kept them: it

@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -51,9 +52,13 @@ void record_eval(record *rec, double t, long updates, double loss, double acc)
     summary_add_eval(&rec->sum, updates, loss, acc);
 }
 
-/* steps-K.csv of the workers that share this folder, appended to
- * steps.csv (a resumed run's earlier steps are there already). */
-static void s_gather_steps(record *rec, int workers, double t0)
+/* The clocks of earlier sessions whose steps stay in steps-K.csv (a job
+ * resumed by hand after its evaluator stopped before every worker was
+ * done): one row each, "since,t0", in steps-clocks.csv, until a session
+ * gathers them. */
+#define STEPS_CLOCKS_HEADER "since,t0"
+
+static bool s_any_steps_left(const record *rec, int workers)
 {
     bool any = false;
     for (int w = 0; w < workers && !any; w++) {
@@ -61,11 +66,51 @@ static void s_gather_steps(record *rec, int workers, double t0)
         snprintf(path, sizeof path, "%s/steps-%d.csv", rec->r.dir, w);
         any = access(path, F_OK) == 0;
     }
+    return any;
+}
+
+/* This session's clock kept for the one that gathers its steps. */
+static void s_keep_clock(record *rec, int workers, const steps_clock *now)
+{
     char path[4800];
+    snprintf(path, sizeof path, "%s/steps-clocks.csv", rec->r.dir);
+    error err;
+    FILE *f = now->t0 > 0 && s_any_steps_left(rec, workers)
+                  ? run_append_csv(path, STEPS_CLOCKS_HEADER, false, &err) : NULL;
+    if (f) {
+        fprintf(f, "%.6f,%.6f\n", now->since, now->t0);
+    }
+    if (!f || fclose(f) != 0) {
+        run_log(&rec->r, "evaluator: the clock of this session's steps was not kept: a later "
+                "session will place them on its own");
+    }
+}
+
+/* steps-K.csv of the workers that share this folder, appended to
+ * steps.csv (a resumed run's earlier steps are there already), each
+ * session's rows on its clock. */
+static void s_gather_steps(record *rec, int workers, const steps_clock *now)
+{
+    char path[4800], clocks_path[4800];
     snprintf(path, sizeof path, "%s/steps.csv", rec->r.dir);
+    snprintf(clocks_path, sizeof clocks_path, "%s/steps-clocks.csv", rec->r.dir);
     error ignored;   /* no steps.csv: the workers' own files stay */
-    if (any && (rec->r.steps = run_append_csv(path, RUN_STEPS_HEADER, false, &ignored))) {
-        collect_steps(&rec->r, workers, t0);
+    if (!s_any_steps_left(rec, workers) ||
+        !(rec->r.steps = run_append_csv(path, RUN_STEPS_HEADER, false, &ignored))) {
+        return;
+    }
+    enum { MAX_CLOCKS = 64 };
+    steps_clock clocks[MAX_CLOCKS] = {*now};
+    int n = 1;
+    char *text = run_read_file(clocks_path), *save = NULL;
+    for (char *line = text ? strtok_r(text, "\n", &save) : NULL; line && n < MAX_CLOCKS;
+         line = strtok_r(NULL, "\n", &save)) {
+        n += sscanf(line, "%lf,%lf", &clocks[n].since, &clocks[n].t0) == 2;
+    }
+    free(text);
+    collect_steps(&rec->r, workers, clocks, n);
+    if (!s_any_steps_left(rec, workers)) {   /* gathered, every session's */
+        remove(clocks_path);
     }
 }
 
@@ -86,8 +131,11 @@ int record_end(record *rec, const experiment *e, const shard_stats *stats, int s
             resumed_at = stats[k].resumed_at;
         }
     }
+    steps_clock now = {.since = started, .t0 = t0};
     if (rc == 0) {   /* every worker is done: their files are whole */
-        s_gather_steps(rec, e->workers, t0);
+        s_gather_steps(rec, e->workers, &now);
+    } else {
+        s_keep_clock(rec, e->workers, &now);
     }
     /* the session began when its first process did, the evaluator or a
      * shard (a restored shard holds no worker for the evaluator, so the
