@@ -53,8 +53,9 @@ typedef struct shard_stats {
     uint64_t shared_pushes;   /* of those, read from a client's shared segment (shm.h) */
     double first_pull_at;     /* the first worker pull (0: none) */
     double last_push_at;      /* the last push received */
-    double resumed_at;        /* the first worker pull since the shard was last restored
-                                 from a checkpoint (0: never restored) */
+    double resumed_at;        /* the first worker pull since the shard was last resumed
+                                 (--resume) or, never resumed, restored from a
+                                 checkpoint (0: neither) */
     double trained_s;         /* resumed: the training time before the interruption;
                                  first_pull_at is that long before resumed_at */
     double started_at;        /* when this shard's process started (Unix time; 0: not

@@ -147,6 +147,21 @@ static cJSON *s_stats(void *sock, size_t n)
     return j;
 }
 
+/* The shard stopped by its operator (SIGTERM: it writes its checkpoint)
+ * and started again on its port with `how` (--resume or --restore); the
+ * client reconnects and returns once the shard answers (restored: one
+ * stopped before then would leave its predecessor's checkpoint). */
+static void s_raw_shard_back(support_fixture *f, raw_shard *r, const char *how)
+{
+    kill(r->ps, SIGTERM);
+    assert_int_equal(support_wait(r->ps), ERROR_SIGNALLED(SIGTERM));
+    zmq_close(r->sock);
+    const char *extra[] = {how, NULL};
+    r->ps = s_start_ps(f, r->port, 0, extra);
+    r->sock = wire_client_open(r->ctx, r->port, NULL);
+    cJSON_Delete(s_stats(r->sock, r->n));
+}
+
 /* Pulls as worker over sock and checks the shard still holds init at
  * version 0. */
 /* The reply to a pull sent over sock: init at version 0. */
@@ -711,18 +726,77 @@ static void test_lost_updates_outlive_the_shards_life(void **state)
     wire_client_send(r.sock, &pull, NULL, 0);
     s_receive(r.sock, &reply, got, sizeof got, n);
     assert_true(reply.flags & WIRE_FLAG_RESTARTED);
-    s_raw_shard_close(&r);   /* SIGTERM: the shard writes its checkpoint */
-    const char *restore[] = {"--restore", NULL};
-    int ps = s_start_ps(f, r.port, 0, restore);
-    void *ctx = zmq_ctx_new(), *sock = wire_client_open(ctx, r.port, NULL);
-    cJSON *st = s_stats(sock, n);
+    s_raw_shard_back(f, &r, "--restore");
+    cJSON *st = s_stats(r.sock, n);
     assert_true(support_json_number(st, "restarts") == 1);
     assert_true(support_json_number(st, "lost_updates") == 7);
     cJSON_Delete(st);
-    kill(ps, SIGTERM);
-    assert_int_equal(support_wait(ps), ERROR_SIGNALLED(SIGTERM));
-    zmq_close(sock);
-    zmq_ctx_term(ctx);
+    s_raw_shard_close(&r);
+}
+
+/* A worker's pull to the shard; its clock as the counters say then. */
+typedef struct shard_clock {
+    double first_pull_at, resumed_at, trained_s;
+} shard_clock;
+
+static shard_clock s_pull_and_clock(raw_shard *r, uint64_t seq)
+{
+    float got[64];
+    wire_header pull = {.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD,
+                        .seq = seq}, reply;
+    wire_client_send(r->sock, &pull, NULL, 0);
+    s_receive(r->sock, &reply, got, sizeof got, r->n);
+    cJSON *st = s_stats(r->sock, r->n);
+    shard_clock c = {support_json_number(st, "first_pull_at"),
+                     support_json_number(st, "resumed_at"), support_json_number(st, "trained_s")};
+    cJSON_Delete(st);
+    return c;
+}
+
+/* A shard restarted after a failure within a resumed session keeps that
+ * session's clock: its first pull (where start-up ended; the restart's
+ * took its place, and start-up took in the training before the failure)
+ * and its origin. Restarted before the session's first pull, it still
+ * counts the training before the interruption from that pull (it was
+ * dropped: the time axis went back to 0, samples/s over the last part). */
+static void test_a_restart_keeps_the_resumed_sessions_clock(void **state)
+{
+    support_fixture *f = *state;
+    raw_shard r;
+    s_raw_shard(f, s_small, &r);
+    float got[64], grad[64] = {0};
+    wire_header pull = {.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD, .seq = 1},
+                reply;
+    wire_client_send(r.sock, &pull, NULL, 0);
+    s_receive(r.sock, &reply, got, sizeof got, r.n);
+    nanosleep(&(struct timespec){.tv_nsec = 50000000}, NULL);   /* 50 ms of training */
+    wire_header push = {.type = WIRE_PUSH, .worker = 0, .count = r.n, .encoding = WIRE_F32,
+                        .samples = 1, .seq = 2, .generation = reply.generation,
+                        .flags = WIRE_FLAG_ACK};
+    wire_client_send(r.sock, &push, grad, r.n * sizeof(float));
+    s_receive(r.sock, &reply, got, sizeof got, r.n);
+    s_raw_shard_back(f, &r, "--resume");
+    shard_clock resumed = s_pull_and_clock(&r, 1);
+    assert_true(resumed.trained_s >= 0.05 && resumed.resumed_at > 0);
+    assert_true(fabs(resumed.resumed_at - resumed.first_pull_at - resumed.trained_s) < 1e-4);
+    s_raw_shard_back(f, &r, "--restore");
+    shard_clock restarted = s_pull_and_clock(&r, 1);
+    if (fabs(restarted.resumed_at - resumed.resumed_at) > 1e-4 ||
+        fabs(restarted.first_pull_at - resumed.first_pull_at) > 1e-4) {
+        fail_msg("restarted: first pull at %.6f, resumed at %.6f; before: %.6f, %.6f",
+                 restarted.first_pull_at, restarted.resumed_at, resumed.first_pull_at,
+                 resumed.resumed_at);
+    }
+    s_raw_shard_back(f, &r, "--resume");   /* and restarted before any pull */
+    s_raw_shard_back(f, &r, "--restore");
+    shard_clock early = s_pull_and_clock(&r, 1);
+    if (fabs(early.trained_s - resumed.trained_s) > 1e-4 ||   /* no push since */
+        fabs(early.resumed_at - early.first_pull_at - early.trained_s) > 1e-4) {
+        fail_msg("restarted before the first pull: %.6f s trained (%.6f before), first pull "
+                 "at %.6f, resumed at %.6f", early.trained_s, resumed.trained_s,
+                 early.first_pull_at, early.resumed_at);
+    }
+    s_raw_shard_close(&r);
 }
 
 /* A sender has one pull waiting, the last it sent: sync's worker 0 asks
@@ -1510,6 +1584,7 @@ int main(void)
         T(test_a_new_process_is_not_answered_through_an_old_segment),
         T(test_a_reply_says_what_its_sender_needs),
         T(test_lost_updates_outlive_the_shards_life),
+        T(test_a_restart_keeps_the_resumed_sessions_clock),
         T(test_a_waiting_pull_is_the_senders_last),
         T(test_workers_begin_after_the_first_evaluation),
         T(test_a_job_under_way_passes_the_gate),

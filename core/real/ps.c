@@ -867,16 +867,23 @@ static int s_restore(const cluster_spec *cs, const char *path, server *s,
      * written: it is counted now that it has been read (its time is not
      * known) */
     st->checkpoints++;
-    st->resumed_at = 0;
-    if (cs->restore != RESTORE_RESUME) {
-        st->trained_s = 0;
+    if (cs->restore == RESTORE_RESUME) {
+        st->resumed_at = 0;   /* this session's first pull (s_pull) */
+        if (st->first_pull_at > 0) {
+            /* the clock stops until a worker pulls again (s_pull) */
+            st->trained_s = st->last_push_at > st->first_pull_at
+                                ? st->last_push_at - st->first_pull_at : 1e-9;
+            st->first_pull_at = 0;
+        }   /* else a resumed session that stopped before its first pull: its clock is
+             * still stopped at the trained_s it saved (it was dropped, and time went
+             * back to 0) */
     } else if (st->first_pull_at > 0) {
-        /* the clock stops until a worker pulls again (s_pull) */
-        st->trained_s = st->last_push_at > st->first_pull_at ? st->last_push_at - st->first_pull_at
-                                                             : 1e-9;
-        st->first_pull_at = 0;
-    }   /* else a resumed session that stopped before its first pull: its clock is still
-         * stopped at the trained_s it saved (it was dropped, and time went back to 0) */
+        /* restarted after a failure: the session's clock goes on from its origin,
+         * and a resumed session's first pull stays the checkpoint's (the restart's
+         * became it, and start-up took in the training before the failure) */
+        st->trained_s = 0;
+    }   /* else restarted before the session's first pull: a resumed session's
+         * training before it still counts from that pull (it was dropped) */
     fprintf(stderr, "ps %d: restored from %s at version %llu (generation %u)\n", cs->task,
             path, (unsigned long long)atomic_load(&s->version), *generation);
     return 0;
