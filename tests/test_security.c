@@ -30,6 +30,7 @@
 
 #include "core/experiment.h"
 #include "core/model.h"
+#include "core/summary.h"
 #include "transport/auth.h"
 #include "transport/shm.h"
 #include "transport/wire.h"
@@ -732,6 +733,27 @@ static void test_lost_updates_outlive_the_shards_life(void **state)
     assert_true(support_json_number(st, "lost_updates") == 7);
     cJSON_Delete(st);
     s_raw_shard_close(&r);
+}
+
+/* A shard's ps-K.json is its own life's: one an earlier process left goes
+ * when the shard starts (a shard killed in a resumed session writes none,
+ * and the launcher summed the last session's counters as this one's, no
+ * shard missing), and the shard writes its own when it stops. */
+static void test_a_shards_counters_are_its_own_lifes(void **state)
+{
+    support_fixture *f = *state;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/ps-0.json", f->dir);
+    support_write_file(path, "{\"shard\": 0, \"version\": 99}\n");
+    raw_shard r;
+    s_raw_shard(f, s_small, &r);
+    cJSON_Delete(s_stats(r.sock, r.n));   /* serving */
+    assert_int_equal(access(path, F_OK), -1);
+    s_raw_shard_close(&r);
+    shard_stats st;
+    error err = {0};
+    assert_int_equal(shard_stats_read(path, &st, &err), 0);
+    assert_int_equal(st.version, 0);
 }
 
 /* A worker's pull to the shard; its clock as the counters say then. */
@@ -1585,6 +1607,7 @@ int main(void)
         T(test_a_reply_says_what_its_sender_needs),
         T(test_lost_updates_outlive_the_shards_life),
         T(test_a_restart_keeps_the_resumed_sessions_clock),
+        T(test_a_shards_counters_are_its_own_lifes),
         T(test_a_waiting_pull_is_the_senders_last),
         T(test_workers_begin_after_the_first_evaluation),
         T(test_a_job_under_way_passes_the_gate),

@@ -913,6 +913,12 @@ int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *e
     /* this process's start, not a checkpoint's: where an evaluator started
      * by hand, later than the shards, counts this session's time from */
     s->stats.started_at = started;
+    /* an earlier life's counters (they go on in the checkpoint): a killed
+     * process writes none, and the launcher summed the earlier one's as
+     * this session's, none missing */
+    char counters[4200];
+    snprintf(counters, sizeof counters, "%s/ps-%d.json", run_dir, cs->task);
+    remove(counters);
     net_endpoint(endpoint, sizeof endpoint, cs->ps[cs->task], true);
     snprintf(who, sizeof who, "ps %d", cs->task);
     net_auth auth;
@@ -947,12 +953,10 @@ int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *e
         if (curve) {
             auth_free(&auth);
         }
-        char path[4200];
-        snprintf(path, sizeof path, "%s/ps-%d.json", run_dir, cs->task);
         shard_stats st;
         server_snapshot(s, &st);
         error write_err;
-        if (shard_stats_write(path, &st, rc == 0 ? err : &write_err) < 0) {
+        if (shard_stats_write(counters, &st, rc == 0 ? err : &write_err) < 0) {
             rc = -1;
         }
         bool over = server_workers_done(s) && (s->evaluator_done || !cs->evaluator);
