@@ -125,7 +125,7 @@ static int s_read_rule(experiment *e, const experiment_shape *shape, error *err)
                            "help algorithms`)", e->algorithm_name, names);
     }
     rule_context ctx = {.workers = e->workers, .optim = &e->optim, .epochs = e->epochs,
-                           .batch = e->batch};
+                        .batch = e->batch};
     e->rule_info = (rule_info){.server_threads = 1, .server_optim = e->optim,
                                .local_optim = e->optim};
     e->rule = e->alg->configure(c, &ctx, &e->rule_info, err);
