@@ -1525,6 +1525,69 @@ static void test_a_buffer_left_at_the_end_is_counted_dropped(void **state)
     free(p);
 }
 
+/* Every rule records each push, applied or dropped, with its staleness,
+ * before it changes theta: two workers' pushes computed on version 0, the
+ * second applied (by an asynchronous rule) one update later. Rules whose
+ * handler forgot server_record_applied (delayadaptive, downpour) passed
+ * every fast test: their pushes were missing from the summary's pushes
+ * and staleness. */
+static void test_every_rule_counts_each_push(void **state)
+{
+    (void)state;
+    for (const algorithm *const *a = algorithm_all(); *a; a++) {
+        void *p;
+        const float init[1] = {0};
+        server *s = s_server((*a)->name, "", 2, init, 1, &p);
+        for (uint32_t w = 0; w < 2; w++) {
+            server_push(s, &(push_msg){.worker = w, .samples = 1, .values = (const float[]){1}});
+        }
+        uint64_t in_histogram = 0;
+        for (int i = 0; i < SUMMARY_STALENESS_BINS; i++) {
+            in_histogram += s->stats.histogram[i];
+        }
+        bool round = s->version < 2;   /* one update for both: a round */
+        if (s->stats.pushes + s->stats.dropped != 2 || in_histogram != s->stats.pushes ||
+            s->stats.staleness_sum != (round ? 0u : 1u)) {
+            fail_msg("%s: %llu pushes, %llu dropped, %llu in the histogram, staleness %llu "
+                     "(version %llu)", (*a)->name, (unsigned long long)s->stats.pushes,
+                     (unsigned long long)s->stats.dropped, (unsigned long long)in_histogram,
+                     (unsigned long long)s->stats.staleness_sum,
+                     (unsigned long long)s->version);
+        }
+        server_destroy(&s);
+        free(p);
+    }
+}
+
+/* [algorithm] prefetch = on: the rules README names take it, and the
+ * others refuse it naming the key (a rule whose flag was cleared passed
+ * every fast test, its prefetch refused). */
+static void test_the_prefetching_rules(void **state)
+{
+    support_fixture *f = *state;
+    const char *prefetching = " hogwild downpour delayadaptive staleweight ssp agn dynsgd "
+                              "fedbuff aeasgd aeamsgd ";
+    for (const algorithm *const *a = algorithm_all(); *a; a++) {
+        char text[512], name[40];
+        snprintf(text, sizeof text, "[data]\ndataset = synthetic\ntrain_size = 40\n"
+                 "test_size = 10\n[train]\nalgorithm = %s\n[cluster]\nworkers = 2\n"
+                 "[algorithm]\nprefetch = on\n", (*a)->name);
+        support_write_file(f->config, text);
+        snprintf(name, sizeof name, " %s ", (*a)->name);
+        bool takes = strstr(prefetching, name) != NULL;
+        experiment e;
+        error err = {0};
+        int rc = experiment_configure(&e, f->config, 0, NULL, NULL, &err);
+        if (rc == 0) {
+            experiment_destroy(&e);
+        }
+        if ((rc == 0) != takes || (!takes && !strstr(err.msg, "prefetch"))) {
+            fail_msg("%s: prefetch = on %s (%s)", (*a)->name, rc == 0 ? "taken" : "refused",
+                     err.msg);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1540,6 +1603,9 @@ int main(void)
         cmocka_unit_test(test_pulled_state_starts_at_zero),
         cmocka_unit_test(test_samples_are_counted_per_worker),
         cmocka_unit_test(test_a_buffer_left_at_the_end_is_counted_dropped),
+        cmocka_unit_test(test_every_rule_counts_each_push),
+        cmocka_unit_test_setup_teardown(test_the_prefetching_rules, support_fixture_setup,
+                                        support_fixture_teardown),
         cmocka_unit_test(test_sync_worker_loop),
         cmocka_unit_test_setup_teardown(test_parts_go_as_soon_as_final, support_fixture_setup,
                                         support_fixture_teardown),
