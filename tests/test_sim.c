@@ -809,7 +809,8 @@ static void test_alpha_zero_and_dynsgd_tau_in_virtual_time(void **state)
  * holds the early pull until the worker's own push, so it is sequential
  * SGD again; the elastic rules' pull ends the window after the worker's
  * own push either way, so with one worker nothing changes; the window
- * rules miss their own last push, exactly one update stale. */
+ * rules miss their own last push, exactly one update stale; DOWNPOUR's
+ * fetch steps miss the push of the step before. */
 static void test_prefetch_in_virtual_time(void **state)
 {
     support_fixture *f = *state;
@@ -846,6 +847,25 @@ static void test_prefetch_in_virtual_time(void **state)
         assert_true(pushes > 100);
         assert_true(s_num(dir, "staleness_max") == 1);
         assert_true(fabs(s_num(dir, "staleness_mean") - (pushes - 1) / pushes) < 1e-9);
+    }
+    /* DOWNPOUR, one worker, a push every step and a pull every second: the
+     * pull of step 2k goes out before step 2k - 1's gradient, so that
+     * push 1 is 1 stale (as without prefetch) and from step 2 on the pushes
+     * are 1 and 2 stale in turn (0 and 1 without) */
+    const char *const down[] = {"train.algorithm=downpour", "cluster.workers=1",
+                                "algorithm.window=1", "algorithm.fetch=2",
+                                "algorithm.prefetch=on", NULL};
+    char dir[4096];
+    s_sim(f, down, dir, sizeof dir);
+    double pushes = s_num(dir, "updates"), stale = 1;
+    for (long k = 2; k < (long)pushes; k++) {
+        stale += k % 2 == 0 ? 1 : 2;
+    }
+    assert_true(pushes > 100);
+    assert_true(s_num(dir, "staleness_max") == 2);
+    if (fabs(s_num(dir, "staleness_mean") - stale / pushes) > 1e-9) {
+        fail_msg("downpour with prefetch: staleness mean %.9f over %g pushes, not %.9f",
+                 s_num(dir, "staleness_mean"), pushes, stale / pushes);
     }
     free(seq);
     free(hog);
