@@ -497,6 +497,11 @@ int summary_write(const char *dir, const run_summary *s, error *err)
         cJSON_AddNumberToObject(j, "nonfinite", (double)s->nonfinite);
         cJSON_AddNumberToObject(j, "restarts", s->restarts);
         cJSON_AddNumberToObject(j, "resumes", s->resumes);
+        if (s->resumes > 0) {
+            cJSON *base = cJSON_AddObjectToObject(j, "resume_base");
+            cJSON_AddNumberToObject(base, "wall_time_s", s->base_wall_s);
+            cJSON_AddNumberToObject(base, "startup_s", s->base_startup_s);
+        }
         cJSON_AddNumberToObject(j, "shard_restarts", (double)s->shard_restarts);
         cJSON_AddNumberToObject(j, "lost_updates", (double)s->lost_updates);
         cJSON_AddNumberToObject(j, "duplicates", (double)s->duplicates);

@@ -121,6 +121,9 @@ typedef struct run_summary {
                                    any shard refused: one push reaches every shard) */
     int restarts;               /* processes restarted by the launcher */
     int resumes;                /* times asgd train --resume went on with the run */
+    double base_wall_s;         /* resumed: the earlier sessions' part of wall_time_s and */
+    double base_startup_s;      /* startup_s (resume_base, which an evaluator restarted in
+                                   a session resumed by hand goes on from) */
     long shard_restarts;        /* shard restorations from checkpoints, over every shard */
     long lost_updates;          /* updates those restorations undid (the most of any shard) */
     long duplicates;            /* pushes sent again and taken once, over every shard */

@@ -784,6 +784,64 @@ static void test_a_job_resumed_by_hand_adds_up_its_sessions(void **state)
     s_steps_in_order(h.dir, 2);
 }
 
+/* A job resumed by hand whose evaluator is stopped mid-session (SIGTERM:
+ * a pod evicted) and started again: the new evaluator goes on with that
+ * session, adding it to the earlier one's wall_time_s and startup_s
+ * (resume_base; its predecessor's summary already counted this session's
+ * resume, and the first session's times were lost), and steps.csv has
+ * every session's steps in order. */
+static void test_an_evaluator_restarted_in_a_resumed_session(void **state)
+{
+    support_fixture *f = *state;
+    by_hand h;
+    s_by_hand(f, "evicted", &h);
+    double cut_time = s_cut_by_hand(f, &h);
+    char path[600], steps[600];
+    snprintf(path, sizeof path, "%s/summary.json", h.dir);
+    cJSON *cut = support_json_file(path);
+    assert_non_null(cut);
+    double cut_wall = support_json_number(cut, "wall_time_s");
+    double cut_startup = support_json_number(cut, "startup_s");
+    cJSON_Delete(cut);
+    int pids[4];
+    s_start_by_hand(f, &h, true, pids);
+    snprintf(steps, sizeof steps, "%s/steps-0.csv", h.dir);
+    if (!support_wait_lines(steps, 250, 60)) {   /* 150 before, 100 of this session */
+        for (int i = 0; i < 4; i++) {
+            kill(pids[i], SIGKILL);
+        }
+        fail_msg("the resumed job did not go on");
+    }
+    kill(pids[1], SIGTERM);
+    support_wait(pids[1]);
+    const char *ev_args[] = {"evaluator", f->config, h.ps_hosts, "--worker_hosts=w0:1,w1:1",
+                             h.run_dir, NULL};
+    pids[1] = support_spawn_asgd(f->dir, ev_args);
+    for (int i = 0; i < 4; i++) {
+        if (support_wait(pids[i]) != 0) {
+            fail_msg("resumed by hand: process %d failed", i);
+        }
+    }
+    cJSON *j = support_json_file(path);
+    assert_non_null(j);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")));
+    double wall = support_json_number(j, "wall_time_s");
+    double startup = support_json_number(j, "startup_s");
+    double time_s = support_json_number(j, "time_s");
+    const cJSON *base = cJSON_GetObjectItemCaseSensitive(j, "resume_base");
+    if (support_json_number(j, "resumes") != 1 || startup <= cut_startup ||
+        wall < cut_wall + time_s - cut_time ||
+        support_json_number(base, "wall_time_s") != cut_wall) {
+        fail_msg("evaluator restarted: resumes %g, wall_time_s %g, startup_s %g, time_s %g, "
+                 "resume_base's wall %g; interrupted: wall_time_s %g, startup_s %g, time_s "
+                 "%g", support_json_number(j, "resumes"), wall, startup, time_s,
+                 support_json_number(base, "wall_time_s"), cut_wall, cut_startup, cut_time);
+    }
+    cJSON_Delete(j);
+    s_steps_in_order(h.dir, 2);
+    s_eval_ends(h.dir);
+}
+
 /* A resumed shard stopped before any worker pulled (here the shard alone,
  * asked for its counters by a tool until it answers, so restored) keeps
  * the training time it resumed with: the job resumed once more goes on
@@ -1075,6 +1133,7 @@ int main(void)
         T(test_each_sessions_steps_on_its_clock),
         T(test_a_killed_worker_loses_no_step_row),
         T(test_a_job_resumed_by_hand_adds_up_its_sessions),
+        T(test_an_evaluator_restarted_in_a_resumed_session),
         T(test_a_resume_stopped_before_its_first_pull_keeps_the_time),
         T(test_a_shard_back_without_its_checkpoint_fails),
         T(test_a_resume_without_a_checkpoint_is_refused),

@@ -52,9 +52,8 @@ typedef struct job {
     double last_eval_t;       /* the time of the last row the evaluator reported */
     int restarts;
     bool resume;              /* asgd train --resume: shards restore their checkpoints */
-    double before_wall_s;     /* resumed: the earlier sessions' wall_time_s, startup_s */
-    double before_startup_s;  /* and restarts, which this one's add to */
-    int before_restarts;
+    int before_restarts;      /* resumed: the earlier sessions' restarts (their wall_time_s
+                                 and startup_s are sum.base_wall_s and base_startup_s) */
     char *before_summary;     /* resumed: summary.json as the earlier sessions left it */
     bool workers_started;
     double started;           /* Unix time the launcher began */
@@ -601,16 +600,16 @@ static void s_take_up(job *j)
     cJSON *old = run_read_json(path);
     j->before_summary = run_read_file(path);
     j->sum.resumes = (int)run_json_positive(old, "resumes") + 1;
-    j->before_wall_s = run_json_positive(old, "wall_time_s");
-    j->before_startup_s = run_json_positive(old, "startup_s");
+    j->sum.base_wall_s = run_json_positive(old, "wall_time_s");
+    j->sum.base_startup_s = run_json_positive(old, "startup_s");
     j->before_restarts = (int)run_json_positive(old, "restarts");
     summary_take_sessions(&j->sum, old);
     cJSON_Delete(old);
     /* the summary written at this session's start keeps them: a session
      * that crashes (its launcher killed) leaves it as the next resume reads
      * it (it wrote 0s, and the next resume lost the earlier sessions') */
-    j->sum.wall_time_s = j->before_wall_s;
-    j->sum.startup_s = j->before_startup_s;
+    j->sum.wall_time_s = j->sum.base_wall_s;
+    j->sum.startup_s = j->sum.base_startup_s;
     j->sum.restarts = j->before_restarts;
     s_gather_left_steps(j);
     run_log(j->r, "resuming (resume %d) from the shards' checkpoints", j->sum.resumes);
@@ -694,9 +693,9 @@ static int s_finish(job *j, int rc, error *err)
     /* a restored shard's clock leaves out the time it was down; never
      * before eval.csv's last row (stamped no earlier than the one before) */
     sum->time_s = fmax(end - first, j->last_eval_t);
-    sum->startup_s = j->before_startup_s +
+    sum->startup_s = sum->base_startup_s +
                      (j->resume && resumed_at > 0 ? resumed_at : first) - j->started;
-    sum->wall_time_s = j->before_wall_s + run_wall() - j->started;
+    sum->wall_time_s = sum->base_wall_s + run_wall() - j->started;
     summary_finish(sum, j->e->n_train);
     rc = summary_end(sum, j->r, rc, err);
     if (rc == 0 && sum->diverged) {

@@ -27,6 +27,9 @@ int record_begin(record *rec, const experiment *e, const char *dir, error *err)
         rec->before_resumes = (int)run_json_positive(old, "resumes");
         rec->before_wall_s = run_json_positive(old, "wall_time_s");
         rec->before_startup_s = run_json_positive(old, "startup_s");
+        const cJSON *base = cJSON_GetObjectItemCaseSensitive(old, "resume_base");
+        rec->base_wall_s = run_json_positive(base, "wall_time_s");
+        rec->base_startup_s = run_json_positive(base, "startup_s");
     }
     run_summary *sum = &rec->sum;
     experiment_summary(e, sum);
@@ -40,6 +43,8 @@ int record_begin(record *rec, const experiment *e, const char *dir, error *err)
     sum->resumes = rec->before_resumes;
     sum->wall_time_s = rec->before_wall_s;
     sum->startup_s = rec->before_startup_s;
+    sum->base_wall_s = rec->base_wall_s;
+    sum->base_startup_s = rec->base_startup_s;
     backend_resolve(&e->backend, sum->device, sizeof sum->device);
     run_log(&rec->r, "evaluator: %s, %d workers, %d shards, started by hand or by an engine; "
             "this folder is the run's", e->algorithm_name, e->workers, e->servers);
@@ -144,14 +149,19 @@ int record_end(record *rec, const experiment *e, const shard_stats *stats, int s
      * on from that one's times. t0, from the shards' clocks, already
      * leaves out the time between sessions, and so lies before this
      * session's start: its start-up ends at the first pull after the
-     * resume (it was always 0, and wall_time_s this session's alone) */
+     * resume (it was always 0, and wall_time_s this session's alone). An
+     * evaluator restarted in a resumed session (the earlier summary is its
+     * predecessor's, of this session) goes on from what that one added to
+     * (it added none, and the earlier sessions' times were lost) */
     sum->resumes = (int)resumes;
     bool later = (int)resumes > rec->before_resumes;
+    bool same = !later && resumes > 0;
+    sum->base_wall_s = later ? rec->before_wall_s : same ? rec->base_wall_s : 0;
+    sum->base_startup_s = later ? rec->before_startup_s : same ? rec->base_startup_s : 0;
     double first = resumes > 0 && resumed_at > 0 ? resumed_at : t0;
     sum->time_s = t0 > 0 ? fmax(end - t0, rec->last_eval_t) : 0;   /* eval.csv's last row */
-    sum->startup_s = (later ? rec->before_startup_s : 0) +
-                     (first > 0 ? fmax(0, first - started) : 0);
-    sum->wall_time_s = (later ? rec->before_wall_s : 0) + run_wall() - started;
+    sum->startup_s = sum->base_startup_s + (first > 0 ? fmax(0, first - started) : 0);
+    sum->wall_time_s = sum->base_wall_s + run_wall() - started;
     summary_finish(sum, e->n_train);
     rc = summary_end(sum, &rec->r, rc, err);
     run_log(&rec->r, "%s: test accuracy %.4f, %ld updates, staleness mean %.2f max %ld, "

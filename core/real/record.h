@@ -18,6 +18,8 @@ typedef struct record {
     int before_resumes;       /* the earlier summary's (an interrupted session's) */
     double before_wall_s;     /* resumes, wall_time_s and startup_s, which a resumed */
     double before_startup_s;  /* session's add to */
+    double base_wall_s;       /* and its resume_base: what its session added to (where */
+    double base_startup_s;    /* this evaluator goes on with that session) */
     double last_eval_t;       /* the time of the last evaluation's row */
 } record;
 
