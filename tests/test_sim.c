@@ -974,9 +974,15 @@ static void test_calibrations_arithmetic(void **state)
     t.shared = true;   /* no values cross the socket */
     calibrate_message_costs(&t, &m);
     assert_true(m.bandwidth == 1e15);
-    t.cpu_per_trip = 400e-6;   /* more work than the trip: no latency left, not below 0 */
+    assert_false(m.overlapped);
+    /* more work than the trip (threads overlap it): the work is the trip,
+     * no latency left, so that the simulated trip is the measured one (it
+     * was the work alone, 4 x 100 us) */
+    t.cpu_per_trip = 400e-6;
     calibrate_message_costs(&t, &m);
+    assert_true(m.overlapped);
     assert_true(m.latency == 0);
+    assert_true(fabs(2 * (m.latency + 2 * m.message_cpu) - t.round_trip) < 1e-12);
 }
 
 /* A device trace: device 1 three times slower on a slow link, device 2

@@ -52,12 +52,15 @@ typedef struct message_timing {
 } message_timing;
 
 /* The simulator's costs they give: message_cpu a message's work at each
- * end (a quarter of a round trip's), latency the rest of a one-way trip,
- * wakeup half the idle far end's extra, bandwidth the large message's
- * payload over its one-way time beyond a header's (unlimited, 1e15,
- * through shared segments or where it took none). */
+ * end (a quarter of a round trip's, and at most a quarter of the trip:
+ * `overlapped` where the work measured was more), latency the rest of a
+ * one-way trip, wakeup half the idle far end's extra, bandwidth the large
+ * message's payload over its one-way time beyond a header's (unlimited,
+ * 1e15, through shared segments or where it took none). The simulated
+ * header's round trip, 2 (latency + 2 message_cpu), is the measured one. */
 typedef struct message_costs {
     double message_cpu, latency, wakeup, bandwidth;
+    bool overlapped;
 } message_costs;
 void calibrate_message_costs(const message_timing *t, message_costs *out);
 
