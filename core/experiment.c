@@ -501,9 +501,11 @@ static int s_data_error(experiment *e, const error *why, error *err)
 }
 
 /* A profile measured for another model (its kind or its size), minibatch,
- * rule or device gives this simulated run that one's step and apply
- * times: said, not refused (a [sim] key the experiment gives, compute_mean
- * say, still wins). What an older profile does not record is not compared. */
+ * rule, device, number of shards (apply and answer are one shard's part)
+ * or transport gives this simulated run that one's step, apply and
+ * message times: said, not refused (a [sim] key the experiment gives,
+ * compute_mean say, still wins). What an older profile does not record is
+ * not compared. */
 static void s_warn_profile(experiment *e)
 {
     const sim_spec *s = &e->sim;
@@ -511,22 +513,27 @@ static void s_warn_profile(experiment *e)
     backend_resolve(&e->backend, device, sizeof device);
     device[strcspn(device, " ")] = '\0';
     const char *model = model_type_name(e->model.type);
+    const char *transport = e->transport == TRANSPORT_TCP ? "tcp" : "ipc";
     bool differs = (s->profile_model[0] && strcmp(s->profile_model, model) != 0) ||
                    (s->profile_params && s->profile_params != (long)e->nparams) ||
                    (s->profile_batch && s->profile_batch != e->batch) ||
                    (s->profile_algorithm[0] && strcmp(s->profile_algorithm, e->algorithm_name)) ||
-                   (s->profile_device[0] && strcmp(s->profile_device, device) != 0);
+                   (s->profile_device[0] && strcmp(s->profile_device, device) != 0) ||
+                   (s->profile_servers && s->profile_servers != e->servers) ||
+                   (s->profile_transport[0] && strcmp(s->profile_transport, transport) != 0);
     if (e->mode != MODE_SIM || !differs) {
         return;
     }
     error why;
     config_fail(e->c, "sim", "profile", &why, "measured for model %s (%ld parameters), batch "
-                "%ld, rule %s, on %s (%s), not for this run's %s (%zu parameters), batch %ld, "
-                "rule %s, on %s: its compute and apply times are that experiment's",
+                "%ld, rule %s, on %s, %ld shards over %s (%s), not for this run's %s (%zu "
+                "parameters), batch %ld, rule %s, on %s, %d shards over %s: its compute, apply "
+                "and message times are that experiment's",
                 s->profile_model[0] ? s->profile_model : "?", s->profile_params,
                 s->profile_batch, s->profile_algorithm[0] ? s->profile_algorithm : "?",
-                s->profile_device[0] ? s->profile_device : "?", s->profile_host, model,
-                e->nparams, e->batch, e->algorithm_name, device);
+                s->profile_device[0] ? s->profile_device : "?", s->profile_servers,
+                s->profile_transport[0] ? s->profile_transport : "?", s->profile_host, model,
+                e->nparams, e->batch, e->algorithm_name, device, e->servers, transport);
     s_warn(e, why.msg);
 }
 

@@ -79,7 +79,7 @@ static int s_read_costs(config *c, const sim_spec *def, sim_spec *s, error *err)
 
 /* What a profile says of its host and experiment, kept for the record. */
 typedef struct profile_host {
-    const char *model, *batch, *algorithm, *params, *device, *host, *date;
+    const char *model, *batch, *algorithm, *params, *device, *host, *date, *servers, *transport;
 } profile_host;
 
 static int s_host_key(void *ctx, const char *key, const char *value, int line)
@@ -92,6 +92,8 @@ static int s_host_key(void *ctx, const char *key, const char *value, int line)
                         : strcmp(key, "params") == 0    ? &h->params
                         : strcmp(key, "device") == 0    ? &h->device
                         : strcmp(key, "host") == 0      ? &h->host
+                        : strcmp(key, "servers") == 0   ? &h->servers
+                        : strcmp(key, "transport") == 0 ? &h->transport
                         : strcmp(key, "date") == 0      ? &h->date : NULL;
     if (slot) {
         *slot = value;
@@ -142,6 +144,9 @@ static int s_profile_costs(config *c, sim_spec *costs, sim_spec *s, error *err)
         snprintf(s->profile_device, sizeof s->profile_device, "%s", h.device ? h.device : "");
         s->profile_batch = h.batch ? atol(h.batch) : 0;
         s->profile_params = h.params ? atol(h.params) : 0;
+        s->profile_servers = h.servers ? atol(h.servers) : 0;
+        snprintf(s->profile_transport, sizeof s->profile_transport, "%s",
+                 h.transport ? h.transport : "");
         snprintf(s->profile_host, sizeof s->profile_host, "%s on %s", h.host ? h.host : "a host",
                  h.date ? h.date : "a day it does not say");
         rc = config_check_unused(profile, NULL, NULL, NULL, &why);

@@ -135,7 +135,8 @@ typedef struct sim_spec {
     /* [sim] profile's [host]: the experiment it was measured for ("" and
      * 0 where it does not say, or without a profile), and where and when */
     char profile_model[32], profile_algorithm[32], profile_device[96], profile_host[160];
-    long profile_batch, profile_params;
+    char profile_transport[8];
+    long profile_batch, profile_params, profile_servers;
 } sim_spec;
 
 /* Reads [sim] for `workers` workers and `shards` shards; stragglers are

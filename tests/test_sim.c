@@ -531,26 +531,32 @@ static void test_a_profile_round_trips_and_sets_the_time(void **state)
     sim_spec_free(&s);
     config_destroy(&written);
     /* used for another rule, or a model of another size (or kind, or
-     * minibatch, or device) it says so: a softmax profile gave an MLP of
-     * batch 512 a 60 us step where its own was 18 ms */
+     * minibatch, or device, or shards, or transport) it says so: a softmax
+     * profile gave an MLP of batch 512 a 60 us step where its own was 18
+     * ms, and one of 1 shard charges each of 4 the whole vector's apply */
     snprintf(config_arg, sizeof config_arg, "sim.profile=%s", profile);
-    const char *variants[3][2] = {{"train.algorithm=hogwild", "data.dim=32"},
-                                  {"train.algorithm=sync", "data.dim=32"},
-                                  {"train.algorithm=hogwild", "data.dim=16"}};
-    const char *wants[3] = {NULL, "(330 parameters), batch 64, rule sync, on cpu",
-                            "(170 parameters), batch 64, rule hogwild, on cpu"};
-    for (int i = 0; i < 3; i++) {
+    const char *variants[5][4] = {
+        {"train.algorithm=hogwild", "data.dim=32", "cluster.servers=2", "cluster.transport=ipc"},
+        {"train.algorithm=sync", "data.dim=32", "cluster.servers=2", "cluster.transport=ipc"},
+        {"train.algorithm=hogwild", "data.dim=16", "cluster.servers=2", "cluster.transport=ipc"},
+        {"train.algorithm=hogwild", "data.dim=32", "cluster.servers=4", "cluster.transport=ipc"},
+        {"train.algorithm=hogwild", "data.dim=32", "cluster.servers=2", "cluster.transport=tcp"}};
+    const char *wants[5] = {NULL, "(330 parameters), batch 64, rule sync, on cpu, 2 shards",
+                            "(170 parameters), batch 64, rule hogwild, on cpu, 2 shards",
+                            "batch 64, rule hogwild, on cpu, 4 shards over ipc",
+                            "batch 64, rule hogwild, on cpu, 2 shards over tcp"};
+    for (int i = 0; i < 5; i++) {
         const char *run[] = {"train", "/dev/null", f->out_arg, "experiment.mode=sim",
                              variants[i][0], variants[i][1], "data.dataset=synthetic",
-                             "model.type=softmax", "train.epochs=0.1", "cluster.servers=2",
-                             config_arg, NULL};
+                             "model.type=softmax", "train.epochs=0.1", variants[i][2],
+                             variants[i][3], config_arg, NULL};
         support_run_asgd(&f->r, f->dir, run);
         assert_int_equal(f->r.status, 0);
         const char *said = strstr(f->r.err, "measured for model softmax (330 parameters), "
-                                            "batch 64, rule hogwild, on cpu");
+                                            "batch 64, rule hogwild, on cpu, 2 shards over ipc");
         if (wants[i] ? !said || !strstr(f->r.err, wants[i]) : said != NULL) {
-            fail_msg("the profile of hogwild used by %s %s: \"%s\"", variants[i][0],
-                     variants[i][1], f->r.err);
+            fail_msg("the profile of hogwild used by %s %s %s %s: \"%s\"", variants[i][0],
+                     variants[i][1], variants[i][2], variants[i][3], f->r.err);
         }
     }
     /* the run keeps a copy of the profile it read */
