@@ -82,6 +82,7 @@ static void test_sync_server_averages_a_round(void **state)
     free(p);
 }
 
+/* Backup workers (sync, sagn) and per-worker learning rates, by hand. */
 static void test_sync_backups_and_worker_learning_rates(void **state)
 {
     (void)state;
@@ -104,6 +105,21 @@ static void test_sync_backups_and_worker_learning_rates(void **state)
     server_push(s, &(push_msg){.worker = 0, .tag = 0, .values = (const float[]){0.5f, 0}});
     server_push(s, &(push_msg){.worker = 1, .tag = 0, .values = (const float[]){0, 2}});
     s_expect_theta(s, (const float[]){0.75f, 0});
+    server_destroy(&s);
+    free(p);
+    /* SAGN, 3 workers and one backup: a round is the first 2 deltas,
+     * averaged over those 2; the third is late (a mutant that waited for
+     * workers + backups passed every fast test) */
+    p = s_configure("sagn", "[algorithm]\nbackups = 1\n", 3, &info);
+    s = server_new(algorithm_find("sagn"), p, &info, 0, 1, 3, init, 2);
+    server_push(s, &(push_msg){.worker = 2, .tag = 0, .values = (const float[]){1, 2}});
+    s_expect_theta(s, init);
+    server_push(s, &(push_msg){.worker = 0, .tag = 0, .values = (const float[]){3, -4}});
+    s_expect_theta(s, (const float[]){3, 0});
+    assert_int_equal(s->version, 1);
+    server_push(s, &(push_msg){.worker = 1, .tag = 0, .values = (const float[]){5, 5}});
+    s_expect_theta(s, (const float[]){3, 0});
+    assert_int_equal(s->stats.dropped, 1);
     server_destroy(&s);
     free(p);
 }
