@@ -1575,6 +1575,34 @@ static void test_every_rule_counts_each_push(void **state)
     }
 }
 
+/* The lockstep rules README names (every worker in every round: each
+ * gets the same whole number of minibatches) say so, and so do the round
+ * leaders, the rules with backup workers, whose shards other than 0
+ * follow shard 0's verdict (a mutant that named SAGN with one backup no
+ * leader, its shards free to close different rounds, passed every fast
+ * test). */
+static void test_lockstep_rules_and_round_leaders(void **state)
+{
+    (void)state;
+    const char *lockstep = " sync sagn easgd average ";
+    for (const algorithm *const *a = algorithm_all(); *a; a++) {
+        rule_info info;
+        char name[40];
+        snprintf(name, sizeof name, " %s ", (*a)->name);
+        free(s_configure((*a)->name, "", 3, &info));
+        if (info.lockstep != (strstr(lockstep, name) != NULL) || info.round_leader) {
+            fail_msg("%s: lockstep %d, round leader %d", (*a)->name, info.lockstep,
+                     info.round_leader);
+        }
+    }
+    const char *backups[] = {"sync", "sagn"};
+    for (int i = 0; i < 2; i++) {
+        rule_info info;
+        free(s_configure(backups[i], "[algorithm]\nbackups = 1\n", 3, &info));
+        assert_true(info.round_leader && info.lockstep);
+    }
+}
+
 /* [algorithm] prefetch = on: the rules README names take it, and the
  * others refuse it naming the key (a rule whose flag was cleared passed
  * every fast test, its prefetch refused). */
@@ -1620,6 +1648,7 @@ int main(void)
         cmocka_unit_test(test_samples_are_counted_per_worker),
         cmocka_unit_test(test_a_buffer_left_at_the_end_is_counted_dropped),
         cmocka_unit_test(test_every_rule_counts_each_push),
+        cmocka_unit_test(test_lockstep_rules_and_round_leaders),
         cmocka_unit_test_setup_teardown(test_the_prefetching_rules, support_fixture_setup,
                                         support_fixture_teardown),
         cmocka_unit_test(test_sync_worker_loop),
