@@ -61,7 +61,7 @@ static void s_train(server *s, const char *rule)
     }
 }
 
-static void s_expect_same(const server *a, const server *b, const shard_client *ca,
+static void s_expect_same(server *a, server *b, const shard_client *ca,
                           const shard_client *cb)
 {
     assert_memory_equal(a->theta, b->theta, a->n * sizeof(float));
@@ -83,6 +83,14 @@ static void s_expect_same(const server *a, const server *b, const shard_client *
     }
     if (a->alg->server_state_bytes) {
         assert_memory_equal(a->state, b->state, a->alg->server_state_bytes(a));
+    }
+    /* and the rule's state as its pulls see it (SSP's clocks: a mutant that
+     * sized the state to nothing saved none and compared none) */
+    for (uint32_t w = 0; w < WORKERS; w++) {
+        for (uint64_t v = 0; v < 9; v++) {
+            pull_msg m = {.worker = w, .min_version = v};
+            assert_int_equal(server_pull_ready(a, &m), server_pull_ready(b, &m));
+        }
     }
     for (int w = 0; w < WORKERS; w++) {
         assert_int_equal(a->worker_samples[w], b->worker_samples[w]);
