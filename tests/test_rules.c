@@ -1575,6 +1575,47 @@ static void test_every_rule_counts_each_push(void **state)
     }
 }
 
+/* Pulls that wait, each found by its sender's id (the shard replaces a
+ * sender's waiting pull by its newer one) and answered in arrival order
+ * once ready: sync's workers 1 and 0 ask for version 1; a round makes it
+ * (a mutant that searched from the second waiting pull on passed every
+ * fast test). */
+static void s_note_reply(void *ctx, const pull_msg *m, void *handle)
+{
+    (void)m;
+    char *order = ctx;
+    order[strlen(order)] = (char)(intptr_t)handle;
+}
+
+static void test_waiting_pulls_are_found_and_woken(void **state)
+{
+    (void)state;
+    void *p;
+    const float init[1] = {0};
+    server *s = s_server("sync", "", 2, init, 1, &p);
+    const pull_msg one = {.worker = 1, .min_version = 1}, zero = {.worker = 0, .min_version = 1};
+    assert_false(server_pull_ready(s, &one));
+    assert_int_equal(server_wait(s, &one, (void *)(intptr_t)'b'), 0);
+    assert_int_equal(server_wait(s, &zero, (void *)(intptr_t)'a'), 0);
+    for (uint32_t w = 0; w < 2; w++) {
+        const server_waiting *found = server_find_waiting(s, w);
+        assert_non_null(found);
+        assert_int_equal(found->pull.worker, w);
+    }
+    assert_null(server_find_waiting(s, ALGORITHM_EVALUATOR));
+    char order[4] = {0};
+    server_wake(s, s_note_reply, order);
+    assert_string_equal(order, "");   /* version 0 still */
+    for (uint32_t w = 0; w < 2; w++) {
+        server_push(s, &(push_msg){.worker = w, .values = (const float[]){1}});
+    }
+    server_wake(s, s_note_reply, order);
+    assert_string_equal(order, "ba");
+    assert_int_equal(s->nwaiting, 0);
+    server_destroy(&s);
+    free(p);
+}
+
 /* The lockstep rules README names (every worker in every round: each
  * gets the same whole number of minibatches) say so, and so do the round
  * leaders, the rules with backup workers, whose shards other than 0
@@ -1649,6 +1690,7 @@ int main(void)
         cmocka_unit_test(test_a_buffer_left_at_the_end_is_counted_dropped),
         cmocka_unit_test(test_every_rule_counts_each_push),
         cmocka_unit_test(test_lockstep_rules_and_round_leaders),
+        cmocka_unit_test(test_waiting_pulls_are_found_and_woken),
         cmocka_unit_test_setup_teardown(test_the_prefetching_rules, support_fixture_setup,
                                         support_fixture_teardown),
         cmocka_unit_test(test_sync_worker_loop),
