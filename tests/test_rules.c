@@ -525,11 +525,28 @@ static void test_phase_timers_put_pushes_in_pushes(void **state)
 static const char s_rounds5[] = "p0 s0 p1 s1 p2 s2 p3 s3 p4 s4 p5 ";
 static const char s_async5[] = "p0 s0 p0 s0 p0 s0 p0 s0 p0 s0 ";
 
+/* Sync's worker with worker_lr half of [train] lr: each gradient pushed
+ * at half its size (a mutant that scaled none where the gradient goes
+ * whole, as here through a link without early parts, passed every fast
+ * test). */
+static void s_sync_half_by_hand(worker *ref, float *centre)
+{
+    while (!worker_done(ref)) {
+        memcpy(ref->theta, centre, ref->nparams * sizeof *centre);
+        worker_gradient(ref);
+        for (size_t i = 0; i < ref->nparams; i++) {
+            centre[i] -= 0.1f * (0.5f * ref->grad[i]);
+        }
+    }
+}
+
 static void test_sync_worker_loop(void **state)
 {
     (void)state;
     /* pull round r, push tag r, until the pulled version reaches the budget */
     s_one_worker_run("sync", "", s_rounds5, CENTRE_SGD);
+    s_by_hand = s_sync_half_by_hand;
+    s_one_worker_run("sync", "worker_lr = 0.05\n", s_rounds5, CENTRE_BY_HAND);
 }
 
 static void test_hogwild_worker_loop(void **state)
