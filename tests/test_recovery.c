@@ -532,6 +532,22 @@ static void test_a_resume_after_the_launcher_was_killed(void **state)
     s_eval_ends(dir);
 }
 
+/* The steps-K.csv in f->dir gathered into its steps.csv on these clocks;
+ * steps.csv's text (free it). */
+static char *s_gathered(support_fixture *f, int workers, const steps_clock *clocks, int n)
+{
+    run r = {0};
+    char path[4200];
+    snprintf(r.dir, sizeof r.dir, "%s", f->dir);
+    snprintf(path, sizeof path, "%s/steps.csv", f->dir);
+    error err = {0};
+    r.steps = run_append_csv(path, RUN_STEPS_HEADER, false, &err);
+    assert_non_null(r.steps);
+    collect_steps(&r, workers, clocks, n);
+    fclose(r.steps);
+    return support_read_file(path);
+}
+
 /* steps.csv of a resumed run, or of a worker restarted: a step computed
  * but never pushed is taken again by the worker's next process and has
  * one row, the one that counted, among the earlier session's rows in time
@@ -550,15 +566,7 @@ static void test_steps_taken_again_have_one_row(void **state)
                        "1000.55,0,4,1,0,0\n");
     snprintf(path, sizeof path, "%s/steps-1.csv", f->dir);
     support_write_file(path, RUN_STEPS_HEADER "\n1000.48,1,3,1,0,0\n1000.6,1,4,1,0,0\n");
-    run r = {0};
-    snprintf(r.dir, sizeof r.dir, "%s", f->dir);
-    snprintf(path, sizeof path, "%s/steps.csv", f->dir);
-    error err = {0};
-    r.steps = run_append_csv(path, RUN_STEPS_HEADER, false, &err);
-    assert_non_null(r.steps);
-    collect_steps(&r, 2, &(steps_clock){.t0 = 1000.0}, 1);
-    fclose(r.steps);
-    char *text = support_read_file(path);
+    char *text = s_gathered(f, 2, &(steps_clock){.t0 = 1000.0}, 1);
     assert_string_equal(text, RUN_STEPS_HEADER "\n0.100000,0,1,1,0,0\n0.200000,1,1,1,0,0\n"
                         "0.300000,0,2,1,0,0\n0.400000,1,2,1,0,0\n0.450000,0,3,1,0,0\n"
                         "0.480000,1,3,1,0,0\n0.550000,0,4,1,0,0\n0.600000,1,4,1,0,0\n");
@@ -580,16 +588,8 @@ static void test_each_sessions_steps_on_its_clock(void **state)
     snprintf(path, sizeof path, "%s/steps-0.csv", f->dir);
     support_write_file(path, RUN_STEPS_HEADER "\n1000.2,0,1,1,0,0\n1000.35,0,2,1,0,0\n"
                        "2000.05,0,3,1,0,0\n2000.1,0,4,1,0,0\n");
-    run r = {0};
-    snprintf(r.dir, sizeof r.dir, "%s", f->dir);
-    snprintf(path, sizeof path, "%s/steps.csv", f->dir);
-    error err = {0};
-    r.steps = run_append_csv(path, RUN_STEPS_HEADER, false, &err);
-    assert_non_null(r.steps);
     const steps_clock clocks[] = {{.since = 2000, .t0 = 1999.7}, {.since = 1000, .t0 = 1000.1}};
-    collect_steps(&r, 1, clocks, 2);
-    fclose(r.steps);
-    char *text = support_read_file(path);
+    char *text = s_gathered(f, 1, clocks, 2);
     assert_string_equal(text, RUN_STEPS_HEADER "\n0.100000,0,1,1,0,0\n0.250000,0,2,1,0,0\n"
                         "0.350000,0,3,1,0,0\n0.400000,0,4,1,0,0\n");
     free(text);
