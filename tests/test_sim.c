@@ -2033,9 +2033,11 @@ static int s_eval_times(const char *dir, double *t, int max)
  * evaluations that take less than eval.every come exactly every
  * eval.every from the first step (the initial one, made before training,
  * is not one of them: counted, it put every later one an interval late);
- * one that takes longer makes the next begin as it ends, never before
- * (due in the past, the next once went back in time: rows 0.02 s apart
- * for evaluations of 0.03 s). */
+ * those that fall due while one is made are skipped, as the real
+ * evaluator skips them: the next is the first due after it ends (due in
+ * the past, the next once went back in time: rows 0.02 s apart for
+ * evaluations of 0.03 s; then it began as the last ended, 0.03 s apart,
+ * where a real evaluator's rows are 0.04 s apart). */
 static void test_evaluations_with_a_cost_keep_their_times(void **state)
 {
     support_fixture *f = *state;
@@ -2052,7 +2054,7 @@ static void test_evaluations_with_a_cost_keep_their_times(void **state)
         double t[64] = {0};
         int n = s_eval_times(dir, t, 64);
         assert_true(n > 5);
-        double every = fmax(0.02, costs[c]);
+        double every = 0.02 * (floor(costs[c] / 0.02) + 1);
         assert_true(t[0] == 0);   /* the initial model's */
         for (int i = 1; i < n - 1; i++) {   /* the last row: the final model's, at the end */
             double want = 0.02 + every * (i - 1);

@@ -44,19 +44,18 @@ static void s_evaluate(sim *s)
 
 /* The evaluations during training come every eval.every from the first
  * step; with [sim] eval_cost each takes that much work on a core, and the
- * next is due eval.every after the last was due, or at once when that one
- * ended later (as the real evaluator catches up). */
+ * next is the first due after the last ended: those that fell due while
+ * it was made are skipped, as the real evaluator skips them. */
 static void s_evaluation_done(sim *s)
 {
-    if (s->eval_due) {   /* one fell due while the last was still being worked on */
-        s->eval_due = false;
-        sim_schedule(s, (sim_event){.t = s->now, .kind = EV_EVAL});
-        return;
+    double every = s->e->eval_every;
+    if (every > 0 && s->started && (s->evaluations > 0 || s->eval_due)) {
+        /* (the initial evaluation, not due: the first step scheduled the next) */
+        double since = floor((s->now - s->first_step) / every) + 1;
+        double next = fmax(since, (double)(s->evaluations + 1));
+        sim_schedule(s, (sim_event){.t = s->first_step + every * next, .kind = EV_EVAL});
     }
-    if (s->e->eval_every > 0 && s->started && s->evaluations > 0) {
-        double due = s->first_step + s->e->eval_every * (double)(s->evaluations + 1);
-        sim_schedule(s, (sim_event){.t = fmax(s->now, due), .kind = EV_EVAL});
-    }
+    s->eval_due = false;
 }
 
 /* Whether a shard is down: its part of the centre is what it lost. */
