@@ -178,11 +178,16 @@ static int s_convergence_group(const plot_runs *set, int g, int xc, int yc,
     return s_close(f, place, err) < 0 ? -1 : curves;
 }
 
+/* The eval.csv column of a convergence figure's x. */
+static int s_column(const char *x)
+{
+    return strcmp(x, "epoch") == 0 ? 1 : strcmp(x, "updates") == 0 ? 2 : 0;
+}
+
 static const char *s_convergence(const figure_options *o, plot_runs *set,
                                  const figure_place *place, FILE *gp, error *err)
 {
-    int xc = strcmp(o->x, "epoch") == 0 ? 1 : strcmp(o->x, "updates") == 0 ? 2 : 0;
-    int yc = strcmp(o->y, "loss") == 0 ? 4 : 5;
+    int xc = s_column(o->x), yc = strcmp(o->y, "loss") == 0 ? 4 : 5;
     s_string(gp, "xlabel", label_of(o->x));
     s_string(gp, "ylabel", label_of(yc == 4 ? "loss" : "acc"));
     int curves = 0;
@@ -319,8 +324,8 @@ static const char *s_scaling(const figure_options *o, plot_runs *set, const figu
     fprintf(gp, "speedup = %d\n", speedup);
     /* a tick at every x with data (a log axis labels only powers of ten),
      * and the base of each group's speed-up: its smallest x */
-    double *xs = malloc(PLOT_MAX_RUNS * sizeof *xs), base = NAN;
-    int nx = 0;
+    double *xs = malloc(PLOT_MAX_RUNS * sizeof *xs), base = NAN, top = -INFINITY;
+    int nx = 0, widest = 0;   /* the group whose x reach furthest: the one ideal line's */
     bool one_base = true;
     for (int g = 0; xs && g < set->ngroups; g++) {
         double *gx = xs + nx;
@@ -328,6 +333,8 @@ static const char *s_scaling(const figure_options *o, plot_runs *set, const figu
         if (n > 0) {
             one_base = one_base && (isnan(base) || base == gx[0]);
             base = isnan(base) ? gx[0] : base;
+            widest = gx[n - 1] > top ? g : widest;
+            top = fmax(top, gx[n - 1]);
         }
         nx += n;
     }
@@ -351,6 +358,8 @@ static const char *s_scaling(const figure_options *o, plot_runs *set, const figu
     }
     s_string(gp, "speedup_label", words);
     fprintf(gp, "one_ideal = %d\n", one_base);   /* else each group's own, in its colour */
+    /* (the first group's points drew it: no line where that group had one x) */
+    fprintf(gp, "ideal_group = %d\n", widest + 1);
     for (int g = 0; g < set->ngroups; g++) {
         if (s_scaling_group(o, set, g, place, err) < 0) {
             return NULL;
@@ -359,25 +368,50 @@ static const char *s_scaling(const figure_options *o, plot_runs *set, const figu
     return "scaling";
 }
 
-/* Group g's staleness histogram, summed over its runs, as a CDF; *p999
- * the staleness by which 99.9% of its pushes came, *largest the most (its
- * runs' staleness_max: the histogram's last bin holds 63 and above), and
- * *open whether any push is in that last bin. */
+/* Run r's staleness histogram and its pushes (0 without one: a run
+ * that recorded none, or sequential, which pushes nothing). */
+static const cJSON *s_histogram(const plot_run *run, double *pushes)
+{
+    cJSON *a = cJSON_GetObjectItemCaseSensitive(run->summary, "staleness_histogram");
+    *pushes = 0;
+    for (int i = 0; cJSON_IsArray(a) && i < cJSON_GetArraySize(a) && i < 64; i++) {
+        *pushes += cJSON_GetArrayItem(a, i)->valuedouble;
+    }
+    return *pushes > 0 ? a : NULL;
+}
+
+/* Group g's staleness histogram, summed over its runs that recorded
+ * pushes, as a CDF; *p999 the staleness by which 99.9% of its pushes
+ * came, *largest the most (its runs' staleness_max: the histogram's last
+ * bin holds 63 and above), and *open whether any push is in that last
+ * bin. A group with no pushes has no line (it had a CDF of 1 from 0: as
+ * if every push had been fresh) and *p999 -1. */
 static int s_staleness_group(const plot_runs *set, int g, const figure_place *place,
                              int *p999, int *largest, bool *open, error *err)
 {
     double h[64] = {0}, total = 0, most = 0;
+    int runs = 0, without = 0;
     for (int r = 0; r < set->count; r++) {
-        cJSON *a = cJSON_GetObjectItemCaseSensitive(set->runs[r].summary, "staleness_histogram");
-        if (set->runs[r].g != g || !cJSON_IsArray(a)) {
+        double pushes;
+        if (set->runs[r].g != g) {
+            continue;
+        }
+        const cJSON *a = s_histogram(&set->runs[r], &pushes);
+        runs++;
+        if (!a) {
+            without++;
             continue;
         }
         double run_most = plot_run_number(&set->runs[r], "staleness_max");
         most = run_most > most ? run_most : most;
         for (int i = 0; i < cJSON_GetArraySize(a) && i < 64; i++) {
             h[i] += cJSON_GetArrayItem(a, i)->valuedouble;
-            total += cJSON_GetArrayItem(a, i)->valuedouble;
         }
+        total += pushes;
+    }
+    if (without > 0) {
+        fprintf(stderr, "asgd plot: %s: %d of %d runs recorded no pushes' staleness (%s)\n",
+                set->groups[g], without, runs, without == runs ? "no line" : "left out of its line");
     }
     FILE *f = s_data(place, g + 1, set->groups[g], err);
     if (!f) {
@@ -392,14 +426,13 @@ static int s_staleness_group(const plot_runs *set, int g, const figure_place *pl
     *largest = most > last ? (int)fmin(most, 1e9) : last;
     *open = h[63] > 0;
     *p999 = -1;
-    for (int i = 0; i <= last + 1 && i < 64; i++) {
+    for (int i = 0; total > 0 && i <= last + 1 && i < 64; i++) {
         acc += h[i];
-        if (total > 0 && acc / total >= 0.999 && *p999 < 0) {
+        if (acc / total >= 0.999 && *p999 < 0) {
             *p999 = i;
         }
-        fprintf(f, "%d %.9g\n", i, total > 0 ? acc / total : 1);
+        fprintf(f, "%d %.9g\n", i, acc / total);
     }
-    *p999 = *p999 < 0 ? last : *p999;   /* no pushes */
     return s_close(f, place, err);
 }
 
@@ -407,7 +440,7 @@ static const char *s_staleness(const figure_options *o, plot_runs *set,
                                const figure_place *place, FILE *gp, error *err)
 {
     (void)o;
-    int xmax = 1, largest = 0;
+    int xmax = 1, largest = 0, lines = 0;
     bool open = false;
     for (int g = 0; g < set->ngroups; g++) {
         int p999, most;
@@ -415,9 +448,18 @@ static const char *s_staleness(const figure_options *o, plot_runs *set,
         if (s_staleness_group(set, g, place, &p999, &most, &group_open, err) < 0) {
             return NULL;
         }
+        if (p999 < 0) {
+            continue;
+        }
+        lines++;
         xmax = p999 + 1 > xmax ? p999 + 1 : xmax;
         largest = most > largest ? most : largest;
         open = open || group_open;
+    }
+    if (lines == 0) {   /* not a figure of empty axes */
+        error_set(err, ERROR_USAGE, "asgd plot: --kind staleness: no run recorded the "
+                  "staleness of a push (sequential runs push nothing)");
+        return NULL;
     }
     char words[160];
     if (open && xmax > 63) {   /* the last point is of every push from 63 on */
@@ -432,6 +474,27 @@ static const char *s_staleness(const figure_options *o, plot_runs *set,
     s_string(gp, "xlabel", words);
     fprintf(gp, "xmax = %d\n", xmax);
     return "staleness";
+}
+
+bool figure_run_drawn(const figure_options *o, const plot_run *run)
+{
+    switch (o->kind) {
+    case KIND_CONVERGENCE: {
+        double *xs, *ys;
+        int n = plot_run_eval(run, s_column(o->x), strcmp(o->y, "loss") == 0 ? 4 : 5, &xs, &ys);
+        free(xs);
+        free(ys);
+        return n > 0;
+    }
+    case KIND_SCALING:
+        return !isnan(plot_run_number(run, o->x)) && isfinite(plot_run_number(run, o->y));
+    case KIND_STALENESS: {
+        double pushes;
+        return s_histogram(run, &pushes) != NULL;
+    }
+    default:
+        return !isnan(figure_bar_value(o, run));
+    }
 }
 
 double figure_bar_value(const figure_options *o, const plot_run *run)

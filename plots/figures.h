@@ -42,6 +42,11 @@ typedef struct figure_place {
     char stem[1024];
 } figure_place;
 
+/* Whether a run is drawn in a figure of o's kind (convergence: it has a
+ * point; scaling: a number at x and a finite y; staleness: it recorded
+ * pushes; bars: it has a value): what a title's "mean of N runs" counts. */
+bool figure_run_drawn(const figure_options *o, const plot_run *run);
+
 /* A bar figure's value for one run (time-to-accuracy: the time its test
  * accuracy first reached the target; throughput: its samples/s); NaN when
  * it has none. */

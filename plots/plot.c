@@ -241,23 +241,20 @@ static void s_styles(FILE *gp, int groups)
     fprintf(gp, "set style increment user\n");
 }
 
-/* The fewest and most runs behind one line (or, with x and y, one point;
- * a run without a number at x or a finite y is on none, as in figures.c;
- * with bars, one bar: a run without a value, one that never reached the
- * target, is in none): the seeds each averages; *most 0 when out of
- * memory. */
-static void s_runs_per_line(const plot_runs *set, const char *x, const char *y,
-                            const figure_options *bars, int *fewest, int *most)
+/* The fewest and most runs behind one line of a figure of o's kind (or,
+ * in a scaling figure, one point; a bar figure, one bar): the runs of a
+ * group drawn there (figure_run_drawn), at the same x for scaling;
+ * *most 0 when out of memory. */
+static void s_runs_per_line(const plot_runs *set, const figure_options *o, int *fewest,
+                            int *most)
 {
     *fewest = set->count;
     *most = 0;
     double *xs = calloc((size_t)set->count, sizeof *xs);
-    for (int r = 0; xs && x && r < set->count; r++) {
-        xs[r] = isfinite(plot_run_number(&set->runs[r], y)) ? plot_run_number(&set->runs[r], x)
-                                                            : NAN;
-    }
-    for (int r = 0; xs && bars && r < set->count; r++) {
-        xs[r] = isnan(figure_bar_value(bars, &set->runs[r])) ? NAN : 0;
+    bool scaling = o->kind == KIND_SCALING;
+    for (int r = 0; xs && r < set->count; r++) {
+        bool drawn = figure_run_drawn(o, &set->runs[r]);
+        xs[r] = !drawn ? NAN : scaling ? plot_run_number(&set->runs[r], o->x) : 0;
     }
     for (int r = 0; xs && r < set->count; r++) {
         if (isnan(xs[r])) {
@@ -275,12 +272,11 @@ static void s_runs_per_line(const plot_runs *set, const char *x, const char *y,
 
 /* What every run shares, for the title: "mlp on fashion-mnist, 4
  * workers, mean of 3 runs" (a field that varies is left out: it is on an
- * axis or in the legend); x and y: a scaling figure's keys, else NULL;
- * bars: a bar figure's options (a bar averages the runs with a value),
- * else NULL. */
-static void s_setting(char *out, size_t n, const plot_runs *set, const char *x, const char *y,
-                      const figure_options *bars, bool pooled)
+ * axis or in the legend); the runs counted are those a figure of o's
+ * kind draws. */
+static void s_setting(char *out, size_t n, const plot_runs *set, const figure_options *o)
 {
+    bool pooled = o->kind == KIND_STALENESS;
     char model[64] = "", data[64] = "", workers[32] = "", mode[16] = "";
     const char *keys[] = {"model", "dataset", "workers", "mode"};
     char *vals[] = {model, data, workers, mode};
@@ -296,7 +292,7 @@ static void s_setting(char *out, size_t n, const plot_runs *set, const char *x, 
         }
     }
     int fewest, most;
-    s_runs_per_line(set, x, y, bars, &fewest, &most);
+    s_runs_per_line(set, o, &fewest, &most);
     int at = snprintf(out, n, "%s%s%s", model, model[0] && data[0] ? " on " : "", data);
     if (workers[0] && at < (int)n) {
         at += snprintf(out + at, n - (size_t)at, "%s%s worker%s", at ? ", " : "", workers,
@@ -349,10 +345,7 @@ static void s_title(char *out, size_t n, const options *o, const plot_runs *set)
         snprintf(what, sizeof what, "Throughput");
         break;
     }
-    bool scaling = f->kind == KIND_SCALING;
-    bool bars = f->kind == KIND_TTA || f->kind == KIND_THROUGHPUT;
-    s_setting(setting, sizeof setting, set, scaling ? f->x : NULL, scaling ? f->y : NULL,
-              bars ? f : NULL, f->kind == KIND_STALENESS);
+    s_setting(setting, sizeof setting, set, f);
     snprintf(out, n, "%s%s%s", what, setting[0] ? ": " : "", setting);
 }
 

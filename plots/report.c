@@ -205,7 +205,9 @@ static void s_summaries(doc *d, const plot_runs *set, const char *names)
     static const char *const keys[] = {"algorithm", "mode", "workers", "final_test_acc",
                                        "best_test_acc", "final_test_loss", "time_s",
                                        "samples_per_s", "staleness_mean", "diverged"};
-    static const int digits[] = {0, 0, 0, 4, 4, 4, -4, 0, 2, 0};
+    /* < 0: that many significant digits below 10^(-d-1) (a loss of
+     * 5.1e-05 read 0.0001 at 4 decimals, a staleness of 0.004 read 0.00) */
+    static const int digits[] = {0, 0, 0, 4, 4, -4, -4, -4, -3, 0};
     enum { COLUMNS = sizeof header / sizeof header[0] };
     s_heading(d, 2, "Runs");
     s_table_start(d, COLUMNS, header);

@@ -159,18 +159,41 @@ bool plot_runs_left_out(const plot_runs *set, char *out, size_t n)
     return true;
 }
 
-/* Whether dir/eval.csv has a row with a finite time and a finite loss
- * (a regression run's) or accuracy. */
-static bool s_has_evaluation(const char *dir)
+/* dir/eval.csv, open past its header; NULL when missing or when its
+ * header is not asgd's (columns in another order would be read as ours:
+ * a foreign file's loss drawn as accuracy). */
+static FILE *s_open_eval(const char *dir)
 {
-    char path[4200], line[512];
+    char path[4200], header[512];
     snprintf(path, sizeof path, "%s/eval.csv", dir);
     FILE *f = fopen(path, "r");
+    if (f && (!fgets(header, sizeof header, f) ||
+              strcmp(header, RUN_EVAL_HEADER "\n") != 0)) {
+        fclose(f);
+        return NULL;
+    }
+    return f;
+}
+
+/* Whether an eval.csv line is a row of a model that was evaluated: six
+ * numbers, a finite time, and a finite loss (not a diverged model, whose
+ * accuracy is whatever argmax makes of NaN parameters; summary.json's
+ * best_test_acc leaves it out too). */
+static bool s_eval_row(const char *line, double v[6])
+{
+    return sscanf(line, "%lf,%lf,%lf,%lf,%lf,%lf", &v[0], &v[1], &v[2], &v[3], &v[4],
+                  &v[5]) == 6 && isfinite(v[0]) && isfinite(v[4]);
+}
+
+/* Whether dir/eval.csv has a row of an evaluated model. */
+static bool s_has_evaluation(const char *dir)
+{
+    char line[512];
+    FILE *f = s_open_eval(dir);
     bool found = false;
     while (f && !found && fgets(line, sizeof line, f)) {
         double v[6];
-        found = sscanf(line, "%lf,%lf,%lf,%lf,%lf,%lf", &v[0], &v[1], &v[2], &v[3], &v[4],
-                       &v[5]) == 6 && isfinite(v[0]) && (isfinite(v[4]) || isfinite(v[5]));
+        found = s_eval_row(line, v);
     }
     if (f) {
         fclose(f);
@@ -407,6 +430,21 @@ void plot_runs_warn_mixed(const plot_runs *set, const char *group_key, const cha
     free(texts);
 }
 
+/* Says when a run has no value of a config key because its config.ini
+ * cannot be read: such runs were grouped with every other without a word,
+ * whatever their rules. */
+static void s_say_unread_config(const plot_run *run, const char *key)
+{
+    char path[4200];
+    error err;
+    snprintf(path, sizeof path, "%s/config.ini", run->dir);
+    config *c = strchr(key, '.') ? config_load(path, &err) : NULL;
+    if (strchr(key, '.') && !c) {
+        fprintf(stderr, "asgd plot: %s: %s: grouped as \"(no %s)\"\n", run->dir, err.msg, key);
+    }
+    config_destroy(&c);
+}
+
 int plot_runs_collect(plot_runs *set, const char *const *dirs, int ndirs, const char *group_key,
                       error *err)
 {
@@ -446,6 +484,7 @@ int plot_runs_collect(plot_runs *set, const char *const *dirs, int ndirs, const 
         plot_run_value(run, group_key, run->group, sizeof run->group);
         if (!run->group[0]) {
             snprintf(run->group, sizeof run->group, "(no %s)", group_key);
+            s_say_unread_config(run, group_key);
         }
         if ((run->g = s_group_index(set, run->group)) < 0) {
             error_set(err, ERROR_USAGE, "more than %d groups of %s",
@@ -477,17 +516,14 @@ void plot_runs_free(plot_runs *set)
 
 int plot_run_eval(const plot_run *r, int xc, int yc, double **xs, double **ys)
 {
-    char path[4200], line[512];
-    snprintf(path, sizeof path, "%s/eval.csv", r->dir);
-    FILE *f = fopen(path, "r");
+    char line[512];
+    FILE *f = s_open_eval(r->dir);
     int n = 0, cap = 0;
     *xs = *ys = NULL;
     while (f && fgets(line, sizeof line, f)) {
         double v[6];
-        if (sscanf(line, "%lf,%lf,%lf,%lf,%lf,%lf", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) != 6) {
-            continue;
-        }
-        if (!isfinite(v[yc]) || !isfinite(v[xc]) || (n > 0 && v[xc] <= (*xs)[n - 1])) {
+        if (!s_eval_row(line, v) || !isfinite(v[yc]) || !isfinite(v[xc]) ||
+            (n > 0 && v[xc] <= (*xs)[n - 1])) {
             continue;
         }
         if (n == cap) {

@@ -77,10 +77,11 @@ void plot_run_value(const plot_run *r, const char *key, char *out, size_t n);
 double plot_run_number(const plot_run *r, const char *key);
 
 /* Columns xc and yc of the rows of a run's eval.csv (time_s 0, epoch 1,
- * updates 2, samples 3, test_loss 4, test_acc 5): the rows where y is a
- * finite number (a regression run has no accuracy; a diverged one's loss
- * may be infinite) and x goes forward (a curve is a function of x);
- * returns their count (the caller frees xs and ys). */
+ * updates 2, samples 3, test_loss 4, test_acc 5): the rows where the
+ * loss and y are finite numbers (a regression run has no accuracy; a
+ * diverged model's loss is not finite, and its accuracy is no model's)
+ * and x goes forward (a curve is a function of x); none where the file's
+ * header is not asgd's; returns their count (the caller frees xs and ys). */
 int plot_run_eval(const plot_run *r, int xc, int yc, double **xs, double **ys);
 
 #endif

@@ -2012,8 +2012,11 @@ static void test_bars_are_means_over_seeds(void **state)
 }
 
 /* The report's table of runs gives each column its own summary field, to
- * its own digits (a time under 1000 s to 4 significant ones); its table of
- * differences lists a key in which any run differs from the first. */
+ * its own digits (a time, a loss and samples/s under 1000 to 4
+ * significant ones, a staleness under 100 to 3: a least-squares run's loss
+ * of 5.06e-05 read 0.0001, and 3e-5 read 0.0000, as if every rule had
+ * fitted exactly); its table of differences lists a key in which any run
+ * differs from the first. */
 static void test_report_tables_hold_each_runs_numbers(void **state)
 {
     support_fixture *f = *state;
@@ -2033,14 +2036,21 @@ static void test_report_tables_hold_each_runs_numbers(void **state)
     s_hand_run(dir, "hogwild", "[train]\nlr = 0.1\n", summary, NULL);
     snprintf(dir, sizeof dir, "%s/r3", root);
     s_hand_run(dir, "hogwild", "[train]\nlr = 0.05\n", summary, NULL);
+    snprintf(summary, sizeof summary, "\"algorithm\": \"hogwild\", \"workers\": 4, "
+             "\"diverged\": false, \"best_test_acc\": 0.9, \"final_test_loss\": 5.0578e-05, "
+             "\"seed\": 1, \"final_test_acc\": 0.5, \"time_s\": 2, \"samples_per_s\": 0.4, "
+             "\"staleness_mean\": 0.004");
+    snprintf(dir, sizeof dir, "%s/r4", root);
+    s_hand_run(dir, "hogwild", "[train]\nlr = 0.05\n", summary, NULL);
     snprintf(out, sizeof out, "%s/hand-report-page", f->dir);
     const char *const dirs[] = {root, NULL};
     char *md = s_report_page(f, dirs, out);
     const char *want[] = {
-        "| r1 | hogwild | sim | 4 | 0.8123 | 0.9000 | 0.3457 | 123.5 | 1235 | 1.50 | no |\n",
-        "| r2 | hogwild | sim | 4 | 0.5000 | 0.9000 | 0.3457 | 0.0115 | 100 | 0.12 | no |\n",
+        "| r1 | hogwild | sim | 4 | 0.8123 | 0.9000 | 0.3457 | 123.5 | 1235 | 1.5 | no |\n",
+        "| r2 | hogwild | sim | 4 | 0.5000 | 0.9000 | 0.3457 | 0.0115 | 99.5 | 0.125 | no |\n",
+        "| r4 | hogwild | sim | 4 | 0.5000 | 0.9000 | 5.058e-05 | 2 | 0.4 | 0.004 | no |\n",
     };
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
         if (!strstr(md, want[i])) {
             fail_msg("no row %s in\n%s", want[i], md);
         }
@@ -2174,6 +2184,185 @@ static void test_figures_draw_their_columns(void **state)
     free(table);
 }
 
+/* Where every group has the same fewest workers, the one ideal line runs
+ * as far as any group's workers: it was drawn through the first group's
+ * points alone, so a first group of one worker count drew no line at all
+ * beside a legend saying "ideal", and a shorter one cut it short. */
+static void test_the_one_ideal_line_spans_every_group(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char root[700], dir[800], fig[800], summary[200];
+    snprintf(root, sizeof root, "%s/hand-one-ideal", f->dir);
+    const struct { const char *name, *label; int workers, sps; } runs[] = {
+        {"a-1", "a", 1, 100}, {"b-1", "b", 1, 50}, {"b-2", "b", 2, 90}, {"b-4", "b", 4, 160},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        snprintf(dir, sizeof dir, "%s/%s", root, runs[i].name);
+        snprintf(summary, sizeof summary, "\"seed\": %zu, \"workers\": %d, \"samples_per_s\": %d",
+                 i, runs[i].workers, runs[i].sps);
+        s_hand_run(dir, runs[i].label, NULL, summary, NULL);
+    }
+    snprintf(fig, sizeof fig, "%s/one-ideal-spans.png", f->dir);
+    const char *const scaling[] = {"--kind", "scaling", NULL};
+    s_plot_hand(f, root, fig, scaling);
+    char *table = s_drawn(f, "one-ideal-spans.png");
+    /* samples/s of a and b, their speed-ups, then the black ideal: 1 to 4 */
+    const double ideal[3][6] = {{1, 1}, {2, 2}, {4, 4}};
+    s_expect_curve(table, 4, 2, ideal, 3);
+    free(table);
+}
+
+/* A staleness CDF is of the pushes its runs recorded: a group whose runs
+ * have no histogram (or one of no pushes: sequential) has no line and is
+ * said (it drew a CDF of 1 from 0, every push fresh, for a hogwild run
+ * of mean staleness 3 and largest 9), nor counts in the axis or the
+ * title's count; a figure with no pushes at all is refused. */
+static void test_a_staleness_cdf_needs_recorded_pushes(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char root[700], dir[800], fig[800], path[900];
+    snprintf(root, sizeof root, "%s/hand-no-histogram", f->dir);
+    snprintf(dir, sizeof dir, "%s/h1", root);
+    s_hand_run(dir, "hogwild", NULL, "\"seed\": 1, \"staleness_mean\": 3, \"staleness_max\": 9",
+               NULL);
+    snprintf(dir, sizeof dir, "%s/q1", root);
+    s_hand_run(dir, "sequential", NULL, "\"seed\": 1, \"staleness_max\": 0, "
+               "\"staleness_histogram\": [0]", NULL);
+    snprintf(fig, sizeof fig, "%s/no-histogram.png", f->dir);
+    const char *args[] = {"plot", root, "-o", fig, "--kind", "staleness", NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "no run recorded the staleness of a push"));
+    snprintf(dir, sizeof dir, "%s/s1", root);   /* a group with pushes, two seeds */
+    s_hand_run(dir, "sync", NULL, "\"seed\": 1, \"staleness_max\": 0, "
+               "\"staleness_histogram\": [4]", NULL);
+    snprintf(dir, sizeof dir, "%s/s2", root);
+    s_hand_run(dir, "sync", NULL, "\"seed\": 2, \"staleness_max\": 1, "
+               "\"staleness_histogram\": [3, 1]", NULL);
+    snprintf(dir, sizeof dir, "%s/h2", root);   /* hogwild's other seed recorded its pushes */
+    s_hand_run(dir, "hogwild", NULL, "\"seed\": 2, \"staleness_max\": 2, "
+               "\"staleness_histogram\": [1, 0, 1]", NULL);
+    const char *const extra[] = {"--kind", "staleness", NULL};
+    s_plot_hand(f, root, fig, extra);
+    assert_non_null(strstr(f->r.err, "hogwild: 1 of 2 runs recorded no pushes' staleness "
+                                     "(left out of its line)"));
+    assert_non_null(strstr(f->r.err, "sequential: 1 of 1 runs recorded no pushes' staleness "
+                                     "(no line)"));
+    char *gp = support_read_file((snprintf(path, sizeof path, "%s.gp", fig), path));
+    assert_non_null(gp);
+    assert_non_null(strstr(gp, "runs pooled"));   /* 1 run in hogwild's line, 2 in sync's */
+    assert_non_null(strstr(gp, "1-2 runs pooled"));
+    assert_non_null(strstr(gp, "xlabel = 'staleness (updates)'"));   /* the seed left out: 9 */
+    free(gp);
+    const double hogwild[4][6] = {{0, 0.5}, {1, 0.5}, {2, 1}, {3, 1}};
+    const double sync[3][6] = {{0, 0.875}, {1, 1}, {2, 1}};
+    int g_hogwild = 0, g_sync = 0, g_sequential = 0;
+    for (int g = 1; g <= 3; g++) {
+        snprintf(path, sizeof path, "%s-%d.dat", fig, g);
+        char *dat = support_read_file(path);
+        assert_non_null(dat);
+        g_hogwild = strncmp(dat, "# hogwild", 9) == 0 ? g : g_hogwild;
+        g_sync = strncmp(dat, "# sync", 6) == 0 ? g : g_sync;
+        g_sequential = strncmp(dat, "# sequential", 12) == 0 ? g : g_sequential;
+        free(dat);
+    }
+    assert_true(g_hogwild && g_sync && g_sequential);
+    s_expect_dat(fig, g_hogwild, 2, hogwild, 4);
+    s_expect_dat(fig, g_sync, 2, sync, 3);
+    s_expect_dat(fig, g_sequential, 2, NULL, 0);
+}
+
+/* A row whose test loss is not finite is of a diverged model, whose
+ * accuracy is whatever argmax makes of NaN parameters: it is no point of
+ * a curve, and reaches no target (a NaN-loss row at 0.95 made a run the
+ * fastest to 0.85; summary.json's best_test_acc already left it out). */
+static void test_a_diverged_models_rows_are_not_points(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char root[700], dir[800], fig[800];
+    snprintf(root, sizeof root, "%s/hand-nan-rows", f->dir);
+    snprintf(dir, sizeof dir, "%s/c1", root);
+    s_hand_run(dir, "c", NULL, "\"seed\": 1, \"diverged\": true",
+               "1,0.1,4,64,0.9,0.5\n2,0.2,8,128,nan,0.95\n3,0.3,12,192,inf,0.9\n");
+    snprintf(dir, sizeof dir, "%s/d1", root);
+    s_hand_run(dir, "d", NULL, "\"seed\": 1", "1,0.1,4,64,0.9,0.5\n4,0.4,16,256,0.4,0.86\n");
+    snprintf(fig, sizeof fig, "%s/nan-rows.png", f->dir);
+    s_plot_hand(f, root, fig, NULL);
+    const double c[1][6] = {{1, 0.5, 0.5, 0.5}};
+    s_expect_dat(fig, 1, 4, c, 1);
+    snprintf(fig, sizeof fig, "%s/nan-rows-tta.png", f->dir);
+    const char *const tta[] = {"--kind", "time-to-accuracy", "--target", "0.85", NULL};
+    s_plot_hand(f, root, fig, tta);
+    char path[900];
+    snprintf(path, sizeof path, "%s-1.dat", fig);
+    char *dat = support_read_file(path);
+    assert_non_null(dat);
+    assert_non_null(strstr(dat, "\"c (diverged)\" 0 0 0 0\n"));
+    assert_non_null(strstr(dat, "\"d\" 4 4 4 1\n"));
+    free(dat);
+}
+
+/* eval.csv is read by its columns' names: a file whose header is not
+ * asgd's (columns in another order) is no run to draw (its loss was drawn
+ * as accuracy), and is named among those left out. */
+static void test_an_eval_csv_of_other_columns_is_left_out(void **state)
+{
+    support_fixture *f = *state;
+    char root[700], dir[800], fig[800], path[900];
+    snprintf(root, sizeof root, "%s/hand-columns", f->dir);
+    snprintf(dir, sizeof dir, "%s/ours", root);
+    s_hand_run(dir, "a", NULL, "\"seed\": 1", "1,0.1,4,64,0.3,0.9\n");
+    snprintf(dir, sizeof dir, "%s/theirs", root);
+    s_hand_run(dir, "a", NULL, "\"seed\": 2", NULL);
+    snprintf(path, sizeof path, "%s/eval.csv", dir);
+    support_write_file(path, "time_s,epoch,updates,samples,test_acc,test_loss\n"
+                             "0,0,0,0,0.1,2.3\n1,0.1,4,64,0.9,0.3\n");
+    snprintf(fig, sizeof fig, "%s/columns.png", f->dir);
+    const char *args[] = {"plot", root, "-o", fig, NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    if (!support_have("gnuplot")) {
+        return;   /* the figure cannot be drawn; what is left out is said before */
+    }
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "1 runs, 1 groups"));
+    assert_non_null(strstr(f->r.err, "1 incomplete run left out ("));
+    assert_non_null(strstr(f->r.err, "theirs"));
+    const double a[1][6] = {{1, 0.9, 0.9, 0.9}};
+    s_expect_dat(fig, 1, 4, a, 1);
+}
+
+/* A run whose config.ini cannot be read has no value of a config key to
+ * group by: it is grouped as "(no KEY)", and said (two such runs of
+ * different rules were averaged as one line without a word); the title
+ * counts the runs a line draws, not every run of its group. */
+static void test_runs_without_a_config_are_said(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char root[700], dir[800], fig[800], path[900];
+    snprintf(root, sizeof root, "%s/hand-no-config", f->dir);
+    snprintf(dir, sizeof dir, "%s/n1", root);
+    s_hand_run(dir, "sync", NULL, "\"seed\": 1", NULL);
+    snprintf(path, sizeof path, "%s/config.ini", dir);
+    unlink(path);
+    snprintf(dir, sizeof dir, "%s/t1", root);   /* a run with no point: not in the count */
+    s_hand_run(dir, "two", NULL, "\"seed\": 1", "1,0.1,4,64,1,0.5\n");
+    snprintf(dir, sizeof dir, "%s/t2", root);
+    s_hand_run(dir, "two", NULL, "\"seed\": 2", "1,0.1,4,64,1,nan\n");
+    snprintf(fig, sizeof fig, "%s/no-config.png", f->dir);
+    s_plot_hand(f, root, fig, NULL);
+    assert_non_null(strstr(f->r.err, "n1: "));
+    assert_non_null(strstr(f->r.err, "grouped as \"(no experiment.label)\""));
+    snprintf(path, sizeof path, "%s.gp", fig);
+    char *gp = support_read_file(path);
+    assert_non_null(gp);
+    assert_null(strstr(gp, "mean of"));   /* one run behind each line drawn */
+    free(gp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2217,6 +2406,11 @@ int main(void)
         cmocka_unit_test(test_bars_are_means_over_seeds),
         cmocka_unit_test(test_report_tables_hold_each_runs_numbers),
         cmocka_unit_test(test_figures_draw_their_columns),
+        cmocka_unit_test(test_the_one_ideal_line_spans_every_group),
+        cmocka_unit_test(test_a_staleness_cdf_needs_recorded_pushes),
+        cmocka_unit_test(test_a_diverged_models_rows_are_not_points),
+        cmocka_unit_test(test_an_eval_csv_of_other_columns_is_left_out),
+        cmocka_unit_test(test_runs_without_a_config_are_said),
     };
     return cmocka_run_group_tests(tests, s_setup, s_teardown);
 }
