@@ -605,7 +605,9 @@ static int s_control(ps *p, const request *r, const wire_header *h)
 static int s_handle(ps *p, net_msg *m)
 {
     server *s = p->s;
-    s->stats.bytes_in += m->bytes;
+    /* the bytes its sender sent: not the identity frame the router adds
+     * (5 bytes a message more than bytes_out and the simulator count) */
+    s->stats.bytes_in += m->bytes - (m->count > 0 ? zmq_msg_size(&m->frames[0]) : 0);
     if (m->count < 2) {
         s_reject(p, "no header frame", NULL, false);
         return 0;
