@@ -1260,6 +1260,42 @@ static void test_a_keys_folder_is_checked(void **state)
     err = (error){0};
     assert_int_equal(auth_load(&a, only_server, "server", &err), -1);
     assert_non_null(strstr(err.msg, "no client keys"));
+    /* keys are written only as new files: a secret left behind kept its
+     * mode (readable by all), and a link in its place led the evaluator's
+     * secret to wherever it pointed; a folder others may write in, where
+     * they could swap the server's key, is refused */
+    char loose[400], stolen[400], leftover[600], link_path[600];
+    snprintf(loose, sizeof loose, "%s/loose", f->dir);
+    snprintf(stolen, sizeof stolen, "%s/stolen", f->dir);
+    assert_int_equal(mkdir(loose, 0700), 0);
+    snprintf(leftover, sizeof leftover, "%s/worker-0.key_secret", loose);
+    support_write_file(leftover, "old\n");
+    chmod(leftover, 0644);
+    err = (error){0};
+    assert_int_equal(auth_make_keys(loose, 2, &err), -1);
+    assert_int_equal(err.status, ERROR_USAGE);
+    assert_non_null(strstr(err.msg, "worker-0.key_secret: exists already"));
+    char *kept = support_read_file(leftover);
+    assert_string_equal(kept, "old\n");
+    free(kept);
+    snprintf(path, sizeof path, "%s/server.key", loose);   /* nothing written: no half set */
+    assert_int_equal(access(path, F_OK), -1);
+    remove(leftover);
+    snprintf(link_path, sizeof link_path, "%s/evaluator.key_secret", loose);
+    assert_int_equal(symlink(stolen, link_path), 0);
+    err = (error){0};
+    assert_int_equal(auth_make_keys(loose, 2, &err), -1);
+    assert_non_null(strstr(err.msg, "evaluator.key_secret: exists already"));
+    assert_int_equal(access(stolen, F_OK), -1);   /* nothing written through the link */
+    char open_dir[400];
+    snprintf(open_dir, sizeof open_dir, "%s/open", f->dir);
+    assert_int_equal(mkdir(open_dir, 0700), 0);
+    chmod(open_dir, 0777);
+    err = (error){0};
+    assert_int_equal(auth_make_keys(open_dir, 1, &err), -1);
+    assert_non_null(strstr(err.msg, "others may write in this folder (mode 777)"));
+    snprintf(path, sizeof path, "%s/server.key", open_dir);
+    assert_int_equal(access(path, F_OK), -1);
 }
 
 /* With cluster.auth = curve a shard admits only its folder's keys: a

@@ -1,4 +1,5 @@
 /* auth.c: CURVE key files, the allow-list and the ZAP handler. */
+#define _XOPEN_SOURCE 700   /* S_ISVTX */
 #include "transport/auth.h"
 
 #include <dirent.h>
@@ -24,13 +25,18 @@ static int s_write_cert(const char *dir, const char *name, const char *pub, cons
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S", &tm);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, sec ? 0600 : 0644);
+    /* a new file only: an old one kept its mode (a secret left readable
+     * by all), and a link put there led the secret wherever it pointed */
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, sec ? 0600 : 0644);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
         if (fd >= 0) {
             close(fd);
         }
-        return error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", path, strerror(errno));
+        return errno == EEXIST
+                   ? error_set(err, ERROR_USAGE, "%s: exists already (keys are written only as "
+                               "new files: remove it, or give another folder)", path)
+                   : error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", path, strerror(errno));
     }
     fprintf(f, "#   ****  Generated on %s by asgd  ****\n"
             "#   ZeroMQ CURVE %s Certificate\n#   %s\n\nmetadata\ncurve\n"
@@ -57,6 +63,21 @@ static int s_make_pair(const char *dir, const char *name, error *err)
                ? -1 : 0;
 }
 
+/* Neither of NAME's files is there, nor a link by their names. */
+static int s_check_new(const char *dir, const char *name, error *err)
+{
+    for (int sec = 0; sec < 2; sec++) {
+        char path[4200];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s.key%s", dir, name, sec ? "_secret" : "");
+        if (lstat(path, &st) == 0) {
+            return error_set(err, ERROR_USAGE, "%s: exists already (keys are written only as "
+                             "new files: remove it, or give another folder)", path);
+        }
+    }
+    return 0;
+}
+
 int auth_make_keys(const char *dir, int workers, error *err)
 {
     if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
@@ -69,20 +90,30 @@ int auth_make_keys(const char *dir, int workers, error *err)
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
         return error_set(err, ERROR_USAGE, "%s: not a folder", dir);
     }
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
+        /* whoever may write there may swap the server's public key for theirs */
+        return error_set(err, ERROR_USAGE, "%s: others may write in this folder (mode %03o): "
+                         "they could replace the keys; give a private one", dir,
+                         (unsigned)(st.st_mode & 0777));
+    }
     if (access(server, F_OK) == 0) {
         /* new keys over old ones (secrets too) locked out every process
          * that holds the old, and fewer workers left old ones beside */
         return error_set(err, ERROR_USAGE, "%s: holds keys already (server.key); remove them "
                          "or give another folder", dir);
     }
-    if (s_make_pair(dir, "server", err) < 0 || s_make_pair(dir, "evaluator", err) < 0) {
-        return -1;
-    }
-    for (int w = 0; w < workers; w++) {
-        char name[AUTH_NAME_MAX];
-        snprintf(name, sizeof name, "worker-%d", w);
-        if (s_make_pair(dir, name, err) < 0) {
-            return -1;
+    /* every file checked before any is written: a refusal leaves no half set */
+    for (int pass = 0; pass < 2; pass++) {
+        for (int w = -2; w < workers; w++) {
+            char name[AUTH_NAME_MAX];   /* the server, the evaluator, then each worker */
+            if (w < 0) {
+                snprintf(name, sizeof name, "%s", w == -2 ? "server" : "evaluator");
+            } else {
+                snprintf(name, sizeof name, "worker-%d", w);
+            }
+            if (pass == 0 ? s_check_new(dir, name, err) < 0 : s_make_pair(dir, name, err) < 0) {
+                return -1;
+            }
         }
     }
     return 0;
