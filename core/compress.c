@@ -1,6 +1,7 @@
 /* compress.c: the compressors and their payloads (compress.h). */
 #include "core/compress.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -262,6 +263,10 @@ int compress_decode(int format, int bits, const uint8_t *payload, size_t len, ui
     }
     case FORMAT_SIGNS: {
         float scale = s_get_float(payload);
+        if (signbit(scale)) {   /* a mean magnitude: below 0 it turned every sign over */
+            *why = "sign payload's scale is negative";
+            return -1;
+        }
         if (!s_padding_clear(payload + 4, count, len - 4)) {
             *why = "sign payload has bits set past its values";
             return -1;
@@ -276,6 +281,10 @@ int compress_decode(int format, int bits, const uint8_t *payload, size_t len, ui
         int width = bits + 1;
         if (s_get32(payload + 4) != (uint32_t)bits) {
             *why = "qsgd payload states other bits than the run's";
+            return -1;
+        }
+        if (signbit(norm)) {   /* an L2 norm: below 0 it turned every sign over */
+            *why = "qsgd payload's norm is negative";
             return -1;
         }
         if (!s_padding_clear(payload + 8, count * (uint64_t)width, len - 8)) {
@@ -404,7 +413,11 @@ static size_t s_levels(compressor *c, const float *x, uint64_t count, uint8_t *o
     for (uint64_t i = 0; i < count; i++) {
         sum += (double)x[i] * (double)x[i];
     }
-    float norm = (float)sqrt(sum);
+    /* past a float's range (values near FLT_MAX) the norm is taken as
+     * FLT_MAX, still at least every |x|: each value stays unbiased, where
+     * an infinite norm decoded as NaN, a finite push refused as diverged */
+    double l2 = sqrt(sum);
+    float norm = l2 > FLT_MAX ? FLT_MAX : (float)l2;
     size_t len = 8 + (size_t)s_packed_bytes(count, width);
     memset(out, 0, len);
     s_put_float(out, norm);

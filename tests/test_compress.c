@@ -157,6 +157,26 @@ static void test_sign_and_qsgd(void **state)
     assert_float_equal(mean[1], -4, 0.05);
     assert_int_equal(c->len[0], 8 + 1);   /* 2 fields of 3 bits */
     compressor_free(&c);
+
+    /* values near FLT_MAX, whose norm a float cannot hold: still finite
+     * and unbiased levels (the norm became infinite and every value NaN,
+     * a finite push refused as diverged, its residual lost) */
+    q = s_spec("qsgd:2", true);
+    c = compressor_new(&q, 4, 1, 3, 0, &(error){0});
+    const float big[4] = {3e38f, -3e38f, 1, 0};
+    double sum[4] = {0};
+    for (int t = 0; t < DRAWS; t++) {
+        compressor_reset(c);
+        d = compressor_push(c, big);
+        for (int i = 0; i < 4; i++) {
+            assert_true(isfinite(d[i]) && isfinite(c->residual[i]));
+            sum[i] += d[i];
+        }
+    }
+    assert_float_equal(sum[0] / DRAWS / 3e38, 1, 0.05);
+    assert_float_equal(sum[1] / DRAWS / 3e38, -1, 0.05);
+    assert_true(d[3] == 0);
+    compressor_free(&c);
 }
 
 /* With error feedback nothing is lost for good: what the shards took plus
@@ -228,6 +248,11 @@ static void test_decode_refuses_broken_payloads(void **state)
     signs[4] = 0x20;
     assert_int_equal(compress_decode(FORMAT_SIGNS, 0, signs, 5, 5, out, &why), -1);
     assert_int_equal(compress_decode(FORMAT_SIGNS, 0, signs, 5, 9, out, &why), -1);
+    /* a scale below 0 (-1 here, or -0) would turn every sign over */
+    uint8_t negative[5] = {0, 0, 0x80, 0xbf, 0x1f}, minus_zero[5] = {0, 0, 0, 0x80, 0};
+    assert_int_equal(compress_decode(FORMAT_SIGNS, 0, negative, 5, 5, out, &why), -1);
+    assert_string_equal(why, "sign payload's scale is negative");
+    assert_int_equal(compress_decode(FORMAT_SIGNS, 0, minus_zero, 5, 5, out, &why), -1);
     /* levels: the bits it states must be the run's, padding 0 */
     uint8_t levels[9] = {0, 0, 0x80, 0x3f, 2, 0, 0, 0, 0x06};   /* 1: level 3 of 3 */
     assert_int_equal(compress_decode(FORMAT_LEVELS, 2, levels, 9, 2, out, &why), 0);
@@ -235,6 +260,10 @@ static void test_decode_refuses_broken_payloads(void **state)
     assert_int_equal(compress_decode(FORMAT_LEVELS, 3, levels, 9, 2, out, &why), -1);
     levels[8] = 0x46;
     assert_int_equal(compress_decode(FORMAT_LEVELS, 2, levels, 9, 2, out, &why), -1);
+    levels[8] = 0x06;   /* the norm -1 */
+    levels[3] = 0xbf;
+    assert_int_equal(compress_decode(FORMAT_LEVELS, 2, levels, 9, 2, out, &why), -1);
+    assert_string_equal(why, "qsgd payload's norm is negative");
     /* sizes */
     assert_true(compress_size_ok(FORMAT_F16, 0, 8, 16));
     assert_false(compress_size_ok(FORMAT_F16, 0, 8, 15));
