@@ -55,7 +55,11 @@ typedef struct net_msg {
  * CURVE client of the server's key. A router's peer that sends a frame
  * (a handshake's command too, before any key is checked) of more than
  * max_message bytes is disconnected before the frame is read, never
- * held whole in memory (ZMQ_MAXMSGSIZE; 0: no limit). */
+ * held whole in memory (ZMQ_MAXMSGSIZE; 0: no limit). The frames of one
+ * message are not limited in number: ZeroMQ holds them all until the
+ * message is complete (net_recv drops those past NET_MAX_FRAMES only
+ * then), so without CURVE any peer can make a router hold one message
+ * as large as it likes. */
 void *net_router(void *ctx, const char *endpoint, const net_auth *auth, int64_t max_message,
                  error *err);
 void *net_dealer(void *ctx, const char *endpoint, const net_auth *auth, error *err);
