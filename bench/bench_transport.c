@@ -150,7 +150,10 @@ static double s_measure_asgd(const char *address, size_t bytes, double seconds, 
         if (warm == 3) {
             start = s_now();
         }
-        net_settle(&p.pending);
+        if (peers_settle(&p, &err) < 0) {
+            fprintf(stderr, "bench: %s\n", err.msg);
+            exit(1);
+        }
         if (peers_push(&p, grad, 0, &version, 1, false, &err) < 0 ||
             peers_pull(&p, theta, 0, &version, NULL, NULL, NULL, &err) < 0) {
             fprintf(stderr, "bench: %s\n", err.msg);

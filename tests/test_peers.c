@@ -17,11 +17,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/handover.h"
 #include "core/partition.h"
 #include "core/real/peers.h"
+#include "core/run.h"
 #include "support.h"
 
 enum { NPARAMS = 11, SHARDS = 2, SEEN_MAX = 64, SELF = 2 };
@@ -572,6 +576,52 @@ static void test_a_push_under_faults_goes_again_until_acknowledged(void **state)
     }
 }
 
+/* A push sent without copying (64 KiB and more) that its shard never
+ * takes in (here a listener that accepts and never speaks: the bytes stay
+ * queued, as at a shard stopped, or on a host frozen, in the middle of a
+ * push) is waited for up to [cluster] timeout, no longer: then the
+ * connections are dropped, which lets go of the buffer, and every later
+ * exchange fails, saying why. The worker waited for good before (its
+ * pulls' timeout never came); closing it waits for nothing. */
+static void test_a_push_never_taken_in_fails_at_the_timeout(void **state)
+{
+    fixture *f = *state;
+    struct sockaddr_un at = {.sun_family = AF_UNIX};
+    int len = snprintf(at.sun_path, sizeof at.sun_path, "%s/mute", f->dir);
+    assert_true(len > 0 && len < (int)sizeof at.sun_path);
+    int mute = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_int_equal(bind(mute, (struct sockaddr *)&at, sizeof at), 0);
+    assert_int_equal(listen(mute, 4), 0);
+    cluster_spec cs = {.servers = 1};
+    snprintf(cs.ps[0], sizeof cs.ps[0], "ipc://%s", at.sun_path);
+    enum { N = 1 << 16 };   /* 256 KiB: sent without copying */
+    float *values = calloc(N, sizeof *values);
+    assert_non_null(values);
+    peers p;
+    peers_options o = {.timeout = 0.3, .resend = 30, .seed = 1};
+    error err = {0};
+    assert_int_equal(peers_open(&p, &cs, N, SELF, &o, &err), 0);
+    uint64_t versions[1] = {0};
+    assert_int_equal(peers_push(&p, values, 0, versions, 64, false, &err), 0);
+    double t0 = run_now();
+    assert_int_equal(peers_settle(&p, &err), -1);
+    double waited = run_now() - t0;
+    assert_non_null(strstr(err.msg, "a shard took in no more of a push within 0.3 s "
+                                     "([cluster] timeout)"));
+    assert_true(waited >= 0.3 && waited < 10);
+    assert_int_equal(p.pending.count, 0);   /* the buffer is free again */
+    err = (error){0};
+    float theta[N];
+    assert_int_equal(peers_pull(&p, theta, 0, versions, NULL, NULL, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "took in no more of a push"));
+    err = (error){0};
+    assert_int_equal(peers_push(&p, values, 0, versions, 64, false, &err), -1);
+    assert_non_null(strstr(err.msg, "took in no more of a push"));
+    peers_close(&p);
+    free(values);
+    close(mute);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -593,6 +643,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_a_prefetch_serves_the_next_pull, s_setup,
                                         s_teardown),
         cmocka_unit_test_setup_teardown(test_workers_are_done_when_every_shard_says_so, s_setup,
+                                        s_teardown),
+        cmocka_unit_test_setup_teardown(test_a_push_never_taken_in_fails_at_the_timeout, s_setup,
                                         s_teardown),
         cmocka_unit_test_setup_teardown(test_injected_faults_are_acknowledged_and_reported,
                                         s_setup, s_teardown),

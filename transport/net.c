@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,8 +89,12 @@ void *net_dealer(void *ctx, const char *endpoint, const net_auth *auth, error *e
 
 void net_pending_init(net_pending *p)
 {
+    pthread_condattr_t monotonic;   /* a settle's limit on a clock nobody sets */
+    pthread_condattr_init(&monotonic);
+    pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
     pthread_mutex_init(&p->lock, NULL);
-    pthread_cond_init(&p->idle, NULL);
+    pthread_cond_init(&p->idle, &monotonic);
+    pthread_condattr_destroy(&monotonic);
     p->count = 0;
 }
 
@@ -223,13 +228,21 @@ void net_msg_close(net_msg *m)
     m->count = 0;
 }
 
-void net_settle(net_pending *p)
+int net_settle(net_pending *p, double seconds)
 {
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    double whole = floor(seconds), ns = (double)until.tv_nsec + (seconds - whole) * 1e9;
+    until.tv_sec += (time_t)whole + (time_t)(ns >= 1e9);
+    until.tv_nsec = (long)(ns >= 1e9 ? ns - 1e9 : ns);
+    int rc = 0;
     pthread_mutex_lock(&p->lock);
-    while (p->count > 0) {
-        pthread_cond_wait(&p->idle, &p->lock);
+    while (p->count > 0 && rc == 0) {
+        rc = pthread_cond_timedwait(&p->idle, &p->lock, &until) == ETIMEDOUT && p->count > 0
+                 ? -1 : 0;
     }
     pthread_mutex_unlock(&p->lock);
+    return rc;
 }
 
 void net_endpoint(char *buf, size_t n, const char *address, bool for_bind)

@@ -86,8 +86,10 @@ long net_try_send(void *socket, const wire_header *h, const void *payload,
 int net_recv(void *socket, net_msg *m, long timeout_ms);
 void net_msg_close(net_msg *m);
 
-/* Waits until every zero-copy payload counted in p is released. */
-void net_settle(net_pending *p);
+/* Waits until every zero-copy payload counted in p is released: 0, or -1
+ * when some is still held after `seconds` (a peer that stopped reading in
+ * the middle of it; closing its socket releases it). */
+int net_settle(net_pending *p, double seconds);
 
 /* The ZeroMQ endpoint of "HOST:PORT" (an IPv6 address in brackets,
  * "[fd00::1]:2222"): tcp://HOST:PORT to connect; to bind, the same when

@@ -67,14 +67,46 @@ int peers_open(peers *p, const cluster_spec *cs, uint64_t nparams, uint32_t self
     return 0;
 }
 
-void peers_close(peers *p)
+/* Closes every socket and ends the context, whose I/O thread then lets go
+ * of every payload it held unsent (no linger): past this, every exchange
+ * fails, saying why. */
+static void s_drop(peers *p, const char *why)
 {
-    net_settle(&p->pending);
     for (int k = 0; p->sockets && k < p->count; k++) {
         if (p->sockets[k]) {
             zmq_close(p->sockets[k]);
+            p->sockets[k] = NULL;
         }
     }
+    if (p->ctx) {
+        zmq_ctx_term(p->ctx);
+        p->ctx = NULL;
+    }
+    snprintf(p->dropped, sizeof p->dropped, "%s", why);
+}
+
+int peers_settle(peers *p, error *err)
+{
+    if (p->dropped[0]) {
+        return error_set(err, ERROR_RUNTIME, "%s", p->dropped);
+    }
+    if (net_settle(&p->pending, p->o.timeout) == 0) {
+        return 0;
+    }
+    char why[sizeof p->dropped];
+    snprintf(why, sizeof why, "a shard took in no more of a push within %g s ([cluster] "
+             "timeout): stopped, or its host or link is down", p->o.timeout);
+    s_drop(p, why);
+    return error_set(err, ERROR_RUNTIME, "%s", why);
+}
+
+void peers_close(peers *p)
+{
+    /* first, and without waiting: what is held unsent (a shard that has
+     * gone) is let go, and then the payloads may be freed. A job that
+     * ended well holds nothing: each shard read every push before it
+     * acknowledged the DONE that followed them. */
+    s_drop(p, "closed");
     free(p->sockets);
     free(p->lo);
     free(p->hi);
@@ -88,9 +120,6 @@ void peers_close(peers *p)
     free(p->segments);
     free(p->faults);
     compressor_free(&p->compress);
-    if (p->ctx) {
-        zmq_ctx_term(p->ctx);
-    }
     net_pending_destroy(&p->pending);
     memset(p, 0, sizeof *p);
 }
@@ -108,6 +137,9 @@ static bool s_faulty(const peers *p, const wire_header *h)
 static int s_send(peers *p, int k, const wire_header *h, const void *payload,
                   size_t bytes, bool again, error *err)
 {
+    if (p->dropped[0]) {
+        return error_set(err, ERROR_RUNTIME, "%s", p->dropped);
+    }
     int copies = 1;
     if (s_faulty(p, h)) {
         faults_hold(&p->faults[k]);
@@ -181,6 +213,9 @@ static int s_receive(peers *p, int k, const wire_header *h, const void *payload,
 {
     double silent = 0, since_sent = 0, interval = p->o.resend;
     int wait_ms = p->o.resend < 0.1 ? (int)fmax(1, p->o.resend * 1000) : 100;
+    if (p->dropped[0]) {
+        return error_set(err, ERROR_RUNTIME, "%s", p->dropped);
+    }
     for (;;) {
         if (stop_requested()) {
             return error_set(err, ERROR_RUNTIME, "interrupted");
@@ -377,7 +412,9 @@ int peers_push(peers *p, const float *values, uint64_t tag, const uint64_t *vers
 {
     uint16_t flags = 0;
     if (p->compress) {   /* the last push's payloads may still be in flight */
-        net_settle(&p->pending);
+        if (peers_settle(p, err) < 0) {
+            return -1;
+        }
         compressor_push(p->compress, values);
     }
     if (leader && p->count > 1 &&

@@ -48,6 +48,7 @@ typedef struct peers {
     shm_segment *segments;    /* per shard: the one it took (base NULL: none) */
     bool prefetched;          /* asked holds a prefetch not yet received */
     uint64_t prefetch_min;    /* its min_version */
+    char dropped[200];        /* why the connections were dropped ("": they stand) */
 } peers;
 
 /* One dealer per shard of cs, a CURVE client with o->auth. With o->shm,
@@ -88,7 +89,7 @@ enum { PEERS_IN_ROUND = 1, PEERS_LATE = 2 };
 
 /* Sends values split by shard: into each shard's shared segment where it
  * took one (once the shard has read the last push there), else without
- * copying (see net_settle; a part under 64 KiB is copied). With
+ * copying (see peers_settle; a part under 64 KiB is copied). With
  * leader (rule_info.round_leader) and several shards, shard 0 gets the
  * push first and answers whether it made the round; the others then get
  * it with that verdict, so every shard's round has the same workers. */
@@ -98,6 +99,14 @@ int peers_push(peers *p, const float *values, uint64_t tag, const uint64_t *vers
  * leader (not with compression, whose parts are made together). */
 int peers_push_part(peers *p, int k, const float *values, uint64_t tag,
                     const uint64_t *versions, uint32_t samples, error *err);
+/* Waits until every push sent without copying is taken by its shard, at
+ * most o->timeout: past it (a shard that stopped reading in the middle of
+ * one: its host froze, or the process was stopped) every connection is
+ * dropped, which releases the payload, and this and every later exchange
+ * fail (the worker waited for good, its [cluster] timeout never came).
+ * A buffer pushed is free to write once this returns, either way. */
+int peers_settle(peers *p, error *err);
+
 /* Sends a control message to every shard and waits for each ack; stores
  * whether every shard reported all workers done (workers_done may be
  * NULL) and, for WIRE_CONTROL_STATS, each shard's counters (stats: one per

@@ -73,9 +73,11 @@ static int s_link_push_part(worker *w, int k, const float *values, uint64_t tag,
     return rc;
 }
 
+/* A push a shard stopped taking in drops the connections (peers_settle):
+ * the buffer is free either way, and the next exchange fails. */
 static void s_link_settle(worker *w)
 {
-    net_settle(&((peers *)w->link_state)->pending);
+    peers_settle(w->link_state, &s_link_err);
 }
 
 static const worker_link s_zmq_link = {
