@@ -877,6 +877,51 @@ static void test_prefetch_in_virtual_time(void **state)
     free(hog);
 }
 
+/* Prefetch moves pulls earlier, and asks no more of them: every rule that
+ * takes it, two workers over two shards, sends each shard as many bytes
+ * and is answered as many as without (a pull asked before a worker's last
+ * step, which nothing reads, was one more reply of the whole vector). */
+static void test_prefetch_asks_no_more_pulls(void **state)
+{
+    support_fixture *f = *state;
+    const char *rules[][2] = {{"hogwild", "algorithm.window=1"},
+                              {"downpour", "algorithm.fetch=2"},
+                              {"delayadaptive", "algorithm.window=1"},
+                              {"staleweight", "algorithm.window=1"},
+                              {"ssp", "algorithm.window=1"},
+                              {"agn", "algorithm.window=3"},
+                              {"dynsgd", "algorithm.window=3"},
+                              {"fedbuff", "algorithm.window=3"},
+                              {"aeasgd", "algorithm.window=3"},
+                              {"aeamsgd", "algorithm.window=3"}};
+    for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++) {
+        char alg[64];
+        snprintf(alg, sizeof alg, "train.algorithm=%s", rules[r][0]);
+        double bytes[2][2][2];   /* [prefetch][shard][in, out] */
+        for (int on = 0; on < 2; on++) {
+            const char *const extra[] = {alg, rules[r][1], "cluster.workers=2",
+                                         "cluster.servers=2", "eval.every=0",
+                                         on ? "algorithm.prefetch=on" : "algorithm.prefetch=off",
+                                         NULL};
+            char dir[4096];
+            s_sim(f, extra, dir, sizeof dir);
+            for (int k = 0; k < 2; k++) {
+                char ps[32];
+                snprintf(ps, sizeof ps, "ps-%d.json", k);
+                bytes[on][k][0] = s_num_of(dir, ps, "bytes_in");
+                bytes[on][k][1] = s_num_of(dir, ps, "bytes_out");
+            }
+        }
+        for (int k = 0; k < 2; k++) {
+            if (bytes[1][k][0] != bytes[0][k][0] || bytes[1][k][1] != bytes[0][k][1]) {
+                fail_msg("%s, shard %d: %.0f bytes in and %.0f out with prefetch, %.0f and "
+                         "%.0f without", rules[r][0], k, bytes[1][k][0], bytes[1][k][1],
+                         bytes[0][k][0], bytes[0][k][1]);
+            }
+        }
+    }
+}
+
 /* SSP under heavy stragglers: a quarter of the workers 20x slower, yet no
  * worker's clock gets more than s + 1 ahead of any other's (the rows of
  * steps.csv are in virtual-time order here). */
@@ -2454,6 +2499,7 @@ int main(void)
         T(test_least_squares_in_virtual_time),
         T(test_alpha_zero_and_dynsgd_tau_in_virtual_time),
         T(test_prefetch_in_virtual_time),
+        T(test_prefetch_asks_no_more_pulls),
         T(test_ssp_bound_under_heavy_stragglers),
         T(test_failure_and_recovery),
         T(test_device_traces_in_virtual_time),
