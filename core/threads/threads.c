@@ -97,7 +97,7 @@ static int s_link_pull(worker *w, float *dst, uint64_t min_version)
                 return -1;
             }
             struct timespec until;
-            clock_gettime(CLOCK_REALTIME, &until);
+            clock_gettime(CLOCK_MONOTONIC, &until);
             until.tv_nsec += 100000000;   /* and look at stopping again in 0.1 s */
             if (until.tv_nsec >= 1000000000) {
                 until.tv_sec++;
@@ -244,8 +244,12 @@ static int s_setup(threads_run *t)
         if (!sh->srv) {
             return error_set(err, ERROR_RUNTIME, "threads: out of memory");
         }
+        pthread_condattr_t monotonic;   /* its waits on the clock every time here is on */
+        pthread_condattr_init(&monotonic);
+        pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
         pthread_mutex_init(&sh->lock, NULL);
-        pthread_cond_init(&sh->changed, NULL);
+        pthread_cond_init(&sh->changed, &monotonic);
+        pthread_condattr_destroy(&monotonic);
     }
     worker_spec spec = experiment_worker_spec(e, e->train.n);
     for (int k = 0; k < t->nworkers; k++) {
