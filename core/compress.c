@@ -263,7 +263,10 @@ int compress_decode(int format, int bits, const uint8_t *payload, size_t len, ui
     }
     case FORMAT_SIGNS: {
         float scale = s_get_float(payload);
-        if (signbit(scale)) {   /* a mean magnitude: below 0 it turned every sign over */
+        if (signbit(scale) && !isnan(scale)) {   /* a mean magnitude: below 0 it turned
+                                                  * every sign over (a NaN's sign bit is
+                                                  * x86's 0/0: a diverged push, refused
+                                                  * by the shard as such) */
             *why = "sign payload's scale is negative";
             return -1;
         }
@@ -283,7 +286,8 @@ int compress_decode(int format, int bits, const uint8_t *payload, size_t len, ui
             *why = "qsgd payload states other bits than the run's";
             return -1;
         }
-        if (signbit(norm)) {   /* an L2 norm: below 0 it turned every sign over */
+        if (signbit(norm) && !isnan(norm)) {   /* an L2 norm: below 0 it turned every
+                                                * sign over (a NaN's: as the scale's) */
             *why = "qsgd payload's norm is negative";
             return -1;
         }
@@ -416,8 +420,8 @@ static size_t s_levels(compressor *c, const float *x, uint64_t count, uint8_t *o
     /* past a float's range (values near FLT_MAX) the norm is taken as
      * FLT_MAX, still at least every |x|: each value stays unbiased, where
      * an infinite norm decoded as NaN, a finite push refused as diverged */
-    double l2 = sqrt(sum);
-    float norm = l2 > FLT_MAX ? FLT_MAX : (float)l2;
+    double l2 = sqrt(sum);   /* infinite only for an infinite value: a diverged push, left so */
+    float norm = isfinite(l2) && l2 > FLT_MAX ? FLT_MAX : (float)l2;
     size_t len = 8 + (size_t)s_packed_bytes(count, width);
     memset(out, 0, len);
     s_put_float(out, norm);

@@ -177,6 +177,28 @@ static void test_sign_and_qsgd(void **state)
     assert_float_equal(sum[1] / DRAWS / 3e38, -1, 0.05);
     assert_true(d[3] == 0);
     compressor_free(&c);
+    /* a diverged push stays one: an infinite value, or a NaN with its
+     * sign bit set (x86's 0/0), decodes to values that are not finite,
+     * for the shard to refuse (the infinite one was clamped to a finite
+     * 2e37 step; the NaN's norm, -NaN, was refused by the push's own
+     * decode, and the worker aborted) */
+    const float diverged[2][4] = {{1, INFINITY, 3, 4}, {1, copysignf(NAN, -1), 3, 4}};
+    for (int k = 0; k < 2; k++) {
+        for (int sign = 0; sign < 2; sign++) {
+            compress_spec spec = s_spec(sign ? "sign" : "qsgd:4", false);
+            c = compressor_new(&spec, 4, 1, 3, 0, &(error){0});
+            d = compressor_push(c, diverged[k]);
+            bool finite = true;
+            for (int i = 0; i < 4; i++) {
+                finite = finite && isfinite(d[i]);
+            }
+            if (finite) {
+                fail_msg("%s of a push with %s: every value finite", sign ? "sign" : "qsgd",
+                         k ? "-NaN" : "inf");
+            }
+            compressor_free(&c);
+        }
+    }
 }
 
 /* With error feedback nothing is lost for good: what the shards took plus
