@@ -1,6 +1,7 @@
 /* peers.c: request/reply with every shard. */
 #include "core/real/peers.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,10 +79,11 @@ static void s_drop(peers *p, const char *why)
             p->sockets[k] = NULL;
         }
     }
-    if (p->ctx) {
-        zmq_ctx_term(p->ctx);
-        p->ctx = NULL;
+    /* until it has ended: a signal (the stop handlers do not restart calls)
+     * left it with payloads held, which the caller then frees */
+    while (p->ctx && zmq_ctx_term(p->ctx) != 0 && zmq_errno() == EINTR) {
     }
+    p->ctx = NULL;
     snprintf(p->dropped, sizeof p->dropped, "%s", why);
 }
 
