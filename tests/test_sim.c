@@ -2087,11 +2087,13 @@ static void test_evaluations_with_a_cost_keep_their_times(void **state)
 {
     support_fixture *f = *state;
     const char *args[] = {"train.algorithm=hogwild", "cluster.workers=1", "model.type=softmax",
-                          "train.epochs=1", "sim.compute=constant", "sim.compute_mean=0.001",
+                          "train.epochs=2", "sim.compute=constant", "sim.compute_mean=0.001",
                           "sim.latency=0", "sim.bandwidth=1e15", "sim.startup_mean=0.05", NULL,
                           NULL};
-    const double costs[2] = {0.005, 0.03};
-    for (int c = 0; c < 2; c++) {
+    const double costs[4] = {0.005, 0.03, 0.02, 0.06};   /* 0.02, 0.06: ending on a due
+                                                             * time is past it (to rounding,
+                                                             * rows were 0.02 or 0.04 apart) */
+    for (int c = 0; c < 4; c++) {
         char cost[64], dir[4096];
         snprintf(cost, sizeof cost, "sim.eval_cost=%g", costs[c]);
         args[9] = cost;
@@ -2099,7 +2101,7 @@ static void test_evaluations_with_a_cost_keep_their_times(void **state)
         double t[64] = {0};
         int n = s_eval_times(dir, t, 64);
         assert_true(n > 5);
-        double every = 0.02 * (floor(costs[c] / 0.02) + 1);
+        double every = 0.02 * (floor(costs[c] / 0.02 + 1e-9) + 1);
         assert_true(t[0] == 0);   /* the initial model's */
         for (int i = 1; i < n - 1; i++) {   /* the last row: the final model's, at the end */
             double want = 0.02 + every * (i - 1);

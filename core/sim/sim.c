@@ -50,10 +50,12 @@ static void s_evaluation_done(sim *s)
 {
     double every = s->e->eval_every;
     if (every > 0 && s->started && (s->evaluations > 0 || s->eval_due)) {
-        /* (the initial evaluation, not due: the first step scheduled the next) */
-        double since = floor((s->now - s->first_step) / every) + 1;
+        /* (the initial evaluation, not due: the first step scheduled the next;
+         * one that ends on a due time, to rounding, is past it) */
+        double since = floor((s->now - s->first_step) / every + 1e-9) + 1;
         double next = fmax(since, (double)(s->evaluations + 1));
-        sim_schedule(s, (sim_event){.t = s->first_step + every * next, .kind = EV_EVAL});
+        sim_schedule(s, (sim_event){.t = fmax(s->now, s->first_step + every * next),
+                                    .kind = EV_EVAL});
     }
     s->eval_due = false;
 }
