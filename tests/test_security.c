@@ -1296,6 +1296,12 @@ static void test_a_keys_folder_is_checked(void **state)
     assert_non_null(strstr(err.msg, "others may write in this folder (mode 777)"));
     snprintf(path, sizeof path, "%s/server.key", open_dir);
     assert_int_equal(access(path, F_OK), -1);
+    chmod(open_dir, 0755);   /* another user's folder, however private (as root only) */
+    if (chown(open_dir, 65534, 65534) == 0) {
+        err = (error){0};
+        assert_int_equal(auth_make_keys(open_dir, 1, &err), -1);
+        assert_non_null(strstr(err.msg, "another user owns this folder"));
+    }
 }
 
 /* With cluster.auth = curve a shard admits only its folder's keys: a

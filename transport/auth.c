@@ -90,8 +90,12 @@ int auth_make_keys(const char *dir, int workers, error *err)
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
         return error_set(err, ERROR_USAGE, "%s: not a folder", dir);
     }
+    /* whoever may write there may swap the server's public key for theirs */
+    if (st.st_uid != geteuid()) {
+        return error_set(err, ERROR_USAGE, "%s: another user owns this folder: they could "
+                         "replace the keys; give one of yours", dir);
+    }
     if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
-        /* whoever may write there may swap the server's public key for theirs */
         return error_set(err, ERROR_USAGE, "%s: others may write in this folder (mode %03o): "
                          "they could replace the keys; give a private one", dir,
                          (unsigned)(st.st_mode & 0777));
