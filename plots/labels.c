@@ -19,7 +19,7 @@ static const struct {
     {"final_test_loss", "final test loss"},
     {"samples_per_s", "samples/s"},
     {"time_s", "training time (s)"},
-    {"train_time_s", "first pull to last push (s)"},   /* samples/s's span, not time_s */
+    {"train_time_s", "training time for samples/s (s)"},   /* its span: not time_s's */
     {"wall_time_s", "wall time (s)"},
     {"startup_s", "start-up time (s)"},
     {"epochs", "epochs"},

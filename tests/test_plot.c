@@ -423,11 +423,12 @@ static void test_labels_titles_and_bars(void **state)
     assert_non_null(strstr(gp, "ylabel = 'final test accuracy'"));
     assert_non_null(strstr(gp, "'workers = 1', 'workers = 2'"));
     free(gp);
-    /* two fields, two labels: time_s and train_time_s (samples/s's span,
-     * the shards' first pull to last push) both read "training time (s)" */
+    /* two fields, two labels: time_s and train_time_s (samples/s's span:
+     * a distributed run's shards' first pull to last push) both read
+     * "training time (s)" */
     const char *const spans[] = {"--kind", "scaling", "--y", "train_time_s", NULL};
     gp = s_script(f, "spans.png", spans);
-    assert_non_null(strstr(gp, "ylabel = 'first pull to last push (s)'"));
+    assert_non_null(strstr(gp, "ylabel = 'training time for samples/s (s)'"));
     free(gp);
     const char *const by_workers[] = {"--kind", "scaling", "--group", "train.algorithm",
                                       "--logx", NULL};
