@@ -3,6 +3,7 @@
 #include "core/data.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -35,6 +36,14 @@ static int s_classes(const idx_file *lb, size_t n, const char *labels, const cha
     while (top > 0 && count[top] == 0) {
         top--;
     }
+    if (top == 0) {   /* one class: read on as a regression set (targets of 0) */
+        return n < lb->count
+                   ? error_set(err, ERROR_USAGE, "%s%s%sthe first %zu examples of %s are all "
+                               "of class 0; take more of its %zu", key ? "[data] " : "",
+                               key ? key : "", key ? ": " : "", n, labels, lb->count)
+                   : error_set(err, ERROR_USAGE, "%s: every label is 0: a classification "
+                               "set needs 2 classes or more", labels);
+    }
     for (int k = 0; k < top; k++) {
         if (count[k] == 0 && n < lb->count) {   /* the subset's, not the file's */
             return error_set(err, ERROR_USAGE, "%s%s%sthe first %zu examples of %s have label "
@@ -49,6 +58,30 @@ static int s_classes(const idx_file *lb, size_t n, const char *labels, const cha
     }
     *classes = top + 1;
     return 0;
+}
+
+/* The values one image of im holds (the product of its dimensions past
+ * the first), refused past an int (2^31 bytes an image: it wrapped to a
+ * negative or zero dimension that the launcher's check let through). */
+static int s_image_size(const idx_file *im, const char *images, int *dim, error *err)
+{
+    size_t each = im->dims[0] > 0 ? im->count / im->dims[0] : 0;
+    if (each > INT_MAX) {
+        return error_set(err, ERROR_USAGE, "%s: %zu values an image: more than this build "
+                         "takes (%d)", images, each, INT_MAX);
+    }
+    *dim = (int)each;
+    return 0;
+}
+
+/* An image file's header checked before its data is read: an image too
+ * large is refused before gigabytes are read for nothing. */
+static int s_check_header(const char *images, error *err)
+{
+    idx_file im;
+    int dim;
+    return idx_read_header(&im, images, err) < 0 || (im.ndims >= 2 &&
+           s_image_size(&im, images, &dim, err) < 0) ? -1 : 0;
 }
 
 /* The shape of the examples an image file and its (loaded) label file
@@ -71,7 +104,15 @@ static int s_pair_shape(const idx_file *im, const idx_file *lb, const char *imag
                          lb->dims[0], im->dims[0], images);
     }
     size_t n = im->dims[0];
-    shape->dim = (int)(im->count / n);
+    if (s_image_size(im, images, &shape->dim, err) < 0) {
+        return -1;
+    }
+    if (key && limit > 0 && (size_t)limit > n) {   /* not cut down without a word: the
+                                                    * run's config.ini would say it */
+        return error_set(err, ERROR_USAGE, "[data] %s: %ld, but the %s set holds %zu "
+                         "examples", key, limit, strcmp(key, "test_size") == 0 ? "test"
+                                                                               : "training", n);
+    }
     if (limit > 0 && (size_t)limit < n) {
         n = (size_t)limit;
     }
@@ -86,7 +127,7 @@ static int s_from_idx(dataset *d, const char *images, const char *labels, long l
 {
     memset(d, 0, sizeof *d);
     idx_file im, lb;
-    if (idx_read(&im, images, err) < 0) {
+    if (s_check_header(images, err) < 0 || idx_read(&im, images, err) < 0) {
         return -1;
     }
     if (idx_read(&lb, labels, err) < 0) {
@@ -237,7 +278,9 @@ int data_shape(const data_spec *s, long *n_train, int *dim, int *classes, error 
     }
     *n_train = s->train_size > 0 && s->train_size < (long)im.dims[0] ? s->train_size
                                                                       : (long)im.dims[0];
-    *dim = (int)(im.count / im.dims[0]);
+    if (s_image_size(&im, paths[0], dim, err) < 0) {
+        return -1;
+    }
     if (s->source != DATA_IDX) {
         *classes = 10;
         return 0;
@@ -307,7 +350,7 @@ static int s_scan_pair(const char *images, const char *labels, long limit, const
                        dataset *shape, error *err)
 {
     idx_file im, lb;
-    if (idx_scan(&im, images, err) < 0) {
+    if (s_check_header(images, err) < 0 || idx_scan(&im, images, err) < 0) {
         return -1;
     }
     if (idx_read(&lb, labels, err) < 0) {

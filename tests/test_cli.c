@@ -115,8 +115,9 @@ static void test_bad_value_and_bad_override(void **state)
 }
 
 /* Values that would make a run's numbers or its folder other than the
- * config says: a train_size the files do not hold (it was cut down to
- * theirs without a word), a minibatch larger than the training set (one
+ * config says: a train_size or test_size the files do not hold (each was
+ * cut down to theirs without a word: test_size = 25000 measured accuracy
+ * over 10,000), a minibatch larger than the training set (one
  * update over 17 copies of it), an empty experiment.out (the run went to
  * a folder at the file system's root), a name of ".." (out's parent),
  * evaluations too frequent for a simulated run ever to end, CURVE keys
@@ -137,6 +138,11 @@ static void test_sizes_and_folders_the_run_cannot_have(void **state)
         support_run_asgd(&f->r, f->dir, too_many);
         const char *needles2[] = {"data.train_size=100000", "training set holds 60000", NULL};
         s_expect_usage_error(f, needles2);
+        const char *too_many_tests[] = {"train", f->config, f->out_arg, "data.test_size=25000",
+                                        NULL};
+        support_run_asgd(&f->r, f->dir, too_many_tests);
+        const char *needles7[] = {"data.test_size=25000", "test set holds 10000", NULL};
+        s_expect_usage_error(f, needles7);
         /* too few to hold every class: the subset's doing, not a corrupt file */
         const char *one[] = {"train", f->config, f->out_arg, "data.train_size=1",
                              "train.batch=1", NULL};
@@ -336,7 +342,10 @@ static void test_corrupt_idx(void **state)
     char data[300], path[400], path_arg[400];
     snprintf(data, sizeof data, "%s/data", f->dir);
     mkdir(data, 0755);
-    uint8_t px[20 * 784] = {0}, labels[20] = {0};
+    uint8_t px[20 * 784] = {0}, labels[20];
+    for (int i = 0; i < 20; i++) {
+        labels[i] = (uint8_t)(i % 10);   /* every class: one alone is refused */
+    }
     uint32_t idims[3] = {20, 28, 28}, ldims[1] = {20};
     const char *stems[4][2] = {{"train-images-idx3-ubyte.gz", "i"}, {"train-labels-idx1-ubyte.gz", "l"},
                                {"t10k-images-idx3-ubyte.gz", "i"}, {"t10k-labels-idx1-ubyte.gz", "l"}};

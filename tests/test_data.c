@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "core/data.h"
@@ -496,6 +497,101 @@ static void test_the_test_set_must_match_training(void **state)
     }
 }
 
+/* f->dir as an idx data set: 12 training images of 3 x 4 with labels
+ * train_labels, 6 test images with labels 0 1 2 2 1 0. */
+static void s_idx_set(const support_fixture *f, const uint8_t train_labels[12])
+{
+    static const char *const stems[4] = {
+        "train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+        "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
+    static const uint8_t test_labels[6] = {0, 1, 2, 2, 1, 0};
+    uint8_t px[12 * 3 * 4];
+    s_images(px, 12, 3, 4);
+    uint32_t dims[2][3] = {{12, 3, 4}, {6, 3, 4}};
+    for (int set = 0; set < 2; set++) {
+        char path[400];
+        snprintf(path, sizeof path, "%s/%s", f->dir, stems[2 * set]);
+        support_write_idx(path, 0, dims[set], 3, px);
+        snprintf(path, sizeof path, "%s/%s", f->dir, stems[2 * set + 1]);
+        support_write_idx(path, 0, dims[set], 1, set ? test_labels : train_labels);
+    }
+}
+
+/* data_check and data_load on f->dir with [data] lines `more`: both fail
+ * (the launcher's check refuses what the load does) with an error holding
+ * want. */
+static void s_expect_refused(const support_fixture *f, const char *more, const char *want)
+{
+    char text[800];
+    snprintf(text, sizeof text, "[data]\ndataset = idx\npath = %s\ncache = off\n%s", f->dir,
+             more);
+    error err = {0};
+    config *c = config_parse_string(text, "p.ini", &err);
+    assert_non_null(c);
+    data_spec s;
+    assert_int_equal(data_spec_configure(&s, c, &err), 0);
+    long n_train;
+    int dim, classes;
+    dataset train, test;
+    for (int load = 0; load < 2; load++) {
+        err = (error){0};
+        int rc = load ? data_load(&train, &test, &s, 1, &err)
+                      : data_check(&s, &n_train, &dim, &classes, &err);
+        if (rc != -1 || err.status != ERROR_USAGE || !strstr(err.msg, want)) {
+            fail_msg("%s with \"%s\": %d, \"%s\"", load ? "data_load" : "data_check", more,
+                     rc, err.msg);
+        }
+    }
+    config_destroy(&c);
+}
+
+/* What the files do not hold is refused, never made up: a test_size past
+ * the test file (it was cut to the file's: the run's config.ini said
+ * 25,000 test examples, its accuracy was over 10,000), a training file
+ * of one class (read on as a regression set of targets 0), and images
+ * of 2^31 values or more (the dimension wrapped to a negative int that
+ * data_shape and the launcher's check let through). */
+static void test_what_the_files_do_not_hold_is_refused(void **state)
+{
+    support_fixture *f = *state;
+    uint8_t labels[12];
+    for (int i = 0; i < 12; i++) {
+        labels[i] = (uint8_t)(i % 3);
+    }
+    s_idx_set(f, labels);
+    s_expect_refused(f, "test_size = 7\n", "[data] test_size: 7, but the test set holds 6");
+    s_expect_refused(f, "train_size = 13\n",
+                     "[data] train_size: 13, but the training set holds 12");
+    memset(labels, 0, sizeof labels);
+    s_idx_set(f, labels);
+    s_expect_refused(f, "", "every label is 0: a classification set needs 2 classes");
+    s_expect_refused(f, "train_size = 5\n", "the first 5 examples");
+    /* one image of 65536 x 32768 bytes: a sparse file, nothing written */
+    char path[400];
+    snprintf(path, sizeof path, "%s/train-images-idx3-ubyte", f->dir);
+    FILE *big = fopen(path, "wb");
+    const uint8_t header[16] = {0, 0, 8, 3, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0x80, 0};
+    assert_non_null(big);
+    assert_int_equal(fwrite(header, 1, 16, big), 16);
+    assert_int_equal(fclose(big), 0);
+    assert_int_equal(truncate(path, 16 + (off_t)65536 * 32768), 0);
+    const uint32_t one[1] = {1};
+    snprintf(path, sizeof path, "%s/train-labels-idx1-ubyte", f->dir);
+    support_write_idx(path, 0, one, 1, (const uint8_t[]){1});
+    char text[800];
+    snprintf(text, sizeof text, "[data]\ndataset = idx\npath = %s\ncache = off\n", f->dir);
+    error err = {0};
+    config *c = config_parse_string(text, "p.ini", &err);
+    data_spec s;
+    assert_int_equal(data_spec_configure(&s, c, &err), 0);
+    long n_train;
+    int dim, classes;
+    assert_int_equal(data_shape(&s, &n_train, &dim, &classes, &err), -1);
+    assert_non_null(strstr(err.msg, "2147483648 values an image"));
+    config_destroy(&c);
+    s_expect_refused(f, "", "2147483648 values an image");
+}
+
 /* Regression data as data.h states: x ~ N(0, I) and w ~ N(0, I / dim), so
  * that the targets' signal has variance near 1 whatever dim (an unscaled w
  * made it dim); noise adds noise x N(0, 1) to each target and changes
@@ -564,6 +660,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_normalize_none_keeps_raw_pixels, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_idx_header_limits, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_the_test_set_must_match_training, support_fixture_setup, support_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_what_the_files_do_not_hold_is_refused, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test(test_regression_targets_have_their_scale),
         cmocka_unit_test(test_standard_keeps_a_constant_set_finite),
     };
