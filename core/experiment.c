@@ -2,6 +2,7 @@
 #include "core/experiment.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -464,6 +465,19 @@ static int s_check_sizes(experiment *e, error *err)
     return 0;
 }
 
+/* A worker whose share of the training set is under a minibatch: its
+ * minibatches repeat its few examples, which epochs does not show. */
+static void s_warn_small_share(experiment *e, long least)
+{
+    if (least < e->batch) {
+        error why;
+        config_fail(e->c, "train", "batch", &why, "%ld, but a worker's share of the training "
+                    "set is %ld example%s: its minibatches repeat them", e->batch, least,
+                    least == 1 ? "" : "s");
+        s_warn(e, why.msg);
+    }
+}
+
 /* A label-skew split that would leave a worker without examples, refused
  * before the run folder is made (it failed every worker after the launch,
  * or the simulator after its folder was written). */
@@ -479,8 +493,15 @@ static int s_check_partition(experiment *e, const dataset *train, error *err)
     error why = {0};
     int rc = partition_make(parts, e->workers, train, e->partition, e->partition_alpha,
                             e->seed, &why);
+    size_t least = SIZE_MAX;
+    for (int k = 0; rc == 0 && k < e->workers; k++) {
+        least = parts[k].n < least ? parts[k].n : least;
+    }
     partition_free(parts, e->workers);
     free(parts);
+    if (rc == 0) {
+        s_warn_small_share(e, (long)least);
+    }
     if (rc < 0 && why.status == ERROR_USAGE) {
         const char *said = why.msg;
         if (strncmp(said, "partition: ", 11) == 0) {
@@ -583,6 +604,9 @@ int experiment_check_training(experiment *e, error *err)
         return -1;
     }
     if (!e->alg || e->partition != PARTITION_LABEL_SKEW) {
+        if (e->alg && e->workers > 1) {   /* an iid share: n / workers, or one more */
+            s_warn_small_share(e, e->n_train >= e->workers ? e->n_train / e->workers : 1);
+        }
         return 0;
     }
     if (e->train.n > 0) {

@@ -772,6 +772,30 @@ static void test_least_squares_in_virtual_time(void **state)
     assert_non_null(strstr(f->r.err, "data.partition=label-skew: label-skew needs classes"));
 }
 
+/* A worker whose share of the training set is under a minibatch is said
+ * (its minibatches repeat its few examples; epochs does not show it):
+ * iid, 200 examples over 8 workers, 25 each under 32; label-skew, the
+ * smallest share the split made; none where every share holds a batch. */
+static void test_a_share_under_a_minibatch_is_said(void **state)
+{
+    support_fixture *f = *state;
+    const char *iid[] = {"data.train_size=200", "cluster.workers=8", "train.batch=32",
+                         "train.algorithm=hogwild", NULL};
+    char dir[4096];
+    s_sim(f, iid, dir, sizeof dir);
+    assert_non_null(strstr(f->r.err, "train.batch=32: 32, but a worker's share of the training "
+                                     "set is 25 examples: its minibatches repeat them"));
+    const char *skew[] = {"data.train_size=2000", "cluster.workers=8", "train.batch=64",
+                          "train.algorithm=hogwild", "data.partition=label-skew",
+                          "data.alpha=0.1", "experiment.seed=2", NULL};
+    s_sim(f, skew, dir, sizeof dir);
+    assert_non_null(strstr(f->r.err, "share of the training set is 41 examples"));
+    const char *enough[] = {"data.train_size=2000", "cluster.workers=8", "train.batch=32",
+                            "train.algorithm=hogwild", NULL};
+    s_sim(f, enough, dir, sizeof dir);
+    assert_null(strstr(f->r.err, "share of the training set"));
+}
+
 static void test_alpha_zero_and_dynsgd_tau_in_virtual_time(void **state)
 {
     support_fixture *f = *state;
@@ -2502,6 +2526,7 @@ int main(void)
         T(test_alpha_zero_and_dynsgd_tau_in_virtual_time),
         T(test_prefetch_in_virtual_time),
         T(test_prefetch_asks_no_more_pulls),
+        T(test_a_share_under_a_minibatch_is_said),
         T(test_ssp_bound_under_heavy_stragglers),
         T(test_failure_and_recovery),
         T(test_device_traces_in_virtual_time),
