@@ -907,6 +907,9 @@ static void test_killed_worker_fails_the_job_under_never(void **state)
     snprintf(path, sizeof path, "%s/job/r/summary.json", f->out);
     cJSON *j = support_json_file(path);
     assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(j, "complete")));
+    /* and says why (a summary without it passed every test) */
+    cJSON *why = cJSON_GetObjectItemCaseSensitive(j, "error");
+    assert_true(cJSON_IsString(why) && strstr(why->valuestring, "was killed by signal 9"));
     cJSON_Delete(j);
 }
 
