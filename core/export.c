@@ -112,7 +112,8 @@ static cJSON *s_describe(const model *m, const dataset *d)
     cJSON *in = cJSON_AddObjectToObject(j, "input");
     cJSON_AddNumberToObject(in, "features", m->inputs);
     cJSON_AddStringToObject(in, "transform", "x = (raw - mean) / std, raw an IDX file's pixel "
-                            "byte / 255, an example's features in (h, w, c) order");
+                            "byte / 255 (a generated set's features as made), an example's "
+                            "features in (h, w, c) order");
     cJSON_AddNumberToObject(in, "mean", d->mean);
     cJSON_AddNumberToObject(in, "std", d->std);
     cJSON_AddNumberToObject(j, "classes", m->classes);
