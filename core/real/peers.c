@@ -96,8 +96,9 @@ int peers_settle(peers *p, error *err)
         return 0;
     }
     char why[sizeof p->dropped];
-    snprintf(why, sizeof why, "a shard took in no more of a push within %g s ([cluster] "
-             "timeout): stopped, or its host or link is down", p->o.timeout);
+    snprintf(why, sizeof why, "a shard had not taken in a whole push %g s later ([cluster] "
+             "timeout): stopped, its host or link down, or the link too slow for it",
+             p->o.timeout);
     s_drop(p, why);
     return error_set(err, ERROR_RUNTIME, "%s", why);
 }

@@ -100,7 +100,8 @@ int peers_push(peers *p, const float *values, uint64_t tag, const uint64_t *vers
 int peers_push_part(peers *p, int k, const float *values, uint64_t tag,
                     const uint64_t *versions, uint32_t samples, error *err);
 /* Waits until every push sent without copying is taken by its shard, at
- * most o->timeout: past it (a shard that stopped reading in the middle of
+ * most o->timeout, a bound on the rest of a push's transfer as on a
+ * pull's reply: past it (a shard that stopped reading in the middle of
  * one: its host froze, or the process was stopped) every connection is
  * dropped, which releases the payload, and this and every later exchange
  * fail (the worker waited for good, its [cluster] timeout never came).
