@@ -211,15 +211,18 @@ static void s_reply_params(void *ctx, const pull_msg *m, void *handle)
     if (numbered && r->seq < *answered) {
         return;
     }
+    /* the counters before the copy, which apply threads may overtake: the
+     * values hold at least this version, never less (read after it, the
+     * version counted pushes some values lacked: staleness understated) */
+    wire_header h = s_reply_header(p, r, seg ? WIRE_SHM : WIRE_F32, NULL);
     if (!numbered || r->seq != *answered) {
+        p->answered_version[client] = h.base_version;
         memcpy(area, server_answer(p->s, m), bytes);
         p->s->stats.bytes_out += seg ? bytes : 0;
         if (numbered) {
             *answered = r->seq;
         }
-        p->answered_version[client] = atomic_load(&p->s->version);
     }
-    wire_header h = s_reply_header(p, r, seg ? WIRE_SHM : WIRE_F32, NULL);
     h.base_version = p->answered_version[client];   /* the version of those values */
     s_send_reply(p, r, &h, seg ? NULL : area, seg ? 0 : bytes);
 }
