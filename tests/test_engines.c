@@ -302,12 +302,34 @@ static void test_shard_addresses_and_placing_flags(void **state)
         cluster_free(&s);
         unsetenv("TF_CONFIG");
     }
-    char *good[] = {"config.ini", "--ps_hosts=[fd00::5]:2222,h:1,ipc:///tmp/x", NULL};
+    char *good[] = {"config.ini", "--ps_hosts=[fd00::5]:2222,h:1,ipc:///tmp/x",
+                    "--worker_hosts=w:1,w:1", "--task_index=1", NULL};
     cluster_spec s;
     error err = {0};
-    assert_int_equal(cluster_parse(&s, ROLE_WORKER, 2, good, &err), 0);
+    assert_int_equal(cluster_parse(&s, ROLE_WORKER, 4, good, &err), 0);
     assert_int_equal(s.servers, 3);
+    assert_true(s.workers == 2 && s.task == 1);
     cluster_free(&s);
+    /* placed by flags, every process says the cluster's shape: without
+     * --worker_hosts a shard told of 2 workers and workers that read 4 from
+     * the config trained on half the data, complete; without --task_index
+     * two workers were both worker 0 */
+    assert_int_equal(cluster_parse(&s, ROLE_EVALUATOR, 3, good, &err), 0);   /* no index */
+    cluster_free(&s);
+    char *no_list[] = {"config.ini", "--ps_hosts=h:1", "--task_index=0", NULL};
+    char *no_index[] = {"config.ini", "--ps_hosts=h:1", "--worker_hosts=w:1", NULL};
+    const int roles[3] = {ROLE_PS, ROLE_WORKER, ROLE_EVALUATOR};
+    for (int r = 0; r < 3; r++) {
+        err = (error){0};
+        assert_int_equal(cluster_parse(&s, roles[r], 3, no_list, &err), -1);
+        assert_non_null(strstr(err.msg, "give --worker_hosts"));
+        cluster_free(&s);
+        err = (error){0};
+        int rc = cluster_parse(&s, roles[r], 3, no_index, &err);
+        assert_int_equal(rc, roles[r] == ROLE_EVALUATOR ? 0 : -1);
+        assert_true(rc == 0 || strstr(err.msg, "give --task_index"));
+        cluster_free(&s);
+    }
     setenv("TF_CONFIG", "{\"cluster\": {\"ps\": [\"h:1\"], \"chief\": [\"c:1\"]}, "
            "\"task\": {\"type\": \"evaluator\", \"index\": 0}}", 1);
     char *bare[] = {"config.ini", NULL};

@@ -1614,15 +1614,16 @@ static void test_jobs_with_curve_keys(void **state)
     cJSON_Delete(j);
 
     /* --keys without auth = curve is a mistake, not a silent plain run */
-    const char *mixed[] = {"ps", f->config, hosts, keys_arg, "cluster.auth=none", NULL};
+    const char *mixed[] = {"ps", f->config, hosts, "--worker_hosts=a,b", "--task_index=0",
+                           keys_arg, "cluster.auth=none", NULL};
     support_run_asgd(&f->r, f->dir, mixed);
     assert_int_equal(f->r.status, 2);
     assert_non_null(strstr(f->r.err, "auth = none"));
 
     /* bound to every interface without auth: a warning */
     snprintf(hosts, sizeof hosts, "--ps_hosts=0.0.0.0:%d", port);
-    const char *open_ps[] = {"ps", f->config, hosts, "--worker_hosts=a,b", "--evaluator=0",
-                             "cluster.auth=none", run_dir, NULL};
+    const char *open_ps[] = {"ps", f->config, hosts, "--worker_hosts=a,b", "--task_index=0",
+                             "--evaluator=0", "cluster.auth=none", run_dir, NULL};
     int ps = support_spawn_asgd(f->dir, open_ps);
     snprintf(path, sizeof path, "%s/stderr", f->dir);
     bool warned = false;

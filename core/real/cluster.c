@@ -212,6 +212,7 @@ int cluster_parse(cluster_spec *s, int role, int argc, char **argv, error *err)
     }
     s->config_path = argv[0];
     int evaluator_flag = -1;   /* --evaluator as given; -1: not given */
+    bool indexed = false;      /* --task_index given */
     const char *placing = NULL;   /* a flag that places the process, as given */
     const char *evaluator_arg = NULL;
     s->overrides = calloc((size_t)argc, sizeof *s->overrides);
@@ -263,6 +264,7 @@ int cluster_parse(cluster_spec *s, int role, int argc, char **argv, error *err)
             if (s_parse_index(value, "--task_index", &s->task, err) < 0) {
                 return -1;
             }
+            indexed = true;
         } else if (strcmp(name, "--evaluator") == 0) {
             if (s_parse_index(value, "--evaluator", &evaluator, err) < 0) {
                 return -1;
@@ -307,6 +309,20 @@ int cluster_parse(cluster_spec *s, int role, int argc, char **argv, error *err)
     if (s->servers == 0) {
         return error_set(err, ERROR_USAGE, "asgd %s: no servers: give --ps_hosts or TF_CONFIG",
                          cluster_role_name(role));
+    }
+    /* placed by flags, each process says the whole cluster's shape: left
+     * to [cluster] workers, a shard told of 2 workers and workers of 4
+     * each took a quarter of the data, and the job ended complete at half
+     * an epoch; two workers without an index were both worker 0 */
+    if (!(tf && *tf) && s->workers == 0) {
+        return error_set(err, ERROR_USAGE, "asgd %s: give --worker_hosts (every process of the "
+                         "job the same list: it sets how many workers share the data)",
+                         cluster_role_name(role));
+    }
+    if (!(tf && *tf) && role != ROLE_EVALUATOR && !indexed) {
+        return error_set(err, ERROR_USAGE, "asgd %s: give --task_index (which %s this "
+                         "process is, from 0)", cluster_role_name(role),
+                         role == ROLE_PS ? "shard" : "worker");
     }
     return 0;
 }
