@@ -1,6 +1,7 @@
 /* experiment.c: reading a whole experiment config. */
 #include "core/experiment.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -54,7 +55,7 @@ static void s_default_name(char *buf, size_t n, const char *path)
 
 /* [cluster]: a distributed rule's processes or threads, and their
  * network. */
-static int s_read_cluster(experiment *e, const experiment_shape *shape, error *err)
+static int s_read_cluster(experiment *e, error *err)
 {
     config *c = e->c;
     long workers, servers;
@@ -93,14 +94,14 @@ static int s_read_cluster(experiment *e, const experiment_shape *shape, error *e
         return config_fail(c, "cluster", "trace", err, "%s", why.msg);
     }
     e->shm = shm == 0;
-    e->workers = shape && shape->workers > 0 ? shape->workers : (int)workers;
-    e->servers = shape && shape->servers > 0 ? shape->servers : (int)servers;
+    e->workers = (int)workers;
+    e->servers = (int)servers;
     return 0;
 }
 
 /* train.algorithm names the sequential baseline or a registered rule,
  * which reads its own [algorithm] keys. */
-static int s_read_rule(experiment *e, const experiment_shape *shape, error *err)
+static int s_read_rule(experiment *e, error *err)
 {
     config *c = e->c;
     if (strcmp(e->algorithm_name, "sequential") == 0) {   /* no [cluster]: a base config's is
@@ -112,7 +113,7 @@ static int s_read_rule(experiment *e, const experiment_shape *shape, error *err)
         e->servers = 0;
         return 0;
     }
-    if (s_read_cluster(e, shape, err) < 0) {
+    if (s_read_cluster(e, err) < 0) {
         return -1;
     }
     e->alg = algorithm_find(e->algorithm_name);
@@ -232,8 +233,7 @@ static int s_check_threads(experiment *e, error *err)
     return 0;
 }
 
-static int s_read_keys(experiment *e, const char *path, const experiment_shape *shape,
-                       error *err)
+static int s_read_keys(experiment *e, const char *path, error *err)
 {
     config *c = e->c;
     char default_name[256];
@@ -273,7 +273,7 @@ static int s_read_keys(experiment *e, const char *path, const experiment_shape *
         optim_spec_configure(&e->optim, c, "train", "", "sgd", 0.05, err) < 0) {
         return -1;
     }
-    if (s_read_rule(e, shape, err) < 0 ||
+    if (s_read_rule(e, err) < 0 ||
         config_get_string(c, "experiment", "label", e->algorithm_name, &e->label, err) < 0) {
         return -1;
     }
@@ -353,7 +353,7 @@ static const config *s_known_keys(void)
     for (int i = 0; known && i < n; i++) {
         experiment probe = {.c = known};
         config_override(known, variants[i], &ignored);
-        s_read_keys(&probe, NULL, NULL, &ignored);   /* a variant may stop early: others read on */
+        s_read_keys(&probe, NULL, &ignored);   /* a variant may stop early: others read on */
         s_free_parts(&probe);
     }
     return known;
@@ -365,6 +365,40 @@ static void s_warn(void *ctx, const char *msg)
     experiment *e = ctx;
     size_t len = strlen(e->warnings);
     snprintf(e->warnings + len, sizeof e->warnings - len, "asgd: %s\n", msg);
+}
+
+/* The cluster's shape from outside the config, put into it, so that the
+ * config a run folder keeps says what ran (the launcher's 5 ranks ran 3
+ * workers while config.ini said 4); one that differs from the file's is
+ * said. */
+static int s_take_shape(experiment *e, const experiment_shape *shape, error *err)
+{
+    const char *keys[2] = {"workers", "servers"};
+    const int given[2] = {shape->workers, shape->servers};
+    const long defaults[2] = {4, 1};
+    for (int k = 0; k < 2; k++) {
+        long said;
+        if (given[k] <= 0 || config_get_int(e->c, "cluster", keys[k], defaults[k], 1, LONG_MAX,
+                                            &said, err) < 0) {
+            if (given[k] > 0) {
+                return -1;
+            }
+            continue;
+        }
+        char arg[64];
+        snprintf(arg, sizeof arg, "cluster.%s=%d", keys[k], given[k]);
+        if (said != given[k]) {
+            error why;
+            config_fail(e->c, "cluster", keys[k], &why, "%ld, but the launcher or the host "
+                        "lists make %d: the run has %d, and its config.ini says so", said,
+                        given[k], given[k]);
+            s_warn(e, why.msg);
+        }
+        if (config_override(e->c, arg, err) < 0) {
+            return -1;
+        }
+    }
+    return 0;
 }
 
 int experiment_configure(experiment *e, const char *path, int noverrides,
@@ -381,7 +415,7 @@ int experiment_configure(experiment *e, const char *path, int noverrides,
             return -1;
         }
     }
-    if (s_read_keys(e, path, shape, err) < 0 ||
+    if ((shape && s_take_shape(e, shape, err) < 0) || s_read_keys(e, path, err) < 0 ||
         config_check_unused(e->c, s_known_keys(), s_warn, e, err) < 0 ||
         s_check_mode_rule(e, err) < 0) {
         experiment_destroy(e);

@@ -11,7 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "core/config.h"
+#include "core/experiment.h"
 #include "core/real/cluster.h"
 #include "core/real/engines.h"
 
@@ -355,6 +358,42 @@ static void test_shard_addresses_and_placing_flags(void **state)
     s_env((const char *const[]){NULL});
 }
 
+/* The cluster's shape from a launcher or the host lists goes into the
+ * config, so that the run folder's config.ini says what ran (5 torchrun
+ * ranks ran 3 workers while config.ini said 4), and a shape other than
+ * the file's is said, naming the file and line; one the same is not. */
+static void test_a_launchers_shape_is_the_configs(void **state)
+{
+    (void)state;
+    char dir[64] = "/tmp/asgd-engines-XXXXXX", path[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/c.ini", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("[train]\nalgorithm = hogwild\n[cluster]\nworkers = 4\n", f);
+    assert_int_equal(fclose(f), 0);
+    const struct { experiment_shape shape; int workers, servers; bool said; } cases[] = {
+        {{3, 0}, 3, 1, true}, {{4, 2}, 4, 2, true}, {{4, 0}, 4, 1, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        experiment e;
+        error err = {0};
+        assert_int_equal(experiment_configure(&e, path, 0, NULL, &cases[i].shape, &err), 0);
+        assert_true(e.workers == cases[i].workers && e.servers == cases[i].servers);
+        long workers, servers;
+        assert_int_equal(config_get_int(e.c, "cluster", "workers", 0, 0, 1000, &workers, &err), 0);
+        assert_int_equal(config_get_int(e.c, "cluster", "servers", 0, 0, 1000, &servers, &err), 0);
+        assert_true(workers == cases[i].workers && servers == cases[i].servers);
+        bool said = strstr(e.warnings, "but the launcher or the host lists make") != NULL;
+        assert_true(said == cases[i].said);
+        assert_true(!cases[i].said || strstr(e.warnings, "c.ini:4: [cluster] workers: 4") ||
+                    strstr(e.warnings, "[cluster] servers"));
+        experiment_destroy(&e);
+    }
+    remove(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -364,6 +403,7 @@ int main(void)
         cmocka_unit_test(test_tf_config_chooses_the_role),
         cmocka_unit_test(test_evaluator_flag_wins_over_tf_config),
         cmocka_unit_test(test_shard_addresses_and_placing_flags),
+        cmocka_unit_test(test_a_launchers_shape_is_the_configs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
