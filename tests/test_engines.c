@@ -88,6 +88,19 @@ static void test_ranks_become_roles(void **state)
         assert_string_equal(s.ps[0], "m0:23457");
         assert_string_equal(s.ps[1], "m0:23458");
     }
+    /* PyTorchJob tells its Master MASTER_ADDR=localhost and the rest its
+     * name: a shard told localhost listens on every interface (it bound
+     * loopback alone, where no other pod reached it) */
+    for (int rank = 0; rank < 2; rank++) {
+        char r[32];
+        snprintf(r, sizeof r, "RANK=%d", rank);
+        s_env((const char *const[]){r, "WORLD_SIZE=3", "MASTER_ADDR=localhost",
+                                    "MASTER_PORT=23456", NULL});
+        cluster_spec s;
+        error err = {0};
+        assert_int_equal(s_place(&s, 1, &err), 0);
+        assert_string_equal(s.ps[0], rank == 0 ? "*:23457" : "localhost:23457");
+    }
     /* Slurm: the node list's first host and the default port; MASTER_ADDR
      * replaces the host */
     s_env((const char *const[]){"SLURM_PROCID=1", "SLURM_NTASKS=3",

@@ -216,7 +216,9 @@ def test_pytorchjob_keys_and_gpus(work, hosts):
     world = 1 + specs["Worker"]["replicas"]
 
     def ranks(kind, index, address, port):   # the shard listens at MASTER_PORT + 1
-        return {"MASTER_ADDR": address("Master", 0), "MASTER_PORT": str(port - 1),
+        # as the operator does: the Master is told localhost, the others its name
+        return {"MASTER_ADDR": "localhost" if kind == "Master" else address("Master", 0),
+                "MASTER_PORT": str(port - 1),
                 "WORLD_SIZE": str(world), "RANK": str(0 if kind == "Master" else index + 1)}
     play(docs, os.path.join(work, "py"), ranks, hosts)
 

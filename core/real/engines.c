@@ -185,8 +185,12 @@ int engines_place(cluster_spec *s, int servers, char *said, size_t n, error *err
     }
     s->servers = servers;
     bool ipv6 = strchr(host, ':') != NULL && host[0] != '[';   /* [addr]:port */
+    /* Kubeflow's PyTorchJob tells its Master MASTER_ADDR=localhost, the
+     * others its service's name: a shard told "localhost" listens on every
+     * interface (it bound loopback alone, where no other pod reaches) */
+    bool every = rank < servers && strcmp(host, "localhost") == 0;
     for (int k = 0; k < servers; k++) {
-        snprintf(s->ps[k], CLUSTER_ADDRESS_MAX, ipv6 ? "[%s]:%d" : "%s:%d", host,
+        snprintf(s->ps[k], CLUSTER_ADDRESS_MAX, ipv6 ? "[%s]:%d" : "%s:%d", every ? "*" : host,
                  (int)(port + 1 + k));
     }
     s->workers = (int)(size - servers - 1);
