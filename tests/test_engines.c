@@ -17,11 +17,13 @@
 #include "core/experiment.h"
 #include "core/real/cluster.h"
 #include "core/real/engines.h"
+#include "support.h"
 
 static const char *const s_vars[] = {
     "TF_CONFIG", "RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "OMPI_COMM_WORLD_RANK",
     "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_STEP_NODELIST",
     "SLURM_JOB_NODELIST", "PMI_RANK", "PMI_SIZE", "GROUP_RANK", "SLURM_NODEID",
+    "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID",
 };
 
 /* Sets "NAME=value" pairs (NULL-ended) after clearing every variable. */
@@ -146,6 +148,42 @@ static void test_ranks_become_roles(void **state)
                                 NULL});
     assert_int_equal(s_place(&s, 3, &err), 0);
     assert_int_equal(s.role, ROLE_PS);
+    /* launchers that agree, and Slurm's rank beside mpirun's (an sbatch
+     * script's, which every rank inherits): the innermost places it */
+    s_env((const char *const[]){"RANK=3", "WORLD_SIZE=6", "OMPI_COMM_WORLD_RANK=3",
+                                "MASTER_ADDR=m0", NULL});
+    assert_int_equal(s_place(&s, 1, &err), 0);
+    assert_true(s.role == ROLE_WORKER && s.task == 1);
+    s_env((const char *const[]){"OMPI_COMM_WORLD_RANK=3", "OMPI_COMM_WORLD_SIZE=6",
+                                "SLURM_PROCID=0", "MASTER_ADDR=m0", NULL});
+    assert_int_equal(s_place(&s, 1, &err), 0);
+    assert_true(s.role == ROLE_WORKER && s.task == 1);
+    /* with 2 shards, rank 1 on another node where no node index says so
+     * (mpirun --map-by node, srun --mpi=pmi2, Slurm with MASTER_ADDR) is
+     * refused by its rank on its node: it listened where no peer looked */
+    const char *const *apart[] = {
+        (const char *const[]){"OMPI_COMM_WORLD_RANK=1", "OMPI_COMM_WORLD_SIZE=6",
+                              "OMPI_COMM_WORLD_LOCAL_RANK=0", "MASTER_ADDR=h", NULL},
+        (const char *const[]){"PMI_RANK=1", "PMI_SIZE=5", "SLURM_PROCID=1", "SLURM_NODEID=1",
+                              "MPI_LOCALRANKID=0", "SLURM_JOB_NODELIST=n[1-2]", NULL},
+        (const char *const[]){"SLURM_PROCID=1", "SLURM_NTASKS=5", "SLURM_NODEID=1",
+                              "SLURM_LOCALID=0", "SLURM_JOB_NODELIST=n[1-2]", "MASTER_ADDR=n1",
+                              NULL},
+    };
+    const char *names[] = {"OMPI_COMM_WORLD_LOCAL_RANK=0", "MPI_LOCALRANKID=0",
+                           "SLURM_LOCALID=0"};
+    for (int i = 0; i < 3; i++) {
+        s_env(apart[i]);
+        err = (error){0};
+        assert_int_equal(s_place(&s, 2, &err), -1);
+        if (!strstr(err.msg, "rank 1 is shard 1, but") || !strstr(err.msg, names[i])) {
+            fail_msg("%s: \"%s\"", names[i], err.msg);
+        }
+    }
+    s_env((const char *const[]){"OMPI_COMM_WORLD_RANK=1", "OMPI_COMM_WORLD_SIZE=6",
+                                "OMPI_COMM_WORLD_LOCAL_RANK=1", "MASTER_ADDR=h", NULL});
+    assert_int_equal(s_place(&s, 2, &err), 0);   /* ranks 0 and 1 on one node */
+    assert_true(s.role == ROLE_PS && s.task == 1);
     /* Slurm's shards are on the node list's first unless MASTER_ADDR names
      * the node they are on */
     s_env((const char *const[]){"SLURM_PROCID=0", "SLURM_NTASKS=4", "SLURM_NODEID=1",
@@ -179,6 +217,12 @@ static void test_bad_environments_name_the_variable(void **state)
          "rank 0 is shard 0, but GROUP_RANK=1"},
         {{"SLURM_PROCID=0", "SLURM_NTASKS=4", "SLURM_NODEID=1", "SLURM_JOB_NODELIST=n[1-2]",
           NULL}, "SLURM_NODEID=1: the shards listen on the first node (n1)"},
+        /* two launchers that place it apart: two processes were worker 1,
+         * none worker 2, and the job hung */
+        {{"RANK=3", "WORLD_SIZE=6", "MASTER_ADDR=h", "OMPI_COMM_WORLD_RANK=4", NULL},
+         "RANK=3 but OMPI_COMM_WORLD_RANK=4: two launchers place this process apart"},
+        {{"OMPI_COMM_WORLD_RANK=2", "OMPI_COMM_WORLD_SIZE=6", "MASTER_ADDR=h", "PMI_RANK=x",
+          NULL}, "PMI_RANK=x"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         s_env(cases[i].env);
@@ -407,6 +451,25 @@ static void test_a_launchers_shape_is_the_configs(void **state)
     rmdir(dir);
 }
 
+/* `asgd role` with TF_CONFIG beside a launcher's rank is refused (a
+ * TF_CONFIG left in a torchrun job made every rank its one task). */
+static void test_tf_config_beside_a_rank_is_refused(void **state)
+{
+    (void)state;
+    char dir[64] = "/tmp/asgd-engines-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    s_env((const char *const[]){"TF_CONFIG={\"cluster\": {\"ps\": [\"h:1\"], \"worker\": "
+                                "[\"w:1\"]}, \"task\": {\"type\": \"worker\", \"index\": 0}}",
+                                "RANK=2", "WORLD_SIZE=4", "MASTER_ADDR=m0", NULL});
+    static support_result r;
+    const char *args[] = {"role", "/dev/null", NULL};
+    support_run_asgd(&r, dir, args);
+    s_env((const char *const[]){NULL});
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "TF_CONFIG and RANK=2 both place this process"));
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -417,6 +480,7 @@ int main(void)
         cmocka_unit_test(test_evaluator_flag_wins_over_tf_config),
         cmocka_unit_test(test_shard_addresses_and_placing_flags),
         cmocka_unit_test(test_a_launchers_shape_is_the_configs),
+        cmocka_unit_test(test_tf_config_beside_a_rank_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

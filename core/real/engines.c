@@ -3,32 +3,36 @@
 #include "core/real/engines.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* One launcher's variables: the process's rank and the job's size, and
- * the index of its node (NULL: it gives none), on which a shard's rank
- * must be the first (the shards listen on one host). */
+/* One launcher's variables: the process's rank and the job's size, the
+ * index of its node (NULL: it gives none), on which a shard's rank must
+ * be the first (the shards listen on one host), and its rank on its node,
+ * which for a shard must be its rank (ranks 0 to r then share a node). */
 typedef struct engine {
     const char *name;
     const char *rank, *size;
     const char *node, *node_hint;
     const char *pass_addr;   /* how to pass MASTER_ADDR to its ranks */
+    const char *local;
 } engine;
 
 /* The innermost launcher first: mpirun inside an sbatch script inherits
  * the script's SLURM_PROCID (0 in every rank). */
 static const engine s_engines[] = {
     {"torchrun", "RANK", "WORLD_SIZE", "GROUP_RANK",
-     "give the first node at least as many processes as shards (--nproc-per-node)", ""},
+     "give the first node at least as many processes as shards (--nproc-per-node)", "",
+     "LOCAL_RANK"},
     {"Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", NULL, NULL,
-     " (pass it with mpirun -x MASTER_ADDR)"},
+     " (pass it with mpirun -x MASTER_ADDR)", "OMPI_COMM_WORLD_LOCAL_RANK"},
     {"MPICH or Intel MPI", "PMI_RANK", "PMI_SIZE", NULL, NULL,
-     " (pass it with mpiexec -genv MASTER_ADDR)"},
+     " (pass it with mpiexec -genv MASTER_ADDR)", "MPI_LOCALRANKID"},
     {"Slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_NODEID",
-     "place the first ranks together (srun --distribution=block)", ""},
+     "place the first ranks together (srun --distribution=block)", "", "SLURM_LOCALID"},
 };
 
 /* Whether var is set to something (an empty value counts as unset). */
@@ -143,6 +147,16 @@ static void s_assign(cluster_spec *s, const engine *e, long rank, long size, con
              servers > 1 ? "s" : "", host, ports, servers, workers, s->workers > 1 ? "s" : "");
 }
 
+const char *engines_rank_variable(void)
+{
+    for (size_t i = 0; i < sizeof s_engines / sizeof s_engines[0]; i++) {
+        if (s_set(s_engines[i].rank)) {
+            return s_engines[i].rank;
+        }
+    }
+    return NULL;
+}
+
 int engines_place(cluster_spec *s, int servers, char *said, size_t n, error *err)
 {
     const engine *e = NULL;
@@ -164,6 +178,19 @@ int engines_place(cluster_spec *s, int servers, char *said, size_t n, error *err
         s_host(e, host, sizeof host, err) < 0) {
         return -1;
     }
+    /* two launchers that place it apart (a RANK left by another tool in an
+     * MPI job): two processes were one worker, another none. Slurm's is
+     * left out: mpirun inside an sbatch script inherits the script's. */
+    const engine *end = s_engines + sizeof s_engines / sizeof s_engines[0];
+    for (const engine *o = e + 1; o < end && strcmp(o->name, "Slurm") != 0; o++) {
+        long other;
+        if (s_set(o->rank) && (s_number(o->rank, 0, LONG_MAX, &other, err) < 0 ||
+                               other != rank)) {
+            return error_set(err, ERROR_USAGE, "%s=%ld but %s=%s: two launchers place this "
+                             "process apart; unset the one that is not this job's", e->rank,
+                             rank, o->rank, getenv(o->rank));
+        }
+    }
     if (size < servers + 2) {
         return error_set(err, ERROR_USAGE, "%s=%ld, but %d shard%s, the evaluator "
                          "and a worker need %d ranks", e->size, size, servers,
@@ -182,6 +209,17 @@ int engines_place(cluster_spec *s, int servers, char *said, size_t n, error *err
         return error_set(err, ERROR_USAGE, "%s rank %ld is shard %ld, but %s=%ld: the shards "
                          "listen on the first node (%s); %s", e->name, rank, rank, e->node,
                          node, host, e->node_hint);
+    }
+    /* where its node's index says nothing (MPI, srun --mpi=pmi2, Slurm with
+     * MASTER_ADDR; mpirun --map-by node), its rank on its node does */
+    long local = rank;
+    if (rank < servers && s_set(e->local) && s_number(e->local, 0, 1 << 20, &local, err) < 0) {
+        return -1;
+    }
+    if (local != rank) {
+        return error_set(err, ERROR_USAGE, "%s rank %ld is shard %ld, but %s=%ld: the shards "
+                         "are the first ranks of one node, ranks 0 to %d there", e->name, rank,
+                         rank, e->local, local, servers - 1);
     }
     s->servers = servers;
     bool ipv6 = strchr(host, ':') != NULL && host[0] != '[';   /* [addr]:port */

@@ -42,6 +42,10 @@
  * names the variable (ERROR_USAGE). */
 int engines_place(cluster_spec *s, int servers, char *said, size_t n, error *err);
 
+/* The first launcher rank variable set (RANK, OMPI_COMM_WORLD_RANK, ...),
+ * or NULL: what places an `asgd role` process, where TF_CONFIG does not. */
+const char *engines_rank_variable(void);
+
 /* The first host of a Slurm node list ("node[01-03],gpu7" gives
  * "node01") into out[n]; -1 when the list is empty or malformed. */
 int engines_first_host(const char *list, char *out, size_t n);

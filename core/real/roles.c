@@ -522,6 +522,12 @@ static int s_config_servers(const cluster_spec *cs, int *servers, error *err)
 static int s_place(cluster_spec *cs, error *err)
 {
     char said[512];
+    const char *rank = engines_rank_variable();
+    if (cs->role != ROLE_ANY && rank) {
+        /* a TF_CONFIG left in a torchrun or MPI job made every rank its task */
+        return error_set(err, ERROR_USAGE, "TF_CONFIG and %s=%s both place this process; "
+                         "unset the one that is not this job's", rank, getenv(rank));
+    }
     if (cs->role != ROLE_ANY) {
         fprintf(stderr, "asgd role: TF_CONFIG: %s %d of %d shards, %d workers%s\n",
                 cluster_role_name(cs->role), cs->task, cs->servers, cs->workers,
