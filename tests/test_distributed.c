@@ -1477,6 +1477,12 @@ static void test_bad_role_arguments(void **state)
                    "\"task\": {\"type\": \"worker\", \"index\": 0}}", "cluster.worker must be a list"},
         {"worker", "{\"cluster\": {\"ps\": [\"127.0.0.1:1\"], \"worker\": [\"a\"]}, "
                    "\"task\": {\"type\": \"worker\", \"index\": 1}}", "only 1 workers"},
+        /* a second evaluator, and a worker of a job that lists none (it
+         * took [cluster] workers' count) */
+        {"evaluator", "{\"cluster\": {\"ps\": [\"127.0.0.1:1\"]}, \"task\": {\"type\": "
+                      "\"chief\", \"index\": 1}}", "asgd runs one evaluator, index 0"},
+        {"worker", "{\"cluster\": {\"ps\": [\"127.0.0.1:1\"], \"worker\": []}, "
+                   "\"task\": {\"type\": \"worker\", \"index\": 0}}", "lists no workers"},
         /* found by fuzz/fuzz_cluster: an empty shard address was taken */
         {"worker", "{\"cluster\": {\"ps\": [\"\", \"127.0.0.1:1\"], \"worker\": [\"a\"]}, "
                    "\"task\": {\"type\": \"worker\", \"index\": 0}}", "cluster.ps must list"},

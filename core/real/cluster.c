@@ -165,6 +165,19 @@ static int s_tf_config(cluster_spec *s, int role, const char *text, error *err)
         error_set(err, ERROR_USAGE, "TF_CONFIG: cluster.worker must be a list of hosts");
         goto done;
     }
+    if (task_role == ROLE_EVALUATOR && v != 0) {   /* a second one evaluated too */
+        error_set(err, ERROR_USAGE, "TF_CONFIG: task %s %d: asgd runs one evaluator, "
+                  "index 0 (give the job one %s replica)", type->valuestring, (int)v,
+                  type->valuestring);
+        goto done;
+    }
+    if (task_role == ROLE_WORKER && cJSON_GetArraySize(workers) == 0) {
+        /* it said 0 workers, then took [cluster] workers' count, which no
+         * other process confirms */
+        error_set(err, ERROR_USAGE, "TF_CONFIG: a worker task, but cluster.worker lists no "
+                  "workers");
+        goto done;
+    }
     s->task = (int)v;
     s->servers = 0;
     cJSON *item;
