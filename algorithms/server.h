@@ -87,6 +87,11 @@ bool server_pull_ready(server *s, const pull_msg *m);
 /* A pull answered now: tells the rule (server_on_pull) and returns what
  * to send, the shard's theta (n values). */
 const float *server_answer(server *s, const pull_msg *m);
+/* Copies n of theta's values into dst without a lock, while apply threads
+ * or Hogwild's worker threads may add to them: each float is aligned, so
+ * none is torn, and the copy holds at least the version read before it.
+ * The one read that races by design (scripts/tsan.supp names it alone). */
+void server_copy_theta(float *dst, const float *theta, size_t n);
 /* Queues a pull that was not ready, with the driver's handle for its
  * reply; -1 when there is no memory to queue it. */
 int server_wait(server *s, const pull_msg *m, void *handle);

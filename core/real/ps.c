@@ -217,7 +217,7 @@ static void s_reply_params(void *ctx, const pull_msg *m, void *handle)
     wire_header h = s_reply_header(p, r, seg ? WIRE_SHM : WIRE_F32, NULL);
     if (!numbered || r->seq != *answered) {
         p->answered_version[client] = h.base_version;
-        memcpy(area, server_answer(p->s, m), bytes);
+        server_copy_theta(area, server_answer(p->s, m), p->s->n);
         p->s->stats.bytes_out += seg ? bytes : 0;
         if (numbered) {
             *answered = r->seq;

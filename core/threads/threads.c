@@ -111,7 +111,7 @@ static int s_link_pull(worker *w, float *dst, uint64_t min_version)
         /* the version first: pushes applied at once may land during the
          * copy, so the copy is at least this new (staleness never short) */
         w->versions[k] = atomic_load(&srv->version);
-        memcpy(dst + srv->lo, server_answer(srv, &pm), srv->n * sizeof *dst);
+        server_copy_theta(dst + srv->lo, server_answer(srv, &pm), srv->n);
         if (k == 0) {
             w->staleness = server_last_staleness(srv, (uint32_t)w->id);
         }
@@ -388,8 +388,7 @@ static void s_evaluate(threads_run *t, bool final)
     for (int k = 0; k < t->nshards; k++) {
         tshard *sh = &t->shards[k];
         pull_msg pm = {.worker = ALGORITHM_EVALUATOR};
-        memcpy(t->centre + sh->srv->lo, server_answer(sh->srv, &pm),
-               sh->srv->n * sizeof *t->centre);
+        server_copy_theta(t->centre + sh->srv->lo, server_answer(sh->srv, &pm), sh->srv->n);
     }
     for (int k = t->nshards - 1; k >= 0; k--) {
         pthread_mutex_unlock(&t->shards[k].lock);
