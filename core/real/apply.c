@@ -1,6 +1,7 @@
 /* apply.c: a shard's apply threads. */
 #include "core/real/apply.h"
 
+#include <errno.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -31,7 +32,14 @@ static void *s_apply_thread(void *arg)
             zmq_msg_close(&body);
             break;
         }
-        zmq_msg_recv(&body, pull, 0);
+        int got;   /* the body came with the head: only a signal can hold it up */
+        while ((got = zmq_msg_recv(&body, pull, 0)) < 0 && zmq_errno() == EINTR) {
+        }
+        if (got < 0) {   /* inproc, from this shard's own loop: it cannot fail but so */
+            fprintf(stderr, "ps %d: an apply thread lost a push's values: %s\n", a->s->shard,
+                    zmq_strerror(zmq_errno()));
+            abort();
+        }
         TAKEN_OVER(a);
         push_msg m;
         memcpy(&m, zmq_msg_data(&head), sizeof m);
