@@ -2,6 +2,7 @@
 #include "core/idx.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -88,6 +89,21 @@ static int s_check_size(gzFile f, const char *path, size_t header, size_t count,
     return 0;
 }
 
+/* A read of f that came up short: a gzip stream that does not decode (a
+ * bad checksum: corrupt, and said so, not short), else short as `what`
+ * says. Returns -1. */
+static int s_short(gzFile f, const char *path, const char *what, error *err)
+{
+    int zerr;
+    const char *why = gzerror(f, &zerr);
+    if (zerr == Z_DATA_ERROR) {
+        return error_set(err, ERROR_USAGE, "%s: corrupt IDX file: its gzip stream does not "
+                         "decode (zlib: %s)", path, why);
+    }
+    return error_set(err, ERROR_USAGE, "%s: corrupt IDX file: %s%s%s", path, what,
+                     zerr < 0 ? ": " : "", zerr < 0 ? why : "");
+}
+
 static int s_idx_read(idx_file *out, const char *path, enum idx_mode mode, error *err)
 {
     memset(out, 0, sizeof *out);
@@ -99,7 +115,7 @@ static int s_idx_read(idx_file *out, const char *path, enum idx_mode mode, error
     int rc = -1;
     uint8_t magic[4];
     if (s_read_exact(f, magic, 4) < 0) {
-        error_set(err, ERROR_USAGE, "%s: corrupt IDX file: too short for a header", path);
+        s_short(f, path, "too short for a header", err);
         goto done;
     }
     if (magic[0] != 0 || magic[1] != 0 || magic[3] < 1 || magic[3] > 4) {
@@ -117,7 +133,7 @@ static int s_idx_read(idx_file *out, const char *path, enum idx_mode mode, error
     for (int i = 0; i < out->ndims; i++) {
         uint8_t b[4];
         if (s_read_exact(f, b, 4) < 0) {
-            error_set(err, ERROR_USAGE, "%s: corrupt IDX file: truncated header", path);
+            s_short(f, path, "truncated header", err);
             goto done;
         }
         out->dims[i] = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 |
@@ -144,11 +160,9 @@ static int s_idx_read(idx_file *out, const char *path, enum idx_mode mode, error
         goto done;
     }
     if ((mode == IDX_LOAD ? s_read_exact(f, out->data, count) : s_skip_exact(f, count)) < 0) {
-        int zerr;
-        const char *why = gzerror(f, &zerr);
-        error_set(err, ERROR_USAGE, "%s: corrupt IDX file: truncated (the header "
-                  "promises %zu data bytes)%s%s", path, count,
-                  zerr < 0 ? ": " : "", zerr < 0 ? why : "");
+        char what[96];
+        snprintf(what, sizeof what, "truncated (the header promises %zu data bytes)", count);
+        s_short(f, path, what, err);
         goto done;
     }
     uint8_t extra;

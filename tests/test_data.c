@@ -124,6 +124,13 @@ static void test_idx_rejects_truncated_files(void **state)
     fwrite(buf, 1, n / 2, o);
     fclose(o);
     s_expect_corrupt(path, "truncated");
+    /* whole, but its checksum wrong: corrupt, not short (it said truncated) */
+    snprintf(path, sizeof path, "%s/crc.gz", f->dir);
+    buf[n - 8] ^= 0xff;   /* the trailer's CRC-32 */
+    o = fopen(path, "wb");
+    fwrite(buf, 1, n, o);
+    fclose(o);
+    s_expect_corrupt(path, "its gzip stream does not decode");
 }
 
 static void test_idx_rejects_bad_magic_type_and_sizes(void **state)
