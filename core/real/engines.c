@@ -2,6 +2,7 @@
  * environment; see engines.h. */
 #include "core/real/engines.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -100,6 +101,17 @@ static int s_host(const engine *e, char *host, size_t n, error *err)
     if (addr && *addr) {
         if (strlen(addr) >= n) {
             return error_set(err, ERROR_USAGE, "MASTER_ADDR is too long");
+        }
+        /* a host alone: "10.0.0.1:29500" was taken for an IPv6 address; an
+         * IPv6 one bare or in brackets, nothing after them */
+        size_t len = strlen(addr);
+        bool bracketed = addr[0] == '[' && addr[len - 1] == ']';
+        struct in6_addr a6;
+        char bare[256];
+        snprintf(bare, sizeof bare, "%.*s", (int)(bracketed ? len - 2 : len), addr + bracketed);
+        if ((strchr(addr, ':') || addr[0] == '[') && inet_pton(AF_INET6, bare, &a6) != 1) {
+            return error_set(err, ERROR_USAGE, "MASTER_ADDR=%s: a host without a port (the "
+                             "port is MASTER_PORT)", addr);
         }
         snprintf(host, n, "%s", addr);
         return 0;
