@@ -36,7 +36,9 @@ static int s_classes(const idx_file *lb, size_t n, const char *labels, const cha
     while (top > 0 && count[top] == 0) {
         top--;
     }
-    if (top == 0) {   /* one class: read on as a regression set (targets of 0) */
+    if (top == 0 && key && strcmp(key, "train_size") == 0) {
+        /* a training set of one class: read on as a regression set (targets
+         * of 0); a test set takes the training set's classes */
         return n < lb->count
                    ? error_set(err, ERROR_USAGE, "%s%s%sthe first %zu examples of %s are all "
                                "of class 0; take more of its %zu", key ? "[data] " : "",

@@ -369,28 +369,29 @@ static void s_warn(void *ctx, const char *msg)
 
 /* The cluster's shape from outside the config, put into it, so that the
  * config a run folder keeps says what ran (the launcher's 5 ranks ran 3
- * workers while config.ini said 4); one that differs from the file's is
- * said. */
+ * workers while config.ini said 4); one that differs from a value the
+ * config gives is said (one it leaves to the default is the launcher's
+ * to choose). */
 static int s_take_shape(experiment *e, const experiment_shape *shape, error *err)
 {
     const char *keys[2] = {"workers", "servers"};
     const int given[2] = {shape->workers, shape->servers};
-    const long defaults[2] = {4, 1};
     for (int k = 0; k < 2; k++) {
-        long said;
-        if (given[k] <= 0 || config_get_int(e->c, "cluster", keys[k], defaults[k], 1, LONG_MAX,
-                                            &said, err) < 0) {
-            if (given[k] > 0) {
-                return -1;
-            }
+        const char *text;
+        if (given[k] <= 0) {
             continue;
+        }
+        if (config_get_string(e->c, "cluster", keys[k], "", &text, err) < 0) {
+            return -1;
         }
         char arg[64];
         snprintf(arg, sizeof arg, "cluster.%s=%d", keys[k], given[k]);
-        if (said != given[k]) {
+        char *end;
+        long said = strtol(text, &end, 10);
+        if (text[0] && (*end != '\0' || said != given[k])) {   /* given, and not this */
             error why;
-            config_fail(e->c, "cluster", keys[k], &why, "%ld, but the launcher or the host "
-                        "lists make %d: the run has %d, and its config.ini says so", said,
+            config_fail(e->c, "cluster", keys[k], &why, "%s, but the launcher or the host "
+                        "lists make %d: the run has %d, and its config.ini says so", text,
                         given[k], given[k]);
             s_warn(e, why.msg);
         }

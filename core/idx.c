@@ -166,7 +166,12 @@ static int s_idx_read(idx_file *out, const char *path, enum idx_mode mode, error
         goto done;
     }
     uint8_t extra;
-    if (gzread(f, &extra, 1) != 0) {
+    int beyond = gzread(f, &extra, 1);
+    if (beyond < 0) {   /* the checksum, checked at the stream's end */
+        s_short(f, path, "unreadable past its data", err);
+        goto done;
+    }
+    if (beyond > 0) {
         error_set(err, ERROR_USAGE, "%s: corrupt IDX file: data beyond the %zu "
                   "bytes its header promises", path, count);
         goto done;

@@ -569,6 +569,20 @@ static void test_what_the_files_do_not_hold_is_refused(void **state)
     s_expect_refused(f, "test_size = 7\n", "[data] test_size: 7, but the test set holds 6");
     s_expect_refused(f, "train_size = 13\n",
                      "[data] train_size: 13, but the training set holds 12");
+    /* a test subset of one class is a test set: it takes the training set's */
+    char text[800];
+    snprintf(text, sizeof text, "[data]\ndataset = idx\npath = %s\ncache = off\n"
+             "test_size = 1\n", f->dir);
+    error err = {0};
+    config *c = config_parse_string(text, "p.ini", &err);
+    data_spec s;
+    assert_int_equal(data_spec_configure(&s, c, &err), 0);
+    dataset train, test;
+    assert_int_equal(data_load(&train, &test, &s, 1, &err), 0);
+    assert_true(test.n == 1 && train.classes == 3);
+    dataset_free(&train);
+    dataset_free(&test);
+    config_destroy(&c);
     memset(labels, 0, sizeof labels);
     s_idx_set(f, labels);
     s_expect_refused(f, "", "every label is 0: a classification set needs 2 classes");
@@ -585,11 +599,9 @@ static void test_what_the_files_do_not_hold_is_refused(void **state)
     const uint32_t one[1] = {1};
     snprintf(path, sizeof path, "%s/train-labels-idx1-ubyte", f->dir);
     support_write_idx(path, 0, one, 1, (const uint8_t[]){1});
-    char text[800];
     snprintf(text, sizeof text, "[data]\ndataset = idx\npath = %s\ncache = off\n", f->dir);
-    error err = {0};
-    config *c = config_parse_string(text, "p.ini", &err);
-    data_spec s;
+    err = (error){0};
+    c = config_parse_string(text, "p.ini", &err);
     assert_int_equal(data_spec_configure(&s, c, &err), 0);
     long n_train;
     int dim, classes;

@@ -103,6 +103,20 @@ static void test_ranks_become_roles(void **state)
         assert_int_equal(s_place(&s, 1, &err), 0);
         assert_string_equal(s.ps[0], rank == 0 ? "*:23457" : "localhost:23457");
     }
+    /* torchrun's and MPI's localhost stays loopback (a job of one host) */
+    const char *const *single[] = {
+        (const char *const[]){"RANK=0", "WORLD_SIZE=3", "LOCAL_RANK=0", "MASTER_ADDR=localhost",
+                              NULL},
+        (const char *const[]){"OMPI_COMM_WORLD_RANK=0", "OMPI_COMM_WORLD_SIZE=3",
+                              "MASTER_ADDR=localhost", NULL},
+    };
+    for (int i = 0; i < 2; i++) {
+        s_env(single[i]);
+        cluster_spec s;
+        error err = {0};
+        assert_int_equal(s_place(&s, 1, &err), 0);
+        assert_string_equal(s.ps[0], "localhost:29501");
+    }
     /* Slurm: the node list's first host and the default port; MASTER_ADDR
      * replaces the host */
     s_env((const char *const[]){"SLURM_PROCID=1", "SLURM_NTASKS=3",
@@ -148,12 +162,13 @@ static void test_ranks_become_roles(void **state)
                                 NULL});
     assert_int_equal(s_place(&s, 3, &err), 0);
     assert_int_equal(s.role, ROLE_PS);
-    /* launchers that agree, and Slurm's rank beside mpirun's (an sbatch
-     * script's, which every rank inherits): the innermost places it */
-    s_env((const char *const[]){"RANK=3", "WORLD_SIZE=6", "OMPI_COMM_WORLD_RANK=3",
-                                "MASTER_ADDR=m0", NULL});
+    /* the innermost launcher places it: torchrun started once a node by
+     * mpirun (its ranks inherit the node's MPI rank), and mpirun inside
+     * an sbatch script (every rank inherits the script's SLURM_PROCID) */
+    s_env((const char *const[]){"RANK=5", "WORLD_SIZE=8", "GROUP_RANK=1", "LOCAL_RANK=1",
+                                "OMPI_COMM_WORLD_RANK=1", "MASTER_ADDR=m0", NULL});
     assert_int_equal(s_place(&s, 1, &err), 0);
-    assert_true(s.role == ROLE_WORKER && s.task == 1);
+    assert_true(s.role == ROLE_WORKER && s.task == 3);
     s_env((const char *const[]){"OMPI_COMM_WORLD_RANK=3", "OMPI_COMM_WORLD_SIZE=6",
                                 "SLURM_PROCID=0", "MASTER_ADDR=m0", NULL});
     assert_int_equal(s_place(&s, 1, &err), 0);
@@ -165,12 +180,12 @@ static void test_ranks_become_roles(void **state)
         (const char *const[]){"OMPI_COMM_WORLD_RANK=1", "OMPI_COMM_WORLD_SIZE=6",
                               "OMPI_COMM_WORLD_LOCAL_RANK=0", "MASTER_ADDR=h", NULL},
         (const char *const[]){"PMI_RANK=1", "PMI_SIZE=5", "SLURM_PROCID=1", "SLURM_NODEID=1",
-                              "MPI_LOCALRANKID=0", "SLURM_JOB_NODELIST=n[1-2]", NULL},
+                              "SLURM_LOCALID=0", "SLURM_JOB_NODELIST=n[1-2]", NULL},
         (const char *const[]){"SLURM_PROCID=1", "SLURM_NTASKS=5", "SLURM_NODEID=1",
                               "SLURM_LOCALID=0", "SLURM_JOB_NODELIST=n[1-2]", "MASTER_ADDR=n1",
                               NULL},
     };
-    const char *names[] = {"OMPI_COMM_WORLD_LOCAL_RANK=0", "MPI_LOCALRANKID=0",
+    const char *names[] = {"OMPI_COMM_WORLD_LOCAL_RANK=0", "SLURM_LOCALID=0",
                            "SLURM_LOCALID=0"};
     for (int i = 0; i < 3; i++) {
         s_env(apart[i]);
@@ -183,6 +198,10 @@ static void test_ranks_become_roles(void **state)
     s_env((const char *const[]){"OMPI_COMM_WORLD_RANK=1", "OMPI_COMM_WORLD_SIZE=6",
                                 "OMPI_COMM_WORLD_LOCAL_RANK=1", "MASTER_ADDR=h", NULL});
     assert_int_equal(s_place(&s, 2, &err), 0);   /* ranks 0 and 1 on one node */
+    assert_true(s.role == ROLE_PS && s.task == 1);
+    s_env((const char *const[]){"PMI_RANK=1", "PMI_SIZE=6", "SLURM_PROCID=0", "SLURM_LOCALID=0",
+                                "MASTER_ADDR=h", NULL});   /* mpiexec in sbatch: the script's */
+    assert_int_equal(s_place(&s, 2, &err), 0);
     assert_true(s.role == ROLE_PS && s.task == 1);
     /* Slurm's shards are on the node list's first unless MASTER_ADDR names
      * the node they are on */
@@ -220,12 +239,6 @@ static void test_bad_environments_name_the_variable(void **state)
          "rank 0 is shard 0, but GROUP_RANK=1"},
         {{"SLURM_PROCID=0", "SLURM_NTASKS=4", "SLURM_NODEID=1", "SLURM_JOB_NODELIST=n[1-2]",
           NULL}, "SLURM_NODEID=1: the shards listen on the first node (n1)"},
-        /* two launchers that place it apart: two processes were worker 1,
-         * none worker 2, and the job hung */
-        {{"RANK=3", "WORLD_SIZE=6", "MASTER_ADDR=h", "OMPI_COMM_WORLD_RANK=4", NULL},
-         "RANK=3 but OMPI_COMM_WORLD_RANK=4: two launchers place this process apart"},
-        {{"OMPI_COMM_WORLD_RANK=2", "OMPI_COMM_WORLD_SIZE=6", "MASTER_ADDR=h", "PMI_RANK=x",
-          NULL}, "PMI_RANK=x"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         s_env(cases[i].env);
@@ -421,7 +434,8 @@ static void test_shard_addresses_and_placing_flags(void **state)
 /* The cluster's shape from a launcher or the host lists goes into the
  * config, so that the run folder's config.ini says what ran (5 torchrun
  * ranks ran 3 workers while config.ini said 4), and a shape other than
- * the file's is said, naming the file and line; one the same is not. */
+ * the one the file gives is said, naming the file and line; one the same,
+ * or one the file leaves to the default, is not. */
 static void test_a_launchers_shape_is_the_configs(void **state)
 {
     (void)state;
@@ -433,7 +447,8 @@ static void test_a_launchers_shape_is_the_configs(void **state)
     fputs("[train]\nalgorithm = hogwild\n[cluster]\nworkers = 4\n", f);
     assert_int_equal(fclose(f), 0);
     const struct { experiment_shape shape; int workers, servers; bool said; } cases[] = {
-        {{3, 0}, 3, 1, true}, {{4, 2}, 4, 2, true}, {{4, 0}, 4, 1, false},
+        {{3, 0}, 3, 1, true}, {{4, 0}, 4, 1, false},
+        {{4, 2}, 4, 2, false},   /* servers left to its default: the launcher's to choose */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         experiment e;
@@ -446,8 +461,8 @@ static void test_a_launchers_shape_is_the_configs(void **state)
         assert_true(workers == cases[i].workers && servers == cases[i].servers);
         bool said = strstr(e.warnings, "but the launcher or the host lists make") != NULL;
         assert_true(said == cases[i].said);
-        assert_true(!cases[i].said || strstr(e.warnings, "c.ini:4: [cluster] workers: 4") ||
-                    strstr(e.warnings, "[cluster] servers"));
+        assert_true(!cases[i].said || strstr(e.warnings, "c.ini:4: [cluster] workers: 4, but "
+                                                          "the launcher or the host lists make 3"));
         experiment_destroy(&e);
     }
     remove(path);
@@ -455,7 +470,8 @@ static void test_a_launchers_shape_is_the_configs(void **state)
 }
 
 /* `asgd role` with TF_CONFIG beside a launcher's rank is refused (a
- * TF_CONFIG left in a torchrun job made every rank its one task). */
+ * TF_CONFIG left in a torchrun job made every rank its one task); beside
+ * an sbatch script's SLURM_PROCID it is not. */
 static void test_tf_config_beside_a_rank_is_refused(void **state)
 {
     (void)state;
@@ -470,6 +486,16 @@ static void test_tf_config_beside_a_rank_is_refused(void **state)
     s_env((const char *const[]){NULL});
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "TF_CONFIG and RANK=2 both place this process"));
+    /* an sbatch script's SLURM_PROCID, which everything it runs inherits,
+     * places nothing: TF_CONFIG does */
+    s_env((const char *const[]){"TF_CONFIG={\"cluster\": {\"ps\": [\"h:1\"]}, \"task\": "
+                                "{\"type\": \"ps\", \"index\": 0}}", "SLURM_PROCID=0", NULL});
+    const char *beside[] = {"role", "/dev/null", "cluster.bogus=1", NULL};
+    support_run_asgd(&r, dir, beside);
+    s_env((const char *const[]){NULL});
+    assert_int_equal(r.status, 2);
+    assert_null(strstr(r.err, "both place this process"));
+    assert_non_null(strstr(r.err, "TF_CONFIG: ps 0"));
     rmdir(dir);
 }
 

@@ -162,7 +162,8 @@ static void s_assign(cluster_spec *s, const engine *e, long rank, long size, con
 const char *engines_rank_variable(void)
 {
     for (size_t i = 0; i < sizeof s_engines / sizeof s_engines[0]; i++) {
-        if (s_set(s_engines[i].rank)) {
+        /* (not Slurm's: an sbatch script passes SLURM_PROCID to all it runs) */
+        if (strcmp(s_engines[i].name, "Slurm") != 0 && s_set(s_engines[i].rank)) {
             return s_engines[i].rank;
         }
     }
@@ -190,19 +191,6 @@ int engines_place(cluster_spec *s, int servers, char *said, size_t n, error *err
         s_host(e, host, sizeof host, err) < 0) {
         return -1;
     }
-    /* two launchers that place it apart (a RANK left by another tool in an
-     * MPI job): two processes were one worker, another none. Slurm's is
-     * left out: mpirun inside an sbatch script inherits the script's. */
-    const engine *end = s_engines + sizeof s_engines / sizeof s_engines[0];
-    for (const engine *o = e + 1; o < end && strcmp(o->name, "Slurm") != 0; o++) {
-        long other;
-        if (s_set(o->rank) && (s_number(o->rank, 0, LONG_MAX, &other, err) < 0 ||
-                               other != rank)) {
-            return error_set(err, ERROR_USAGE, "%s=%ld but %s=%s: two launchers place this "
-                             "process apart; unset the one that is not this job's", e->rank,
-                             rank, o->rank, getenv(o->rank));
-        }
-    }
     if (size < servers + 2) {
         return error_set(err, ERROR_USAGE, "%s=%ld, but %d shard%s, the evaluator "
                          "and a worker need %d ranks", e->size, size, servers,
@@ -225,20 +213,31 @@ int engines_place(cluster_spec *s, int servers, char *said, size_t n, error *err
     /* where its node's index says nothing (MPI, srun --mpi=pmi2, Slurm with
      * MASTER_ADDR; mpirun --map-by node), its rank on its node does */
     long local = rank;
-    if (rank < servers && s_set(e->local) && s_number(e->local, 0, 1 << 20, &local, err) < 0) {
+    const char *local_var = e->local, *procid = getenv("SLURM_PROCID");
+    char *end = NULL;
+    /* srun --mpi=pmi2 gives PMI's rank and Slurm's local one (an sbatch
+     * script's SLURM_PROCID, 0 in every rank, is no placing of its own) */
+    if (!s_set(local_var) && s_set("SLURM_LOCALID") && procid &&
+        strtol(procid, &end, 10) == rank && end != procid && *end == '\0') {
+        local_var = "SLURM_LOCALID";
+    }
+    if (rank < servers && s_set(local_var) && s_number(local_var, 0, 1 << 20, &local, err) < 0) {
         return -1;
     }
     if (local != rank) {
         return error_set(err, ERROR_USAGE, "%s rank %ld is shard %ld, but %s=%ld: the shards "
                          "are the first ranks of one node, ranks 0 to %d there", e->name, rank,
-                         rank, e->local, local, servers - 1);
+                         rank, local_var, local, servers - 1);
     }
     s->servers = servers;
     bool ipv6 = strchr(host, ':') != NULL && host[0] != '[';   /* [addr]:port */
     /* Kubeflow's PyTorchJob tells its Master MASTER_ADDR=localhost, the
-     * others its service's name: a shard told "localhost" listens on every
-     * interface (it bound loopback alone, where no other pod reaches) */
-    bool every = rank < servers && strcmp(host, "localhost") == 0;
+     * others its service's name, and runs it without torchrun (no
+     * LOCAL_RANK): such a shard listens on every interface (it bound
+     * loopback alone, where no other pod reaches); torchrun's, MPI's and
+     * Slurm's "localhost" stays loopback */
+    bool every = rank < servers && strcmp(e->rank, "RANK") == 0 && !s_set("LOCAL_RANK") &&
+                 strcmp(host, "localhost") == 0;
     for (int k = 0; k < servers; k++) {
         snprintf(s->ps[k], CLUSTER_ADDRESS_MAX, ipv6 ? "[%s]:%d" : "%s:%d", every ? "*" : host,
                  (int)(port + 1 + k));

@@ -42,8 +42,9 @@
  * names the variable (ERROR_USAGE). */
 int engines_place(cluster_spec *s, int servers, char *said, size_t n, error *err);
 
-/* The first launcher rank variable set (RANK, OMPI_COMM_WORLD_RANK, ...),
- * or NULL: what places an `asgd role` process, where TF_CONFIG does not. */
+/* The first rank variable set of a launcher that starts each process
+ * itself (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK; not Slurm's, which an
+ * sbatch script passes to everything it runs), or NULL. */
 const char *engines_rank_variable(void);
 
 /* The first host of a Slurm node list ("node[01-03],gpu7" gives
