@@ -229,9 +229,20 @@ static void s_spawn(job *j, child *c, int report_write)
 {
     char role_task[32];
     snprintf(role_task, sizeof role_task, "--task_index=%d", c->task);
-    char ps_arg[64 + 4096], worker_arg[64 + 4096], config[4800];
-    snprintf(ps_arg, sizeof ps_arg, "--ps_hosts=%s", j->ps_hosts);
-    snprintf(worker_arg, sizeof worker_arg, "--worker_hosts=%s", j->worker_hosts);
+    /* as long as the lists are (4,096 workers: 40 kB; fixed buffers cut
+     * them at 415, and every child counted that many) */
+    size_t ps_len = strlen(j->ps_hosts) + 16, worker_len = strlen(j->worker_hosts) + 16;
+    char *ps_arg = malloc(ps_len), *worker_arg = malloc(worker_len), config[4800];
+    if (!ps_arg || !worker_arg) {
+        free(ps_arg);
+        free(worker_arg);
+        c->p.pid = 0;
+        j->spawn_failed = c;
+        run_log(j->r, "cannot start %s %d: out of memory", cluster_role_name(c->role), c->task);
+        return;
+    }
+    snprintf(ps_arg, ps_len, "--ps_hosts=%s", j->ps_hosts);
+    snprintf(worker_arg, worker_len, "--worker_hosts=%s", j->worker_hosts);
     snprintf(config, sizeof config, "%s/config.ini", j->r->dir);
     bool evaluator = c->role == ROLE_EVALUATOR;
     char *argv[12] = {j->exe, (char *)cluster_role_name(c->role), config, ps_arg, worker_arg,
@@ -247,6 +258,8 @@ static void s_spawn(job *j, child *c, int report_write)
         argv[argc++] = j->report_arg;
     }
     pid_t pid = proc_spawn(j->exe, argv, j->log_fd, evaluator ? report_write : -1);
+    free(ps_arg);
+    free(worker_arg);
     c->restart_at = 0;
     if (pid < 0) {   /* no process to supervise: the job fails at the next look */
         c->p.pid = 0;
