@@ -25,7 +25,10 @@ static void *s_apply_thread(void *arg)
         if (zmq_msg_recv(&head, pull, 0) < 0) {
             zmq_msg_close(&head);
             zmq_msg_close(&body);
-            continue;
+            if (zmq_errno() == ETERM) {   /* the context is ending: it spun here for good */
+                break;
+            }
+            continue;   /* a signal */
         }
         if (zmq_msg_size(&head) != sizeof(push_msg)) {   /* the stop message */
             zmq_msg_close(&head);
