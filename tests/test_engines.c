@@ -392,6 +392,15 @@ static void test_shard_addresses_and_placing_flags(void **state)
      * two workers were both worker 0 */
     assert_int_equal(cluster_parse(&s, ROLE_EVALUATOR, 3, good, &err), 0);   /* no index */
     cluster_free(&s);
+    const char *empty_lists[] = {"--worker_hosts=", "--worker_hosts=a,,b", "--worker_hosts=a,"};
+    for (int i = 0; i < 3; i++) {   /* "a,,b" was 3 workers */
+        char *argv[] = {"config.ini", "--ps_hosts=h:1", (char *)empty_lists[i], "--task_index=0",
+                        NULL};
+        err = (error){0};
+        assert_int_equal(cluster_parse(&s, ROLE_WORKER, 4, argv, &err), -1);
+        assert_non_null(strstr(err.msg, "a host is empty"));
+        cluster_free(&s);
+    }
     char *no_list[] = {"config.ini", "--ps_hosts=h:1", "--task_index=0", NULL};
     char *no_index[] = {"config.ini", "--ps_hosts=h:1", "--worker_hosts=w:1", NULL};
     const int roles[3] = {ROLE_PS, ROLE_WORKER, ROLE_EVALUATOR};

@@ -101,13 +101,16 @@ static int s_split_hosts(cluster_spec *s, const char *list, error *err)
     return s_check_shards(s, n, "--ps_hosts", err) < 0 ? -1 : n;
 }
 
+/* The hosts of a comma-separated list; -1 where one is empty ("a,,b" was
+ * 3 workers, "" none: each process's count of workers must be the job's). */
 static int s_count_hosts(const char *list)
 {
-    int n = *list ? 1 : 0;
+    int n = 1;
     for (const char *p = list; *p; p++) {
         n += *p == ',';
     }
-    return n;
+    bool empty = !*list || *list == ',' || list[strlen(list) - 1] == ',' || strstr(list, ",,");
+    return empty ? -1 : n;
 }
 
 static int s_parse_index(const char *text, const char *what, int *out, error *err)
@@ -267,7 +270,10 @@ int cluster_parse(cluster_spec *s, int role, int argc, char **argv, error *err)
             }
             s->servers = n;
         } else if (strcmp(name, "--worker_hosts") == 0) {
-            s->workers = s_count_hosts(value);
+            if ((s->workers = s_count_hosts(value)) < 0) {
+                return error_set(err, ERROR_USAGE, "--worker_hosts=%s: a host is empty (one "
+                                 "per worker, separated by commas)", value);
+            }
         } else if (strcmp(name, "--job_name") == 0) {
             if (s_role_from_name(value) != role) {
                 return error_set(err, ERROR_USAGE, "--job_name=%s but this is `asgd %s`",
