@@ -159,24 +159,27 @@ static void s_assign(cluster_spec *s, const engine *e, long rank, long size, con
              servers > 1 ? "s" : "", host, ports, servers, workers, s->workers > 1 ? "s" : "");
 }
 
-const char *engines_rank_variable(void)
+/* The innermost launcher whose rank is set (with_slurm false: not
+ * Slurm's, which an sbatch script passes to everything it runs), or NULL. */
+static const engine *s_engine(bool with_slurm)
 {
     for (size_t i = 0; i < sizeof s_engines / sizeof s_engines[0]; i++) {
-        /* (not Slurm's: an sbatch script passes SLURM_PROCID to all it runs) */
-        if (strcmp(s_engines[i].name, "Slurm") != 0 && s_set(s_engines[i].rank)) {
-            return s_engines[i].rank;
+        if ((with_slurm || strcmp(s_engines[i].name, "Slurm") != 0) && s_set(s_engines[i].rank)) {
+            return &s_engines[i];
         }
     }
     return NULL;
 }
 
+const char *engines_rank_variable(void)
+{
+    const engine *e = s_engine(false);
+    return e ? e->rank : NULL;
+}
+
 int engines_place(cluster_spec *s, int servers, char *said, size_t n, error *err)
 {
-    const engine *e = NULL;
-    for (size_t i = 0; i < sizeof s_engines / sizeof s_engines[0] && !e; i++) {
-        const char *rank = getenv(s_engines[i].rank);
-        e = rank && *rank ? &s_engines[i] : NULL;
-    }
+    const engine *e = s_engine(true);
     if (!e) {
         return error_set(err, ERROR_USAGE, "no launcher's environment: set TF_CONFIG "
                          "(TFJob), RANK (torchrun, PyTorchJob), OMPI_COMM_WORLD_RANK (Open "
