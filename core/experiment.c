@@ -89,6 +89,11 @@ static int s_read_cluster(experiment *e, error *err)
         config_get_path(c, "cluster", "trace", "", &replay, err) < 0) {
         return -1;
     }
+    if (e->faults.drop + e->faults.duplicate > 1) {
+        return config_fail(c, "cluster", "duplicate", err, "%g with drop %g: each is a share "
+                           "of all messages, and together they are more than all",
+                           e->faults.duplicate, e->faults.drop);
+    }
     error why = {0};
     if (replay[0] && trace_load(&e->replay, replay, &why) < 0) {
         return config_fail(c, "cluster", "trace", err, "%s", why.msg);

@@ -4,10 +4,12 @@
  *
  * [cluster] keys (the simulator's [sim] latency and jitter mean the same):
  *   latency    seconds each message a worker or the evaluator sends, and
- *              each reply it receives, is held (default 0)
+ *              each reply it receives, is held (default 0; the messages of
+ *              one exchange with several shards side by side, peers.h)
  *   jitter     plus jitter x N(0,1) seconds, never below 0 (default 0)
  *   drop       probability that a message is lost (default 0)
- *   duplicate  probability that a message is sent twice (default 0)
+ *   duplicate  probability that a message is sent twice (default 0; drop +
+ *              duplicate at most 1: each is a share of all messages)
  * A client draws for each request it sends (and holds each reply); a
  * shard draws drop and duplicate for each reply (it holds nothing back,
  * so as not to stall every other peer). Requests carry sequence numbers,
@@ -43,8 +45,8 @@ bool faults_on(const fault_spec *s);
 void faults_init(faults *f, const fault_spec *s, uint64_t seed, uint64_t stream);
 /* How many copies of the next message to send: 0 (lost), 1 or 2. */
 int faults_copies(faults *f);
-/* Holds the caller for one message's latency and jitter (nothing when
- * both are 0). */
-void faults_hold(faults *f);
+/* One message's latency and jitter, drawn: how long it is held, in
+ * seconds (0 when both are 0). */
+double faults_delay(faults *f);
 
 #endif

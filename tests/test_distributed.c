@@ -587,10 +587,18 @@ static void test_real_workers_replay_a_trace(void **state)
 /* Injected faults cost time and nothing else: with messages dropped, sent
  * twice and held, one worker's run over two shards takes the very steps it
  * takes without them (every lost request is sent again, every copy taken
- * once), and the summary counts the faults. */
+ * once), and the summary counts the faults. Drop and duplicate are each a
+ * share of all messages: together more than all is refused, naming the
+ * key. */
 static void test_faults_change_nothing_but_time(void **state)
 {
     support_fixture *f = *state;
+    const char *over[] = {"train", "/dev/null", f->out_arg, "data.dataset=synthetic",
+                          "train.algorithm=hogwild", "cluster.drop=0.6",
+                          "cluster.duplicate=0.5", NULL};
+    support_run_asgd(&f->r, f->dir, over);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "cluster.duplicate=0.5: 0.5 with drop 0.6"));
     const char *const faulty[] = {"cluster.drop=0.1", "cluster.duplicate=0.05",
                                   "cluster.latency=0.0002", "cluster.jitter=0.0001",
                                   "cluster.resend=0.01", NULL};

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -56,6 +57,7 @@ typedef struct fake_shard {
     atomic_int requests;      /* well-formed requests, copies included */
     atomic_int malformed;     /* requests wire_decode refused */
     wire_header seen[SEEN_MAX];
+    double arrived[SEEN_MAX]; /* run_now() as each came */
     float pushed[NPARAMS];    /* the last push's values, at their indices */
     uint64_t version;         /* its own: one more per push */
     /* the thread */
@@ -153,6 +155,7 @@ static void s_serve_one(fake_shard *s)
         int at = atomic_load(&s->requests);
         if (at < SEEN_MAX) {
             s->seen[at] = h;
+            s->arrived[at] = run_now();
         }
         atomic_fetch_add(&s->requests, 1);
         bool asks = h.type != WIRE_PUSH || (h.flags & (WIRE_FLAG_VERDICT | WIRE_FLAG_ACK));
@@ -576,6 +579,42 @@ static void test_a_push_under_faults_goes_again_until_acknowledged(void **state)
     }
 }
 
+/* Injected latency holds the messages of one exchange side by side, as
+ * on links of their own ([sim] latency's meaning): a pull's requests to
+ * both shards go out together a latency after it began, and so do a
+ * push's (acknowledged under faults); each exchange ends a latency after
+ * its last answer came. Held one shard after another, as they were, the
+ * second shard's pull came a latency after the first's, its push two
+ * latencies and a round trip after, and each exchange took a latency each
+ * way per shard. */
+static void test_injected_latency_holds_each_shards_messages_side_by_side(void **state)
+{
+    fixture *f = *state;
+    const double latency = 0.2;
+    f->o.faults.latency = latency;
+    s_start(f);
+    float theta[NPARAMS], values[NPARAMS] = {0};
+    uint64_t versions[SHARDS] = {0};
+    error err = {0};
+    double began = run_now();
+    assert_int_equal(s_pull(f, theta, 0, versions, NULL, NULL, NULL, &err), 0);
+    double pulled = run_now();
+    assert_int_equal(s_push(f, values, 1, versions, 8, false, &err), 0);
+    double pushed = run_now();
+    double start[2] = {began, pulled};
+    for (int i = 0; i < 2; i++) {   /* the pull's requests, then the push's */
+        const fake_shard *a = &f->shard[0], *b = &f->shard[1];
+        assert_int_equal(a->seen[i].type, i == 0 ? WIRE_PULL : WIRE_PUSH);
+        assert_true(a->arrived[i] - start[i] >= latency && b->arrived[i] - start[i] >= latency);
+        if (!(fabs(a->arrived[i] - b->arrived[i]) < latency / 2)) {
+            fail_msg("%s: shard 0's came %.3f s in, shard 1's %.3f s", i ? "push" : "pull",
+                     a->arrived[i] - start[i], b->arrived[i] - start[i]);
+        }
+    }
+    assert_true(pulled - began >= 2 * latency && pushed - pulled >= 2 * latency);
+    s_expect_answer(theta, 1);
+}
+
 /* A push sent without copying (64 KiB and more) that its shard never
  * takes in (here a listener that accepts and never speaks: the bytes stay
  * queued, as at a shard stopped, or on a host frozen, in the middle of a
@@ -648,6 +687,8 @@ int main(void)
                                         s_teardown),
         cmocka_unit_test_setup_teardown(test_injected_faults_are_acknowledged_and_reported,
                                         s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_injected_latency_holds_each_shards_messages_side_by_side, s_setup, s_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -103,8 +103,9 @@ static void test_below_and_shuffle(void **state)
 
 /* Injected faults come from their own seeded stream: the same seed and
  * stream give the same faults, and over many messages the rates are the
- * configured ones (binomial: 100,000 draws at 5% is within 0.3 points
- * with overwhelming odds). Off, nothing is injected. */
+ * configured ones, each a share of all messages (binomial: 1,000,000
+ * draws at 5% is within 0.07 points, at 1% within 0.03, with
+ * overwhelming odds). Off, nothing is injected. */
 static void test_faults_are_seeded_at_their_rates(void **state)
 {
     (void)state;
@@ -114,7 +115,7 @@ static void test_faults_are_seeded_at_their_rates(void **state)
     faults_init(&b, &spec, 7, 3);
     faults_init(&other, &spec, 7, 4);
     int same = 1, differ = 0, copies[3] = {0};
-    for (int i = 0; i < 100000; i++) {
+    for (int i = 0; i < 1000000; i++) {
         int x = faults_copies(&a), y = faults_copies(&b), z = faults_copies(&other);
         same &= x == y;
         differ |= x != z;
@@ -122,8 +123,9 @@ static void test_faults_are_seeded_at_their_rates(void **state)
     }
     assert_true(same && differ);
     assert_true(copies[0] == (int)a.dropped && copies[2] == (int)a.duplicated);
-    assert_true(fabs(copies[0] / 1e5 - 0.05) < 0.003);
-    assert_true(fabs(copies[2] / 1e5 - 0.0095) < 0.002);   /* of the 95% not dropped */
+    assert_true(fabs(copies[0] / 1e6 - 0.05) < 0.0007);
+    /* a share of all messages, not of those not dropped (0.0095) */
+    assert_true(fabs(copies[2] / 1e6 - 0.01) < 0.0003);
     fault_spec off = {0};
     assert_false(faults_on(&off));
     assert_true(faults_on(&spec));
@@ -132,6 +134,16 @@ static void test_faults_are_seeded_at_their_rates(void **state)
     for (int i = 0; i < 1000; i++) {
         assert_int_equal(faults_copies(&none), 1);
     }
+    /* half lost and half sent twice: each the share it says, none sent once */
+    fault_spec halves = {.drop = 0.5, .duplicate = 0.5};
+    faults h;
+    faults_init(&h, &halves, 7, 3);
+    int once = 0;
+    for (int i = 0; i < 100000; i++) {
+        once += faults_copies(&h) == 1;
+    }
+    assert_int_equal(once, 0);
+    assert_true(fabs((double)h.duplicated / 1e5 - 0.5) < 0.006);
 }
 
 int main(void)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/partition.h"
+#include "core/run.h"
 #include "core/stop.h"
 
 /* Payloads smaller than this are copied into their messages; larger ones
@@ -32,11 +33,12 @@ int peers_open(peers *p, const cluster_spec *cs, uint64_t nparams, uint32_t self
     p->generation = calloc((size_t)p->count, sizeof *p->generation);
     p->seen = calloc((size_t)p->count, sizeof *p->seen);
     p->asked = calloc((size_t)p->count, sizeof *p->asked);
+    p->pushed = calloc((size_t)p->count, sizeof *p->pushed);
     p->segments = calloc((size_t)p->count, sizeof *p->segments);
     bool faulty = faults_on(&o->faults);
     p->faults = faulty ? calloc((size_t)p->count, sizeof *p->faults) : NULL;
     if (!p->ctx || !p->sockets || !p->lo || !p->hi || !p->seq || !p->generation || !p->seen ||
-        !p->asked || !p->segments || (faulty && !p->faults)) {
+        !p->asked || !p->pushed || !p->segments || (faulty && !p->faults)) {
         peers_close(p);
         return error_set(err, ERROR_RUNTIME, "out of memory");
     }
@@ -117,6 +119,7 @@ void peers_close(peers *p)
     free(p->generation);
     free(p->seen);
     free(p->asked);
+    free(p->pushed);
     for (int k = 0; p->segments && k < p->count; k++) {
         shm_close(&p->segments[k]);
     }
@@ -133,6 +136,22 @@ static bool s_faulty(const peers *p, const wire_header *h)
     return p->faults && h->type != WIRE_CONTROL;
 }
 
+static void s_wait_until(double when)
+{
+    double left = when - run_now();
+    if (left > 0) {
+        run_sleep(left);
+    }
+}
+
+/* Ends an exchange with faults injected: waits for the last reply's hold
+ * (replies are held side by side, each from when it was read). */
+static void s_let_in(peers *p)
+{
+    s_wait_until(p->held_until);
+    p->held_until = 0;
+}
+
 /* Sends request h to shard k, or (again true) sends it again: then a full
  * queue to the shard (it has gone) is no reason to wait, the next resend
  * or the timeout will come. 1 when it went (or its faults lost it), 0 when
@@ -144,8 +163,8 @@ static int s_send(peers *p, int k, const wire_header *h, const void *payload,
         return error_set(err, ERROR_RUNTIME, "%s", p->dropped);
     }
     int copies = 1;
-    if (s_faulty(p, h)) {
-        faults_hold(&p->faults[k]);
+    if (s_faulty(p, h)) {   /* held from the exchange's start (sent again: from now) */
+        s_wait_until((again ? run_now() : p->begun) + faults_delay(&p->faults[k]));
         copies = faults_copies(&p->faults[k]);
     }
     for (int copy = 0; copy < copies; copy++) {
@@ -234,8 +253,9 @@ static int s_receive(peers *p, int k, const wire_header *h, const void *payload,
             if (answer != 0) {
                 if (answer < 0) {
                     net_msg_close(m);
-                } else if (s_faulty(p, h)) {
-                    faults_hold(&p->faults[k]);   /* the reply's own latency */
+                } else if (s_faulty(p, h)) {   /* the reply's own latency, s_let_in's */
+                    p->held_until = fmax(p->held_until,
+                                         run_now() + faults_delay(&p->faults[k]));
                 }
                 return answer < 0 ? -1 : 0;
             }
@@ -290,6 +310,7 @@ static int s_attach(peers *p, int k, error *err)
 /* A pull for min_version to every shard, the requests kept in p->asked. */
 static int s_ask_pull(peers *p, uint64_t min_version, error *err)
 {
+    p->begun = run_now();
     for (int k = 0; k < p->count; k++) {
         p->asked[k] = (wire_header){.type = WIRE_PULL, .worker = p->self, .shard = (uint32_t)k,
                                     .tag = p->seen[k], .base_version = min_version,
@@ -350,56 +371,59 @@ int peers_pull(peers *p, float *theta, uint64_t min_version, uint64_t *versions,
         }
         net_msg_close(&m);
     }
+    s_let_in(p);
     return rc;
 }
 
-/* Pushes to shard k; with WIRE_FLAG_VERDICT asked (shard 0, the round's
- * leader), waits for its verdict into *verdict_flags, sending the push
- * again while none comes. */
-static int s_push_one(peers *p, int k, const float *values, uint64_t tag,
-                      const uint64_t *versions, uint32_t samples, uint16_t flags,
-                      uint16_t *verdict_flags, error *err)
+/* Sends shard k's part of a push, kept in p->pushed[k]; with
+ * WIRE_FLAG_VERDICT in flags (shard 0, the round's leader) it asks for
+ * the verdict. */
+static int s_push_send(peers *p, int k, const float *values, uint64_t tag,
+                       const uint64_t *versions, uint32_t samples, uint16_t flags, error *err)
 {
-    wire_header h = {.type = WIRE_PUSH, .worker = p->self, .shard = (uint32_t)k,
-                     .tag = tag, .base_version = versions[k], .offset = p->lo[k],
-                     .count = p->hi[k] - p->lo[k], .encoding = WIRE_F32,
-                     .samples = samples, .flags = flags};
-    const void *payload = values + p->lo[k];
-    size_t bytes = (size_t)h.count * sizeof(float);
+    peers_push_sent *sent = &p->pushed[k];
+    sent->h = (wire_header){.type = WIRE_PUSH, .worker = p->self, .shard = (uint32_t)k,
+                            .tag = tag, .base_version = versions[k], .offset = p->lo[k],
+                            .count = p->hi[k] - p->lo[k], .encoding = WIRE_F32,
+                            .samples = samples, .flags = flags};
+    sent->payload = values + p->lo[k];
+    sent->bytes = (size_t)sent->h.count * sizeof(float);
     if (p->compress) {   /* its part as peers_push compressed it */
-        h.encoding = wire_encoding_of(compress_format_of(&p->compress->spec));
-        payload = p->compress->payload[k];
-        bytes = p->compress->len[k];
+        sent->h.encoding = wire_encoding_of(compress_format_of(&p->compress->spec));
+        sent->payload = p->compress->payload[k];
+        sent->bytes = p->compress->len[k];
     }
     shm_segment *seg = &p->segments[k];
     if (seg->base) {   /* into the push area once the shard has read the last push */
         if (shm_wait_released(seg, p->o.timeout, err) < 0) {
             return -1;
         }
-        memcpy(seg->push, payload, bytes);
+        memcpy(seg->push, sent->payload, sent->bytes);
         shm_pushed(seg);
-        p->bytes += (long)bytes;
-        h.encoding = WIRE_SHM;
-        payload = NULL;
-        bytes = 0;
+        p->bytes += (long)sent->bytes;
+        sent->h.encoding = WIRE_SHM;
+        sent->payload = NULL;
+        sent->bytes = 0;
     }
     if (p->faults) {   /* a push that may be lost is acknowledged, and sent again */
-        h.flags |= WIRE_FLAG_ACK;
+        sent->h.flags |= WIRE_FLAG_ACK;
     }
-    if (s_ask(p, k, &h, payload, bytes, err) < 0) {
-        return -1;
-    }
-    if (flags != WIRE_FLAG_VERDICT && !p->faults) {
-        return 0;
-    }
+    return s_ask(p, k, &sent->h, sent->payload, sent->bytes, err);
+}
+
+/* Waits for shard k's answer to p->pushed[k], sending it again while none
+ * comes; a verdict asked for goes into *verdict_flags. */
+static int s_push_wait(peers *p, int k, uint16_t *verdict_flags, error *err)
+{
+    peers_push_sent *sent = &p->pushed[k];
     p->prefetched = false;   /* a prefetch's replies, come first, are dropped while this waits */
     net_msg m;
     wire_header reply;
-    if (s_receive(p, k, &h, payload, bytes, &m, &reply, err) < 0) {
+    if (s_receive(p, k, &sent->h, sent->payload, sent->bytes, &m, &reply, err) < 0) {
         return -1;
     }
     net_msg_close(&m);
-    if (flags != WIRE_FLAG_VERDICT) {
+    if (!(sent->h.flags & WIRE_FLAG_VERDICT)) {
         return 0;
     }
     if (reply.encoding != WIRE_NO_PAYLOAD || (reply.tag != PEERS_IN_ROUND &&
@@ -407,6 +431,26 @@ static int s_push_one(peers *p, int k, const float *values, uint64_t tag,
         return error_set(err, ERROR_RUNTIME, "bad reply from ps 0: no verdict on a push");
     }
     *verdict_flags = reply.tag == PEERS_IN_ROUND ? WIRE_FLAG_IN_ROUND : WIRE_FLAG_LATE;
+    return 0;
+}
+
+/* Pushes to shards [first, p->count) side by side, then (with faults
+ * injected, which acknowledge every push) waits for every answer. */
+static int s_push_to(peers *p, int first, const float *values, uint64_t tag,
+                     const uint64_t *versions, uint32_t samples, uint16_t flags, error *err)
+{
+    p->begun = run_now();
+    for (int k = first; k < p->count; k++) {
+        if (s_push_send(p, k, values, tag, versions, samples, flags, err) < 0) {
+            return -1;
+        }
+    }
+    for (int k = first; p->faults && k < p->count; k++) {
+        if (s_push_wait(p, k, NULL, err) < 0) {
+            return -1;
+        }
+    }
+    s_let_in(p);
     return 0;
 }
 
@@ -420,16 +464,15 @@ int peers_push(peers *p, const float *values, uint64_t tag, const uint64_t *vers
         }
         compressor_push(p->compress, values);
     }
-    if (leader && p->count > 1 &&
-        s_push_one(p, 0, values, tag, versions, samples, WIRE_FLAG_VERDICT, &flags, err) < 0) {
-        return -1;
-    }
-    for (int k = flags ? 1 : 0; k < p->count; k++) {
-        if (s_push_one(p, k, values, tag, versions, samples, flags, NULL, err) < 0) {
+    if (leader && p->count > 1) {   /* shard 0's verdict first, for the others */
+        p->begun = run_now();
+        if (s_push_send(p, 0, values, tag, versions, samples, WIRE_FLAG_VERDICT, err) < 0 ||
+            s_push_wait(p, 0, &flags, err) < 0) {
             return -1;
         }
+        s_let_in(p);
     }
-    return 0;
+    return s_push_to(p, flags ? 1 : 0, values, tag, versions, samples, flags, err);
 }
 
 int peers_push_part(peers *p, int k, const float *values, uint64_t tag,
@@ -438,7 +481,13 @@ int peers_push_part(peers *p, int k, const float *values, uint64_t tag,
     if (p->compress) {
         return error_set(err, ERROR_RUNTIME, "a compressed push goes whole");
     }
-    return s_push_one(p, k, values, tag, versions, samples, 0, NULL, err);
+    p->begun = run_now();
+    if (s_push_send(p, k, values, tag, versions, samples, 0, err) < 0 ||
+        (p->faults && s_push_wait(p, k, NULL, err) < 0)) {
+        return -1;
+    }
+    s_let_in(p);
+    return 0;
 }
 
 int peers_control(peers *p, uint64_t control, bool *workers_done, shard_stats *stats,

@@ -15,6 +15,13 @@
 #include "transport/net.h"
 #include "transport/shm.h"
 
+/* A push sent to a shard: what to send again while no answer comes. */
+typedef struct peers_push_sent {
+    wire_header h;
+    const void *payload;
+    size_t bytes;
+} peers_push_sent;
+
 /* How a client talks to the shards. */
 typedef struct peers_options {
     double timeout;           /* seconds a shard may stay silent before the client fails */
@@ -45,6 +52,10 @@ typedef struct peers {
     faults *faults;           /* per shard, when o.faults injects any; else NULL */
     compressor *compress;     /* a worker's, when o.compress compresses; else NULL */
     wire_header *asked;       /* per shard: the pull request last sent */
+    peers_push_sent *pushed;  /* per shard: the push last sent (to send again) */
+    double begun;             /* run_now() when this exchange with the shards began:
+                                 with faults, each request is held from it */
+    double held_until;        /* with faults: when the replies received are let in */
     shm_segment *segments;    /* per shard: the one it took (base NULL: none) */
     bool prefetched;          /* asked holds a prefetch not yet received */
     uint64_t prefetch_min;    /* its min_version */
@@ -65,7 +76,13 @@ typedef struct peers {
  * answer with another number (to a request sent again) is dropped. With
  * o->faults on, pulls and pushes (now all acknowledged) and their replies
  * are dropped, doubled and held as it says; control messages are not,
- * and DONE tells each shard what was done to the messages sent to it. */
+ * and DONE tells each shard what was done to the messages sent to it.
+ * The messages of one exchange (a pull, a push) with several shards are
+ * held side by side, as on links of their own: each request from the
+ * exchange's start, each reply from when it is read, and the exchange
+ * ends when the last reply's hold does (one latency each way, whatever
+ * the shards, as [sim] latency means; a hold drawn longer with jitter may
+ * delay the requests after it). */
 int peers_open(peers *p, const cluster_spec *cs, uint64_t nparams, uint32_t self,
                const peers_options *o, error *err);
 void peers_close(peers *p);
