@@ -889,6 +889,55 @@ static void test_a_resume_stopped_before_its_first_pull_keeps_the_time(void **st
     }
 }
 
+/* The generation a shard of h's job restored with --restore answers in
+ * (asked for its counters by a tool until it does); the shard is killed
+ * then, as a failed one is. */
+static uint32_t s_restored_generation(support_fixture *f, const by_hand *h)
+{
+    const char *args[] = {"ps", f->config, h->ps_hosts, "--worker_hosts=w0:1,w1:1",
+                          "--task_index=0", h->run_dir, "--restore", NULL};
+    int shard = support_spawn_asgd(f->dir, args);
+    void *ctx = zmq_ctx_new(), *sock = wire_client_open(ctx, h->port, NULL);
+    wire_header stats = {.type = WIRE_CONTROL, .worker = WIRE_ANY, .tag = WIRE_CONTROL_STATS,
+                         .encoding = WIRE_NO_PAYLOAD}, reply = {0};
+    char json[4096];
+    bool answered = false;
+    for (int i = 0; i < 100 && !answered; i++) {   /* up to 20 s for it to restore and serve */
+        wire_client_send(sock, &stats, NULL, 0);
+        answered = wire_client_receive(sock, &reply, json, sizeof json - 1, 1, 200) >= 0;
+    }
+    zmq_close(sock);
+    zmq_ctx_term(ctx);
+    kill(shard, SIGKILL);
+    support_wait(shard);
+    assert_true(answered);
+    return reply.generation;
+}
+
+/* Two lives of a shard restored from one checkpoint are two generations:
+ * here the checkpoint each writes once restored cannot be written (its
+ * temporary name is a folder), so both read the same one. Each was one
+ * more than the checkpoint's, the same: workers that had heard the first
+ * life took the second for it, nothing they had pushed since the
+ * checkpoint counted as lost, pushes computed on versions that were gone
+ * were applied, and the job hung or ended with a fraction of its samples
+ * (an audit of checkpoints). */
+static void test_two_lives_from_one_checkpoint_are_two_generations(void **state)
+{
+    support_fixture *f = *state;
+    by_hand h;
+    s_by_hand(f, "lives", &h);
+    s_cut_by_hand(f, &h);
+    char tmp[700];
+    snprintf(tmp, sizeof tmp, "%s/checkpoints/ps-0.ckpt.tmp", h.dir);
+    assert_int_equal(mkdir(tmp, 0755), 0);
+    uint32_t first = s_restored_generation(f, &h), second = s_restored_generation(f, &h);
+    rmdir(tmp);
+    if (first == 0 || first == second) {
+        fail_msg("two lives from one checkpoint: generations %u and %u", first, second);
+    }
+}
+
 /* A shard brought back with --restore where its checkpoint is gone (a pod
  * made anew, its emptyDir empty) fails once a worker that heard from its
  * earlier life speaks to it, saying why: it went on from the initial
@@ -1135,6 +1184,7 @@ int main(void)
         T(test_a_job_resumed_by_hand_adds_up_its_sessions),
         T(test_an_evaluator_restarted_in_a_resumed_session),
         T(test_a_resume_stopped_before_its_first_pull_keeps_the_time),
+        T(test_two_lives_from_one_checkpoint_are_two_generations),
         T(test_a_shard_back_without_its_checkpoint_fails),
         T(test_a_resume_without_a_checkpoint_is_refused),
         T(test_a_resume_from_update_0_forgets_the_old_evaluations),

@@ -34,8 +34,8 @@
  *                          answers
  *    72   4  generation    request: the shard's generation the sender last
  *                          heard (0: none yet); reply: the shard's own
- *                          (drawn at random by a fresh shard, one more
- *                          than its checkpoint's when it is restored)
+ *                          (drawn at random by each process of it, a
+ *                          restored one's never its checkpoint's)
  *    76   4  reserved      0
  *
  * A client on the shard's host may attach a shared segment (shm.h) and

@@ -35,7 +35,7 @@ typedef struct ps {
     senders senders;          /* which peer speaks for which worker */
     auth_zap *zap;            /* with CURVE: the handshakes' judge */
     shard_client *clients;    /* per worker: its last push */
-    uint32_t generation;      /* random, or one more than the checkpoint restored */
+    uint32_t generation;      /* random, never the checkpoint's it restored */
     uint64_t restored_version;
     uint64_t old_version;     /* the highest version the previous generation's
                                  clients report having seen */
@@ -859,10 +859,15 @@ static int s_restore(const cluster_spec *cs, const char *path, server *s,
         return 0;
     }
     fclose(f);
+    uint32_t fresh = *generation;
     if (checkpoint_load(path, s, clients, generation, err) < 0) {
         return -1;
     }
-    *generation = *generation + 1 ? *generation + 1 : 1;
+    /* drawn anew, not the checkpoint's one more: two lives that read one
+     * checkpoint (the first could not write its own) were one generation,
+     * and workers took the second for the first (nothing lost, stale
+     * pushes applied, the job hung or ended short) */
+    *generation = fresh != *generation ? fresh : fresh ^ 2u;
     *restored = true;
     shard_stats *st = &s->stats;
     st->restarts += cs->restore == RESTORE_RESTART;   /* a resumed run was not a failure */
