@@ -12,7 +12,7 @@
 
 #include "core/run.h"
 
-#define CHECKPOINT_MAGIC "ASGDCKP1"
+#define CHECKPOINT_MAGIC "ASGDCKP2"
 
 void checkpoint_path(char *buf, size_t n, const char *dir, int shard)
 {
@@ -99,6 +99,10 @@ int checkpoint_save(const char *path, server *s, const shard_client *clients,
     s_u32(&b, (uint32_t)s->workers);
     s_u64(&b, s->lo);
     s_u64(&b, s->hi);
+    size_t name_len = strlen(s->alg->name);
+    s_u32(&b, (uint32_t)name_len);
+    s_put(&b, s->alg->name, name_len);
+    s_u32(&b, (uint32_t)s->opt->spec.kind);
     s_u32(&b, generation);
     shard_stats st;
     server_snapshot(s, &st);
@@ -146,6 +150,7 @@ int checkpoint_save(const char *path, server *s, const shard_client *clients,
 typedef struct reader {
     const uint8_t *p, *end;
     const char *problem;
+    char said[160];           /* a problem that names what the file holds */
 } reader;
 
 static const uint8_t *s_take(reader *r, size_t n)
@@ -255,6 +260,21 @@ static void s_read_head(reader *r, const server *s, uint32_t *generation, shard_
         s_expect(r, workers, (uint64_t)s->workers, "of a job with another number of workers");
         s_expect(r, lo, s->lo, "of another model (range)");
         s_expect(r, hi, s->hi, "of another model (range)");
+    }
+    uint32_t name_len = s_get32(r);
+    const uint8_t *name = s_take(r, name_len <= 64 ? name_len : (size_t)-1);
+    uint32_t kind = s_get32(r);
+    if (s && name && !r->problem) {   /* the rule and the shard's optimizer it ran */
+        if (name_len != strlen(s->alg->name) || memcmp(name, s->alg->name, name_len) != 0) {
+            snprintf(r->said, sizeof r->said, "of another rule (%.*s, not %s)", (int)name_len,
+                     (const char *)name, s->alg->name);
+            r->problem = r->said;
+        } else if (kind != (uint32_t)s->opt->spec.kind) {
+            const char *was = optim_kind_name((int)kind);
+            snprintf(r->said, sizeof r->said, "of another optimizer of the shard (%s, not %s)",
+                     was ? was : "unknown", optim_kind_name(s->opt->spec.kind));
+            r->problem = r->said;
+        }
     }
     *generation = s_get32(r);
     uint64_t version = s_get64(r), samples = s_get64(r);

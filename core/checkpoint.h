@@ -4,9 +4,11 @@
  * temporary file flushed to the disk, then renamed: run_write_atomic).
  * Little-endian, in this order:
  *
- *   "ASGDCKP1"                          magic and format version
+ *   "ASGDCKP2"                          magic and format version
  *   u32 shard, shards, workers          whose it is
  *   u64 lo, hi                          its range of the parameters
+ *   u32 len, len bytes                  the rule's name (64 bytes at most)
+ *   u32 optimizer                       the shard's optimizer (enum optim_kind)
  *   u32 generation                      of the process that wrote it
  *   u64 version, samples                the shard's counters...
  *   u64 len, len bytes                  ... and the rest, as ps-K.json's JSON

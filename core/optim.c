@@ -9,7 +9,7 @@ static const char *const s_kinds[] = {"sgd", "momentum", "nesterov", "adagrad", 
 
 const char *optim_kind_name(int kind)
 {
-    return s_kinds[kind];
+    return kind >= 0 && kind <= OPTIM_ADAM ? s_kinds[kind] : NULL;
 }
 
 int optim_spec_configure(optim_spec *s, config *c, const char *section,

@@ -40,6 +40,7 @@ typedef struct optim {
 int optim_spec_configure(optim_spec *s, config *c, const char *section,
                          const char *prefix, const char *default_kind,
                          double default_lr, error *err);
+/* kind's name (enum optim_kind), NULL for no kind. */
 const char *optim_kind_name(int kind);
 
 /* An optimizer over host vectors (computed by the CPU backend's reference

@@ -32,7 +32,9 @@ static server *s_shard(const char *rule, const char *optimizer, int shard, void 
     rule_context ctx = {.workers = WORKERS, .optim = &spec};
     rule_info info = {.server_threads = 1, .server_optim = spec, .local_optim = spec};
     *params = algorithm_find(rule)->configure(c, &ctx, &info, &err);
-    assert_non_null(*params);
+    if (!*params) {
+        fail_msg("%s: %s", rule, err.msg);
+    }
     config_destroy(&c);
     float init[2 * N];
     for (int i = 0; i < 2 * N; i++) {
@@ -143,8 +145,8 @@ static void test_a_restored_shard_is_the_same_shard(void **state)
     }
 }
 
-/* Cut short, one byte changed, another shard's, another optimizer's: each
- * refused with a reason, the shard untouched. */
+/* Cut short, one byte changed, another shard's, another rule's, another
+ * optimizer's: each refused with a reason, the shard untouched. */
 static void test_a_bad_checkpoint_is_refused_whole(void **state)
 {
     support_fixture *f = *state;
@@ -198,6 +200,23 @@ static void test_a_bad_checkpoint_is_refused_whole(void **state)
     other = s_shard("sync", "sgd", 1, &pc);
     assert_int_equal(checkpoint_load(path, other, cb, &generation, &err), -1);
     assert_non_null(strstr(err.msg, "another optimizer"));
+    server_destroy(&other);
+    free(pc);
+    /* of the same shapes, but another rule's, or another optimizer's with
+     * vectors of the same number (they were taken up as this one's) */
+    other = s_shard("average", "adam", 1, &pc);
+    assert_int_equal(checkpoint_load(path, other, cb, &generation, &err), -1);
+    assert_non_null(strstr(err.msg, "of another rule (sync, not average)"));
+    server_destroy(&other);
+    free(pc);
+    server *momentum = s_shard("sync", "momentum", 1, &pc);
+    assert_int_equal(checkpoint_save(path, momentum, ca, 1, &err), 0);
+    server_destroy(&momentum);
+    free(pc);
+    other = s_shard("sync", "nesterov", 1, &pc);
+    assert_int_equal(checkpoint_load(path, other, cb, &generation, &err), -1);
+    assert_non_null(strstr(err.msg, "of another optimizer of the shard (momentum, not nesterov)"));
+    assert_int_equal(other->version, 0);
     server_destroy(&other);
     free(pc);
     free(bytes);
