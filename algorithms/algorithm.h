@@ -153,6 +153,11 @@ typedef struct rule_info {
      * nearest their share of train.epochs, so that rounds line up; the
      * other rules split train.epochs exactly, to the minibatch. */
     bool lockstep;
+    /* Pushes are whole models, not updates (average): compression that
+     * drops or quantizes entries as if they were updates (topk, randomk,
+     * sign, qsgd) and error feedback are refused, where fp16 and bf16
+     * round them (topk set every entry it left out of the centre to 0). */
+    bool pushes_models;
     optim_spec server_optim;  /* the shards' optimizer (server_step) */
     optim_spec local_optim;   /* the workers' optimizer (worker_local_step) */
 } rule_info;

@@ -43,6 +43,7 @@ static void *s_configure(config *c, const rule_context *ctx, rule_info *info, er
     }
     p->switch_share = switch_epoch > 0 ? switch_epoch / ctx->epochs : 0;
     info->lockstep = true;
+    info->pushes_models = true;
     return p;
 }
 

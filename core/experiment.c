@@ -154,7 +154,25 @@ static int s_read_rule(experiment *e, error *err)
                            "waits for its acknowledgement, and the early replies would be "
                            "dropped meanwhile");
     }
-    return compress_spec_configure(&e->compress, c, err);
+    if (compress_spec_configure(&e->compress, c, err) < 0) {
+        return -1;
+    }
+    int kind = e->compress.kind;
+    if (e->rule_info.pushes_models && (kind != COMPRESS_NONE && kind != COMPRESS_FP16 &&
+                                       kind != COMPRESS_BF16)) {
+        char name[64];
+        compress_spec_name(&e->compress, name, sizeof name);
+        return config_fail(c, "algorithm", "compress", err, "%s pushes whole models, and %s is "
+                           "made for updates: it would drop or quantize the model itself "
+                           "(topk's left-out entries became 0 in the centre); fp16 and bf16 "
+                           "round them", e->alg->name, name);
+    }
+    if (e->rule_info.pushes_models && e->compress.error_feedback && kind != COMPRESS_NONE) {
+        return config_fail(c, "algorithm", "error_feedback", err, "%s pushes whole models: "
+                           "what compression left out of one would be added to the next, the "
+                           "model counted twice", e->alg->name);
+    }
+    return 0;
 }
 
 /* The first [cluster] fault key set (faults.h), or NULL. */

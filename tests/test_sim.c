@@ -705,7 +705,8 @@ static void test_fedbuff_and_post_local_in_virtual_time(void **state)
  * uncompressed run step for step, with or without error feedback (which
  * then has nothing to keep), at twice the bytes (index and value); fp16
  * halves them and does change the steps. The bytes set the network time:
- * on slow links, 4 workers' fp16 pushes finish sooner. */
+ * on slow links, 4 workers' fp16 pushes finish sooner. A rule that pushes
+ * whole models takes fp16, not what is made for updates. */
 static void test_compression_in_virtual_time(void **state)
 {
     support_fixture *f = *state;
@@ -743,6 +744,25 @@ static void test_compression_in_virtual_time(void **state)
     free(all);
     free(all_ef);
     free(half);
+    /* average pushes whole models: what is made for updates is refused
+     * (topk left the centre's other entries 0, error feedback counted the
+     * model twice), fp16 rounds them */
+    const char *refused[][3] = {{"algorithm.compress=topk:0.1", NULL, "algorithm.compress"},
+                                {"algorithm.compress=sign", NULL, "algorithm.compress"},
+                                {"algorithm.compress=fp16", "algorithm.error_feedback=on",
+                                 "algorithm.error_feedback"}};
+    for (int i = 0; i < 3; i++) {
+        const char *args[] = {"train", "/dev/null", f->out_arg, "experiment.mode=sim",
+                              "data.dataset=synthetic", "train.algorithm=average",
+                              refused[i][0], refused[i][1], NULL};
+        support_run_asgd(&f->r, f->dir, args);
+        assert_int_equal(f->r.status, 2);
+        if (!strstr(f->r.err, refused[i][2]) || !strstr(f->r.err, "pushes whole models")) {
+            fail_msg("%s: %s", refused[i][0], f->r.err);
+        }
+    }
+    const char *rounded[] = {"train.algorithm=average", "algorithm.compress=fp16", NULL};
+    s_sim(f, rounded, dirs[0], sizeof dirs[0]);
 }
 
 /* Least squares end to end: 4 simulated workers fit regression data to
