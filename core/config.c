@@ -54,6 +54,7 @@ static entry *s_add(config *c, const char *section, const char *key,
     e->line = line;
     e->used = false;
     e->path = false;
+    e->canonical[0] = '\0';
     c->count++;
     return e;
 }
@@ -361,6 +362,7 @@ int config_override(config *c, const char *arg, error *err)
         }
         free(e->value);
         e->value = v;
+        e->canonical[0] = '\0';
         e->origin = FROM_COMMAND_LINE;
         return 0;
     }
@@ -391,7 +393,53 @@ void config_set_text(entry *e, const char *text)
     if (v) {
         free(e->value);
         e->value = v;
+        e->canonical[0] = '\0';
     }
+}
+
+void config_set_canonical(entry *e, const char *text)
+{
+    snprintf(e->canonical, sizeof e->canonical, "%s", text);
+}
+
+/* Orders "section\nkey" pairs. */
+static int s_by_name(const void *a, const void *b)
+{
+    const entry *x = *(const entry *const *)a, *y = *(const entry *const *)b;
+    int by_section = strcmp(x->section, y->section);
+    return by_section ? by_section : strcmp(x->key, y->key);
+}
+
+static uint64_t s_fnv(uint64_t h, const char *text)
+{
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+        h = (h ^ *p) * 1099511628211u;
+    }
+    return (h ^ 0xff) * 1099511628211u;   /* the end of one field */
+}
+
+uint64_t config_fingerprint(const config *c, const char *skip_section, const char *skip_key)
+{
+    const entry **read = malloc((size_t)(c->count ? c->count : 1) * sizeof *read);
+    int n = 0;
+    for (int i = 0; read && i < c->count; i++) {
+        const entry *e = &c->entries[i];
+        if (e->used && !(strcmp(e->section, skip_section) == 0 && strcmp(e->key, skip_key) == 0)) {
+            read[n++] = e;
+        }
+    }
+    if (!read) {
+        return 0;
+    }
+    qsort(read, (size_t)n, sizeof *read, s_by_name);
+    uint64_t h = 14695981039346656037u;
+    for (int i = 0; i < n; i++) {
+        h = s_fnv(h, read[i]->section);
+        h = s_fnv(h, read[i]->key);
+        h = s_fnv(h, read[i]->canonical[0] ? read[i]->canonical : read[i]->value);
+    }
+    free(read);
+    return h;
 }
 
 int config_each(config *c, const char *section,

@@ -18,6 +18,8 @@ typedef struct entry {
     int line;       /* line in the file, for FROM_FILE */
     bool used;
     bool path;      /* read by config_get_path: a file or folder the run reads */
+    char canonical[32];   /* the value as its getter took it, where it has
+                             other spellings (a number, a boolean); "": value */
 } entry;
 
 struct config {
@@ -38,6 +40,8 @@ entry *config_lookup(config *c, const char *section, const char *key, const char
 int config_bad(const config *c, const entry *e, error *err, const char *what);
 /* Replaces e's text (the resolved config records the value used). */
 void config_set_text(entry *e, const char *text);
+/* Records the value as e's getter took it (config_fingerprint's). */
+void config_set_canonical(entry *e, const char *text);
 /* Why "key = value" would not read back from config.ini as value, or NULL. */
 const char *config_unwritable(const char *key, const char *value);
 

@@ -48,6 +48,9 @@ int config_get_int(config *c, const char *section, const char *key, long def,
         snprintf(what, sizeof what, "%ld is out of range [%ld, %ld]", v, lo, hi);
         return config_bad(c, e, err, what);
     }
+    char canonical[32];
+    snprintf(canonical, sizeof canonical, "%ld", v);
+    config_set_canonical(e, canonical);
     *out = v;
     return 0;
 }
@@ -93,6 +96,9 @@ int config_get_double(config *c, const char *section, const char *key,
                  (open & CONFIG_OPEN_HI) ? ')' : ']');
         return config_bad(c, e, err, what);
     }
+    char canonical[32];
+    snprintf(canonical, sizeof canonical, "%.17g", v);
+    config_set_canonical(e, canonical);
     *out = v;
     return 0;
 }
@@ -135,6 +141,10 @@ int config_get_bool(config *c, const char *section, const char *key, bool def,
         return -1;
     }
     *out = i % 2 == 1;
+    entry *e = config_lookup(c, section, key, NULL, err);   /* read: it is there */
+    if (e) {
+        config_set_canonical(e, *out ? "true" : "false");
+    }
     return 0;
 }
 

@@ -363,22 +363,78 @@ static int s_scan_pair(const char *images, const char *labels, long limit, const
     return rc;
 }
 
+/* A data_check that passed: the spec's files as they were (size and
+ * time of change), and the shape it found. */
+typedef struct data_checked {
+    int source;
+    char paths[4][4096];
+    struct stat files[4];
+    long train_size, test_size;
+    long n_train;
+    int dim, classes;
+} data_checked;
+
+/* Whether c is a check of the files at paths as they are now, for s. */
+static bool s_checked_still(const data_checked *c, const data_spec *s, char paths[4][4096])
+{
+    if (c->source != s->source || c->train_size != s->train_size ||
+        c->test_size != s->test_size) {
+        return false;
+    }
+    for (int i = 0; i < 4; i++) {
+        struct stat now;
+        if (strcmp(c->paths[i], paths[i]) != 0 || stat(paths[i], &now) != 0 ||
+            now.st_size != c->files[i].st_size || now.st_ino != c->files[i].st_ino ||
+            now.st_mtim.tv_sec != c->files[i].st_mtim.tv_sec ||
+            now.st_mtim.tv_nsec != c->files[i].st_mtim.tv_nsec) {
+            return false;
+        }
+    }
+    return true;
+}
+
 int data_check(const data_spec *s, long *n_train, int *dim, int *classes, error *err)
 {
     if (s->source == DATA_SYNTHETIC || s->source == DATA_REGRESSION) {
         return data_shape(s, n_train, dim, classes, err);
     }
+    /* the last few checks passed: a sweep checks every run's data before
+     * any starts, mostly the same files (0.16 s a run for Fashion-MNIST) */
+    static data_checked checked[4];
+    static int next;
     char paths[4][4096];
+    if (data_files(paths, s, err) < 0) {
+        return -1;
+    }
+    for (int i = 0; i < 4; i++) {
+        if (checked[i].paths[0][0] && s_checked_still(&checked[i], s, paths)) {
+            *n_train = checked[i].n_train;
+            *dim = checked[i].dim;
+            *classes = checked[i].classes;
+            return 0;
+        }
+    }
+    data_checked now = {.source = s->source, .train_size = s->train_size,
+                        .test_size = s->test_size};
+    for (int i = 0; i < 4; i++) {   /* as they are before the reading */
+        memcpy(now.paths[i], paths[i], sizeof paths[i]);
+        if (stat(paths[i], &now.files[i]) != 0) {
+            now.paths[0][0] = '\0';   /* not to be remembered */
+        }
+    }
     dataset train, test;
-    if (data_files(paths, s, err) < 0 ||
-        s_scan_pair(paths[0], paths[1], s->train_size, "train_size", &train, err) < 0 ||
+    if (s_scan_pair(paths[0], paths[1], s->train_size, "train_size", &train, err) < 0 ||
         s_scan_pair(paths[2], paths[3], s->test_size, "test_size", &test, err) < 0 ||
         s_check_sets(&train, &test, s, paths, err) < 0) {
         return -1;
     }
-    *n_train = train.n;
-    *dim = train.dim;
-    *classes = train.classes;
+    *n_train = now.n_train = train.n;
+    *dim = now.dim = train.dim;
+    *classes = now.classes = train.classes;
+    if (now.paths[0][0]) {
+        checked[next] = now;
+        next = (next + 1) % 4;
+    }
     return 0;
 }
 

@@ -65,7 +65,9 @@ int data_load(dataset *train, dataset *test, const data_spec *s,
 int data_shape(const data_spec *s, long *n_train, int *dim, int *classes, error *err);
 /* The same after every check data_load makes, without keeping the data:
  * each file is read through once (the launcher's check before any process
- * starts). */
+ * starts), or not at all where one of the last four checks that passed
+ * was of the same files and sizes, unchanged since (a sweep's runs).
+ * Not for several threads at once. */
 int data_check(const data_spec *s, long *n_train, int *dim, int *classes, error *err);
 
 /* Builds a dataset from an image file and a label file. limit > 0 keeps

@@ -8,6 +8,7 @@
 
 #include <cJSON.h>
 
+#include "core/backend/backend.h"
 #include "core/experiment.h"
 #include "core/run.h"
 #include "sweep/resolved.h"
@@ -237,26 +238,46 @@ static int s_read(sweep *s, error *err)
     return config_check_unused(s->c, NULL, NULL, NULL, err);
 }
 
-/* "command line: KEY=VALUE: why" from a grid override, as the sweep file's line. */
-static int s_blame(const sweep *s, error *err)
+/* A line "command line: KEY=VALUE: why" or "command line: KEY: why" of a
+ * grid override, rewritten in place as the sweep file's line ("FILE:LINE:
+ * [grid] KEY: why"); true when it was one. */
+static bool s_blame_line(const sweep *s, char *line, size_t size)
 {
     const char *prefix = "command line: ";
-    if (strncmp(err->msg, prefix, strlen(prefix)) != 0) {
-        return -1;
+    if (strncmp(line, prefix, strlen(prefix)) != 0) {
+        return false;
     }
-    const char *arg = err->msg + strlen(prefix);
+    const char *arg = line + strlen(prefix);
     for (int k = 0; k < s->nkeys; k++) {
         size_t len = strlen(s->keys[k].key);
-        if (strncmp(arg, s->keys[k].key, len) == 0 && arg[len] == '=') {
-            const char *why = strstr(arg, ": ");
-            char msg[sizeof err->msg];
-            snprintf(msg, sizeof msg, "%s:%d: [grid] %s: %s", s->path, s->keys[k].line,
-                     s->keys[k].key, why ? why + 2 : "bad value");
-            snprintf(err->msg, sizeof err->msg, "%s", msg);
-            err->status = ERROR_USAGE;
-            return -1;
+        if (strncmp(arg, s->keys[k].key, len) != 0 || (arg[len] != '=' && arg[len] != ':')) {
+            continue;
+        }
+        const char *why = arg[len] == ':' ? arg + len : strstr(arg + len, ": ");
+        char *msg = malloc(size);
+        if (msg && snprintf(msg, size, "%s:%d: [grid] %s: %s", s->path, s->keys[k].line,
+                            s->keys[k].key, why && why[1] ? why + 2 : "bad value") >= 0) {
+            memcpy(line, msg, size);   /* cut to size, as the message was */
+        }
+        free(msg);
+        return true;
+    }
+    return false;
+}
+
+/* err from configuring or checking run: a grid value's as the sweep file's
+ * line; else (a key of the base config, or a check of several keys) said
+ * with the run it came from. */
+static int s_blame(const sweep *s, const sweep_run *run, error *err)
+{
+    if (!s_blame_line(s, err->msg, sizeof err->msg)) {
+        error was = *err;
+        if (snprintf(err->msg, sizeof err->msg, "%s: the run %s: %s", s->path, run->id,
+                     was.msg) >= (int)sizeof err->msg) {
+            err->msg[sizeof err->msg - 1] = '\0';   /* cut, as any long message is */
         }
     }
+    err->status = ERROR_USAGE;
     return -1;
 }
 
@@ -271,14 +292,17 @@ bool sweep_complete(const char *dir)
 }
 
 /* Prints the lines of warnings not printed before (they repeat run after
- * run of a grid). */
-static void s_warn_once(char *printed, size_t n, const char *warnings)
+ * run of a grid), a grid value's as the sweep file's line. */
+static void s_warn_once(const sweep *s, char *printed, size_t n, const char *warnings)
 {
     const char *line = warnings;
     while (*line) {
         size_t len = strcspn(line, "\n");
-        char one[1100];
-        snprintf(one, sizeof one, "%.*s\n", (int)len, line);
+        char one[1200];
+        snprintf(one, sizeof one, "%.*s", (int)len, line);
+        size_t said = strncmp(one, "asgd: ", 6) == 0 ? 6 : 0;
+        s_blame_line(s, one + said, sizeof one - said - 1);
+        strcat(one, "\n");
         if (!strstr(printed, one)) {
             fputs(one, stderr);
             size_t used = strlen(printed);
@@ -288,23 +312,57 @@ static void s_warn_once(char *printed, size_t n, const char *warnings)
     }
 }
 
-/* The product of the grid times the seeds, each run checked. */
-static int s_expand(sweep *s, error *err)
+/* A run's resolved config, hashed. */
+typedef struct run_print {
+    uint64_t fingerprint;
+    int run;
+    uint32_t read;            /* bit k: the run reads grid key k */
+} run_print;
+
+static int s_by_print(const void *a, const void *b)
+{
+    const run_print *x = a, *y = b;
+    return x->fingerprint != y->fingerprint ? (x->fingerprint < y->fingerprint ? -1 : 1)
+                                            : x->run - y->run;
+}
+
+/* -1 naming the grid line where two runs of prints (s->nruns) resolve to
+ * one config through values both read: two spellings of one value
+ * ("false, no", "0.05, 5e-2") ran one experiment under several labels,
+ * counted as several. (Runs that differ in a key they do not read, an
+ * mlp's hidden sizes over softmax, are the grid's product: they run.) */
+static int s_check_same(const sweep *s, run_print *prints, error *err)
+{
+    qsort(prints, (size_t)s->nruns, sizeof *prints, s_by_print);
+    for (int i = 1; i < s->nruns; i++) {
+        if (prints[i].fingerprint != prints[i - 1].fingerprint) {
+            continue;
+        }
+        const sweep_run *a = &s->runs[prints[i - 1].run], *b = &s->runs[prints[i].run];
+        uint32_t differ = 0;
+        for (int k = 0; k < s->nkeys; k++) {   /* overrides[k] is key k's value */
+            differ |= (uint32_t)(strcmp(a->overrides[k], b->overrides[k]) != 0) << k;
+        }
+        if (differ & ~(prints[i - 1].read & prints[i].read)) {
+            continue;
+        }
+        for (int k = 0; k < s->nkeys; k++) {
+            if (differ & 1u << k) {
+                return error_set(err, ERROR_USAGE, "%s:%d: [grid] %s: %s and %s are one value "
+                                 "(the runs %s and %s resolve to the same config)", s->path,
+                                 s->keys[k].line, s->keys[k].key,
+                                 strchr(a->overrides[k], '=') + 1,
+                                 strchr(b->overrides[k], '=') + 1, a->id, b->id);
+            }
+        }
+    }
+    return 0;
+}
+
+/* Each of s's runs made and checked, its fingerprint into prints. */
+static int s_make_runs(sweep *s, run_print *prints, error *err)
 {
     static char printed[8192];
-    long total = s->nseeds;
-    for (int k = 0; k < s->nkeys && total <= SWEEP_MAX_RUNS; k++) {
-        total *= s->keys[k].count;
-    }
-    if (total > SWEEP_MAX_RUNS) {
-        return error_set(err, ERROR_USAGE, "%s: a grid of more than %d runs", s->path,
-                         SWEEP_MAX_RUNS);
-    }
-    s->runs = calloc((size_t)total, sizeof *s->runs);
-    if (!s->runs) {
-        return error_set(err, ERROR_RUNTIME, "out of memory");
-    }
-    s->nruns = (int)total;
     bool read[SWEEP_MAX_KEYS] = {false};   /* by some run */
     for (int r = 0; r < s->nruns; r++) {
         sweep_run *run = &s->runs[r];
@@ -345,16 +403,27 @@ static int s_expand(sweep *s, error *err)
         snprintf(run->dir, sizeof run->dir, "%s/%s/%s", s->out, s->name, run->id);
         experiment e;
         if (experiment_configure(&e, s->base, run->noverrides, run->overrides, NULL, err) < 0) {
-            s_blame(s, err);
-            return -1;
+            return s_blame(s, run, err);
         }
-        s_warn_once(printed, sizeof printed, e.warnings);
+        /* what asgd train checks before a run starts, checked before any
+         * starts: the data's sizes, the model against them, a round's
+         * epochs, a label-skew split (found after runs had run, exit 1) */
+        if (backend_check(&e.backend, err) < 0 || experiment_check(&e, err) < 0 ||
+            experiment_check_training(&e, err) < 0) {
+            experiment_destroy(&e);
+            return s_blame(s, run, err);
+        }
+        s_warn_once(s, printed, sizeof printed, e.warnings);
+        prints[r] = (run_print){.fingerprint = config_fingerprint(e.c, "experiment", "run_id"),
+                                .run = r};
         for (int k = 0; k < s->nkeys; k++) {
             char section[128];
             const char *dot = strchr(s->keys[k].key, '.');
             snprintf(section, sizeof section, "%.*s",
                      (int)(dot ? dot - s->keys[k].key : 0), s->keys[k].key);
-            read[k] = read[k] || (dot && config_used(e.c, section, dot + 1));
+            bool used = dot && config_used(e.c, section, dot + 1);
+            read[k] = read[k] || used;
+            prints[r].read |= (uint32_t)used << k;
         }
         run->weight = s_weight(&e);
         run->complete = sweep_complete(run->dir);
@@ -373,6 +442,29 @@ static int s_expand(sweep *s, error *err)
         }
     }
     return 0;
+}
+
+/* The product of the grid times the seeds, each run checked. */
+static int s_expand(sweep *s, error *err)
+{
+    long total = s->nseeds;
+    for (int k = 0; k < s->nkeys && total <= SWEEP_MAX_RUNS; k++) {
+        total *= s->keys[k].count;
+    }
+    if (total > SWEEP_MAX_RUNS) {
+        return error_set(err, ERROR_USAGE, "%s: a grid of more than %d runs", s->path,
+                         SWEEP_MAX_RUNS);
+    }
+    s->runs = calloc((size_t)total, sizeof *s->runs);
+    run_print *prints = calloc((size_t)total, sizeof *prints);
+    if (!s->runs || !prints) {
+        free(prints);
+        return error_set(err, ERROR_RUNTIME, "out of memory");
+    }
+    s->nruns = (int)total;
+    int rc = s_make_runs(s, prints, err) < 0 || s_check_same(s, prints, err) < 0 ? -1 : 0;
+    free(prints);
+    return rc;
 }
 
 int sweep_read(sweep *s, const char *path, error *err)

@@ -257,14 +257,28 @@ static void test_bad_sweep_files(void **state)
         /* the message was made after its text was freed: "too many values" */
         {"[sweep]\nbase = base.ini\nout = %s\n[grid]\nsim.trace = a/trace.csv\n",
          "grid.ini:5: [grid] sim.trace: values may not contain '/'"},
+        /* a value the config refuses as it reads the override: it was said
+         * to be the command line's, whose there was none */
+        {"[sweep]\nbase = base.ini\nout = %s\n[grid]\nexperiment.label = a,;b\n",
+         "grid.ini:5: [grid] experiment.label: a value may not start with ';'"},
+        /* checked against the data before any run starts: it failed (exit 1)
+         * once runs before it had run, said as base.ini's */
+        {"[sweep]\nbase = base.ini\nout = %s\n[grid]\ndata.train_size = 2000, 40\n",
+         "grid.ini: the run data.train_size=40,seed=1: "},
+        {"[sweep]\nbase = base.ini\nout = %s\n[grid]\ntrain.algorithm = sync\n"
+         "cluster.workers = 2, 64\ndata.train_size = 2000, 100\n",
+         "under half a round of 64 workers"},
     };
-    for (int i = 0; i < 7; i++) {
+    for (int i = 0; i < 10; i++) {
         s_files(f, cases[i][0]);
         const char *args[] = {"sweep", f->config, NULL};
         support_run_asgd(&f->r, f->dir, args);
         if (f->r.status != 2 || !strstr(f->r.err, cases[i][1])) {
             fail_msg("case %d: status %d, \"%s\"", i, f->r.status, f->r.err);
         }
+        char ran[400];
+        snprintf(ran, sizeof ran, "%s/grid", f->out);
+        assert_int_not_equal(access(ran, F_OK), 0);   /* no run before the refusal */
     }
 }
 
@@ -285,7 +299,8 @@ static void s_expect_config_error(support_fixture *f, const char *text, const ch
 }
 
 /* A value or a seed listed twice would make two folders of one run, and
- * so would the values of a key that no run of the grid reads. */
+ * so would two spellings of one value and the values of a key that no
+ * run of the grid reads. */
 static void test_repeated_values_and_seeds(void **state)
 {
     support_fixture *f = *state;
@@ -303,6 +318,13 @@ static void test_repeated_values_and_seeds(void **state)
     s_expect_config_error(f, "[sweep]\nbase = base.ini\nname = demo\nseeds = 1\nout = %s\n"
                           "[grid]\ntrain.lr = 0.05, 0.1, 5e-2\n",
                           "grid.ini:7: [grid] train.lr: 5e-2 is listed twice (as 0.05)");
+    /* and one boolean written two ways: four runs of one config, under
+     * four labels */
+    s_expect_config_error(f, "[sweep]\nbase = base.ini\nname = demo\nseeds = 1\nout = %s\n"
+                          "[grid]\nalgorithm.prefetch = false, on, no\n",
+                          "grid.ini:7: [grid] algorithm.prefetch: false and no are one value "
+                          "(the runs algorithm.prefetch=false,seed=1 and "
+                          "algorithm.prefetch=no,seed=1 resolve to the same config)");
     /* a key no run reads: [cluster] over the sequential trainer made three
      * identical runs that read as 1, 2 and 4 workers */
     s_expect_config_error(f, "[sweep]\nbase = base.ini\nname = demo\nseeds = 1\nout = %s\n"
