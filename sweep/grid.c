@@ -61,28 +61,15 @@ static int s_weight(const experiment *e)
                                      : 1;
 }
 
-/* Whether a and b are decimal numbers that read the same (0.05, 0.050,
- * 5e-2), as config's getters read them (0x40 is no number there). */
-static bool s_same_number(const char *a, const char *b)
-{
-    char *end_a, *end_b;
-    double x = strtod(a, &end_a), y = strtod(b, &end_b);
-    return end_a != a && *end_a == '\0' && end_b != b && *end_b == '\0' && x == y &&
-           !strpbrk(a, "xX") && !strpbrk(b, "xX");
-}
-
 /* -1 naming the key when v is already one of k's values: two folders of
- * one run. */
+ * one run (two spellings of one value are found once the runs resolve:
+ * s_check_same). */
 static int s_check_repeat(const sweep *s, const grid_key *k, const char *v, error *err)
 {
     for (int i = 0; i < k->count; i++) {
         if (strcmp(k->values[i], v) == 0) {
             return error_set(err, ERROR_USAGE, "%s:%d: [grid] %s: %s is listed twice", s->path,
                              k->line, k->key, v);
-        }
-        if (s_same_number(k->values[i], v)) {
-            return error_set(err, ERROR_USAGE, "%s:%d: [grid] %s: %s is listed twice (as %s)",
-                             s->path, k->line, k->key, v, k->values[i]);
         }
     }
     return 0;
@@ -112,7 +99,11 @@ static int s_grid_entry(void *ctx, const char *key, const char *value, int line)
     if (!copy) {
         return error_set(g->err, ERROR_RUNTIME, "out of memory");
     }
-    for (char *save, *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+    /* values of a key that takes a list (model.hidden = 64,32) go between
+     * '|': 64,32 | 128,64 */
+    const char *between = strchr(value, '|') ? "|" : ",";
+    for (char *save, *item = strtok_r(copy, between, &save); item;
+         item = strtok_r(NULL, between, &save)) {
         char *v = s_trim(item);
         if (*v == '\0') {
             continue;

@@ -317,7 +317,7 @@ static void test_repeated_values_and_seeds(void **state)
     /* one number written two ways is one value: it once made two runs */
     s_expect_config_error(f, "[sweep]\nbase = base.ini\nname = demo\nseeds = 1\nout = %s\n"
                           "[grid]\ntrain.lr = 0.05, 0.1, 5e-2\n",
-                          "grid.ini:7: [grid] train.lr: 5e-2 is listed twice (as 0.05)");
+                          "grid.ini:7: [grid] train.lr: 0.05 and 5e-2 are one value");
     /* and one boolean written two ways: four runs of one config, under
      * four labels */
     s_expect_config_error(f, "[sweep]\nbase = base.ini\nname = demo\nseeds = 1\nout = %s\n"
@@ -342,6 +342,27 @@ static void test_repeated_values_and_seeds(void **state)
     sweep s;
     error err = {0};
     assert_int_equal(sweep_read(&s, f->config, &err), 0);
+    sweep_free(&s);
+}
+
+/* A key that takes a list has its values between '|' (commas split
+ * 64,32 into two one-layer runs, without a word); strings that read as one
+ * number are two values of a string key. */
+static void test_list_values_go_between_bars(void **state)
+{
+    support_fixture *f = *state;
+    s_files(f, "[sweep]\nbase = base.ini\nname = demo\nseeds = 1\nout = %s\n[grid]\n"
+            "model.type = mlp\nmodel.hidden = 16,8 | 32\nexperiment.label = 1, 1.0\n");
+    sweep s;
+    error err = {0};
+    if (sweep_read(&s, f->config, &err) < 0) {
+        fail_msg("%s", err.msg);
+    }
+    assert_int_equal(s.nruns, 4);
+    assert_int_equal(s.keys[1].count, 2);
+    assert_string_equal(s.keys[1].values[0], "16,8");
+    assert_string_equal(s.keys[1].values[1], "32");
+    assert_string_equal(s.runs[0].overrides[1], "model.hidden=16,8");
     sweep_free(&s);
 }
 
@@ -531,6 +552,7 @@ int main(void)
         T(test_ctrl_c_then_resume),
         T(test_bad_sweep_files),
         T(test_repeated_values_and_seeds),
+        T(test_list_values_go_between_bars),
         T(test_keys_the_sweep_sets_itself),
         T(test_complete_runs_of_a_changed_config),
         T(test_a_sim_sweep_without_a_rule),
