@@ -256,11 +256,39 @@ static bool s_blame_line(const sweep *s, char *line, size_t size)
     return false;
 }
 
+/* out as the runs are given it: from the current folder, theirs too,
+ * where it is under it (a line of config.ini holds 198 characters, and
+ * a deep folder's whole path did not fit). */
+static const char *s_from_here(const char *out)
+{
+    static char cwd[4096];
+    if (!getcwd(cwd, sizeof cwd)) {
+        return out;
+    }
+    size_t len = strlen(cwd);
+    return strncmp(out, cwd, len) == 0 && out[len] == '/' && len > 1 ? out + len + 1 : out;
+}
+
 /* err from configuring or checking run: a grid value's as the sweep file's
- * line; else (a key of the base config, or a check of several keys) said
- * with the run it came from. */
+ * line, the sweep's own overrides' as what sets them; else (a key of the
+ * base config, or a check of several keys) said with the run it came
+ * from. */
 static int s_blame(const sweep *s, const sweep_run *run, error *err)
 {
+    const char *out = "command line: experiment.out", *id = "command line: experiment.run_id";
+    if (strncmp(err->msg, out, strlen(out)) == 0) {
+        const char *why = strstr(err->msg + strlen(out), ": ");
+        error was = *err;
+        config_error(s->c, "sweep", "out", err, "%s (as %s, from the folder the sweep started "
+                     "in): start it nearer, or give a shorter out", why ? why + 2 : was.msg,
+                     s_from_here(s->out));
+        return -1;
+    }
+    if (strncmp(err->msg, id, strlen(id)) == 0) {
+        return error_set(err, ERROR_USAGE, "%s: [grid]: the run folder's name %s is too long "
+                         "for a line of its config.ini (198 characters with experiment.run_id "
+                         "and '='): fewer keys or shorter values", s->path, run->id);
+    }
     if (!s_blame_line(s, err->msg, sizeof err->msg)) {
         error was = *err;
         if (snprintf(err->msg, sizeof err->msg, "%s: the run %s: %s", s->path, run->id,
@@ -385,7 +413,7 @@ static int s_make_runs(sweep *s, run_print *prints, error *err)
         char values[4][4200];
         snprintf(values[0], sizeof values[0], "%ld", seed);
         snprintf(values[1], sizeof values[1], "%s", s->name);
-        snprintf(values[2], sizeof values[2], "%s", s->out);
+        snprintf(values[2], sizeof values[2], "%s", s_from_here(s->out));
         snprintf(values[3], sizeof values[3], "%s", run->id);
         for (int i = 0; i < 4; i++) {
             snprintf(arg, sizeof arg, "%s=%.4200s", fixed[i], values[i]);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <math.h>
 
@@ -366,6 +367,36 @@ static void test_list_values_go_between_bars(void **state)
     sweep_free(&s);
 }
 
+/* A sweep in a deep folder runs when started there: its runs are told
+ * their out from the current folder (the whole path did not fit a line
+ * of config.ini, and every sweep there failed as the command line's);
+ * started from far above, it names [sweep] out. */
+static void test_a_sweep_in_a_deep_folder(void **state)
+{
+    support_fixture *f = *state;
+    char deep[600], path[700];
+    int n = snprintf(deep, sizeof deep, "%s", f->dir);
+    for (int i = 0; i < 5; i++) {
+        n += snprintf(deep + n, sizeof deep - (size_t)n, "/%040d", i);
+        assert_int_equal(mkdir(deep, 0755), 0);
+    }
+    snprintf(path, sizeof path, "%s/base.ini", deep);
+    support_write_file(path, s_base);
+    snprintf(path, sizeof path, "%s/deep.ini", deep);
+    support_write_file(path, "[sweep]\nbase = base.ini\nseeds = 1\n");
+    const char *args[] = {"sweep", path, NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    if (f->r.status != 2 || !strstr(f->r.err, "deep.ini: [sweep] out = runs (the default): too "
+                                               "long for a line of config.ini")) {
+        fail_msg("from above: status %d, \"%s\"", f->r.status, f->r.err);
+    }
+    support_run_asgd(&f->r, deep, args);
+    if (f->r.status != 0) {
+        fail_msg("from its folder: status %d, \"%s\"", f->r.status, f->r.err);
+    }
+    assert_non_null(strstr(f->r.out, "1 runs, 1 ran now"));
+}
+
 /* -j counts a run by what it keeps busy: a real run's processes
  * (workers, shards, evaluator), a threads run's threads (workers and the
  * evaluating main thread; once 1, so -j 2 ran two 2-thread runs on two
@@ -553,6 +584,7 @@ int main(void)
         T(test_bad_sweep_files),
         T(test_repeated_values_and_seeds),
         T(test_list_values_go_between_bars),
+        T(test_a_sweep_in_a_deep_folder),
         T(test_keys_the_sweep_sets_itself),
         T(test_complete_runs_of_a_changed_config),
         T(test_a_sim_sweep_without_a_rule),
