@@ -1,10 +1,14 @@
-/* proc.c: spawning, reaping and stopping child processes. */
+/* proc.c: spawning, reaping and stopping child processes; the CPUs this
+ * process may keep busy. */
+#define _GNU_SOURCE   /* CPU_COUNT */
 #include "core/proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -20,6 +24,86 @@ int proc_self(char *buf, size_t n, error *err)
     }
     buf[len] = '\0';
     return 0;
+}
+
+/* The first line of path as two numbers (a, b); how many were read. */
+static int s_read_two(const char *path, const char *format, long *a, long *b)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        return 0;
+    }
+    int got = fscanf(f, format, a, b);
+    fclose(f);
+    return got < 0 ? 0 : got;
+}
+
+/* This process's cgroup CPU quota in CPUs, rounded up; 0 for none. */
+static long s_cgroup_cores(void)
+{
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    if (!f) {
+        return 0;
+    }
+    char line[4096], v2[4096] = "", v1[4096] = "";
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        char *controllers = strchr(line, ':'), *where = controllers ? strchr(controllers + 1, ':')
+                                                                    : NULL;
+        if (!where) {
+            continue;
+        }
+        *where++ = '\0';
+        *controllers++ = '\0';   /* "0::/path" (v2), "4:cpu,cpuacct:/path" (v1) */
+        if (strcmp(line, "0") == 0 && controllers[0] == '\0') {
+            snprintf(v2, sizeof v2, "%s", where);
+        }
+        for (char *save, *c = strtok_r(controllers, ",", &save); c;
+             c = strtok_r(NULL, ",", &save)) {
+            if (strcmp(c, "cpu") == 0) {
+                snprintf(v1, sizeof v1, "%s", where);
+            }
+        }
+    }
+    fclose(f);
+    char path[4200];
+    long quota = -1, period = 0;
+    char max[8];
+    snprintf(path, sizeof path, "/sys/fs/cgroup%s/cpu.max", strcmp(v2, "/") == 0 ? "" : v2);
+    FILE *m = v2[0] ? fopen(path, "r") : NULL;
+    if (m) {
+        if (fscanf(m, "%7s %ld", max, &period) == 2 && strcmp(max, "max") != 0) {
+            quota = strtol(max, NULL, 10);
+        }
+        fclose(m);
+    } else if (v1[0]) {
+        long ignored;
+        snprintf(path, sizeof path, "/sys/fs/cgroup/cpu%s/cpu.cfs_quota_us",
+                 strcmp(v1, "/") == 0 ? "" : v1);
+        if (s_read_two(path, "%ld%ld", &quota, &ignored) < 1) {
+            quota = -1;
+        }
+        snprintf(path, sizeof path, "/sys/fs/cgroup/cpu%s/cpu.cfs_period_us",
+                 strcmp(v1, "/") == 0 ? "" : v1);
+        if (s_read_two(path, "%ld%ld", &period, &ignored) < 1) {
+            period = 0;
+        }
+    }
+    return quota > 0 && period > 0 ? (quota + period - 1) / period : 0;
+}
+
+long proc_cores(void)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0 && CPU_COUNT(&allowed) > 0) {
+        cores = CPU_COUNT(&allowed);
+    }
+    long quota = s_cgroup_cores();
+    if (quota > 0 && quota < cores) {
+        cores = quota;
+    }
+    return cores > 0 ? cores : 1;
 }
 
 pid_t proc_spawn(const char *exe, char *const argv[], int log_fd, int keep_fd)

@@ -36,6 +36,13 @@ int proc_reap(proc *const procs[], int n);
  * to exit, then SIGKILL; every one is reaped. */
 void proc_stop(proc *const procs[], int n, double grace);
 
+/* The CPUs this process may keep busy: its affinity mask's (taskset,
+ * a cpuset), at most its cgroup's CPU quota rounded up (a container's
+ * --cpus, a pod's CPU limit: cgroup v2's cpu.max or v1's
+ * cpu.cfs_quota_us), at least 1; the host's online CPUs where neither
+ * says. */
+long proc_cores(void);
+
 /* "exited with status 3", "was killed by signal 9". */
 const char *proc_describe(int status, char *buf, size_t n);
 /* The exit code as Kubeflow's policies see it: 128 + signal when killed. */

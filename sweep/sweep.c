@@ -199,7 +199,7 @@ int sweep_main(const char *path, long jobs, error *err)
         }
         goto done;
     }
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    long cores = proc_cores();   /* those it may use: taskset, a container's quota */
     rn.capacity = jobs < cores ? jobs : cores;
     rn.capacity = rn.capacity < 1 ? 1 : rn.capacity;
     for (int r = 0; r < s.nruns; r++) {

@@ -4,6 +4,7 @@
  * to the checkpoint a resumed run goes on from, and what happens when its
  * files cannot be written (a file-size limit, a full tmpfs): the run
  * fails, names the file that lost data, and is never reported complete. */
+#define _GNU_SOURCE   /* CPU_SET */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,7 @@
 
 #include <cJSON.h>
 
+#include "core/proc.h"
 #include "core/run.h"
 #include "core/summary.h"
 #include "support.h"
@@ -438,11 +441,34 @@ static void test_a_resume_cuts_the_evaluations_it_lost(void **state)
     assert_int_equal(summary_evals_cut(path, 0, 0, &err), 0);
 }
 
+/* The cores a process may keep busy are those taskset leaves it, not the
+ * host's: asgd calibrate wrote the host's 2 into a profile made under
+ * taskset -c 0, and a sweep's -j took both. */
+static void test_cores_are_those_the_process_may_use(void **state)
+{
+    (void)state;
+    cpu_set_t was, one;
+    assert_int_equal(sched_getaffinity(0, sizeof was, &was), 0);
+    int first = 0;
+    while (!CPU_ISSET(first, &was)) {
+        first++;
+    }
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+    long cores = proc_cores();
+    assert_int_equal(sched_setaffinity(0, sizeof was, &was), 0);
+    assert_int_equal(cores, 1);
+    long all = proc_cores();
+    assert_true(all >= 1 && all <= CPU_COUNT(&was));
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, support_fixture_setup, support_fixture_teardown)
     const struct CMUnitTest tests[] = {
         T(test_a_file_size_limit_fails_the_run),
+        T(test_cores_are_those_the_process_may_use),
         T(test_a_full_disk_fails_the_run),
         T(test_the_trained_model_is_kept),
         T(test_a_row_cut_short_is_dropped_before_appending),

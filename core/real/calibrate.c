@@ -25,6 +25,7 @@
 #include "core/experiment.h"
 #include "core/model.h"
 #include "core/partition.h"
+#include "core/proc.h"
 #include "core/provenance.h"
 #include "core/rng.h"
 #include "core/run.h"
@@ -788,7 +789,7 @@ int calibrate_main(int argc, char **argv)
         return ERROR_USAGE;
     }
     experiment e;
-    costs c = {.cores = sysconf(_SC_NPROCESSORS_ONLN)};
+    costs c = {.cores = proc_cores()};   /* its affinity and cgroup quota's, as a run's */
     c.timeslice = s_timeslice(c.cores);
     c.migration = s_migration();
     double t0 = run_now();
