@@ -870,6 +870,17 @@ static void test_server_steps_by_hand(void **state)
     s_expect_theta(s, (const float[]){-0.5f * (1 + 1 / sqrtf(2))});
     server_destroy(&s);
     free(p);
+    /* poly past the first few: pushes 0 to 5 updates stale, (1 + tau)^-0.5 each */
+    s = s_server("staleweight", "", 2, (const float[]){0}, 1, &p);
+    float poly = 0;
+    for (int i = 0; i < 6; i++) {
+        server_push(s, &(push_msg){.worker = (uint32_t)(i % 2), .values = (const float[]){1}});
+        poly += 1 / sqrtf(1.0f + (float)i);
+    }
+    assert_int_equal(s->stats.staleness_max, 5);
+    assert_true(fabsf(s->theta[0] - -0.5f * poly) < 1e-6f);
+    server_destroy(&s);
+    free(p);
     s = s_server("staleweight", "[algorithm]\nweight = hinge\nb = 1\n", 2, (const float[]){0},
                  1, &p);
     for (int i = 0; i < 3; i++) {   /* tau 0 and 1 take the full step; tau 2, 1 / 1.5 */
@@ -1077,7 +1088,9 @@ static void test_ssp_clock_bound(void **state)
 
 /* EAMSGD's local steps look ahead on the downhill side: the gradient is
  * taken at x + d v where v is the velocity. Replays one worker's run by
- * hand and checks the centre; the uphill look-ahead must differ. */
+ * hand and checks the centre; the uphill look-ahead must differ. The
+ * learning rate is not the 0.1 of every other test (a rule that ignored
+ * [train] lr for 0.1 passed them all). */
 static void s_eamsgd_by_hand(const experiment *e, model *m, const float *init, float sign,
                              float *centre_out)
 {
@@ -1087,7 +1100,7 @@ static void s_eamsgd_by_hand(const experiment *e, model *m, const float *init, f
     float *x = malloc(n * sizeof *x), *v = calloc(n, sizeof *v);
     memcpy(x, init, n * sizeof *x);
     memcpy(centre_out, init, n * sizeof *x);
-    const float d = 0.9f, lr = 0.1f, alpha = 0.5f;
+    const float d = 0.9f, lr = (float)e->optim.lr, alpha = 0.5f;
     for (int step = 1; step <= 5; step++) {
         for (size_t i = 0; i < n; i++) {
             ref.theta[i] = x[i] + sign * d * v[i];
@@ -1117,7 +1130,7 @@ static void test_aeamsgd_looks_ahead_downhill(void **state)
     support_fixture_setup((void **)&f);
     support_write_file(f->config, "[data]\ndataset = synthetic\ntrain_size = 40\ndim = 5\n"
                        "classes = 3\n[model]\ntype = mlp\nhidden = 4\n[train]\n"
-                       "algorithm = aeamsgd\nepochs = 1\nbatch = 8\nlr = 0.1\n[cluster]\n"
+                       "algorithm = aeamsgd\nepochs = 1\nbatch = 8\nlr = 0.07\n[cluster]\n"
                        "workers = 1\nservers = 1\n[algorithm]\nwindow = 2\nalpha = 0.5\n"
                        "momentum = 0.9\n");
     experiment e;
