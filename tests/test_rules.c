@@ -576,6 +576,10 @@ static void test_agn_dynsgd_sagn_ssp_average_loops(void **state)
     s_one_worker_run("average", "window = 2\nswitch_epoch = 0.6\n",
                      "p0 s0 p1 s1 p2 s2 p3 s3 p4 ", CENTRE_SGD);
     s_one_worker_run("average", "window = 2\n", "p0 s0 p1 s1 p2 s2 p3 ", CENTRE_SGD);
+    /* 0.5 epochs is 2.5 steps, rounded to 3 rounds of one step, then one
+     * of 2 (rounded down, 2 and then one round of 3) */
+    s_one_worker_run("average", "window = 3\nswitch_epoch = 0.5\n",
+                     "p0 s0 p1 s1 p2 s2 p3 s3 p4 ", CENTRE_SGD);
     s_one_worker_run("dcasgd", "", s_async5, CENTRE_SGD);   /* one worker: plain SGD */
     s_one_worker_run("delayadaptive", "", s_async5, CENTRE_SGD);
     s_one_worker_run("staleweight", "", s_async5, CENTRE_SGD);
@@ -840,6 +844,7 @@ static void test_server_steps_by_hand(void **state)
     server_answer(s, &(pull_msg){.worker = 1});
     server_push(s, &(push_msg){.worker = 1, .values = (const float[]){2}});
     s_expect_theta(s, (const float[]){-1});
+    server_answer(s, &(pull_msg){.worker = ALGORITHM_EVALUATOR});   /* keeps no one's copy */
     server_push(s, &(push_msg){.worker = 0, .values = (const float[]){1}});
     s_expect_theta(s, (const float[]){-1.25f});   /* hogwild: -1.5 */
     server_destroy(&s);
