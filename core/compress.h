@@ -28,7 +28,8 @@
  * 2019). Its analysis asks |x - C(x)| < |x|: true of fp16, bf16, topk,
  * sign and unscaled randomk, not of qsgd on a long vector (one part of n
  * values at 2^B - 1 levels errs by up to sqrt(n) / (2^B - 1) times its
- * norm), whose residual then grows without bound; asgd runs it as asked.
+ * norm), whose residual then grows without bound; asgd runs it as asked,
+ * and says so where sqrt(n) / (2^B - 1) reaches 1.
  * The residual assumes each push is applied: a push the shard drops (late
  * in a round, or refused) takes its part of the residual with it, and a
  * NaN or an infinity is never kept in the residual. Values are not

@@ -468,8 +468,25 @@ static int s_locate(experiment *e, const error *why, error *err)
 static int s_check_model(experiment *e, error *err)
 {
     error why = {0};
-    return model_check(&e->model, e->dim, e->classes, &e->nparams, &why) < 0
-               ? s_locate(e, &why, err) : 0;
+    if (model_check(&e->model, e->dim, e->classes, &e->nparams, &why) < 0) {
+        return s_locate(e, &why, err);
+    }
+    /* error feedback's analysis asks that compression lose less than its
+     * input (compress.h): qsgd on a part of n values may lose up to
+     * sqrt(n) / (2^B - 1) times its norm */
+    const compress_spec *cs = &e->compress;
+    if (e->alg && cs->kind == COMPRESS_QSGD && cs->error_feedback) {
+        double part = ceil((double)e->nparams / (double)(e->servers > 0 ? e->servers : 1));
+        double loses = sqrt(part) / (double)((1L << cs->bits) - 1);
+        if (loses >= 1) {
+            config_fail(e->c, "algorithm", "error_feedback", &why, "qsgd:%d over a shard's %.0f "
+                        "parameters may lose up to %.3g times a push's norm, so the residual "
+                        "error feedback keeps can grow without bound (its analysis asks under "
+                        "1: more bits, or no error feedback)", cs->bits, part, loses);
+            s_warn(e, why.msg);
+        }
+    }
+    return 0;
 }
 
 /* train.epochs against the workers: a lockstep rule whose minibatches

@@ -763,6 +763,19 @@ static void test_compression_in_virtual_time(void **state)
     }
     const char *rounded[] = {"train.algorithm=average", "algorithm.compress=fp16", NULL};
     s_sim(f, rounded, dirs[0], sizeof dirs[0]);
+    /* qsgd under error feedback is said where it may lose more than its
+     * input (the residual can then grow without bound): 4 bits over a
+     * shard's thousands of values, not 16 */
+    const char *bits[] = {"algorithm.compress=qsgd:4", "algorithm.compress=qsgd:16"};
+    for (int i = 0; i < 2; i++) {
+        const char *ef[] = {"train.algorithm=hogwild", bits[i], "algorithm.error_feedback=on",
+                            NULL};
+        s_sim(f, ef, dirs[0], sizeof dirs[0]);
+        bool said = strstr(f->r.err, "the residual error feedback keeps can grow without bound");
+        if (said != (i == 0)) {
+            fail_msg("%s with error feedback: \"%s\"", bits[i], f->r.err);
+        }
+    }
 }
 
 /* Least squares end to end: 4 simulated workers fit regression data to
