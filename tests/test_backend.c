@@ -64,7 +64,7 @@ static void s_expect(const float *device, const double *want, size_t n, double t
     s_b->ops->to_host(s_b, got, device, n * sizeof *got);
     for (size_t i = 0; i < n; i++) {
         double err = fabs(got[i] - want[i]) / (fabs(want[i]) + 1.0);
-        if (!(err <= tol)) {
+        if (isnan(want[i]) ? !isnan(got[i]) : !(err <= tol)) {
             fail_msg("element %zu: got %g, want %g", i, (double)got[i], want[i]);
         }
     }
@@ -147,12 +147,12 @@ static void test_bias_add_and_grad(void **state)
     for (int relu = 0; relu < 2; relu++) {
         float *x = s_random(n), *bias = s_random((size_t)cols), *d = s_random(n);
         if (relu) {
-            x[3] = NAN;   /* ReLU's comparison makes a NaN 0 */
+            x[3] = NAN;   /* stays NaN, as PyTorch's relu keeps it: the loss shows it */
         }
         double want[7 * 11], want_d[7 * 11], want_grad[11] = {0};
         for (size_t i = 0; i < n; i++) {
             double v = (double)(x[i] + bias[i % cols]);
-            want[i] = relu ? (v > 0 ? v : 0) : v;
+            want[i] = relu ? (v > 0 || isnan(v) ? v : 0) : v;
             want_d[i] = relu && !(want[i] > 0) ? 0 : d[i];
             want_grad[i % cols] += want_d[i];
         }
@@ -432,6 +432,9 @@ static void s_check_maxpool(int c)
     /* a tie: the first maximum in scan order gets the gradient */
     x[((0 * h + 2) * w + 2) * c + 1] = 9.0f;
     x[((0 * h + 3) * w + 3) * c + 1] = 9.0f;
+    /* a NaN second in its window is its maximum, as in PyTorch (it was
+     * passed over, and a diverged layer looked fine after the pooling) */
+    x[((1 * h + 0) * w + 1) * c + 0] = NAN;
     double *want = malloc(nout * sizeof *want), *want_in = calloc(nin, sizeof *want_in);
     for (int ni = 0; ni < n; ni++) {
         for (int oy = 0; oy < ho; oy++) {
@@ -442,7 +445,7 @@ static void s_check_maxpool(int c)
                     for (int dy = 0; dy < s; dy++) {
                         for (int dx = 0; dx < s; dx++) {
                             size_t i = (((size_t)ni * h + oy * s + dy) * w + ox * s + dx) * c + ci;
-                            if (x[i] > mx) {
+                            if (x[i] > mx || isnan(x[i])) {
                                 mx = x[i];
                                 best = i;
                             }

@@ -452,12 +452,42 @@ static void test_evaluate_agrees_with_training_loss(void **state)
     dataset_free(&t);
 }
 
+/* A diverged first layer shows in the loss: its NaN weights gave a hidden
+ * layer of zeros through ReLU (NaN > 0 is false), a finite loss and
+ * finite gradients, and a run that never said it had diverged. A NaN
+ * that max pooling meets is the window's maximum, as in PyTorch. */
+static void test_a_nan_layer_shows_in_the_loss(void **state)
+{
+    (void)state;
+    const long hidden[] = {4};
+    model *m = s_model(MODEL_MLP, 3, 2, hidden, 1);
+    float *params = malloc(m->nparams * sizeof *params);
+    float *grad = malloc(m->nparams * sizeof *grad);
+    model_init_params(m, params, 1);
+    for (int i = 0; i < 3 * 4; i++) {
+        params[i] = NAN;   /* the first layer's weights */
+    }
+    dataset d = {.n = 2, .dim = 3, .classes = 2};
+    float x[6] = {0.1f, -0.2f, 0.3f, 0.5f, 0.4f, -0.6f};
+    int32_t y[2] = {0, 1};
+    d.x = x;
+    d.y = y;
+    double loss, acc;
+    model_evaluate(m, &loss, &acc, params, &d, 2);
+    assert_true(isnan(loss));
+    assert_true(isnan(model_gradient(m, grad, params, x, y, 2)));
+    free(params);
+    free(grad);
+    model_destroy(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_softmax_gradient_matches_finite_differences),
         cmocka_unit_test(test_linear_gradient_matches_finite_differences),
         cmocka_unit_test(test_least_squares),
+        cmocka_unit_test(test_a_nan_layer_shows_in_the_loss),
         cmocka_unit_test(test_mlp_gradient_matches_finite_differences),
         cmocka_unit_test(test_cnn_gradient_matches_finite_differences),
         cmocka_unit_test(test_winograd_convolution_gradient),

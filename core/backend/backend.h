@@ -59,7 +59,8 @@ typedef struct backend_ops {
                  float alpha, float beta);
     /* A layer's bias and activation in one pass over out: out (rows x
      * cols) += bias (cols) on every row, then, where relu, out = out > 0 ?
-     * out : 0 (a NaN becomes 0). */
+     * out : 0 (a NaN stays NaN, as in PyTorch: a diverged layer shows in
+     * the loss). */
     void (*bias_add)(backend *b, float *out, const float *bias, int rows, int cols,
                      bool relu);
     /* Their backward pass in one pass over d (rows x cols): where out (the
@@ -123,12 +124,12 @@ typedef struct backend_ops {
     void (*winograd_output_grad)(backend *b, float *dm, const float *dout, int n, int ho,
                                  int wo, int oc, int k);
     /* out (n x h/s x w/s x c) = max over each s x s window of in (n x h x w
-     * x c); windows do not overlap, and rows or columns past the last
-     * whole window are dropped. */
+     * x c), a NaN the maximum; windows do not overlap, and rows or columns
+     * past the last whole window are dropped. */
     void (*maxpool_forward)(backend *b, float *out, const float *in, int n, int h,
                             int w, int c, int s);
     /* din = dout sent to the first maximum (in window scan order) of each
-     * window of in; every other element of din is 0. */
+     * window of in, or to its last NaN; every other element of din is 0. */
     void (*maxpool_backward)(backend *b, float *din, const float *dout, const float *in,
                              int n, int h, int w, int c, int s);
     /* out = in / (1 - rate) where kernel_dropout_keep(seed, i, rate), else

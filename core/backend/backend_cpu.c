@@ -52,7 +52,7 @@ static void s_bias_add(backend *b, float *out, const float *bias, int rows, int 
         if (relu) {
             for (int c = 0; c < cols; c++) {
                 float v = o[c] + bias[c];
-                o[c] = v > 0.0f ? v : 0.0f;
+                o[c] = v > 0.0f || v != v ? v : 0.0f;   /* NaN stays: the loss shows it */
             }
         } else {
             for (int c = 0; c < cols; c++) {
@@ -230,7 +230,7 @@ static void s_maxpool_forward(backend *b, float *out, const float *in, int n, in
                     for (int dx = dy == 0 ? 1 : 0; dx < s; dx++) {
                         const float *p = first + ((size_t)dy * w + dx) * c;
                         for (int ci = 0; ci < c; ci++) {
-                            o[ci] = p[ci] > o[ci] ? p[ci] : o[ci];
+                            o[ci] = p[ci] > o[ci] || p[ci] != p[ci] ? p[ci] : o[ci];
                         }
                     }
                 }
@@ -275,7 +275,8 @@ static void s_maxpool_backward(backend *b, float *din, const float *dout, const 
                             int32_t off = (dy * w + dx) * c;
                             pool_f4 v;
                             memcpy(&v, first + off + ci, sizeof v);
-                            pool_i4 more = v > best;   /* -1 where strictly greater */
+                            /* -1 where strictly greater, or a NaN (the maximum) */
+                            pool_i4 more = (v > best) | (v != v);
                             pool_i4 offs = {off, off, off, off};
                             best = (pool_f4)(((pool_i4)v & more) | ((pool_i4)best & ~more));
                             at = (offs & more) | (at & ~more);
@@ -291,7 +292,7 @@ static void s_maxpool_backward(backend *b, float *din, const float *dout, const 
                     for (int dy = 0; dy < s; dy++) {
                         for (int dx = dy == 0 ? 1 : 0; dx < s; dx++) {
                             int32_t off = (dy * w + dx) * c;
-                            if (first[off + ci] > best) {
+                            if (first[off + ci] > best || first[off + ci] != first[off + ci]) {
                                 best = first[off + ci];
                                 at = off;
                             }

@@ -26,7 +26,7 @@ __global__ void k_bias_relu(float *out, const float *bias, size_t total, kernel_
 {
     FOR_EACH(i, total) {
         float v = out[i] + bias[i - kernel_divide(cols, i) * cols.d];
-        out[i] = v > 0.0f ? v : 0.0f;
+        out[i] = v > 0.0f || v != v ? v : 0.0f;   /* NaN stays: the loss shows it */
     }
 }
 

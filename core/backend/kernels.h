@@ -79,7 +79,7 @@ static inline BACKEND_HOST_DEVICE size_t kernel_pool_argmax(const float *in, int
     for (int dy = 0; dy < s; dy++) {
         for (int dx = 0; dx < s; dx++) {
             size_t i = (((size_t)ni * h + (size_t)oy * s + dy) * w + (size_t)ox * s + dx) * c + ci;
-            if (in[i] > in[best]) {
+            if (in[i] > in[best] || in[i] != in[i]) {   /* a NaN is the max, as in PyTorch */
                 best = i;
             }
         }
