@@ -420,6 +420,9 @@ float model_gradient(model *m, float *grad, const float *params,
 void model_evaluate(model *m, double *loss, double *accuracy,
                     const float *params, const dataset *d, int batch)
 {
+    /* room for the rows there are: an eval.batch past the test set made
+     * room for all of it (627 MB of columns for the CNN at 1,000) */
+    batch = d->n > 0 && d->n < batch ? d->n : batch;
     if (s_reserve(m, batch) < 0) {
         abort();
     }
