@@ -149,7 +149,10 @@ void summary_init(run_summary *s)
 bool summary_add_eval(run_summary *s, long updates, double loss, double acc)
 {
     s->final_test_loss = loss;
-    s->final_test_acc = acc;
+    /* a diverged model's accuracy is unknown (null), as its best is: its
+     * parameters NaN, 0.107 read as a number beside 0.672 and was
+     * averaged into a figure */
+    s->final_test_acc = isfinite(loss) ? acc : NAN;
     /* the best of a trained model, not the initial one's, nor a diverged
      * one's (its parameters NaN, its accuracy whatever argmax makes of them) */
     if (updates > 0 && isfinite(loss) && (isnan(s->best_test_acc) || acc > s->best_test_acc)) {
