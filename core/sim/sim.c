@@ -20,7 +20,9 @@
 
 /* ---- the evaluator ---- */
 
-static void s_evaluate(sim *s)
+/* The centre now, evaluated: a row of eval.csv at `at` seconds from the
+ * first step. */
+static void s_evaluate_at(sim *s, double at)
 {
     for (int k = 0; k < s->nshards; k++) {
         server *srv = s->shards[k].srv;
@@ -30,8 +32,9 @@ static void s_evaluate(sim *s)
     server *first = s->shards[0].srv;
     double loss, acc;
     model_evaluate_host(s->m, &loss, &acc, s->centre, &s->e->test, (int)s->e->eval_batch);
-    run_eval_row(s->r->eval, s->now - s->first_step, (double)first->samples / (double)s->n_train,
+    run_eval_row(s->r->eval, at, (double)first->samples / (double)s->n_train,
                  (long)first->version, (long)first->samples, loss, acc);
+    s->evaluated_at = at;
     bool refused = false;   /* a worker pushed NaN or infinity: it diverged */
     for (int k = 0; k < s->nshards; k++) {
         refused = refused || s->shards[k].srv->stats.nonfinite > 0;
@@ -40,6 +43,24 @@ static void s_evaluate(sim *s)
         s->sum.diverged = true;
         s->diverged = true;   /* the run stops at this evaluation */
     }
+}
+
+static void s_evaluate(sim *s)
+{
+    s_evaluate_at(s, s->now - s->first_step);
+}
+
+/* When training ended, from the first step: the shards' last push, as in
+ * real mode (the run's end came later by the last replies' way back: two
+ * latencies more for a lockstep rule), or eval.csv's last row where one
+ * came after it. */
+static double s_trained_until(const sim *s)
+{
+    double last = 0;
+    for (int k = 0; k < s->nshards; k++) {
+        last = fmax(last, s->shards[k].srv->stats.last_push_at);
+    }
+    return fmax(last > 0 ? last - s->first_step : s->now - s->first_step, s->evaluated_at);
 }
 
 /* The evaluations during training come every eval.every from the first
@@ -385,13 +406,15 @@ static int s_run(sim *s, progress *p)
 static int s_summarise(sim *s, int rc, double wall0)
 {
     run_summary *sum = &s->sum;
+    double end = s->evaluated_at_end ? s->evaluated_at : s_trained_until(s);
     if (!sum->diverged && !s->evaluated_at_end) {
-        s_evaluate(s);   /* the final model */
+        s_evaluate_at(s, end);   /* the final model */
     }
     if (rc == 0) {   /* the centre as evaluated last */
         rc = export_model(s->m, s->centre, &s->e->test, s->r->dir, s->err);
     }
-    sum->time_s = s->now - s->first_step;   /* train_time_s: shard 0's first pull to last push */
+    /* eval.csv's last row (train_time_s: shard 0's first pull to last push) */
+    sum->time_s = sum->diverged ? s->evaluated_at : end;
     sum->startup_s = s->first_step;
     /* each shard's counters, in ps-K.json as in real mode */
     for (int k = 0; k < s->nshards; k++) {

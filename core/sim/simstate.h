@@ -177,6 +177,7 @@ struct sim {
     bool eval_held;          /* one fell due while a shard was down: made once it is back */
     long evaluations;        /* those during training, with eval_cost */
     double first_step;       /* when: time 0 of every row and of time_s */
+    double evaluated_at;     /* eval.csv's last row's time, from first_step */
     error *err;
     float *centre;
     char *stacks;            /* nworkers x SIM_STACK, reserved, not committed */
