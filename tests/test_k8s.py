@@ -65,15 +65,19 @@ def free_port():
 
 
 def mount_keys(docs, spec, folder):
-    """The Secret's items that spec's pods mount, written into folder."""
+    """The Secret's items that spec's pods mount, written into folder with
+    the volume's defaultMode, as the kubelet writes them."""
     volumes = {v["name"]: v for v in spec["template"]["spec"]["volumes"]}
     if "keys" not in volumes:
         return []
     os.makedirs(folder, exist_ok=True)
-    items = [i["path"] for i in volumes["keys"]["secret"]["items"]]
+    secret = volumes["keys"]["secret"]
+    items = [i["path"] for i in secret["items"]]
     for name in items:
-        with open(os.path.join(folder, name), "w") as f:
+        path = os.path.join(folder, name)
+        with open(path, "w") as f:
             f.write(docs["Secret"]["stringData"][name])
+        os.chmod(path, secret.get("defaultMode", 0o644))
     return items
 
 

@@ -1296,11 +1296,60 @@ static void test_a_keys_folder_is_checked(void **state)
     assert_non_null(strstr(err.msg, "others may write in this folder (mode 777)"));
     snprintf(path, sizeof path, "%s/server.key", open_dir);
     assert_int_equal(access(path, F_OK), -1);
+    chmod(open_dir, 01777);   /* sticky too: others may add their keys there */
+    err = (error){0};
+    assert_int_equal(auth_make_keys(open_dir, 1, &err), -1);
+    assert_non_null(strstr(err.msg, "others may write in this folder (mode 1777)"));
     chmod(open_dir, 0755);   /* another user's folder, however private (as root only) */
     if (chown(open_dir, 65534, 65534) == 0) {
         err = (error){0};
         assert_int_equal(auth_make_keys(open_dir, 1, &err), -1);
         assert_non_null(strstr(err.msg, "another user owns this folder"));
+    }
+}
+
+/* A key is loaded only from a file that is the job's: a FIFO by a key's
+ * name held the shard in open for good; a key another user put in the
+ * folder (a sticky one others may write in), or one others may write, was
+ * admitted as the job's; a secret others may read was used. A link is
+ * followed (Kubernetes mounts a Secret's keys so). */
+static void test_a_key_file_is_the_jobs(void **state)
+{
+    support_fixture *f = *state;
+    char keys[400], path[500], target[500];
+    snprintf(keys, sizeof keys, "%s/owned", f->dir);
+    error err = {0};
+    net_auth a;
+    assert_int_equal(auth_make_keys(keys, 2, &err), 0);
+    snprintf(path, sizeof path, "%s/stranger.key", keys);
+    assert_int_equal(mkfifo(path, 0644), 0);
+    assert_int_equal(auth_load(&a, keys, "server", &err), -1);
+    assert_non_null(strstr(err.msg, "stranger.key: not a file"));
+    remove(path);
+    snprintf(path, sizeof path, "%s/worker-1.key", keys);
+    chmod(path, 0666);
+    err = (error){0};
+    assert_int_equal(auth_load(&a, keys, "server", &err), -1);
+    assert_non_null(strstr(err.msg, "worker-1.key: others may write it"));
+    chmod(path, 0644);
+    snprintf(path, sizeof path, "%s/worker-0.key_secret", keys);
+    chmod(path, 0644);
+    err = (error){0};
+    assert_int_equal(auth_load(&a, keys, "worker-0", &err), -1);
+    assert_non_null(strstr(err.msg, "worker-0.key_secret: a secret others may read"));
+    chmod(path, 0600);
+    /* a link to the key, as a Secret volume has it */
+    snprintf(path, sizeof path, "%s/server.key", keys);
+    snprintf(target, sizeof target, "%s/server.pub", keys);
+    assert_int_equal(rename(path, target), 0);
+    assert_int_equal(symlink(target, path), 0);
+    assert_int_equal(auth_load(&a, keys, "worker-0", &err), 0);
+    auth_free(&a);
+    snprintf(path, sizeof path, "%s/evaluator.key", keys);
+    if (chown(path, 65534, 65534) == 0) {   /* as root only */
+        err = (error){0};
+        assert_int_equal(auth_load(&a, keys, "server", &err), -1);
+        assert_non_null(strstr(err.msg, "evaluator.key: another user owns it"));
     }
 }
 
@@ -1686,6 +1735,7 @@ int main(void)
         T(test_a_shards_own_dropped_replies_are_counted),
         T(test_messages_speak_only_for_their_sender),
         T(test_a_keys_folder_is_checked),
+        T(test_a_key_file_is_the_jobs),
         T(test_unknown_curve_keys_get_nothing),
         T(test_oversized_frames_are_never_held),
         T(test_a_peer_cannot_pile_up_pulls),

@@ -95,10 +95,10 @@ int auth_make_keys(const char *dir, int workers, error *err)
         return error_set(err, ERROR_USAGE, "%s: another user owns this folder: they could "
                          "replace the keys; give one of yours", dir);
     }
-    if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {   /* sticky too: others may add keys there */
         return error_set(err, ERROR_USAGE, "%s: others may write in this folder (mode %03o): "
-                         "they could replace the keys; give a private one", dir,
-                         (unsigned)(st.st_mode & 0777));
+                         "they could add or replace keys; give a private one", dir,
+                         (unsigned)(st.st_mode & 07777));
     }
     if (access(server, F_OK) == 0) {
         /* new keys over old ones (secrets too) locked out every process
@@ -149,9 +149,27 @@ static int s_field(const char *line, const char *field, char out[AUTH_Z85_LEN + 
  * when secret is not NULL. */
 static int s_read_cert(const char *path, char *pub, char *secret, error *err)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
+    /* never blocking in open (a FIFO by a key's name held the shard for
+     * good); a link is followed (Kubernetes mounts a Secret's keys so) */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
         return error_set(err, ERROR_USAGE, "%s: cannot open: %s", path, strerror(errno));
+    }
+    struct stat st;
+    const char *why = fstat(fd, &st) != 0 ? "cannot tell what it is"
+                      : !S_ISREG(st.st_mode) ? "not a file"
+                      /* a key anyone could have put there is admitted as the job's */
+                      : st.st_uid != geteuid() && st.st_uid != 0
+                          ? "another user owns it: they may have put it there; keys are the "
+                            "job's own or root's"
+                      : st.st_mode & (S_IWGRP | S_IWOTH)
+                          ? "others may write it: they could put their key in it"
+                      : secret && (st.st_mode & S_IRWXO)
+                          ? "a secret others may read (chmod 600 it)" : NULL;
+    FILE *f = why ? NULL : fdopen(fd, "r");
+    if (!f) {
+        close(fd);
+        return error_set(err, ERROR_USAGE, "%s: %s", path, why ? why : strerror(errno));
     }
     char line[512];
     int lineno = 0, got = 0, rc = 0;
