@@ -25,6 +25,7 @@
 #define CACHE_ALIGN 65536u   /* each set starts on a page, for any page size up to 64 KiB */
 #define CACHE_KEEP_DAYS 14   /* a file unread this long goes when another is made */
 #define CACHE_ASIDE_HOURS 1  /* a file being written this long ago was abandoned */
+#define CACHE_LOCK_WAIT 600  /* seconds to wait for another process making the file */
 
 /* The file: this header, then each set (x, n x dim floats, then y, n
  * int32) at its offset. Native byte order: the file never leaves its host. */
@@ -126,7 +127,9 @@ int datacache_path(const data_spec *s, char *path, size_t n, error *err)
 }
 
 /* The folder and its parents, private to this user where made here; the
- * folder itself must be a folder of this user's. */
+ * folder itself must be a folder of this user's that others may not
+ * write in (there they could hold its lock for good, or put files of
+ * theirs under its names): errno EPERM where it is not. */
 static int s_make_folder(const char *path)
 {
     char buf[4096];
@@ -144,7 +147,7 @@ static int s_make_folder(const char *path)
     if ((mkdir(buf, 0700) != 0 && errno != EEXIST) || lstat(buf, &st) != 0) {
         return -1;
     }
-    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {   /* not another user's */
+    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
         errno = S_ISDIR(st.st_mode) ? EPERM : ENOTDIR;
         return -1;
     }
@@ -269,7 +272,8 @@ static int s_write(const dataset *train, const dataset *test, const char *path, 
     h.header_crc = s_header_crc(h);
     char aside[4300];
     snprintf(aside, sizeof aside, "%s.%ld.tmp", path, (long)getpid());
-    int fd = open(aside, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    unlink(aside);   /* a killed writer's of the same pid: a new file, this one's */
+    int fd = open(aside, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
         return -1;
     }
@@ -297,10 +301,21 @@ static int s_write(const dataset *train, const dataset *test, const char *path, 
 }
 
 /* Whether name is data-*SUFFIX. */
+/* Whether name is one of the cache's own: "data-" and a key of 16 hex
+ * digits, ".bin", then suffix ("", ".lock", or ".PID.tmp" for ".tmp"):
+ * never a file of the user's that happens to share a folder with them. */
 static bool s_named(const char *name, const char *suffix)
 {
-    size_t len = strlen(name), n = strlen(suffix);
-    return strncmp(name, "data-", 5) == 0 && len > 5 + n && strcmp(name + len - n, suffix) == 0;
+    if (strncmp(name, "data-", 5) != 0 || strspn(name + 5, "0123456789abcdef") != 16 ||
+        strncmp(name + 21, ".bin", 4) != 0) {
+        return false;
+    }
+    const char *rest = name + 25;
+    if (strcmp(suffix, ".tmp") == 0) {
+        size_t digits = rest[0] == '.' ? strspn(rest + 1, "0123456789") : 0;
+        return digits > 0 && strcmp(rest + 1 + digits, ".tmp") == 0;
+    }
+    return strcmp(rest, suffix) == 0;
 }
 
 /* Removes, besides `keep` and its lock: cache files nothing has mapped for
@@ -325,11 +340,11 @@ static void s_evict(const char *folder, const char *keep)
             if (st.st_mtime < now - CACHE_ASIDE_HOURS * 3600) {
                 unlink(path);
             }
-        } else if (s_named(e->d_name, ".bin") && st.st_atime < cutoff) {
+        } else if (s_named(e->d_name, "") && st.st_atime < cutoff) {
             unlink(path);
             strncat(path, ".lock", sizeof path - strlen(path) - 1);
             unlink(path);
-        } else if (s_named(e->d_name, ".bin.lock") && st.st_mtime < cutoff) {
+        } else if (s_named(e->d_name, ".lock") && st.st_mtime < cutoff) {
             path[strlen(path) - 5] = '\0';
             bool orphan = access(path, F_OK) != 0;
             strcat(path, ".lock");
@@ -376,6 +391,29 @@ static int s_make(dataset *train, dataset *test, const data_spec *s, unsigned lo
     return 1;
 }
 
+/* Takes the cache file's lock on fd, waiting while another process makes
+ * the file, at most CACHE_LOCK_WAIT seconds (one stopped while making it
+ * held every other for good), and saying so; NULL, or why not. */
+static const char *s_lock(int fd, const char *lock)
+{
+    for (double waited = 0;; waited += 0.05) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+            return NULL;
+        }
+        if (errno != EWOULDBLOCK && errno != EINTR) {
+            return strerror(errno);
+        }
+        if (waited == 0) {
+            fprintf(stderr, "asgd: data cache %s: another process is making it; waiting up to "
+                    "%d s\n", lock, CACHE_LOCK_WAIT);
+        }
+        if (waited >= CACHE_LOCK_WAIT) {
+            return "still held by the process making it";
+        }
+        nanosleep(&(struct timespec){.tv_nsec = 50000000}, NULL);
+    }
+}
+
 int datacache_load(dataset *train, dataset *test, const data_spec *s, unsigned long seed,
                    error *err)
 {
@@ -394,9 +432,13 @@ int datacache_load(dataset *train, dataset *test, const data_spec *s, unsigned l
     snprintf(lock, sizeof lock, "%s.lock", path);
     int fd = s_make_folder(folder) == 0 ?
              open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
-    if (fd < 0 || flock(fd, LOCK_EX) != 0) {
+    const char *why = fd < 0 ? (errno == EPERM ? "not a folder of this user's alone (others "
+                                                 "may write in it, or another user owns it)"
+                                               : strerror(errno))
+                             : s_lock(fd, lock);
+    if (why) {
         fprintf(stderr, "asgd: data cache %s: %s; this process keeps its own copy of the "
-                "data\n", fd < 0 ? folder : lock, strerror(errno));
+                "data\n", fd < 0 ? folder : lock, why);
         if (fd >= 0) {
             close(fd);
         }

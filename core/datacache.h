@@ -11,7 +11,10 @@
  * that needs it (written aside, then renamed into place), and checked
  * whenever it is mapped: owned by this user, its header's own CRC, its size,
  * and a CRC-32 of each set. A file that fails a check is made again. Making
- * one removes the folder's others that nothing has read for two weeks.
+ * one removes the folder's others that nothing has read for two weeks (the
+ * cache's own names only). A folder others may write in, or another user
+ * owns, is not used; nor is a file another process is making after ten
+ * minutes' wait: the process loads a private copy, saying why.
  * Generated data (synthetic, regression) is not cached: a seed makes it.
  *
  * data.cache = auto (the default) puts the files in $ASGD_CACHE_DIR, else

@@ -401,6 +401,12 @@ static void test_an_old_unread_file_goes(void **state)
     snprintf(lone_lock, sizeof lone_lock, "%s/cache/data-00000000000000cc.bin.lock", f->dir);
     snprintf(abandoned, sizeof abandoned, "%s/cache/data-00000000000000dd.bin.7.tmp", f->dir);
     snprintf(writing, sizeof writing, "%s/cache/data-00000000000000ee.bin.8.tmp", f->dir);
+    /* the user's own files in a folder data.cache names: never the cache's */
+    char theirs[400], their_bin[400];
+    snprintf(theirs, sizeof theirs, "%s/cache/data-experiment1.tmp", f->dir);
+    snprintf(their_bin, sizeof their_bin, "%s/cache/data-weights.bin", f->dir);
+    support_write_file(theirs, "mine");
+    support_write_file(their_bin, "mine");
     support_write_file(old, "old");
     support_write_file(recent, "recent");
     support_write_file(lone_lock, "");
@@ -411,6 +417,8 @@ static void test_an_old_unread_file_goes(void **state)
     assert_int_equal(utimensat(AT_FDCWD, old, month_ago, 0), 0);
     assert_int_equal(utimensat(AT_FDCWD, lone_lock, month_ago, 0), 0);
     assert_int_equal(utimensat(AT_FDCWD, abandoned, hours_ago, 0), 0);
+    assert_int_equal(utimensat(AT_FDCWD, theirs, hours_ago, 0), 0);
+    assert_int_equal(utimensat(AT_FDCWD, their_bin, month_ago, 0), 0);
     config *c;
     data_spec s = s_spec(f, &c, "");
     assert_true(s_load_matches(&s));
@@ -419,6 +427,28 @@ static void test_an_old_unread_file_goes(void **state)
     assert_int_equal(access(abandoned, F_OK), -1);
     assert_int_equal(access(recent, F_OK), 0);
     assert_int_equal(access(writing, F_OK), 0);   /* perhaps still being written */
+    assert_int_equal(access(theirs, F_OK), 0);    /* removed as if abandoned, */
+    assert_int_equal(access(their_bin, F_OK), 0);   /* and as if unread */
+    config_destroy(&c);
+}
+
+/* A cache folder others may write in is not used (a process keeps its own
+ * copy, and says so): there another user could hold a file's lock for good
+ * (every run waited in silence) or put files of theirs under its names. */
+static void test_a_folder_others_may_write_in_is_not_used(void **state)
+{
+    support_fixture *f = *state;
+    s_write_sets(f, 0);
+    char folder[400];
+    snprintf(folder, sizeof folder, "%s/cache", f->dir);
+    assert_int_equal(mkdir(folder, 0700), 0);
+    assert_int_equal(chmod(folder, 01777), 0);
+    config *c;
+    data_spec s = s_spec(f, &c, "");
+    assert_false(s_load_matches(&s));   /* private, and right */
+    assert_int_equal(s_count(f, "data-"), 0);   /* no lock, no file */
+    assert_int_equal(chmod(folder, 0700), 0);
+    assert_true(s_load_matches(&s));
     config_destroy(&c);
 }
 
@@ -489,6 +519,7 @@ int main(void)
         T(test_a_full_disk_loses_nothing),
         T(test_processes_starting_at_once_make_one_file),
         T(test_an_old_unread_file_goes),
+        T(test_a_folder_others_may_write_in_is_not_used),
         T(test_the_sizes_are_part_of_the_key),
         T(test_a_file_under_another_key_is_made_again),
     };
