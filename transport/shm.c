@@ -138,7 +138,21 @@ int shm_attach(shm_segment *s, const uint8_t payload[SHM_ATTACH_SIZE], uint64_t 
         *why = "segment path is not /proc/PID/fd/FD";
         return -1;
     }
-    int fd = open(s->path, O_RDWR | O_CLOEXEC);
+    /* a memfd's and nothing else (a peer names any fd of any process
+     * here: a FIFO held the shard in open, a device was opened as the
+     * shard's user), opened without blocking or becoming a terminal */
+    char target[64];
+    ssize_t len = readlink(s->path, target, sizeof target - 1);
+    if (len < 0) {
+        *why = "segment cannot be opened (another host?)";
+        return -1;
+    }
+    target[len] = '\0';
+    if (strncmp(target, "/memfd:asgd-segment", 19) != 0) {
+        *why = "segment is not one of asgd's shared memory files";
+        return -1;
+    }
+    int fd = open(s->path, O_RDWR | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) {
         *why = "segment cannot be opened (another host?)";
         return -1;
