@@ -889,6 +889,36 @@ static void test_a_resume_stopped_before_its_first_pull_keeps_the_time(void **st
     }
 }
 
+/* An evaluator started by hand that never reads its shard's counters
+ * (none answers) leaves a summary whose counts are unknown: null, with the
+ * shard missing, not 0 updates and 0 samples. */
+static void test_an_evaluator_that_never_heard_a_shard_counts_nothing(void **state)
+{
+    support_fixture *f = *state;
+    support_write_file(f->config, "[data]\ndataset = synthetic\ntrain_size = 400\n[model]\n"
+                       "type = softmax\n[train]\nalgorithm = hogwild\n[cluster]\nworkers = 1\n"
+                       "timeout = 1\n");
+    char hosts[64], run_dir[600], dir[500];
+    snprintf(hosts, sizeof hosts, "--ps_hosts=127.0.0.1:%d", wire_client_free_port());
+    snprintf(dir, sizeof dir, "%s/unheard", f->dir);
+    snprintf(run_dir, sizeof run_dir, "--run_dir=%s", dir);
+    const char *args[] = {"evaluator", f->config, hosts, "--worker_hosts=w0:1", run_dir, NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 1);
+    char path[700];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    cJSON *j = support_json_file(path);
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(j, "complete")));
+    const char *unknown[] = {"updates", "samples", "epochs", "samples_per_s"};
+    for (int i = 0; i < 4; i++) {
+        if (!cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, unknown[i]))) {
+            fail_msg("%s is not null though no shard's counters were read", unknown[i]);
+        }
+    }
+    assert_true(support_json_number(j, "shards_missing") == 1);
+    cJSON_Delete(j);
+}
+
 /* The generation a shard of h's job restored with --restore answers in
  * (asked for its counters by a tool until it does); the shard is killed
  * then, as a failed one is. */
@@ -1185,6 +1215,7 @@ int main(void)
         T(test_an_evaluator_restarted_in_a_resumed_session),
         T(test_a_resume_stopped_before_its_first_pull_keeps_the_time),
         T(test_two_lives_from_one_checkpoint_are_two_generations),
+        T(test_an_evaluator_that_never_heard_a_shard_counts_nothing),
         T(test_a_shard_back_without_its_checkpoint_fails),
         T(test_a_resume_without_a_checkpoint_is_refused),
         T(test_a_resume_from_update_0_forgets_the_old_evaluations),

@@ -125,7 +125,11 @@ int record_end(record *rec, const experiment *e, const shard_stats *stats, int s
     run_summary *sum = &rec->sum;
     double end = t0, resumed_at = 0, started = sum->started_at;
     uint64_t resumes = 0;
-    for (int k = 0; k < servers; k++) {
+    if (!stats) {   /* never read: unknown (null), not 0 updates and 0 samples */
+        sum->shards_missing = servers;
+        sum->uncounted = true;
+    }
+    for (int k = 0; stats && k < servers; k++) {
         summary_add_shard(sum, &stats[k]);
         end = fmax(end, stats[k].last_push_at);
         if (stats[k].started_at > 0) {   /* a shard started before this evaluator */

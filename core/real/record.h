@@ -40,8 +40,9 @@ void record_eval(record *rec, double t, long updates, double loss, double acc);
  * finished and written, complete when rc == 0 and no file lost data. A
  * run the shards were resumed into (their resumes) counts its resumes and
  * adds the earlier sessions' wall_time_s and startup_s; this session's
- * start-up ends at the first pull after the resume. Returns rc, or -1 with
- * err set. */
+ * start-up ends at the first pull after the resume. stats NULL: the
+ * shards' counters were never read (the summary's counts are unknown).
+ * Returns rc, or -1 with err set. */
 int record_end(record *rec, const experiment *e, const shard_stats *stats, int servers,
                double t0, int rc, error *err);
 

@@ -213,6 +213,7 @@ typedef struct evaluator {
     uint64_t *versions;
     uint16_t *flags;
     shard_stats *stats;
+    bool counted;             /* the shards' counters were read once at least */
     FILE *csv;
     record *rec;              /* the run folder it completes (no launcher does), or NULL */
     peers p;
@@ -231,6 +232,7 @@ static int s_poll(evaluator *v, bool *done, error *err)
     if (peers_control(&v->p, WIRE_CONTROL_STATS, done, v->stats, err) < 0) {
         return -1;
     }
+    v->counted = true;
     bool known = v->t0 > 0;
     for (int k = 0; k < v->cs->servers; k++) {
         double first = v->stats[k].first_pull_at;
@@ -474,7 +476,7 @@ int evaluator_main(const cluster_spec *cs, experiment *e, const char *run_dir, e
         rc = -1;
     }
     if (v.rec) {
-        rc = record_end(v.rec, e, v.stats, cs->servers, v.t0, rc, err);
+        rc = record_end(v.rec, e, v.counted ? v.stats : NULL, cs->servers, v.t0, rc, err);
     }
     free(v.versions);
     free(v.flags);
