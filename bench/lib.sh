@@ -29,3 +29,15 @@ summary_field() {
         *) echo "$v" ;;
     esac
 }
+
+# mean_all: the mean of the numbers on stdin, one a line, or nan where any
+# line is not a number (a diverged run's null accuracy, a failed run's
+# blank): left out, or read as 0, it made a mean that looked like the
+# others' (0.8 and a null seed read 0.4000). Printed with 10 significant
+# digits.
+mean_all() {
+    LC_ALL=C awk 'NF == 0 {next}
+                  $1 !~ /^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$/ {bad = 1}
+                  {s += $1; n++}
+                  END {if (n == 0 || bad) print "nan"; else printf "%.10g\n", s / n}'
+}

@@ -7,7 +7,8 @@ may have run more; a rule with fewer of them complete says how many), the mean
 first reached TARGET (eval.csv; a seed that never did is counted and left
 out of the mean), of samples/s and of mean staleness. Rules in the order
 of their mean final accuracy, best first, a rule with a diverged seed
-saying how many; then every host and build the runs came from."""
+saying how many (its accuracy is unknown: the mean is the others'); then
+every host and build the runs came from."""
 import csv
 import glob
 import json
@@ -17,8 +18,11 @@ import sys
 
 
 def spread(values, digits):
-    """The mean ± the sample standard deviation; of one value, the value
-    alone (its spread is unknown, not 0)."""
+    """The mean ± the sample standard deviation of the known values (None,
+    a null: a diverged run's accuracy, a summary without a shard's
+    counters, left out); of one value, the value alone (its spread is
+    unknown, not 0)."""
+    values = [v for v in values if v is not None]
     if not values:
         return "-"
     mean = statistics.fmean(values)
@@ -81,14 +85,15 @@ def main():
     rows = []
     for rule, runs in rules.items():
         accs = [s["final_test_acc"] for _, s in runs]
+        known = [a for a in accs if a is not None]
         times = [t for t in (time_to(d, target) for d, _ in runs) if t is not None]
-        rows.append((statistics.fmean(accs), rule, accs, times, runs))
-    for _, rule, accs, times, runs in sorted(rows, reverse=True):
-        # a diverged seed's numbers are in the means (its accuracy that of
-        # a NaN model): said on the row, as the figures' "(diverged)" says
+        rows.append((statistics.fmean(known) if known else -1.0, rule, accs, times, runs))
+    for _, rule, accs, times, runs in sorted(rows, key=lambda r: (r[0], r[1]), reverse=True):
+        # a diverged seed's accuracy is unknown (null), left out of the mean
+        # of the others: said on the row, as the figures' "(diverged)" says
         diverged = sum(1 for _, s in runs if s.get("diverged"))
         if diverged:
-            rule = f"{rule} ({diverged} of {len(runs)} diverged)"
+            rule = f"{rule} ({diverged} of {len(runs)} diverged: the others' mean)"
         if wanted and len(runs) < wanted:
             rule = f"{rule} ({len(runs)} of {wanted} seeds complete)"
         print(f"| {rule} | {spread(accs, 4)} | {spread(times, 2)} | {len(times)}/{len(runs)} "

@@ -12,7 +12,8 @@ root=$(cd "$here/../.." && pwd)
 out="$root/runs/fedbuff-trace"
 rm -rf "$out"
 target=0.80
-field() { grep -o "\"$2\":[^,]*" "$1/summary.json" | grep -o '[0-9.e+-]*$'; }
+. "$root/bench/lib.sh"   # summary_field (nan for a null: never 0), mean_all
+field() { summary_field "$@"; }
 # virtual seconds until the test accuracy first reaches $2 (empty: never)
 reach() { awk -F, -v a="$2" 'NR > 1 && $6 >= a {print $1; exit}' "$1/eval.csv"; }
 mean() { awk -v f="$1" '{s += $1; n++} END {if (n) printf f, s / n; else printf "never"}'; }
@@ -32,7 +33,7 @@ for trace in none trace; do
             times+="${t:-}${t:+$'\n'}"
             [ -n "$t" ] || times+="never"$'\n'
         done
-        acc[$rule-$trace]=$(printf "%s" "$accs" | mean %.4f)
+        acc[$rule-$trace]=$(printf "%.4f" "$(printf "%s" "$accs" | mean_all)")   # nan: one diverged
         nevers=$(printf "%s" "$times" | grep -c never || true)
         if [ "$nevers" -gt 0 ]; then   # a mean of the seeds that reached it would flatter
             time[$rule-$trace]="never in $nevers of 3 seeds"

@@ -10,7 +10,8 @@ root=$(cd "$here/../.." && pwd)
 "$root/scripts/build.sh"
 out="$root/runs/hermans-agn-aeasgd"
 rm -rf "$out"
-field() { grep -o "\"$2\":[^,]*" "$1/summary.json" | grep -o '[0-9.e+-]*$'; }
+. "$root/bench/lib.sh"   # summary_field (nan for a null: never 0), mean_all
+field() { summary_field "$@"; }
 workers=(5 10 20 40)
 echo "| rule | window | $(printf '%s workers | ' "${workers[@]}")"
 echo "|---|---|$(printf -- '---|%.0s' "${workers[@]}")"
@@ -18,15 +19,15 @@ for rule in agn aeasgd; do
     for window in 10 20; do
         row="| $rule | $window |"
         for n in "${workers[@]}"; do
-            sum=0
+            accs=""
             for seed in 1 2; do
                 dir=$("$root/build/asgd" train "$here/config.ini" experiment.out="$root/runs" \
                       train.algorithm="$rule" algorithm.window="$window" cluster.workers="$n" \
                       experiment.seed="$seed" experiment.label="$rule, window $window" \
                       experiment.run_id="$rule-w$window-n$n-seed$seed")
-                sum=$(awk -v s="$sum" -v a="$(field "$dir" final_test_acc)" 'BEGIN {print s + a}')
+                accs+="$(field "$dir" final_test_acc)"$'\n'
             done
-            row+=" $(awk -v s="$sum" 'BEGIN {printf "%.4f", s / 2}') |"
+            row+=" $(printf "%.4f" "$(printf "%s" "$accs" | mean_all)") |"   # nan: one diverged
         done
         echo "$row"
     done

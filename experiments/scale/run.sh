@@ -6,7 +6,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 "$root/scripts/build.sh"
-field() { grep -o "\"$2\":[^,]*" "$1/summary.json" | grep -o '[0-9.e+-]*$'; }
+. "$root/bench/lib.sh"   # summary_field (nan for a null: never 0), mean_all
+field() { summary_field "$@"; }
 echo "| rule | workers | final acc | staleness mean | staleness max | updates | virtual time s | wall s |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 for rule in hogwild downpour easgd dynsgd; do

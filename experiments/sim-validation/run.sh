@@ -8,7 +8,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 "$root/scripts/build.sh"
 command -v gnuplot >/dev/null || { echo "gnuplot is missing: apt-get install gnuplot-nox" >&2; exit 1; }
-field() { grep -o "\"$2\":[^,]*" "$1/summary.json" | grep -o '[0-9.e+-]*$'; }
+. "$root/bench/lib.sh"   # summary_field (nan for a null: never 0), mean_all
+field() { summary_field "$@"; }
 data=$(mktemp -d)
 trap 'rm -rf "$data"' EXIT
 echo "| rule | mode | staleness mean | staleness max | final acc | updates | time s |"

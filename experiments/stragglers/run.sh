@@ -7,7 +7,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 "$root/scripts/build.sh"
 rm -rf "$root/runs/stragglers"
-field() { grep -o "\"$2\":[^,]*" "$1/summary.json" | grep -o '[0-9.e+-]*$'; }
+. "$root/bench/lib.sh"   # summary_field (nan for a null: never 0), mean_all
+field() { summary_field "$@"; }
 # virtual seconds until the test accuracy first reaches $2
 reach() { awk -F, -v a="$2" 'NR > 1 && $6 >= a {printf "%.3f", $1; found = 1; exit}
                               END {if (!found) printf "never"}' "$1/eval.csv"; }

@@ -12,8 +12,14 @@ epochs=${1:-2}
 "$root/scripts/build.sh"
 out="$root/runs/zheng-dcasgd"
 rm -rf "$out"
-field() { grep -o "\"$2\":[^,]*" "$1/summary.json" | grep -o '[0-9.e+-]*$'; }
-error_of() { awk -v a="$(field "$1" final_test_acc)" 'BEGIN {printf "%.2f", 100 * (1 - a)}'; }
+. "$root/bench/lib.sh"   # summary_field (nan for a null: never 0), mean_all
+field() { summary_field "$@"; }
+# nan where the run diverged (its accuracy null): read as 0, it was 100.00%
+error_of() {
+    local a
+    a=$(field "$1" final_test_acc)
+    if [ "$a" = nan ]; then echo nan; else awk -v a="$a" 'BEGIN {printf "%.2f", 100 * (1 - a)}'; fi
+}
 echo "| rule | workers | lr | test error % (seed 1) | (seed 2) | mean |"
 echo "|---|---|---|---|---|---|"
 for run in "sequential 1 0.05" "hogwild 4 0.05" "dcasgd 4 0.05" "hogwild 8 0.05" "dcasgd 8 0.05" \
@@ -29,7 +35,7 @@ for run in "sequential 1 0.05" "hogwild 4 0.05" "dcasgd 4 0.05" "hogwild 8 0.05"
               experiment.run_id="$1-$2-lr$3-seed$seed")
         errors+=("$(error_of "$dir")")
     done
-    mean=$(awk -v a="${errors[0]}" -v b="${errors[1]}" 'BEGIN {printf "%.2f", (a + b) / 2}')
+    mean=$(printf "%.2f" "$(printf "%s\n" "${errors[@]}" | mean_all)")
     name=$1
     [ "$1" = dcasgd ] && name="dcasgd (DC-ASGD-a)"
     echo "| $name | $2 | $3 | ${errors[0]} | ${errors[1]} | $mean |"
