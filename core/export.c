@@ -117,6 +117,9 @@ static cJSON *s_describe(const model *m, const dataset *d)
     cJSON_AddNumberToObject(in, "mean", d->mean);
     cJSON_AddNumberToObject(in, "std", d->std);
     cJSON_AddNumberToObject(j, "classes", m->classes);
+    /* the set its recorded accuracy is of: the first test_examples of the
+     * test file (data.test_size), which a reader must take too */
+    cJSON_AddNumberToObject(j, "test_examples", d->n);
     cJSON_AddStringToObject(j, "output", m->spec.type == MODEL_LINEAR
                             ? "the last layer's y: the predicted target (least squares)"
                             : "the last layer's y: logits; the prediction is their argmax, "

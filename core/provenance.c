@@ -6,11 +6,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cJSON.h>
 #include <cblas.h>
 #include <zlib.h>
 #include <zmq.h>
 
 #include "asgd_version.h"
+#include "core/run.h"
 
 static char s_command[4096];
 
@@ -34,6 +36,47 @@ const char *provenance_file_sum(const char *path, char *out, size_t n)
         fclose(f);
     }
     return out;
+}
+
+/* provenance_file_sum of path, remembered for the process. */
+static const char *s_sum_now(const char *path)
+{
+    enum { REMEMBERED = 16 };
+    static char paths[REMEMBERED][4096], sums[REMEMBERED][64];
+    static int count;
+    for (int i = 0; i < count; i++) {
+        if (strcmp(paths[i], path) == 0) {
+            return sums[i];
+        }
+    }
+    int at = count < REMEMBERED ? count++ : REMEMBERED - 1;
+    snprintf(paths[at], sizeof paths[at], "%s", path);
+    return provenance_file_sum(path, sums[at], sizeof sums[at]);
+}
+
+int provenance_input_changed(const char *run_dir, char *path, size_t path_n, char *then,
+                             char *now, size_t sum_n)
+{
+    char summary_path[4200];
+    snprintf(summary_path, sizeof summary_path, "%s/summary.json", run_dir);
+    cJSON *summary = run_read_json(summary_path);
+    const cJSON *input;
+    int changed = 0;
+    cJSON_ArrayForEach(input, cJSON_GetObjectItemCaseSensitive(summary, "inputs")) {
+        if (!input->string || !cJSON_IsString(input)) {   /* not a path's checksum */
+            continue;
+        }
+        const char *sum = s_sum_now(input->string);
+        if (strcmp(input->valuestring, sum) != 0) {
+            snprintf(path, path_n, "%s", input->string);
+            snprintf(then, sum_n, "%s", input->valuestring);
+            snprintf(now, sum_n, "%s", sum);
+            changed = 1;
+            break;
+        }
+    }
+    cJSON_Delete(summary);
+    return changed;
 }
 
 void provenance_set_command(int argc, char **argv)

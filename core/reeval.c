@@ -2,6 +2,7 @@
 #include "core/reeval.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -9,18 +10,32 @@
 
 #include "core/experiment.h"
 #include "core/export.h"
+#include "core/provenance.h"
 #include "core/run.h"
 
-/* The run's recorded final test accuracy; NaN when it has none. */
-static double s_recorded(const char *run_dir)
+/* The run's recorded final test loss and accuracy; NaN where it has none
+ * (a regression's accuracy, a diverged run's). */
+static void s_recorded(const char *run_dir, double *loss, double *acc)
 {
     char path[4700];
     snprintf(path, sizeof path, "%s/summary.json", run_dir);
     cJSON *j = run_read_json(path);
-    cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "final_test_acc");
-    double acc = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    cJSON *l = cJSON_GetObjectItemCaseSensitive(j, "final_test_loss");
+    cJSON *a = cJSON_GetObjectItemCaseSensitive(j, "final_test_acc");
+    *loss = cJSON_IsNumber(l) ? l->valuedouble : NAN;
+    *acc = cJSON_IsNumber(a) ? a->valuedouble : NAN;
     cJSON_Delete(j);
-    return acc;
+}
+
+/* Whether every parameter is finite. */
+static bool s_finite(const float *params, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(params[i])) {
+            return false;
+        }
+    }
+    return true;
 }
 
 int reeval_main(const char *run_dir, error *err)
@@ -45,10 +60,25 @@ int reeval_main(const char *run_dir, error *err)
         goto done;
     }
     if (export_read(run_dir, params, m->nparams, err) == 0) {
-        double loss, acc;
+        /* what it is evaluated on: the run's data, unless a file changed */
+        char changed[4096], then[64], now[64];
+        if (provenance_input_changed(run_dir, changed, sizeof changed, then, now, sizeof now)) {
+            fprintf(stderr, "asgd: %s changed since the run (%s then, %s now): this is not "
+                    "the evaluation the run made\n", changed, then, now);
+        }
+        if (!s_finite(params, m->nparams)) {
+            fprintf(stderr, "asgd: %s/model.npy holds NaN or infinite parameters (the run "
+                    "diverged): no accuracy to give\n", run_dir);
+        }
+        double loss, acc, was_loss, was_acc;
         model_evaluate_host(m, &loss, &acc, params, &e.test, (int)e.eval_batch);
-        printf("test_loss %.9g test_acc %.6f (recorded: %.6f)\n", loss, acc,
-               s_recorded(run_dir));
+        if (!isfinite(loss)) {   /* a NaN model's argmax is no accuracy, as in the summary */
+            acc = NAN;
+        }
+        s_recorded(run_dir, &was_loss, &was_acc);
+        printf("test_loss %.9g test_acc %.6f over %d test examples of %s (recorded: test_loss "
+               "%.9g test_acc %.6f)\n", loss, acc, e.test.n, data_source_name(e.data.source),
+               was_loss, was_acc);
         rc = 0;
     }
 done:

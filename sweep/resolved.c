@@ -83,46 +83,16 @@ static config *s_resolved(const config *now, error *err)
     return c;
 }
 
-/* The checksum of path now, remembered for the sweep's other runs (the
- * data files are read once, not once per run). */
-static const char *s_sum_now(const char *path)
-{
-    enum { REMEMBERED = 16 };
-    static char paths[REMEMBERED][4096], sums[REMEMBERED][64];
-    static int count;
-    for (int i = 0; i < count; i++) {
-        if (strcmp(paths[i], path) == 0) {
-            return sums[i];
-        }
-    }
-    int at = count < REMEMBERED ? count++ : REMEMBERED - 1;
-    snprintf(paths[at], sizeof paths[at], "%s", path);
-    return provenance_file_sum(path, sums[at], sizeof sums[at]);
-}
-
 /* 0 when every file dir's run read (its summary's inputs) is as it was. */
 static int s_inputs_match(const char *dir, error *err)
 {
-    char path[5600];
-    snprintf(path, sizeof path, "%s/summary.json", dir);
-    cJSON *summary = run_read_json(path);
-    const cJSON *input;
-    int rc = 0;
-    cJSON_ArrayForEach(input, cJSON_GetObjectItemCaseSensitive(summary, "inputs")) {
-        if (!input->string || !cJSON_IsString(input)) {   /* not a path's checksum */
-            continue;
-        }
-        const char *now = s_sum_now(input->string);
-        if (strcmp(input->valuestring, now) != 0) {
-            rc = error_set(err, ERROR_USAGE, "%s: a complete run, but %.1000s changed since it "
-                           "ran (%s then, %s now); give the sweep another [sweep] out or name, "
-                           "or remove the folder to run it again", dir, input->string,
-                           input->valuestring, now);
-            break;
-        }
+    char path[4096], then[64], now[64];
+    if (provenance_input_changed(dir, path, sizeof path, then, now, sizeof now)) {
+        return error_set(err, ERROR_USAGE, "%s: a complete run, but %.1000s changed since it "
+                         "ran (%s then, %s now); give the sweep another [sweep] out or name, "
+                         "or remove the folder to run it again", dir, path, then, now);
     }
-    cJSON_Delete(summary);
-    return rc;
+    return 0;
 }
 
 /* A key the run's config.ini gives that the config now does not read: a

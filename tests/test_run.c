@@ -177,7 +177,9 @@ static void test_a_full_disk_fails_the_run(void **state)
 /* Every run keeps its trained model: asgd eval evaluates model.npy to the
  * recorded accuracy, and NumPy alone, from model.npy and model.json,
  * computes the same accuracy on the test set (in float64: a near tie may
- * flip an example or two). */
+ * flip an example or two), the run's 1,000 test examples of the file's
+ * 10,000 (model.json's test_examples: all were read, 0.7773 against a
+ * run's 0.796). */
 static void test_the_trained_model_is_kept(void **state)
 {
     support_fixture *f = *state;
@@ -190,7 +192,8 @@ static void test_the_trained_model_is_kept(void **state)
         support_rmtree(f->out);
         const char *args[] = {"train", "/dev/null", f->out_arg, s_modes[i][0], s_modes[i][1],
                               "model.type=mlp", "model.hidden=32", "data.train_size=3000",
-                              "train.epochs=1", "cluster.workers=2", NULL};
+                              "data.test_size=1000", "train.epochs=1", "cluster.workers=2",
+                              NULL};
         support_run_asgd(&f->r, f->dir, args);
         if (f->r.status != 0) {
             fail_msg("%s %s: %s", s_modes[i][0], s_modes[i][1], f->r.err);
@@ -216,11 +219,46 @@ static void test_the_trained_model_is_kept(void **state)
             fail_msg("eval_npy.py: %s", f->r.err);
         }
         double numpy = strtod(f->r.out, NULL);
-        if (fabs(numpy - recorded) > 0.0005) {
+        if (fabs(numpy - recorded) > 0.0025) {   /* two examples of the 1,000 */
             fail_msg("%s %s: NumPy says %g, the run %g", s_modes[i][0], s_modes[i][1], numpy,
                      recorded);
         }
     }
+}
+
+/* asgd eval says what it evaluated (the test examples and the data set)
+ * beside the run's recorded loss and accuracy; a model of NaN parameters
+ * is said, and has no accuracy (it printed an argmax's 0.11 beside a NaN
+ * loss); an input file changed since the run is said (the evaluation is
+ * not the run's). */
+static void test_eval_says_what_it_evaluated(void **state)
+{
+    support_fixture *f = *state;
+    const char *args[] = {"train", "/dev/null", f->out_arg, "experiment.mode=sim",
+                          "data.dataset=synthetic", "data.test_size=300", "model.type=softmax",
+                          "train.algorithm=hogwild", "train.epochs=0.5", NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    char dir[4096], path[4200];
+    s_newest(f->out, dir, sizeof dir);
+    const char *eval[] = {"eval", dir, NULL};
+    support_run_asgd(&f->r, f->dir, eval);
+    assert_int_equal(f->r.status, 0);
+    if (!strstr(f->r.out, "over 300 test examples of synthetic (recorded: test_loss ")) {
+        fail_msg("asgd eval said \"%s\"", f->r.out);
+    }
+    /* a NaN in the model */
+    snprintf(path, sizeof path, "%s/model.npy", dir);
+    FILE *npy = fopen(path, "r+b");
+    assert_non_null(npy);
+    assert_int_equal(fseek(npy, -4, SEEK_END), 0);
+    float nan = NAN;
+    assert_int_equal(fwrite(&nan, sizeof nan, 1, npy), 1);
+    fclose(npy);
+    support_run_asgd(&f->r, f->dir, eval);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.err, "model.npy holds NaN or infinite parameters"));
+    assert_non_null(strstr(f->r.out, "test_loss nan test_acc nan over 300"));
 }
 
 /* A CSV its writer was killed in mid-row (SIGKILL with half its buffer
@@ -469,6 +507,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_a_file_size_limit_fails_the_run),
         T(test_cores_are_those_the_process_may_use),
+        T(test_eval_says_what_it_evaluated),
         T(test_a_full_disk_fails_the_run),
         T(test_the_trained_model_is_kept),
         T(test_a_row_cut_short_is_dropped_before_appending),
