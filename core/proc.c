@@ -7,10 +7,12 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,6 +38,50 @@ static int s_read_two(const char *path, const char *format, long *a, long *b)
     int got = fscanf(f, format, a, b);
     fclose(f);
     return got < 0 ? 0 : got;
+}
+
+long proc_quota_cores(const char *mount, const char *where, bool v2)
+{
+    char dir[4096], path[4200];
+    snprintf(dir, sizeof dir, "%s%s", mount, strcmp(where, "/") == 0 ? "" : where);
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        snprintf(dir, sizeof dir, "%s", mount);
+    }
+    long tightest = 0;
+    for (;;) {
+        long quota = -1, period = 0;
+        if (v2) {
+            char max[32];
+            snprintf(path, sizeof path, "%s/cpu.max", dir);
+            FILE *m = fopen(path, "r");
+            if (m && fscanf(m, "%31s %ld", max, &period) == 2 && strcmp(max, "max") != 0) {
+                quota = strtol(max, NULL, 10);
+            }
+            if (m) {
+                fclose(m);
+            }
+        } else {
+            long ignored;
+            snprintf(path, sizeof path, "%s/cpu.cfs_quota_us", dir);
+            if (s_read_two(path, "%ld%ld", &quota, &ignored) < 1) {
+                quota = -1;
+            }
+            snprintf(path, sizeof path, "%s/cpu.cfs_period_us", dir);
+            if (s_read_two(path, "%ld%ld", &period, &ignored) < 1) {
+                period = 0;
+            }
+        }
+        long cores = quota > 0 && period > 0 ? (quota + period - 1) / period : 0;
+        if (cores > 0 && (tightest == 0 || cores < tightest)) {
+            tightest = cores;
+        }
+        char *slash = strrchr(dir, '/');
+        if (strlen(dir) <= strlen(mount) || !slash) {
+            return tightest;
+        }
+        *slash = '\0';   /* the cgroup above */
+    }
 }
 
 /* This process's cgroup CPU quota in CPUs, rounded up; 0 for none. */
@@ -66,30 +112,11 @@ static long s_cgroup_cores(void)
         }
     }
     fclose(f);
-    char path[4200];
-    long quota = -1, period = 0;
-    char max[8];
-    snprintf(path, sizeof path, "/sys/fs/cgroup%s/cpu.max", strcmp(v2, "/") == 0 ? "" : v2);
-    FILE *m = v2[0] ? fopen(path, "r") : NULL;
-    if (m) {
-        if (fscanf(m, "%7s %ld", max, &period) == 2 && strcmp(max, "max") != 0) {
-            quota = strtol(max, NULL, 10);
-        }
-        fclose(m);
-    } else if (v1[0]) {
-        long ignored;
-        snprintf(path, sizeof path, "/sys/fs/cgroup/cpu%s/cpu.cfs_quota_us",
-                 strcmp(v1, "/") == 0 ? "" : v1);
-        if (s_read_two(path, "%ld%ld", &quota, &ignored) < 1) {
-            quota = -1;
-        }
-        snprintf(path, sizeof path, "/sys/fs/cgroup/cpu%s/cpu.cfs_period_us",
-                 strcmp(v1, "/") == 0 ? "" : v1);
-        if (s_read_two(path, "%ld%ld", &period, &ignored) < 1) {
-            period = 0;
-        }
+    struct stat st;
+    if (v2[0] && stat("/sys/fs/cgroup/cgroup.controllers", &st) == 0) {   /* v2 alone */
+        return proc_quota_cores("/sys/fs/cgroup", v2, true);
     }
-    return quota > 0 && period > 0 ? (quota + period - 1) / period : 0;
+    return v1[0] ? proc_quota_cores("/sys/fs/cgroup/cpu", v1, false) : 0;
 }
 
 long proc_cores(void)

@@ -10,6 +10,7 @@
 #ifndef ASGD_PROC_H
 #define ASGD_PROC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -42,6 +43,12 @@ void proc_stop(proc *const procs[], int n, double grace);
  * cpu.cfs_quota_us), at least 1; the host's online CPUs where neither
  * says. */
 long proc_cores(void);
+/* The CPU quota, rounded up to CPUs, set at cgroup `where` (a path below
+ * the hierarchy's mount) or any cgroup above it: the tightest, 0 for none.
+ * v2's cpu.max ("max 100000", "150000 100000"), else v1's cfs quota and
+ * period. A path that is not there is read as the mount's root (a
+ * container's cgroup named from outside its namespace). */
+long proc_quota_cores(const char *mount, const char *where, bool v2);
 
 /* "exited with status 3", "was killed by signal 9". */
 const char *proc_describe(int status, char *buf, size_t n);

@@ -185,7 +185,7 @@ int sequential_train(experiment *e, run *r, error *err)
     summary_finish(sum, e->train.n);
     sum->startup_s = e->load_s;   /* loading the data, as a real run's processes do */
     sum->wall_time_s = e->load_s + run_now() - wall_start;
-    s_progress(&prog, e, sum->epochs, sum->samples_per_s, t.acc, true);
+    s_progress(&prog, e, sum->epochs, sum->samples_per_s, sum->final_test_acc, true);
     /* a file that lost rows is named before the model is saved */
     rc = stopped ? error_set(err, ERROR_RUNTIME, "interrupted after %ld of %ld steps; %s is "
                              "incomplete", step, total_steps, r->dir)
@@ -202,7 +202,7 @@ int sequential_train(experiment *e, run *r, error *err)
         summary_say_diverged(sum, r->dir);
     }
     run_log(r, "finished: test accuracy %.4f (best %.4f), loss %.4f, %.0f samples/s",
-            t.acc, sum->best_test_acc, t.loss, sum->samples_per_s);
+            sum->final_test_acc, sum->best_test_acc, t.loss, sum->samples_per_s);
     rc = summary_write(r->dir, sum, err);
 done:
     s_close(&t);

@@ -484,7 +484,6 @@ static void test_a_resume_cuts_the_evaluations_it_lost(void **state)
  * taskset -c 0, and a sweep's -j took both. */
 static void test_cores_are_those_the_process_may_use(void **state)
 {
-    (void)state;
     cpu_set_t was, one;
     assert_int_equal(sched_getaffinity(0, sizeof was, &was), 0);
     int first = 0;
@@ -499,6 +498,26 @@ static void test_cores_are_those_the_process_may_use(void **state)
     assert_int_equal(cores, 1);
     long all = proc_cores();
     assert_true(all >= 1 && all <= CPU_COUNT(&was));
+    /* a container's quota (cgroup v2's cpu.max): the tightest of its
+     * cgroup's and those above; 128 CPUs' quota has 8 digits (read as 7,
+     * it was dropped) */
+    support_fixture *f = *state;
+    char mount[400], path[600];
+    snprintf(mount, sizeof mount, "%s/cgroup", f->dir);
+    assert_int_equal(mkdir(mount, 0755), 0);
+    snprintf(path, sizeof path, "%s/pod", mount);
+    assert_int_equal(mkdir(path, 0755), 0);
+    snprintf(path, sizeof path, "%s/pod/box", mount);
+    assert_int_equal(mkdir(path, 0755), 0);
+    snprintf(path, sizeof path, "%s/pod/cpu.max", mount);
+    support_write_file(path, "12800000 100000\n");
+    assert_int_equal(proc_quota_cores(mount, "/pod", true), 128);
+    snprintf(path, sizeof path, "%s/pod/box/cpu.max", mount);
+    support_write_file(path, "150000 100000\n");
+    assert_int_equal(proc_quota_cores(mount, "/pod/box", true), 2);
+    support_write_file(path, "max 100000\n");
+    assert_int_equal(proc_quota_cores(mount, "/pod/box", true), 128);
+    assert_int_equal(proc_quota_cores(mount, "/elsewhere", true), 0);   /* the root's: none */
 }
 
 int main(void)
