@@ -1309,8 +1309,8 @@ static void test_a_keys_folder_is_checked(void **state)
 }
 
 /* A key is loaded only from a file that is the job's: a FIFO by a key's
- * name held the shard in open for good; a key another user put in the
- * folder (a sticky one others may write in), or one others may write, was
+ * name held the shard in open for good; a key another user put in a
+ * folder others may write in (a sticky one), or one others may write, was
  * admitted as the job's; a secret others may read was used. A link is
  * followed (Kubernetes mounts a Secret's keys so). */
 static void test_a_key_file_is_the_jobs(void **state)
@@ -1345,11 +1345,19 @@ static void test_a_key_file_is_the_jobs(void **state)
     assert_int_equal(symlink(target, path), 0);
     assert_int_equal(auth_load(&a, keys, "worker-0", &err), 0);
     auth_free(&a);
+    /* another user's key: in the job's private folder its owner put it
+     * there (keys a user made, for a container that runs as root); in a
+     * folder others may write in, anyone may have (as root only) */
     snprintf(path, sizeof path, "%s/evaluator.key", keys);
-    if (chown(path, 65534, 65534) == 0) {   /* as root only */
+    if (chown(path, 65534, 65534) == 0) {
         err = (error){0};
+        assert_int_equal(auth_load(&a, keys, "server", &err), 0);
+        auth_free(&a);
+        chmod(keys, 01777);
         assert_int_equal(auth_load(&a, keys, "server", &err), -1);
-        assert_non_null(strstr(err.msg, "evaluator.key: another user owns it"));
+        assert_non_null(strstr(err.msg, "evaluator.key: another user owns it, in a folder "
+                                        "others may write in"));
+        chmod(keys, 0700);
     }
 }
 

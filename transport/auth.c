@@ -145,6 +145,22 @@ static int s_field(const char *line, const char *field, char out[AUTH_Z85_LEN + 
     return zmq_z85_decode(raw, out) ? 1 : -1;
 }
 
+/* Whether the folder holding the file at path is one others (group or
+ * anyone) may write in, or cannot be told. */
+static bool s_open_folder(const char *path)
+{
+    char dir[4400];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) {
+        *(slash == dir ? slash + 1 : slash) = '\0';
+    } else {
+        snprintf(dir, sizeof dir, ".");
+    }
+    struct stat st;
+    return stat(dir, &st) != 0 || (st.st_mode & (S_IWGRP | S_IWOTH));
+}
+
 /* Reads NAME.key or NAME.key_secret: its public key, and its secret key
  * when secret is not NULL. */
 static int s_read_cert(const char *path, char *pub, char *secret, error *err)
@@ -158,10 +174,13 @@ static int s_read_cert(const char *path, char *pub, char *secret, error *err)
     struct stat st;
     const char *why = fstat(fd, &st) != 0 ? "cannot tell what it is"
                       : !S_ISREG(st.st_mode) ? "not a file"
-                      /* a key anyone could have put there is admitted as the job's */
-                      : st.st_uid != geteuid() && st.st_uid != 0
-                          ? "another user owns it: they may have put it there; keys are the "
-                            "job's own or root's"
+                      /* another user's key in a folder others may write in: anyone
+                       * could have put it there, and it was admitted as the job's
+                       * (in a private folder its owner put it: keys a user made for
+                       * a container that runs as root, a teammate's) */
+                      : st.st_uid != geteuid() && st.st_uid != 0 && s_open_folder(path)
+                          ? "another user owns it, in a folder others may write in: they "
+                            "may have put it there"
                       : st.st_mode & (S_IWGRP | S_IWOTH)
                           ? "others may write it: they could put their key in it"
                       : secret && (st.st_mode & S_IRWXO)
