@@ -157,6 +157,17 @@ int shm_attach(shm_segment *s, const uint8_t payload[SHM_ATTACH_SIZE], uint64_t 
         *why = "segment cannot be opened (another host?)";
         return -1;
     }
+    /* what was opened, by this process's own fd: the peer could have put
+     * another file under its fd's number between the look and the open */
+    char own[64];
+    snprintf(own, sizeof own, "/proc/self/fd/%d", fd);
+    len = readlink(own, target, sizeof target - 1);
+    target[len > 0 ? len : 0] = '\0';
+    if (strncmp(target, "/memfd:asgd-segment", 19) != 0) {
+        close(fd);
+        *why = "segment is not one of asgd's shared memory files";
+        return -1;
+    }
     struct stat st;
     int seals = fcntl(fd, F_GET_SEALS);
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
