@@ -54,7 +54,8 @@ static entry *s_add(config *c, const char *section, const char *key,
     e->line = line;
     e->used = false;
     e->path = false;
-    e->canonical[0] = '\0';
+    e->canonical = NULL;
+    e->list = false;
     c->count++;
     return e;
 }
@@ -324,6 +325,7 @@ void config_destroy(config **pc)
         free(c->entries[i].section);
         free(c->entries[i].key);
         free(c->entries[i].value);
+        free(c->entries[i].canonical);
     }
     free(c->entries);
     free(c->source);
@@ -362,7 +364,7 @@ int config_override(config *c, const char *arg, error *err)
         }
         free(e->value);
         e->value = v;
-        e->canonical[0] = '\0';
+        config_set_canonical(e, NULL);
         e->origin = FROM_COMMAND_LINE;
         return 0;
     }
@@ -393,13 +395,20 @@ void config_set_text(entry *e, const char *text)
     if (v) {
         free(e->value);
         e->value = v;
-        e->canonical[0] = '\0';
+        config_set_canonical(e, NULL);
     }
 }
 
 void config_set_canonical(entry *e, const char *text)
 {
-    snprintf(e->canonical, sizeof e->canonical, "%s", text);
+    free(e->canonical);
+    e->canonical = text ? strdup(text) : NULL;   /* no memory: the value stands for it */
+}
+
+bool config_read_as_list(const config *c, const char *section, const char *key)
+{
+    const entry *e = s_find((config *)c, section, key);
+    return e && e->list;
 }
 
 /* Orders "section\nkey" pairs. */
@@ -436,7 +445,7 @@ uint64_t config_fingerprint(const config *c, const char *skip_section, const cha
     for (int i = 0; i < n; i++) {
         h = s_fnv(h, read[i]->section);
         h = s_fnv(h, read[i]->key);
-        h = s_fnv(h, read[i]->canonical[0] ? read[i]->canonical : read[i]->value);
+        h = s_fnv(h, read[i]->canonical ? read[i]->canonical : read[i]->value);
     }
     free(read);
     return h;

@@ -108,9 +108,12 @@ int config_check_unused(const config *c, const config *known,
 void config_print(const config *c, FILE *f);
 int config_write(const config *c, const char *path, error *err);
 /* A 64-bit hash of every key read and its value as the getter took it
- * (0.01 and 1e-2 one number, no and off one boolean), skip_section.skip_key
+ * (0.01 and 1e-2 one number, no and off one boolean, "64, 32" and "64,32"
+ * one list of numbers; other strings as written), skip_section.skip_key
  * aside: two configs with one fingerprint run the same. */
 uint64_t config_fingerprint(const config *c, const char *skip_section, const char *skip_key);
+/* Whether a getter read section.key as a list (model.hidden = 256,128). */
+bool config_read_as_list(const config *c, const char *section, const char *key);
 /* Marks every key of section unread: a section this configuration reads
  * to check it but does not use (the simulator's in a real run), so that
  * a key given there is "not used by this configuration" and the resolved

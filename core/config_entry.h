@@ -18,8 +18,10 @@ typedef struct entry {
     int line;       /* line in the file, for FROM_FILE */
     bool used;
     bool path;      /* read by config_get_path: a file or folder the run reads */
-    char canonical[32];   /* the value as its getter took it, where it has
-                             other spellings (a number, a boolean); "": value */
+    char *canonical;   /* the value as its getter took it, where it has other
+                          spellings (a number, a boolean, a list of numbers);
+                          NULL: value */
+    bool list;         /* read as a list (config_read_as_list) */
 } entry;
 
 struct config {

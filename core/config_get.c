@@ -182,6 +182,7 @@ static int s_get_list(config *c, const char *section, const char *key,
     if (!e) {
         return -1;
     }
+    e->list = true;
     *n = 0;
     const char *p = e->value;
     while (isspace((unsigned char)*p)) {
@@ -190,6 +191,8 @@ static int s_get_list(config *c, const char *section, const char *key,
     if (*p == '\0') {
         return 0;
     }
+    char canonical[2048] = "";   /* each item as a number, for config_fingerprint */
+    size_t used = 0;
     for (;;) {
         char item[64], what[256];
         size_t len = strcspn(p, ",");
@@ -205,9 +208,14 @@ static int s_get_list(config *c, const char *section, const char *key,
         if (parse(item, out, *n, range, what, sizeof what) < 0) {
             return config_bad(c, e, err, what);
         }
+        if (used < sizeof canonical) {
+            used += (size_t)snprintf(canonical + used, sizeof canonical - used, "%s%.17g",
+                                     *n ? "," : "", strtod(item, NULL));
+        }
         (*n)++;
         p += len;
         if (*p == '\0') {
+            config_set_canonical(e, used < sizeof canonical ? canonical : NULL);
             return 0;
         }
         p++;

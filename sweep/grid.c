@@ -101,7 +101,8 @@ static int s_grid_entry(void *ctx, const char *key, const char *value, int line)
     }
     /* values of a key that takes a list (model.hidden = 64,32) go between
      * '|': 64,32 | 128,64 */
-    const char *between = strchr(value, '|') ? "|" : ",";
+    k->bars = strchr(value, '|') != NULL;
+    const char *between = k->bars ? "|" : ",";
     for (char *save, *item = strtok_r(copy, between, &save); item;
          item = strtok_r(NULL, between, &save)) {
         char *v = s_trim(item);
@@ -443,6 +444,15 @@ static int s_make_runs(sweep *s, run_print *prints, error *err)
             bool used = dot && config_used(e.c, section, dot + 1);
             read[k] = read[k] || used;
             prints[r].read |= (uint32_t)used << k;
+            if (used && !s->keys[k].bars && s->keys[k].count > 1 &&
+                config_read_as_list(e.c, section, dot + 1)) {   /* 64,32: two runs, or one? */
+                char said[800];
+                snprintf(said, sizeof said, "asgd: %s:%d: [grid] %s takes a list: its %d values "
+                         "between commas are %d runs of one item each (to sweep lists, put "
+                         "them between '|': 64,32 | 128,64)\n", s->path, s->keys[k].line,
+                         s->keys[k].key, s->keys[k].count, s->keys[k].count);
+                s_warn_once(s, printed, sizeof printed, said);
+            }
         }
         run->weight = s_weight(&e);
         run->complete = sweep_complete(run->dir);

@@ -27,6 +27,7 @@
 typedef struct grid_key {
     char key[128];
     int line;
+    bool bars;                /* its values are between '|' (lists), not commas */
     int count;
     char *values[SWEEP_MAX_VALUES];
 } grid_key;

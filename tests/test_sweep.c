@@ -347,8 +347,9 @@ static void test_repeated_values_and_seeds(void **state)
 }
 
 /* A key that takes a list has its values between '|' (commas split
- * 64,32 into two one-layer runs, without a word); strings that read as one
- * number are two values of a string key. */
+ * 64,32 into two one-layer runs, without a word: now said); one list
+ * written two ways is one value; strings that read as one number are two
+ * values of a string key. */
 static void test_list_values_go_between_bars(void **state)
 {
     support_fixture *f = *state;
@@ -365,6 +366,18 @@ static void test_list_values_go_between_bars(void **state)
     assert_string_equal(s.keys[1].values[1], "32");
     assert_string_equal(s.runs[0].overrides[1], "model.hidden=16,8");
     sweep_free(&s);
+    /* one list written two ways is one value */
+    s_expect_config_error(f, "[sweep]\nbase = base.ini\nname = demo\nseeds = 1\nout = %s\n"
+                          "[grid]\nmodel.type = mlp\nmodel.hidden = 16,8 | 16, 8\n",
+                          "grid.ini:8: [grid] model.hidden: 16,8 and 16, 8 are one value");
+    /* between commas, a list key's values are runs of one item each: said */
+    s_files(f, "[sweep]\nbase = base.ini\nname = demo\nseeds = 1\nout = %s\n[grid]\n"
+            "model.type = mlp\nmodel.hidden = 16,8\n");
+    const char *args[] = {"sweep", f->config, NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.err, "grid.ini:8: [grid] model.hidden takes a list: its 2 "
+                                     "values between commas are 2 runs of one item each"));
 }
 
 /* A sweep in a deep folder runs when started there: its runs are told
