@@ -317,6 +317,27 @@ int checkpoint_stats(const char *path, shard_stats *st, error *err)
     return r.problem ? error_set(err, ERROR_RUNTIME, "%s: cannot read: %s", path, r.problem) : 0;
 }
 
+int checkpoint_workers_done(const char *path, int workers, bool *all_done, error *err)
+{
+    size_t len;
+    uint8_t *data = s_read_whole(path, &len, err);
+    if (!data) {
+        return -1;
+    }
+    reader r = s_reader(data, len);
+    uint32_t generation;
+    shard_stats st;
+    s_read_head(&r, NULL, &generation, &st);
+    bool all = true;
+    for (int w = 0; w < workers; w++) {
+        s_take(&r, 8 + 8 + 1);
+        all = all && s_get8(&r) != 0;
+    }
+    free(data);
+    *all_done = all && !r.problem;
+    return r.problem ? error_set(err, ERROR_RUNTIME, "%s: cannot read: %s", path, r.problem) : 0;
+}
+
 int checkpoint_load(const char *path, server *s, shard_client *clients, uint32_t *generation,
                     error *err)
 {

@@ -25,6 +25,7 @@
 #ifndef ASGD_CHECKPOINT_H
 #define ASGD_CHECKPOINT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "algorithms/server.h"
@@ -54,5 +55,8 @@ int checkpoint_load(const char *path, server *s, shard_client *clients, uint32_t
 /* The counters (ps-K.json's) that the checkpoint at path holds, checked
  * as checkpoint_load checks them, whoever's shard it is. */
 int checkpoint_stats(const char *path, shard_stats *st, error *err);
+/* Whether the checkpoint at path (of a job of `workers` workers) holds
+ * every worker done. */
+int checkpoint_workers_done(const char *path, int workers, bool *all_done, error *err);
 
 #endif

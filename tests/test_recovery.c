@@ -889,6 +889,34 @@ static void test_a_resume_stopped_before_its_first_pull_keeps_the_time(void **st
     }
 }
 
+/* A run stopped after its workers had finished (here its evaluator
+ * stopped, so the job fails [cluster] timeout after the workers) resumes
+ * to its end: the shards and the evaluator close it, no worker is started
+ * again. Workers were started, found the shards gone (nothing left to wait
+ * for), and every resume failed. */
+static void test_a_run_stopped_after_its_workers_resumes_to_its_end(void **state)
+{
+    support_fixture *f = *state;
+    const char *extra[] = {"experiment.run_id=after", "train.algorithm=hogwild",
+                           "train.epochs=1", "checkpoint.every=1000", "cluster.timeout=2", NULL};
+    int launcher = s_start(f, extra, 20);
+    int evaluator;
+    assert_int_equal(support_children(launcher, "evaluator", &evaluator, 1), 1);
+    kill(evaluator, SIGSTOP);
+    assert_int_not_equal(support_wait(launcher), 0);
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/job/after", f->out);
+    const char *resume[] = {"train", "--resume", dir, NULL};
+    support_run_asgd(&f->r, f->dir, resume);
+    if (f->r.status != 0) {
+        fail_msg("the resume failed: %s", f->r.err);
+    }
+    cJSON *j = s_summary(f, "after");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")));
+    assert_true(support_json_number(j, "epochs") >= 0.99);
+    cJSON_Delete(j);
+}
+
 /* An evaluator started by hand that never reads its shard's counters
  * (none answers) leaves a summary whose counts are unknown: null, with the
  * shard missing, not 0 updates and 0 samples. */
@@ -1216,6 +1244,7 @@ int main(void)
         T(test_a_resume_stopped_before_its_first_pull_keeps_the_time),
         T(test_two_lives_from_one_checkpoint_are_two_generations),
         T(test_an_evaluator_that_never_heard_a_shard_counts_nothing),
+        T(test_a_run_stopped_after_its_workers_resumes_to_its_end),
         T(test_a_shard_back_without_its_checkpoint_fails),
         T(test_a_resume_without_a_checkpoint_is_refused),
         T(test_a_resume_from_update_0_forgets_the_old_evaluations),

@@ -641,6 +641,24 @@ static int s_start_summary(job *j, error *err)
     return summary_write(j->r->dir, sum, err);
 }
 
+/* Whether every shard's checkpoint holds every worker done (a run stopped
+ * after its workers finished, in its final evaluation or its write-up):
+ * workers started again found the shards gone, which had nothing to wait
+ * for, and every resume failed. */
+static bool s_workers_were_done(const job *j)
+{
+    for (int k = 0; k < j->e->servers; k++) {
+        char path[4800];
+        checkpoint_path(path, sizeof path, j->r->dir, k);
+        bool done;
+        error ignored;
+        if (checkpoint_workers_done(path, j->e->workers, &done, &ignored) < 0 || !done) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* Starts the shards and the evaluator (the workers follow its first
  * report) and supervises the job to its end. */
 static int s_run(job *j, error *err)
@@ -670,14 +688,22 @@ static int s_run(job *j, error *err)
     }
     j->started = run_wall();
     stop_install();
+    if (j->resume && s_workers_were_done(j)) {   /* no worker to start: the shards and the
+                                                  * evaluator close the run */
+        j->workers_started = true;
+        for (i = 0; i < j->count; i++) {
+            j->children[i].finished = j->children[i].role == ROLE_WORKER;
+        }
+        run_log(j->r, "launcher: every worker had finished before the interruption; the run "
+                "is evaluated and written up");
+    }
     for (i = 0; i < e->servers + 1; i++) {
         s_spawn(j, &j->children[i], pipe_fds[1]);
     }
     close(pipe_fds[1]);   /* the evaluator holds the only write end */
     int rc = s_supervise(j, err);
     proc_stop(j->procs, j->count, 5.0);
-    stop_uninstall();
-    return rc;
+    return rc;   /* the handlers stay through s_finish (launcher_train) */
 }
 
 /* Steps and shard counters merged, the summary finished and written. */
@@ -763,7 +789,11 @@ int launcher_train(experiment *e, run *r, bool resume, error *err)
             e->workers, e->servers, e->transport == TRANSPORT_IPC ? "ipc" : "tcp", j.ps_hosts,
             e->restart == RESTART_NEVER ? "never" : e->restart == RESTART_ON_FAILURE
                                                       ? "on-failure" : "exit-code");
+    /* a signal while the run is written up (the shards' counters, the
+     * steps, the summary) waits for it: it killed the launcher there, the
+     * summary incomplete and without an error, and every process exited 0 */
     rc = s_finish(&j, s_run(&j, err), err);
+    stop_uninstall();
 done:
     s_remove_private_dir(&j);
     if (j.log_fd >= 0) {
