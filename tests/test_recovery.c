@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cJSON.h>
@@ -890,7 +891,7 @@ static void test_a_resume_stopped_before_its_first_pull_keeps_the_time(void **st
 }
 
 /* A run stopped after its workers had finished (here its evaluator
- * stopped, so the job fails [cluster] timeout after the workers) resumes
+ * stopped, which the launcher kills: the job fails) resumes
  * to its end: the shards and the evaluator close it, no worker is started
  * again. Workers were started, found the shards gone (nothing left to wait
  * for), and every resume failed. */
@@ -898,23 +899,61 @@ static void test_a_run_stopped_after_its_workers_resumes_to_its_end(void **state
 {
     support_fixture *f = *state;
     const char *extra[] = {"experiment.run_id=after", "train.algorithm=hogwild",
-                           "train.epochs=1", "checkpoint.every=1000", "cluster.timeout=2", NULL};
+                           "train.epochs=1", "model.hidden=64", "checkpoint.every=1000",
+                           "cluster.timeout=20", NULL};
     int launcher = s_start(f, extra, 20);
     int evaluator;
     assert_int_equal(support_children(launcher, "evaluator", &evaluator, 1), 1);
-    kill(evaluator, SIGSTOP);
+    kill(evaluator, SIGSTOP);   /* killed by the launcher 10 s on, the workers long done */
     assert_int_not_equal(support_wait(launcher), 0);
-    char dir[600];
+    char dir[600], path[700];
     snprintf(dir, sizeof dir, "%s/job/after", f->out);
+    snprintf(path, sizeof path, "%s/log.txt", dir);
+    char *log = support_read_file(path);
+    assert_non_null(strstr(log, "evaluator 0 has been stopped (SIGSTOP) for"));
+    free(log);
     const char *resume[] = {"train", "--resume", dir, NULL};
     support_run_asgd(&f->r, f->dir, resume);
     if (f->r.status != 0) {
         fail_msg("the resume failed: %s", f->r.err);
     }
+    log = support_read_file(path);
+    assert_non_null(strstr(log, "every worker had finished before the interruption"));
+    free(log);
     cJSON *j = s_summary(f, "after");
     assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")));
     assert_true(support_json_number(j, "epochs") >= 0.99);
     cJSON_Delete(j);
+}
+
+/* A worker stopped (SIGSTOP) for half of [cluster] timeout is killed by
+ * the launcher, which says so, and the job fails naming it: under an
+ * asynchronous rule nothing else saw it, and the job ran on for good (the
+ * other worker done, the evaluator adding one row every eval.every). */
+static void test_a_stopped_worker_is_killed_and_named(void **state)
+{
+    support_fixture *f = *state;
+    const char *extra[] = {"experiment.run_id=stopped", "train.algorithm=hogwild",
+                           "cluster.timeout=2", NULL};
+    int launcher = s_start(f, extra, 20);
+    int workers[2];
+    assert_int_equal(support_children(launcher, "worker", workers, 2), 2);
+    kill(workers[0], SIGSTOP);
+    int status = -1;
+    for (int i = 0; i < 1200 && waitpid(launcher, &status, WNOHANG) == 0; i++) {
+        run_sleep(0.05);   /* up to 60 s */
+    }
+    if (!WIFEXITED(status)) {
+        kill(launcher, SIGKILL);
+        support_wait(launcher);
+        fail_msg("the job ran on a minute with a stopped worker");
+    }
+    assert_int_not_equal(WEXITSTATUS(status), 0);
+    char path[700];
+    snprintf(path, sizeof path, "%s/job/stopped/log.txt", f->out);
+    char *log = support_read_file(path);
+    assert_non_null(strstr(log, "has been stopped (SIGSTOP) for"));
+    free(log);
 }
 
 /* An evaluator started by hand that never reads its shard's counters
@@ -1245,6 +1284,7 @@ int main(void)
         T(test_two_lives_from_one_checkpoint_are_two_generations),
         T(test_an_evaluator_that_never_heard_a_shard_counts_nothing),
         T(test_a_run_stopped_after_its_workers_resumes_to_its_end),
+        T(test_a_stopped_worker_is_killed_and_named),
         T(test_a_shard_back_without_its_checkpoint_fails),
         T(test_a_resume_without_a_checkpoint_is_refused),
         T(test_a_resume_from_update_0_forgets_the_old_evaluations),

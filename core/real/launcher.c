@@ -31,6 +31,7 @@ typedef struct child {
     bool finished;            /* exited 0 */
     double restart_at;        /* > 0: respawn due then */
     int starts;               /* times started */
+    double stopped_since;     /* > 0: seen stopped (SIGSTOP) since then */
 } child;
 
 typedef struct job {
@@ -64,6 +65,7 @@ typedef struct job {
                                  worker had finished */
     double left_early_at;
     double workers_done_at;
+    double stops_checked_at;  /* when s_kill_stopped last looked */
     run_summary sum;
 } job;
 
@@ -515,6 +517,51 @@ static int s_tick(job *j)
     return all_done;
 }
 
+/* Whether process pid is stopped (SIGSTOP, a debugger), as /proc says. */
+static bool s_stopped(pid_t pid)
+{
+    char path[64], text[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    size_t got = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    if (f) {
+        fclose(f);
+    }
+    text[got] = '\0';
+    const char *state = strrchr(text, ')');   /* after the command's name */
+    return state && (state[2] == 'T' || state[2] == 't');
+}
+
+/* Kills a child stopped for half of [cluster] timeout, saying so, so that
+ * the restart policy or the job's failure takes it up: nothing else saw
+ * it (a stopped worker held an asynchronous job for good, the evaluator
+ * adding the same row every eval.every; a lockstep job's healthy workers
+ * timed out first and were blamed and restarted). Looks once a second. */
+static void s_kill_stopped(job *j)
+{
+    double now = run_wall();
+    if (now - j->stops_checked_at < 1) {
+        return;
+    }
+    j->stops_checked_at = now;
+    for (int i = 0; i < j->count; i++) {
+        child *c = &j->children[i];
+        if (c->p.pid <= 0 || !s_stopped(c->p.pid)) {
+            c->stopped_since = 0;
+            continue;
+        }
+        if (c->stopped_since == 0) {
+            c->stopped_since = now;
+        } else if (now - c->stopped_since >= j->e->timeout / 2) {
+            run_log(j->r, "launcher: %s %d has been stopped (SIGSTOP) for %.0f s, half of "
+                    "[cluster] timeout: killed", cluster_role_name(c->role), c->task,
+                    now - c->stopped_since);
+            kill(c->p.pid, SIGKILL);
+            c->stopped_since = 0;
+        }
+    }
+}
+
 /* Supervises until the job ends; 0 when it completed. */
 static int s_supervise(job *j, error *err)
 {
@@ -544,6 +591,7 @@ static int s_supervise(job *j, error *err)
                 return -1;
             }
         }
+        s_kill_stopped(j);
         if (s_tick(j)) {
             s_read_reports(j);   /* the final evaluation */
             s_progress(j, &p, true);
