@@ -303,31 +303,40 @@ static reader s_reader(const uint8_t *data, size_t len)
     return r;
 }
 
-int checkpoint_stats(const char *path, shard_stats *st, error *err)
+/* The checkpoint at path read whole (the caller frees it), *r past its
+ * head, whoever's shard it is, st its counters; NULL (err set) where it
+ * cannot be read. */
+static uint8_t *s_read_headed(const char *path, reader *r, shard_stats *st, error *err)
 {
     size_t len;
     uint8_t *data = s_read_whole(path, &len, err);
+    if (data) {
+        *r = s_reader(data, len);
+        uint32_t generation;
+        s_read_head(r, NULL, &generation, st);
+    }
+    return data;
+}
+
+int checkpoint_stats(const char *path, shard_stats *st, error *err)
+{
+    reader r;
+    uint8_t *data = s_read_headed(path, &r, st, err);
     if (!data) {
         return -1;
     }
-    reader r = s_reader(data, len);
-    uint32_t generation;
-    s_read_head(&r, NULL, &generation, st);
     free(data);
     return r.problem ? error_set(err, ERROR_RUNTIME, "%s: cannot read: %s", path, r.problem) : 0;
 }
 
 int checkpoint_workers_done(const char *path, int workers, bool *all_done, error *err)
 {
-    size_t len;
-    uint8_t *data = s_read_whole(path, &len, err);
+    reader r;
+    shard_stats st;
+    uint8_t *data = s_read_headed(path, &r, &st, err);
     if (!data) {
         return -1;
     }
-    reader r = s_reader(data, len);
-    uint32_t generation;
-    shard_stats st;
-    s_read_head(&r, NULL, &generation, &st);
     bool all = true;
     for (int w = 0; w < workers; w++) {
         s_take(&r, 8 + 8 + 1);

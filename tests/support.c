@@ -285,6 +285,21 @@ int support_wait(int pid)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+int support_wait_within(int pid, double seconds, const char *what)
+{
+    for (double waited = 0; waited < seconds; waited += 0.05) {
+        int status;
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        }
+        nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    fail_msg("%s did not end within %g s", what, seconds);
+    return -1;
+}
+
 /* The process's state letter, parent, and clock ticks of CPU time (user
  * and system) from /proc/PID/stat. */
 static int s_stat_all(int pid, char *state, int *ppid, long *ticks)

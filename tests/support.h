@@ -55,6 +55,9 @@ int support_fixture_teardown(void **state);
 int support_spawn_asgd(const char *dir, const char *const *args);
 /* Waits for pid; its exit status, or 128 + signal. */
 int support_wait(int pid);
+/* Waits for pid at most `seconds`: its exit status, or 128 + signal; past
+ * them it is killed and the test fails, naming `what`. */
+int support_wait_within(int pid, double seconds, const char *what);
 /* Children of parent whose argv[1] is role ("ps", "worker", ...; NULL:
  * any); up to max pids into out; returns the count. */
 int support_children(int parent, const char *role, int *out, int max);

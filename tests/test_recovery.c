@@ -359,6 +359,22 @@ static double *s_losses(support_fixture *f, const char *run_id, int workers)
     return loss;
 }
 
+/* `asgd train --resume` of f's run run_id to its end: its summary, which
+ * says it is complete (the test fails otherwise). */
+static cJSON *s_resume(support_fixture *f, const char *run_id)
+{
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/job/%s", f->out, run_id);
+    const char *resume[] = {"train", "--resume", dir, NULL};
+    support_run_asgd(&f->r, f->dir, resume);
+    if (f->r.status != 0) {
+        fail_msg("%s: the resume failed: %s", run_id, f->r.err);
+    }
+    cJSON *j = s_summary(f, run_id);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")));
+    return j;
+}
+
 /* Ctrl-C, then `asgd train --resume`: the run completes with the same
  * samples and updates as one never interrupted, its time axis going on
  * where it stopped, and says it was resumed. At a learning rate too small
@@ -388,13 +404,7 @@ static void test_resume_after_ctrl_c_does_the_same_work(void **state)
     cJSON_Delete(cut);
     char dir[600];
     snprintf(dir, sizeof dir, "%s/job/cut", f->out);
-    const char *resume[] = {"train", "--resume", dir, NULL};
-    support_run_asgd(&f->r, f->dir, resume);
-    if (f->r.status != 0) {
-        fail_msg("resume failed: %s", f->r.err);
-    }
-    cJSON *j = s_summary(f, "cut");
-    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")));
+    cJSON *j = s_resume(f, "cut");
     assert_true(support_json_number(j, "resumes") == 1);
     assert_true(support_json_number(j, "samples") == support_json_number(whole, "samples"));
     assert_true(support_json_number(j, "updates") == support_json_number(whole, "updates"));
@@ -430,6 +440,7 @@ static void test_resume_after_ctrl_c_does_the_same_work(void **state)
     free(want);
     free(got);
     /* a finished run is not resumed again */
+    const char *resume[] = {"train", "--resume", dir, NULL};
     support_run_asgd(&f->r, f->dir, resume);
     assert_int_equal(f->r.status, 2);
     assert_non_null(strstr(f->r.err, "complete"));
@@ -912,16 +923,10 @@ static void test_a_run_stopped_after_its_workers_resumes_to_its_end(void **state
     char *log = support_read_file(path);
     assert_non_null(strstr(log, "evaluator 0 has been stopped (SIGSTOP) for"));
     free(log);
-    const char *resume[] = {"train", "--resume", dir, NULL};
-    support_run_asgd(&f->r, f->dir, resume);
-    if (f->r.status != 0) {
-        fail_msg("the resume failed: %s", f->r.err);
-    }
+    cJSON *j = s_resume(f, "after");
     log = support_read_file(path);
     assert_non_null(strstr(log, "every worker had finished before the interruption"));
     free(log);
-    cJSON *j = s_summary(f, "after");
-    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")));
     assert_true(support_json_number(j, "epochs") >= 0.99);
     cJSON_Delete(j);
 }
@@ -939,16 +944,7 @@ static void test_a_stopped_worker_is_killed_and_named(void **state)
     int workers[2];
     assert_int_equal(support_children(launcher, "worker", workers, 2), 2);
     kill(workers[0], SIGSTOP);
-    int status = -1;
-    for (int i = 0; i < 1200 && waitpid(launcher, &status, WNOHANG) == 0; i++) {
-        run_sleep(0.05);   /* up to 60 s */
-    }
-    if (!WIFEXITED(status)) {
-        kill(launcher, SIGKILL);
-        support_wait(launcher);
-        fail_msg("the job ran on a minute with a stopped worker");
-    }
-    assert_int_not_equal(WEXITSTATUS(status), 0);
+    assert_int_equal(support_wait_within(launcher, 60, "a job with a stopped worker"), 1);
     char path[700];
     snprintf(path, sizeof path, "%s/job/stopped/log.txt", f->out);
     char *log = support_read_file(path);

@@ -248,18 +248,7 @@ static void test_what_needs_a_network_is_refused(void **state)
  * its exit status. */
 static int s_run_within(support_fixture *f, const char *const *args, double seconds)
 {
-    int pid = support_spawn_asgd(f->dir, args);
-    for (double waited = 0; waited < seconds; waited += 0.05) {
-        int status;
-        if (waitpid(pid, &status, WNOHANG) == pid) {
-            return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        }
-        run_sleep(0.05);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-    fail_msg("asgd did not end within %g s", seconds);
-    return -1;
+    return support_wait_within(support_spawn_asgd(f->dir, args), seconds, "asgd");
 }
 
 /* A run that cannot go on ends, and says why: a sync round whose workers
