@@ -23,6 +23,7 @@ int record_begin(record *rec, const experiment *e, const char *dir, error *err)
     snprintf(path, sizeof path, "%s/summary.json", dir);
     cJSON *old = run_read_json(path);
     bool going_on = old && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(old, "complete"));
+    rec->going_on = going_on;
     if (going_on) {
         rec->before_resumes = (int)run_json_positive(old, "resumes");
         rec->before_wall_s = run_json_positive(old, "wall_time_s");
@@ -38,8 +39,9 @@ int record_begin(record *rec, const experiment *e, const char *dir, error *err)
     if (run_adopt(&rec->r, dir, e->c, err) < 0) {
         return -1;
     }
-    /* the summary on disk keeps them until this session's end replaces it
-     * (an evaluator killed before then loses only its own session) */
+    /* an interrupted session's summary stays as it is until this session's
+     * end replaces it (rewritten here, it lost that session's time_s,
+     * updates and samples to an evaluator killed before its end) */
     sum->resumes = rec->before_resumes;
     sum->wall_time_s = rec->before_wall_s;
     sum->startup_s = rec->before_startup_s;
@@ -48,7 +50,7 @@ int record_begin(record *rec, const experiment *e, const char *dir, error *err)
     backend_resolve(&e->backend, sum->device, sizeof sum->device);
     run_log(&rec->r, "evaluator: %s, %d workers, %d shards, started by hand or by an engine; "
             "this folder is the run's", e->algorithm_name, e->workers, e->servers);
-    return summary_write(dir, sum, err);
+    return going_on ? 0 : summary_write(dir, sum, err);
 }
 
 void record_eval(record *rec, double t, long updates, double loss, double acc)
@@ -125,6 +127,15 @@ int record_end(record *rec, const experiment *e, const shard_stats *stats, int s
     run_summary *sum = &rec->sum;
     double end = t0, resumed_at = 0, started = sum->started_at;
     uint64_t resumes = 0;
+    if (!stats && rec->going_on) {
+        /* whether the shards were resumed is in their counters: guessed,
+         * the earlier sessions' times were lost (an evaluator stopped
+         * before its first look wrote its own session's alone) */
+        run_log(&rec->r, "evaluator: the shards' counters were never read; summary.json stays "
+                "the earlier sessions'");
+        run_close(&rec->r);
+        return rc;
+    }
     if (!stats) {   /* never read: unknown (null), not 0 updates and 0 samples */
         sum->shards_missing = servers;
         sum->uncounted = true;

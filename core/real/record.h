@@ -15,6 +15,7 @@
 typedef struct record {
     run r;
     run_summary sum;
+    bool going_on;            /* the folder holds an interrupted session's summary */
     int before_resumes;       /* the earlier summary's (an interrupted session's) */
     double before_wall_s;     /* resumes, wall_time_s and startup_s, which a resumed */
     double before_startup_s;  /* session's add to */
@@ -24,11 +25,12 @@ typedef struct record {
 } record;
 
 /* Writes dir's config.ini from e's config, opens its log, and writes a
- * summary with the run's identity (complete = false), carrying over an
- * incomplete earlier summary's resumes, wall_time_s and startup_s (a run
- * going on with asgd ps --resume adds up its sessions, as asgd train
- * --resume does). The evaluator takes in eval.csv's earlier evaluations
- * when the job is under way. */
+ * summary with the run's identity (complete = false), or, where dir holds
+ * an incomplete earlier summary, leaves that one until record_end and
+ * carries over its resumes, wall_time_s and startup_s (a run going on with
+ * asgd ps --resume adds up its sessions, as asgd train --resume does).
+ * The evaluator takes in eval.csv's earlier evaluations when the job is
+ * under way. */
 int record_begin(record *rec, const experiment *e, const char *dir, error *err);
 /* One evaluation of the centre model after `updates` updates, its row at
  * t seconds (a non-finite loss: diverged). */
@@ -41,7 +43,9 @@ void record_eval(record *rec, double t, long updates, double loss, double acc);
  * run the shards were resumed into (their resumes) counts its resumes and
  * adds the earlier sessions' wall_time_s and startup_s; this session's
  * start-up ends at the first pull after the resume. stats NULL: the
- * shards' counters were never read (the summary's counts are unknown).
+ * shards' counters were never read: the summary's counts are unknown, and
+ * an interrupted session's summary is left as it is (which session this
+ * is cannot be told).
  * Returns rc, or -1 with err set. */
 int record_end(record *rec, const experiment *e, const shard_stats *stats, int servers,
                double t0, int rc, error *err);
