@@ -602,8 +602,16 @@ static int s_supervise(job *j, error *err)
             return s_left_early(j, err);
         }
         if (j->workers_done_at > 0 && run_wall() - j->workers_done_at > j->e->timeout) {
-            return error_set(err, ERROR_RUNTIME, "the servers or the evaluator did not finish "
-                             "within %g s of the workers ([cluster] timeout)", j->e->timeout);
+            char still[256] = "";   /* which: "ps 0, evaluator 0" */
+            for (int k = 0; k < j->count; k++) {
+                const child *c = &j->children[k];
+                if (!c->finished && strlen(still) + 32 < sizeof still) {
+                    snprintf(still + strlen(still), sizeof still - strlen(still), "%s%s %d",
+                             still[0] ? ", " : "", cluster_role_name(c->role), c->task);
+                }
+            }
+            return error_set(err, ERROR_RUNTIME, "%s did not finish within %g s of the workers "
+                             "([cluster] timeout)", still, j->e->timeout);
         }
         s_progress(j, &p, false);
         run_sleep(0.02);
