@@ -30,14 +30,16 @@ def check(cond, what):
 
 
 def write_run(out, stamp, rule, workers, seed, mode, time_s, accs, staleness=1.0,
-              complete=True):
-    """One run folder: evaluations every 0.1 s with the accuracies accs."""
+              complete=True, diverged=False):
+    """One run folder: evaluations every 0.1 s with the accuracies accs;
+    diverged, as asgd writes a run that stopped where it diverged."""
     folder = os.path.join(out, "sim-validation", stamp)
     os.makedirs(folder)
     summary = {"algorithm": rule, "workers": workers, "seed": seed, "mode": mode,
                "epochs_target": 1, "time_s": time_s, "samples_per_s": 1000.0 / time_s,
                "staleness_mean": staleness, "staleness_histogram": [1, 2, 1],
-               "final_test_acc": accs[-1], "complete": complete}
+               "final_test_acc": None if diverged else accs[-1], "complete": complete,
+               "diverged": diverged}
     with open(os.path.join(folder, "summary.json"), "w") as f:
         json.dump(summary, f)
     with open(os.path.join(folder, "eval.csv"), "w") as f:
@@ -124,6 +126,28 @@ def test_a_real_mean_of_zero_is_named(out):
           "0.5))" in line, "rows with a real mean of 0: " + line)
 
 
+def test_a_diverged_run_is_not_compared(out):
+    """A real run that diverged stopped early, with a null accuracy: its
+    short time is not the row's (the table once scored such a row +78%,
+    and a null accuracy stopped it); its staleness still compares."""
+    with open(os.path.join(out, "settings.json"), "w") as f:
+        json.dump({"rules": ["d"], "workers": [16], "seeds": 2, "epochs": 1,
+                   "target": 0.8}, f)
+    write_run(out, "1-a", "d", 16, 1, "real", 0.5, [0.85, 0.1], staleness=11, diverged=True)
+    write_run(out, "1-b", "d", 16, 1, "sim", 1.0, [0.9], staleness=10)
+    write_run(out, "1-c", "d", 16, 2, "real", 1.0, [0.9], staleness=11)
+    write_run(out, "1-d", "d", 16, 2, "sim", 1.0, [0.9], staleness=10)
+    printed = rescore(out)
+    got = points(out)
+    for m in ("train_s", "samples_per_s", "to_target_s", "final_acc"):
+        check(got[("d", 16, m)]["real_n"] == "1" and got[("d", 16, m)]["sim"] == "nan",
+              "%s of a diverged run left out: %s" % (m, got[("d", 16, m)]))
+    check(float(got[("d", 16, "train_s")]["real"]) == 1.0, "the other seed's time is kept")
+    check(got[("d", 16, "staleness_mean")]["real_n"] == "2", "staleness of both runs")
+    line = [l for l in printed.splitlines() if l.startswith("  train_s:")][0]
+    check("d 16 (1 and 2 of 2)" in line, "the MAPE names the row: " + line)
+
+
 def test_a_missing_run_is_an_error(out):
     with open(os.path.join(out, "settings.json"), "w") as f:
         json.dump({"rules": ["r"], "workers": [1], "seeds": 2, "epochs": 1, "target": 0.8}, f)
@@ -178,6 +202,7 @@ def test_resim_save_keeps_the_real_columns(out):
 
 for test in (test_rows_compared_only_where_every_run_has_the_metric,
              test_a_real_mean_of_zero_is_named,
+             test_a_diverged_run_is_not_compared,
              test_a_missing_run_is_an_error,
              test_resim_refuses_points_without_counts,
              test_resim_save_keeps_the_real_columns):

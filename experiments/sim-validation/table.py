@@ -47,7 +47,9 @@ simulated: a run that never reaches the target accuracy has no time to
 target, and a mean over the seeds that happened to reach it is not the
 mean of the row (the seeds that reach it first are the fast ones). Such a
 row shows how many runs of each mode have the metric, and the MAPE names
-it among the rows it leaves out."""
+it among the rows it leaves out. A run that diverged stopped there: it
+has no training time, rate, time to target or final accuracy of the
+row's run (only its staleness counts)."""
 import argparse
 import csv
 import glob
@@ -114,10 +116,22 @@ def metrics(folder, target):
                     reached = before[0] + (t - before[0]) * (target - before[1]) / (acc - before[1])
                 break
             before = (t, acc)
-    return {"train_s": j["time_s"], "samples_per_s": j["samples_per_s"],
-            "to_target_s": reached, "staleness_mean": j["staleness_mean"],
-            "staleness_p95": p95(j["staleness_histogram"]),
-            "final_acc": j["final_test_acc"]}
+    got = {"train_s": number(j["time_s"]), "samples_per_s": number(j["samples_per_s"]),
+           "to_target_s": reached, "staleness_mean": number(j["staleness_mean"]),
+           "staleness_p95": p95(j["staleness_histogram"]),
+           "final_acc": number(j["final_test_acc"])}
+    if j.get("diverged"):
+        # it stopped where it diverged: its time and rate are a shorter
+        # run's than the row's, its accuracy is unknown (null); its
+        # staleness, of the updates it made, still compares
+        for m in ("train_s", "samples_per_s", "to_target_s", "final_acc"):
+            got[m] = NAN
+    return got
+
+
+def number(x):
+    """A summary's number; NaN for its null."""
+    return float("nan") if x is None else float(x)
 
 
 def mean(xs):
