@@ -1,4 +1,4 @@
-/* stop.c: SIGINT / SIGTERM to a flag. */
+/* stop.c: SIGINT / SIGTERM / SIGHUP to a flag. */
 #include "core/stop.h"
 
 #include <signal.h>
@@ -8,7 +8,7 @@
 /* lock-free, so a handler may store it; atomic, so that worker threads
  * read it without a data race (a volatile sig_atomic_t is one there) */
 static atomic_int s_signal;
-static struct sigaction s_old_int, s_old_term;
+static struct sigaction s_old_int, s_old_term, s_old_hup;
 
 static void s_on_signal(int sig)
 {
@@ -22,6 +22,12 @@ void stop_install(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &s_old_int);
     sigaction(SIGTERM, &sa, &s_old_term);
+    /* a hangup (the terminal or ssh session closed) stops as SIGTERM does,
+     * unless it is ignored (nohup, setsid's callers): then it stays so */
+    sigaction(SIGHUP, NULL, &s_old_hup);
+    if (s_old_hup.sa_handler != SIG_IGN) {
+        sigaction(SIGHUP, &sa, NULL);
+    }
 }
 
 int stop_requested(void)
@@ -33,4 +39,5 @@ void stop_uninstall(void)
 {
     sigaction(SIGINT, &s_old_int, NULL);
     sigaction(SIGTERM, &s_old_term, NULL);
+    sigaction(SIGHUP, &s_old_hup, NULL);
 }

@@ -1,5 +1,6 @@
-/* stop.h: turning SIGINT and SIGTERM into a flag that loops check, so that
- * every process stops at a clean point and leaves its files readable. */
+/* stop.h: turning SIGINT, SIGTERM and SIGHUP into a flag that loops check,
+ * so that every process stops at a clean point and leaves its files
+ * readable. A SIGHUP ignored when stop_install runs (nohup) stays ignored. */
 #ifndef ASGD_STOP_H
 #define ASGD_STOP_H
 

@@ -933,13 +933,39 @@ static int s_port_in_use(int port)
     return rc;
 }
 
+/* Whether process pid's signal mask named by field ("SigIgn", "SigCgt"
+ * in /proc/PID/status) holds sig. */
+static bool s_signal_in(int pid, const char *field, int sig)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", pid);
+    FILE *in = fopen(path, "r");
+    assert_non_null(in);
+    unsigned long long mask = 0;
+    bool found = false;
+    size_t n = strlen(field);
+    while (!found && fgets(line, sizeof line, in)) {
+        found = strncmp(line, field, n) == 0 && line[n] == ':' &&
+                sscanf(line + n + 1, "%llx", &mask) == 1;
+    }
+    fclose(in);
+    assert_true(found);
+    return (mask >> (sig - 1)) & 1;
+}
+
+/* Ctrl-C (SIGINT) and a hangup (SIGHUP: the terminal closed) stop the
+ * job as SIGTERM does, over ipc and tcp. */
 static void test_sigint_leaves_no_process_or_port(void **state)
 {
     support_fixture *f = *state;
     int port = wire_client_free_port();
     char port_arg[64];
     snprintf(port_arg, sizeof port_arg, "cluster.port=%d", port);
-    for (int tcp = 0; tcp < 2; tcp++) {
+    const struct {
+        int tcp, sig;
+    } cases[] = {{0, SIGINT}, {1, SIGINT}, {0, SIGHUP}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int tcp = cases[c].tcp;
         const char *extra[] = {tcp ? "cluster.transport=tcp" : "cluster.transport=ipc",
                                port_arg, NULL};
         char runs[512];
@@ -952,7 +978,7 @@ static void test_sigint_leaves_no_process_or_port(void **state)
         if (tcp) {
             assert_true(s_port_in_use(port));
         }
-        assert_int_equal(kill(launcher, SIGINT), 0);
+        assert_int_equal(kill(launcher, cases[c].sig), 0);
         assert_int_equal(support_wait(launcher), 1);
         for (int i = 0; i < n; i++) {
             assert_false(support_alive(children[i]));
@@ -966,6 +992,43 @@ static void test_sigint_leaves_no_process_or_port(void **state)
         cJSON *j = support_json_file(path);
         assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(j, "complete")));
         cJSON_Delete(j);
+    }
+}
+
+/* A job started with SIGHUP ignored (nohup) keeps it ignored, in the
+ * launcher and in the processes it starts; without, each catches it. */
+static void test_nohup_keeps_a_hangup_ignored(void **state)
+{
+    support_fixture *f = *state;
+    for (int ignored = 0; ignored < 2; ignored++) {
+        char runs[512];
+        snprintf(runs, sizeof runs, "%s/job", f->out);
+        support_rmtree(runs);
+        struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+        sigemptyset(&ign.sa_mask);
+        if (ignored) {
+            sigaction(SIGHUP, &ign, &old);   /* inherited through fork and exec */
+        }
+        int launcher = s_start_long_job(f, NULL);
+        if (ignored) {
+            sigaction(SIGHUP, &old, NULL);
+        }
+        int children[16];
+        int n = support_children(launcher, NULL, children, 16);
+        assert_int_equal(n, 4);
+        for (int i = -1; i < n; i++) {
+            int pid = i < 0 ? launcher : children[i];
+            /* a child whose handlers are not installed yet has SIGHUP at
+             * its default, neither ignored nor caught: wait for it */
+            for (int t = 0; t < 500 && !s_signal_in(pid, "SigIgn", SIGHUP) &&
+                            !s_signal_in(pid, "SigCgt", SIGHUP); t++) {
+                nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
+            }
+            assert_int_equal(s_signal_in(pid, "SigIgn", SIGHUP), ignored);
+            assert_int_equal(s_signal_in(pid, "SigCgt", SIGHUP), !ignored);
+        }
+        assert_int_equal(kill(launcher, SIGINT), 0);
+        assert_int_equal(support_wait(launcher), 1);
     }
 }
 
@@ -1531,6 +1594,7 @@ int main(void)
         T(test_killed_worker_is_restarted_on_failure),
         T(test_killed_worker_fails_the_job_under_never),
         T(test_sigint_leaves_no_process_or_port),
+        T(test_nohup_keeps_a_hangup_ignored),
         T(test_a_diverging_run_is_a_result),
         T(test_roles_started_by_hand),
         T(test_roles_from_a_launchers_environment),
