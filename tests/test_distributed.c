@@ -992,6 +992,19 @@ static void test_sigint_leaves_no_process_or_port(void **state)
         cJSON *j = support_json_file(path);
         assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(j, "complete")));
         cJSON_Delete(j);
+        /* log.txt says how each process it stopped ended */
+        snprintf(path, sizeof path, "%s/log.txt", dir);
+        char *log = support_read_file(path);
+        for (int w = 0; w < 2; w++) {
+            char line[64];
+            snprintf(line, sizeof line, "worker %d stopped by the launcher: ", w);
+            if (!strstr(log, line)) {
+                fail_msg("no \"%s\" in log.txt:\n%s", line, log);
+            }
+        }
+        assert_non_null(strstr(log, "ps 0 stopped by the launcher: "));
+        assert_non_null(strstr(log, "evaluator 0 stopped by the launcher: "));
+        free(log);
     }
 }
 

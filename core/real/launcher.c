@@ -32,6 +32,7 @@ typedef struct child {
     double restart_at;        /* > 0: respawn due then */
     int starts;               /* times started */
     double stopped_since;     /* > 0: seen stopped (SIGSTOP) since then */
+    bool stopping;            /* running when the launcher stopped every child */
 } child;
 
 typedef struct job {
@@ -562,6 +563,24 @@ static void s_kill_stopped(job *j)
     }
 }
 
+/* Every child still running stopped (SIGTERM, SIGKILL after 5 s) and
+ * reaped, each with its line in log.txt saying how it ended. */
+static void s_stop_children(job *j)
+{
+    for (int i = 0; i < j->count; i++) {
+        j->children[i].stopping = j->children[i].p.pid > 0;
+    }
+    proc_stop(j->procs, j->count, 5.0);
+    for (int i = 0; i < j->count; i++) {
+        child *c = &j->children[i];
+        if (c->stopping) {
+            char why[64];
+            run_log(j->r, "%s %d stopped by the launcher: %s", cluster_role_name(c->role),
+                    c->task, proc_describe(c->p.status, why, sizeof why));
+        }
+    }
+}
+
 /* Supervises until the job ends; 0 when it completed. */
 static int s_supervise(job *j, error *err)
 {
@@ -758,7 +777,7 @@ static int s_run(job *j, error *err)
     }
     close(pipe_fds[1]);   /* the evaluator holds the only write end */
     int rc = s_supervise(j, err);
-    proc_stop(j->procs, j->count, 5.0);
+    s_stop_children(j);
     return rc;   /* the handlers stay through s_finish (launcher_train) */
 }
 
