@@ -9,13 +9,16 @@
 #include "core/run.h"
 #include "core/stop.h"
 
-long worker_budget(long total_steps, int workers, int id, bool lockstep)
+long worker_budget(const worker_spec *spec, int id)
 {
-    if (lockstep) {
-        long each = (total_steps + workers / 2) / workers;
+    if (spec->lockstep) {
+        /* from the unrounded share: total_steps / workers, from a total
+         * already rounded up, went up to 1/2 + 1/workers of a round over */
+        long each = lround(spec->share);
         return each > 0 ? each : 1;
     }
-    return total_steps / workers + (id < total_steps % workers ? 1 : 0);
+    long total = spec->total_steps;
+    return total / spec->workers + (id < total % spec->workers ? 1 : 0);
 }
 
 uint64_t worker_rounds(const worker *w, long window)
@@ -35,7 +38,7 @@ int worker_init(worker *w, const worker_spec *spec, int id, model *m, const data
     w->m = m;
     w->nparams = m->nparams;
     w->batch = spec->batch;
-    w->budget = worker_budget(spec->total_steps, spec->workers, id, spec->lockstep);
+    w->budget = worker_budget(spec, id);
     w->steps_every = spec->steps_every;
     w->round_leader = spec->round_leader;
     w->prefetch = spec->prefetch;

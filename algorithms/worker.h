@@ -105,6 +105,8 @@ typedef struct worker_spec {
     int workers, shards;
     int batch;
     long total_steps;          /* minibatches of every worker together */
+    double share;              /* epochs x training examples / batch / workers, unrounded:
+                                  a lockstep worker's budget is its nearest whole number */
     long steps_every;          /* a steps.csv row every k-th step */
     uint64_t seed;             /* experiment.seed: minibatch and dropout streams */
     bool round_leader;         /* rule_info.round_leader: pushes go to shard 0 first */
@@ -117,11 +119,11 @@ typedef struct worker_spec {
     int32_t *batch_y;
 } worker_spec;
 
-/* Worker id's minibatches, of total_steps for all `workers` together: the
- * first total % workers take one more than the rest, so that they add up
- * to total_steps exactly; with lockstep all take the same, total /
- * workers rounded to the nearest (at least 1). */
-long worker_budget(long total_steps, int workers, int id, bool lockstep);
+/* Worker id's minibatches: of spec's total_steps for all its workers
+ * together, the first total % workers take one more than the rest, so that
+ * they add up to total_steps exactly; with lockstep all take the same,
+ * spec's share rounded to the nearest (at least 1). */
+long worker_budget(const worker_spec *spec, int id);
 /* Rounds of `window` local steps in w's budget, the last one shorter when
  * the window does not divide it. */
 uint64_t worker_rounds(const worker *w, long window);
