@@ -297,6 +297,46 @@ static void test_sigint_stops_the_threads(void **state)
     cJSON_Delete(j);
 }
 
+/* Ctrl-C once every worker has finished its budget, while the final
+ * evaluation runs (a test set of 20,000 through an MLP of 256 x 256: long
+ * enough to be there), waits for the write-up: the run is complete, with
+ * its final row and its model. It once killed the process, leaving the
+ * placeholder summary of a run that had trained. */
+static void test_sigint_during_the_write_up_waits_for_it(void **state)
+{
+    support_fixture *f = *state;
+    const char *args[] = {"train", "/dev/null", f->out_arg, "experiment.mode=threads",
+                          "experiment.name=late", "experiment.run_id=r",
+                          "data.dataset=synthetic", "data.train_size=2000",
+                          "data.test_size=20000", "model.type=mlp", "model.hidden=256,256",
+                          "train.algorithm=hogwild", "cluster.workers=2", "train.epochs=0.5",
+                          "eval.every=0", NULL};
+    int pid = support_spawn_asgd(f->dir, args);
+    char path[600];
+    snprintf(path, sizeof path, "%s/late/r/log.txt", f->out);
+    bool writing_up = false;
+    for (int i = 0; i < 6000 && !writing_up && support_alive(pid); i++) {
+        char *log = support_read_file(path);
+        writing_up = log && strstr(log, "the final evaluation");
+        free(log);
+        run_sleep(0.005);
+    }
+    if (!writing_up) {
+        kill(pid, SIGKILL);
+        fail_msg("the run never reached its final evaluation");
+    }
+    kill(pid, SIGINT);
+    assert_int_equal(support_wait(pid), 0);
+    snprintf(path, sizeof path, "%s/late/r/summary.json", f->out);
+    cJSON *j = support_json_file(path);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")));
+    assert_true(support_json_number(j, "updates") > 0);
+    assert_true(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(j, "final_test_acc")));
+    cJSON_Delete(j);
+    snprintf(path, sizeof path, "%s/late/r/model.npy", f->out);
+    assert_int_equal(access(path, R_OK), 0);
+}
+
 static int s_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -433,6 +473,7 @@ int main(void)
         T(test_what_needs_a_network_is_refused),
         T(test_a_stuck_run_ends),
         T(test_sigint_stops_the_threads),
+        T(test_sigint_during_the_write_up_waits_for_it),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

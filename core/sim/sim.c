@@ -355,7 +355,6 @@ static void s_progress(const sim *s, progress *p, bool final)
 /* Processes events until every worker is done; 0 when the run completed. */
 static int s_run(sim *s, progress *p)
 {
-    stop_install();
     sim_event ev;
     while (!s->failed && !s->diverged && s->done_workers < s->nworkers && !stop_requested() &&
            simq_pop(&s->q, &ev)) {
@@ -375,7 +374,6 @@ static int s_run(sim *s, progress *p)
         }
     }
     int stopped = stop_requested();
-    stop_uninstall();
     for (int k = 0; k < s->nworkers; k++) {
         sim_worker_stop(s, k);   /* those still running unwind their loops */
     }
@@ -433,8 +431,9 @@ static int s_summarise(sim *s, int rc, double wall0)
     rc = summary_end(sum, s->r, rc, s->err);
     sum->wall_time_s = run_now() - wall0;
     run_log(s->r, "sim: %s at %.6f s: test accuracy %.4f, %ld updates, %llu events in %.2f s "
-            "of wall time", rc == 0 ? "finished" : "stopped", s->now, sum->final_test_acc,
-            sum->updates, (unsigned long long)s->events, sum->wall_time_s);
+            "of wall time%s%s", rc == 0 ? "finished" : "stopped", s->now, sum->final_test_acc,
+            sum->updates, (unsigned long long)s->events, sum->wall_time_s,
+            rc < 0 ? ": " : sum->diverged ? ": diverged" : "", rc < 0 ? s->err->msg : "");
     if (sum->diverged) {
         summary_say_diverged(sum, s->r->dir);
     }
@@ -466,7 +465,9 @@ int sim_train(experiment *e, run *r, error *err)
     }
     progress p;
     progress_start(&p);
+    stop_install();   /* through the write-up: a signal then waits for it */
     rc = s_summarise(&s, s_run(&s, &p), wall0);
+    stop_uninstall();
     s_progress(&s, &p, true);
 done:
     s_free(&s);

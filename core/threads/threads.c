@@ -205,6 +205,13 @@ static void *s_worker_thread(void *arg)
     return NULL;
 }
 
+/* run_now as the shards' clock. */
+static double s_monotonic(void *ctx)
+{
+    (void)ctx;
+    return run_now();
+}
+
 /* The backend every thread makes for itself: one BLAS thread unless
  * backend.threads says otherwise (the workers are the parallelism); on a
  * GPU, ordinal mod the visible GPUs (worker k on GPU k, as in real mode). */
@@ -244,6 +251,8 @@ static int s_setup(threads_run *t)
         if (!sh->srv) {
             return error_set(err, ERROR_RUNTIME, "threads: out of memory");
         }
+        sh->srv->clock = s_monotonic;   /* its stamps on eval.csv's clock, which the wall
+                                         * clock's steps (NTP, a resumed VM) do not move */
         pthread_condattr_t monotonic;   /* its waits on the clock every time here is on */
         pthread_condattr_init(&monotonic);
         pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
@@ -438,7 +447,7 @@ static int s_run(threads_run *t, progress *p)
 {
     s_evaluate(t, false);   /* the initial model, at time 0 */
     t->t0 = run_now();
-    for (int k = 0; k < t->nworkers; k++) {
+    for (int k = 0; k < t->nworkers && !stop_requested(); k++) {   /* none once stopped */
         tworker *tw = &t->workers[k];
         if (pthread_create(&tw->thread, NULL, s_worker_thread, tw) != 0) {
             atomic_store(&t->stopping, true);
@@ -502,7 +511,11 @@ static int s_run(threads_run *t, progress *p)
     int rc = t->err->msg[0] ? -1 : 0;
     /* interrupted before failed: a worker that saw the signal first has
      * returned -1 too, and that is no failure of its own */
-    if (stop_requested() && !t->sum.diverged && rc == 0) {
+    bool budgets_done = true;   /* a signal after every budget leaves a complete run */
+    for (int k = 0; k < t->nworkers; k++) {
+        budgets_done = budgets_done && t->workers[k].started && t->workers[k].rc == 0;
+    }
+    if (stop_requested() && !t->sum.diverged && rc == 0 && !budgets_done) {
         rc = error_set(t->err, ERROR_RUNTIME, "interrupted; %s is incomplete", t->r->dir);
     }
     for (int k = 0; rc == 0 && atomic_load(&t->failed) > 0 && k < t->nworkers; k++) {
@@ -518,7 +531,12 @@ static int s_run(threads_run *t, progress *p)
 static int s_summarise(threads_run *t, int rc, double wall0)
 {
     run_summary *sum = &t->sum;
-    if (!sum->diverged) {
+    if (!sum->diverged && !(rc < 0 && stop_requested())) {   /* interrupted: no row, as in
+                                                               * real mode */
+        if (rc == 0) {
+            run_log(t->r, "threads: every worker finished %.2f s after the first step; the "
+                    "final evaluation", s_trained(t));
+        }
         s_evaluate(t, true);
     }
     if (rc == 0) {   /* a file that lost rows is named before the model is saved */
@@ -543,9 +561,10 @@ static int s_summarise(threads_run *t, int rc, double wall0)
     summary_finish(sum, t->e->train.n);
     rc = summary_end(sum, t->r, rc, t->err);
     sum->wall_time_s = t->e->load_s + run_now() - wall0;
-    run_log(t->r, "threads: %s: test accuracy %.4f, %ld updates, %.0f samples/s",
+    run_log(t->r, "threads: %s: test accuracy %.4f, %ld updates, %.0f samples/s%s%s",
             rc == 0 ? "finished" : "stopped", sum->final_test_acc, sum->updates,
-            sum->samples_per_s);
+            sum->samples_per_s, rc < 0 ? ": " : sum->diverged ? ": diverged" : "",
+            rc < 0 ? t->err->msg : "");
     if (sum->diverged) {
         summary_say_diverged(sum, t->r->dir);
     }
@@ -567,10 +586,10 @@ int threads_train(experiment *e, run *r, error *err)
                     e->algorithm_name, t.nworkers, t.nshards, t.eval_m->nparams);
             progress p;
             progress_start(&p);
-            stop_install();
+            stop_install();   /* through the write-up: a signal then waits for it */
             rc = s_run(&t, &p);
-            stop_uninstall();
             rc = s_summarise(&t, rc, wall0);
+            stop_uninstall();
             s_progress(&t, &p, true);
         }
     }
