@@ -383,7 +383,7 @@ static int s_run(sim *s, progress *p)
     if (s->diverged) {
         return 0;
     }
-    if (stopped) {
+    if (stopped && s->done_workers < s->nworkers) {   /* after every budget: complete */
         return error_set(s->err, ERROR_RUNTIME, "interrupted at %.3f simulated s; %s is "
                          "incomplete", s->now, s->r->dir);
     }
