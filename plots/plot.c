@@ -310,6 +310,37 @@ static void s_setting(char *out, size_t n, const plot_runs *set, const figure_op
     }
     if (strcmp(mode, "sim") == 0 && at < (int)n) {
         snprintf(out + at, n - (size_t)at, "%ssimulated", at ? ", " : "");
+    } else if (plot_runs_modes_mixed(set, NULL, 0) && at < (int)n) {
+        snprintf(out + at, n - (size_t)at, "%ssimulated and measured", at ? ", " : "");
+    }
+}
+
+/* Whether a figure of o's kind puts times or rates on an axis. */
+static bool s_shows_time(const figure_options *o)
+{
+    switch (o->kind) {
+    case KIND_CONVERGENCE:
+        return strcmp(o->x, "time") == 0;
+    case KIND_SCALING:
+        return strstr(o->y, "time") || strstr(o->y, "per_s");
+    case KIND_TTA:
+    case KIND_THROUGHPUT:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Says on stderr when simulated and measured (real, threads) runs share
+ * a figure of times or rates: virtual seconds are the model's, not the
+ * host's, and nothing else in the figure tells them apart. */
+static void s_warn_modes(const plot_runs *set, const figure_options *o)
+{
+    char groups[600];
+    if (s_shows_time(o) && plot_runs_modes_mixed(set, groups, sizeof groups)) {
+        fprintf(stderr, "asgd plot: simulated and measured runs share its time axis or rates "
+                "(%s): simulated seconds are the model's, not this host's; --group "
+                "experiment.mode draws them apart\n", groups);
     }
 }
 
@@ -571,6 +602,7 @@ int plot_main(int argc, char **argv, error *err)
             fprintf(stderr, "asgd plot: %s\n", left);
         }
         plot_runs_warn_mixed(&set, o.group, o.figure.kind == KIND_SCALING ? o.figure.x : NULL);
+        s_warn_modes(&set, &o.figure);
         /* after the runs: a wrong folder is the user's error (exit 2) with
          * gnuplot or without (test_plot failed so where gnuplot was missing) */
         terminal = s_terminal(dot, o.size, set.ngroups);

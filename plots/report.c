@@ -356,6 +356,11 @@ static int s_figures(doc *d, const plot_runs *set, const char *out, const char *
                    "seeds.", set->groups[g], why);
         }
     }
+    char groups[600];
+    if (plot_runs_modes_mixed(set, groups, sizeof groups)) {
+        s_para(d, "Simulated and measured runs share the time axes and rates below (%s): "
+               "simulated seconds are the model's, not this host's.", groups);
+    }
     for (int i = 0; i < 4; i++) {
         char file[64], path[4200];
         snprintf(file, sizeof file, "report-%s.png", kinds[i]);

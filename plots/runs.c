@@ -277,8 +277,26 @@ static int s_group_index(plot_runs *set, const char *name)
 typedef struct mixed {
     config *first;
     const char *group_key, *x_key;
+    bool setup_only;          /* only the keys every point of a scaling line must share */
     char where[300];          /* "[section] key (A in one, B in the other)" */
 } mixed;
+
+/* What the points of one scaling line must share, whatever else follows
+ * its x: the mode (simulated seconds are not wall seconds), the model, the
+ * data, the device and the work of a run. */
+static bool s_setup_key(const char *section, const char *key)
+{
+    static const char *const keys[] = {"experiment.mode", "train.batch", "train.epochs",
+                                       "backend.device"};
+    char full[256];
+    snprintf(full, sizeof full, "%s.%s", section, key);
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        if (strcmp(full, keys[i]) == 0) {
+            return true;
+        }
+    }
+    return strcmp(section, "model") == 0 || strcmp(section, "data") == 0;
+}
 
 /* Keys a group's runs may differ in: where and which run it is, the
  * seed, the group's own key, and a scaling figure's x. */
@@ -303,7 +321,7 @@ static int s_compare_entry(void *ctx, const char *section, const char *key, cons
     mixed *m = ctx;
     const char *was;
     error err;
-    if (s_may_differ(m, section, key) ||
+    if (s_may_differ(m, section, key) || (m->setup_only && !s_setup_key(section, key)) ||
         config_get_string(m->first, section, key, "(none)", &was, &err) < 0 ||
         strcmp(was, value) == 0) {
         return 0;
@@ -359,8 +377,32 @@ bool plot_runs_mixed(const plot_runs *set, int g, const char *group_key, const c
         config_destroy(&c);
         config_destroy(&m.first);
     }
+    bool across = false;   /* its points, each from the runs at its x, of one setup */
+    for (int r = 0; xs && other < 0 && r < set->count; r++) {
+        if (set->runs[r].g != g) {
+            continue;
+        }
+        if (first < 0) {
+            first = r;
+            continue;
+        }
+        mixed m = {.first = s_run_config(&set->runs[first]), .group_key = group_key,
+                   .x_key = x_key, .setup_only = true};
+        config *c = m.first ? s_run_config(&set->runs[r]) : NULL;
+        if (c && config_each_entry(c, s_compare_entry, &m) != 0) {
+            other = r;
+            across = true;
+            snprintf(where, sizeof where, "%s", m.where);
+        }
+        config_destroy(&c);
+        config_destroy(&m.first);
+    }
     free(xs);
-    if (other >= 0) {
+    if (across) {
+        snprintf(out, n, "its points differ in %s, not only in %s (%.1000s, %.1000s): a "
+                 "speed-up or a trend along %s compares different experiments", where, x_key,
+                 set->runs[first].dir, set->runs[other].dir, x_key);
+    } else if (other >= 0) {
         snprintf(out, n, "its runs differ in %s, not only in their seeds (%.1000s, %.1000s)",
                  where, set->runs[first].dir, set->runs[other].dir);
     }
@@ -402,8 +444,9 @@ void plot_runs_warn_mixed(const plot_runs *set, const char *group_key, const cha
     for (int g = 0; g < set->ngroups; g++) {
         char why[2400];
         if (plot_runs_mixed(set, g, group_key, x_key, why, sizeof why)) {
-            fprintf(stderr, "asgd plot: %s: %s: its lines and points average them\n",
-                    set->groups[g], why);
+            fprintf(stderr, "asgd plot: %s: %s%s\n", set->groups[g], why,
+                    strstr(why, "its runs differ") == why ? ": its lines and points average them"
+                                                          : "");
         }
     }
     /* one config run twice with one seed: each config read once, the
@@ -428,6 +471,30 @@ void plot_runs_warn_mixed(const plot_runs *set, const char *group_key, const cha
         free(texts[r]);
     }
     free(texts);
+}
+
+bool plot_runs_modes_mixed(const plot_runs *set, char *groups, size_t n)
+{
+    int sim = -1, measured = -1;
+    for (int r = 0; r < set->count; r++) {
+        char mode[16];
+        plot_run_value(&set->runs[r], "mode", mode, sizeof mode);
+        if (strcmp(mode, "sim") == 0) {
+            sim = sim < 0 ? r : sim;
+        } else if (mode[0]) {
+            measured = measured < 0 ? r : measured;
+        }
+    }
+    if (sim < 0 || measured < 0) {
+        return false;
+    }
+    if (groups) {
+        char mode[16];
+        plot_run_value(&set->runs[measured], "mode", mode, sizeof mode);
+        snprintf(groups, n, "%.200s: sim, %.200s: %s", set->groups[set->runs[sim].g],
+                 set->groups[set->runs[measured].g], mode);
+    }
+    return true;
 }
 
 /* Says when a run has no value of a config key because its config.ini

@@ -63,6 +63,10 @@ bool plot_runs_left_out(const plot_runs *set, char *out, size_t n);
  * config.ini run again writes beside it), both: their mean counts that
  * seed twice. */
 void plot_runs_warn_mixed(const plot_runs *set, const char *group_key, const char *x_key);
+/* Whether some runs of set are simulated and some measured (real or
+ * threads mode); groups, where not NULL, names a group of each: "sync:
+ * sim, hogwild: threads". */
+bool plot_runs_modes_mixed(const plot_runs *set, char *groups, size_t n);
 /* The same test for group g alone: true, with "its runs differ in [S] K (A
  * and B), not only in their seeds (DIR, DIR)" in out, when it averages
  * runs of different settings. */

@@ -1340,6 +1340,42 @@ static void test_a_group_of_different_settings_is_named(void **state)
     support_run_asgd(&f->r, f->dir, scaling);
     assert_int_equal(f->r.status, 0);
     assert_non_null(strstr(f->r.err, "hogwild: its runs differ in [train] lr (0.05 and 0.1)"));
+    /* a simulated run at 1 worker and a threads-mode one at 2: each point
+     * one run, but the speed-up divided simulated by wall samples/s (263x
+     * against an ideal 4x, without a word) */
+    char modes[700], out_arg[800];
+    snprintf(modes, sizeof modes, "%s/mixed-modes", f->out);
+    snprintf(out_arg, sizeof out_arg, "experiment.out=%s", modes);
+    const char *mode_of[2][2] = {{"experiment.mode=sim", "cluster.workers=1"},
+                                 {"experiment.mode=threads", "cluster.workers=2"}};
+    for (int i = 0; i < 2; i++) {
+        const char *args[] = {"train", "/dev/null", out_arg, "data.dataset=synthetic",
+                              "model.type=softmax", "train.algorithm=hogwild", "train.epochs=1",
+                              "eval.every=0", mode_of[i][0], mode_of[i][1], NULL};
+        support_run_asgd(&f->r, f->dir, args);
+        assert_int_equal(f->r.status, 0);
+    }
+    scaling[1] = modes;
+    support_run_asgd(&f->r, f->dir, scaling);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.err, "hogwild: its points differ in [experiment] mode (sim and "
+                                     "threads), not only in workers"));
+    /* and its rates: simulated samples/s beside measured ones */
+    assert_non_null(strstr(f->r.err, "simulated and measured runs share its time axis or rates "
+                                     "(hogwild: sim, hogwild: threads)"));
+    /* an accuracy against updates has no time on it */
+    const char *updates[] = {"plot", modes, "-o", fig, "--x", "updates", NULL};
+    support_run_asgd(&f->r, f->dir, updates);
+    assert_int_equal(f->r.status, 0);
+    assert_null(strstr(f->r.err, "simulated and measured"));
+    /* the report's page says it too (its stderr is not the page) */
+    char report[800];
+    snprintf(report, sizeof report, "%s/modes-report", f->dir);
+    const char *dirs[] = {modes, NULL};
+    char *md = s_report_page(f, dirs, report);
+    assert_non_null(strstr(md, "Simulated and measured runs share the time axes and rates below "
+                                "(hogwild: sim, hogwild: threads)"));
+    free(md);
 }
 
 /* A run folder for results.py: its summary, built by `commit` (dirty or
