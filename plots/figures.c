@@ -142,11 +142,32 @@ static double s_at(const curves *c, int k, int *cursor, double x)
     return span > 0 ? ys[i - 1] + (ys[i] - ys[i - 1]) * (x - xs[i - 1]) / span : ys[i];
 }
 
+/* Whether a point at x with values down to lo has no place on o's log
+ * axes (the evaluation at time 0 on --logx, a loss or staleness of 0 on
+ * --logy): gnuplot drops it without a word, and a band from it is drawn
+ * from the axis' edge, over values no run had. */
+static bool s_off_log_axes(const figure_options *o, double x, double lo)
+{
+    return (o->logx && !(x > 0)) || (o->logy && !(lo > 0));
+}
+
+/* Says on stderr how many of group g's points s_off_log_axes left out. */
+static void s_say_off_log_axes(const figure_options *o, const plot_runs *set, int g, int left,
+                               int of)
+{
+    if (left > 0) {
+        fprintf(stderr, "asgd plot: %s: %d of its %d points are at or below 0 on a log axis "
+                "(--log%s) and left out%s\n", set->groups[g], left, of,
+                o->logx && o->logy ? "x, --logy" : o->logx ? "x" : "y",
+                left == of ? ": it has no line" : "");
+    }
+}
+
 /* Group g's mean and min-max at every x where one of its runs was
  * evaluated (s_grid), each run interpolated between its own points;
  * returns how many of its runs have a curve, -1 on error. */
-static int s_convergence_group(const plot_runs *set, int g, int xc, int yc,
-                               const figure_place *place, error *err)
+static int s_convergence_group(const figure_options *o, const plot_runs *set, int g, int xc,
+                               int yc, const figure_place *place, error *err)
 {
     curves *c = malloc(sizeof *c);
     FILE *f = c ? s_data(place, g + 1, set->groups[g], err) : NULL;
@@ -158,6 +179,7 @@ static int s_convergence_group(const plot_runs *set, int g, int xc, int yc,
     int curves = c->count, points = 0, cursor[PLOT_MAX_RUNS] = {0};
     double *grid = s_grid(c, &points);
     fprintf(f, "# x mean min max over %d runs\n", c->count);
+    int off = 0;
     for (int i = 0; grid && i < points; i++) {
         double x = grid[i], sum = 0, lo = INFINITY, hi = -INFINITY;
         for (int k = 0; k < c->count; k++) {
@@ -166,8 +188,13 @@ static int s_convergence_group(const plot_runs *set, int g, int xc, int yc,
             lo = fmin(lo, y);
             hi = fmax(hi, y);
         }
+        if (s_off_log_axes(o, x, lo)) {
+            off++;
+            continue;
+        }
         fprintf(f, "%.9g %.9g %.9g %.9g\n", x, sum / c->count, lo, hi);
     }
+    s_say_off_log_axes(o, set, g, off, points);
     free(grid);
     s_free_curves(c);
     free(c);
@@ -192,7 +219,7 @@ static const char *s_convergence(const figure_options *o, plot_runs *set,
     s_string(gp, "ylabel", label_of(yc == 4 ? "loss" : "acc"));
     int curves = 0;
     for (int g = 0; g < set->ngroups; g++) {
-        int n = s_convergence_group(set, g, xc, yc, place, err);
+        int n = s_convergence_group(o, set, g, xc, yc, place, err);
         if (n < 0) {
             return NULL;
         }
@@ -289,14 +316,28 @@ static int s_scaling_group(const figure_options *o, const plot_runs *set, int g,
     int nx = s_group_xs(set, g, xv);
     fprintf(f, "# x mean min max speedup ideal\n");
     double base = NAN;
+    int off = 0;
     for (int i = 0; i < nx; i++) {
         point p = s_point(set, g, xv[i]);
         if (i == 0) {
             base = p.mean;
         }
-        fprintf(f, "%.9g %.9g %.9g %.9g %.9g %.9g\n", xv[i], p.mean, p.lo, p.hi, p.mean / base,
-                xv[i] / xv[0]);
+        if (s_off_log_axes(o, xv[i], p.lo)) {
+            off++;
+            continue;
+        }
+        /* no speed-up over a base of 0 or none: NaN, which gnuplot skips
+         * (it read "inf" and "-nan") */
+        double speedup = base != 0 && isfinite(base) ? p.mean / base : NAN;
+        fprintf(f, "%.9g %.9g %.9g %.9g ", xv[i], p.mean, p.lo, p.hi);
+        if (isfinite(speedup)) {
+            fprintf(f, "%.9g ", speedup);
+        } else {
+            fputs("NaN ", f);
+        }
+        fprintf(f, "%.9g\n", xv[i] / xv[0]);
     }
+    s_say_off_log_axes(o, set, g, off, nx);
     free(xv);
     return s_close(f, place, err);
 }

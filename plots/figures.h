@@ -34,6 +34,7 @@ typedef struct figure_options {
     int kind;                 /* enum figure_kind */
     const char *x, *y;        /* the axes' keys (defaults filled by the parser) */
     double target;            /* time-to-accuracy: the test accuracy to reach */
+    bool logx, logy;          /* log axes: a point at 0 or below has no place on them */
 } figure_options;
 
 /* A figure's place: its folder and the stem of its files. */

@@ -133,6 +133,7 @@ static int s_parse(options *o, int argc, char **argv, error *err)
         const char *a = argv[i];
         if (strcmp(a, "--logx") == 0 || strcmp(a, "--logy") == 0) {
             *(a[5] == 'x' ? &o->logx : &o->logy) = true;
+            *(a[5] == 'x' ? &o->figure.logx : &o->figure.logy) = true;
         } else if (a[0] == '-' && i + 1 == argc) {
             bool known = false;
             for (int k = 0; s_known[k]; k++) {

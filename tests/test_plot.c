@@ -122,6 +122,65 @@ static void test_every_kind_in_every_format(void **state)
     s_expect_figure(out);
 }
 
+/* Every data row of .dat files PREFIX-1.dat, PREFIX-2.dat...: whether
+ * any has its column col (0 the first) at or below 0. */
+static bool s_any_at_or_below_zero(const char *prefix, int groups, int col)
+{
+    bool any = false;
+    for (int g = 1; g <= groups; g++) {
+        char path[800], line[512];
+        snprintf(path, sizeof path, "%s-%d.dat", prefix, g);
+        FILE *in = fopen(path, "r");
+        assert_non_null(in);
+        while (fgets(line, sizeof line, in)) {
+            char *p = line;
+            for (int c = 0; c < col && p; c++) {
+                p = strchr(p + 1, ' ');
+            }
+            any = any || (line[0] != '#' && p && strtod(p, NULL) <= 0);
+        }
+        fclose(in);
+    }
+    return any;
+}
+
+/* A log axis has no place for 0: the evaluation at time 0 is left out of
+ * a --logx convergence figure's data (its band was drawn from the axis'
+ * edge, over values no run had), and sync's staleness of 0 out of a
+ * --logy scaling one, each said on stderr (the group stayed in the legend
+ * with no line, without a word). */
+static void test_log_axes_leave_out_zero(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char out[700];
+    snprintf(out, sizeof out, "%s/logx.png", f->dir);
+    const char *logx[] = {"plot", s_runs, "-o", out, "--logx", NULL};
+    support_run_asgd(&f->r, f->dir, logx);
+    assert_int_equal(f->r.status, 0);
+    assert_false(s_any_at_or_below_zero(out, 2, 0));
+    assert_non_null(strstr(f->r.err, "sync: 1 of its"));
+    assert_non_null(strstr(f->r.err, "points are at or below 0 on a log axis (--logx) and left "
+                                     "out\n"));
+    snprintf(out, sizeof out, "%s/logy.png", f->dir);
+    const char *logy[] = {"plot", s_runs, "-o", out, "--kind", "scaling", "--y",
+                          "staleness_mean", "--logy", NULL};
+    support_run_asgd(&f->r, f->dir, logy);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.err, "sync: 2 of its 2 points are at or below 0 on a log axis "
+                                     "(--logy) and left out: it has no line"));
+    /* hogwild's 1-worker point has no staleness either; its 2-worker one stays */
+    assert_non_null(strstr(f->r.err, "hogwild: 1 of its 2 points"));
+    assert_false(s_any_at_or_below_zero(out, 2, 1));
+    /* without a log axis, the zeros are points like any other */
+    const char *linear[] = {"plot", s_runs, "-o", out, "--kind", "scaling", "--y",
+                            "staleness_mean", NULL};
+    support_run_asgd(&f->r, f->dir, linear);
+    assert_int_equal(f->r.status, 0);
+    assert_null(strstr(f->r.err, "log axis"));
+    assert_true(s_any_at_or_below_zero(out, 2, 1));
+}
+
 static void test_script_redraws_the_figure(void **state)
 {
     support_fixture *f = *state;
@@ -2414,6 +2473,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_kind_in_every_format),
         cmocka_unit_test(test_script_redraws_the_figure),
+        cmocka_unit_test(test_log_axes_leave_out_zero),
         cmocka_unit_test(test_diverged_runs_are_marked),
         cmocka_unit_test(test_diverged_bars_are_marked),
         cmocka_unit_test(test_scaling_skips_a_nan),
