@@ -241,21 +241,26 @@ static void s_collect(plot_runs *set, const char *dir, int depth)
         s_left_out(set, dir, real);
         return;
     }
-    if (depth == 0) {
-        return;
-    }
     size_t n;
     char **names = s_sorted_entries(dir, &n);
+    bool deeper = false;   /* at the limit: whether runs may lie below, unsearched */
     for (size_t i = 0; i < n; i++) {
         char sub[4200];
         snprintf(sub, sizeof sub, "%s/%s", dir, names[i]);
         struct stat st;
         if (stat(sub, &st) == 0 && S_ISDIR(st.st_mode)) {
-            s_collect(set, sub, depth - 1);
+            if (depth > 0) {
+                s_collect(set, sub, depth - 1);
+            } else {
+                deeper = true;
+            }
         }
         free(names[i]);
     }
     free(names);
+    if (deeper && set->too_deep++ == 0) {
+        snprintf(set->too_deep_dir, sizeof set->too_deep_dir, "%s", dir);
+    }
 }
 
 static int s_group_index(plot_runs *set, const char *name)
@@ -529,7 +534,13 @@ int plot_runs_collect(plot_runs *set, const char *const *dirs, int ndirs, const 
             plot_runs_free(set);
             return -1;
         }
-        s_collect(set, dirs[i], 4);
+        s_collect(set, dirs[i], PLOT_MAX_DEPTH);
+    }
+    if (set->too_deep > 0) {   /* runs below were left out without a word */
+        fprintf(stderr, "asgd plot: %d folder%s %d levels down hold%s folders not searched "
+                "(%s, ...): give a folder nearer the runs\n", set->too_deep,
+                set->too_deep > 1 ? "s" : "", PLOT_MAX_DEPTH, set->too_deep > 1 ? "" : "s",
+                set->too_deep_dir);
     }
     if (set->count == 0) {
         char left[1200];

@@ -1,5 +1,5 @@
 /* runs.h: the runs a figure draws: complete run folders found under the
- * folders given (down to 4 levels, in name order, so that figures do not
+ * folders given (down to PLOT_MAX_DEPTH levels, in name order, so that figures do not
  * depend on the file system's order; a run reached twice, through folders
  * that overlap or a link, once), grouped by a key, and read. */
 #ifndef ASGD_PLOT_RUNS_H
@@ -12,6 +12,7 @@
 
 #define PLOT_MAX_RUNS 4096
 #define PLOT_MAX_GROUPS 32
+#define PLOT_MAX_DEPTH 8    /* a sweep's runs from the repository's root: 6 */
 
 struct cJSON;
 
@@ -35,6 +36,9 @@ typedef struct plot_runs {
     char **left_out_real;     /* their realpath()s: each counted once */
     int nleft_out;
     bool too_many;            /* a complete run was found beyond PLOT_MAX_RUNS */
+    int too_deep;             /* folders PLOT_MAX_DEPTH levels down that hold folders
+                                 not searched (said on stderr) */
+    char too_deep_dir[4200];  /* the first of them */
 } plot_runs;
 
 /* Every complete run under dirs, once each (by real path), each in the

@@ -181,6 +181,39 @@ static void test_log_axes_leave_out_zero(void **state)
     assert_true(s_any_at_or_below_zero(out, 2, 1));
 }
 
+/* Runs deeper than the search goes are said, not left out without a
+ * word (a run 5 levels down was, at a limit of 4). */
+static void test_runs_too_deep_are_said(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char pattern[800];
+    snprintf(pattern, sizeof pattern, "%s/*/summary.json", s_runs);
+    glob_t found;
+    assert_int_equal(glob(pattern, 0, NULL, &found), 0);
+    assert_true(found.gl_pathc >= 2);
+    char links[2][800], run[800], mk[900];
+    snprintf(links[0], sizeof links[0], "%s/deep/run", f->dir);   /* one run at the top */
+    snprintf(links[1], sizeof links[1], "%s/deep/1/2/3/4/5/6/7/8/9/run", f->dir);   /* and one
+                                                                                   * 10 down */
+    snprintf(mk, sizeof mk, "mkdir -p %s/deep/1/2/3/4/5/6/7/8/9", f->dir);
+    assert_int_equal(system(mk), 0);
+    for (int i = 0; i < 2; i++) {
+        snprintf(run, sizeof run, "%.*s", (int)(strrchr(found.gl_pathv[i], '/') -
+                                               found.gl_pathv[i]), found.gl_pathv[i]);
+        assert_int_equal(symlink(run, links[i]), 0);
+    }
+    globfree(&found);
+    char top[800], out[900];
+    snprintf(top, sizeof top, "%s/deep", f->dir);
+    snprintf(out, sizeof out, "%s/deep.png", f->dir);
+    const char *args[] = {"plot", top, "-o", out, NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "(1 runs, 1 groups"));
+    assert_non_null(strstr(f->r.err, "1 folder 8 levels down holds folders not searched"));
+}
+
 static void test_script_redraws_the_figure(void **state)
 {
     support_fixture *f = *state;
@@ -2474,6 +2507,7 @@ int main(void)
         cmocka_unit_test(test_every_kind_in_every_format),
         cmocka_unit_test(test_script_redraws_the_figure),
         cmocka_unit_test(test_log_axes_leave_out_zero),
+        cmocka_unit_test(test_runs_too_deep_are_said),
         cmocka_unit_test(test_diverged_runs_are_marked),
         cmocka_unit_test(test_diverged_bars_are_marked),
         cmocka_unit_test(test_scaling_skips_a_nan),
