@@ -48,12 +48,16 @@ typedef struct curves {
     int n[PLOT_MAX_RUNS];
     int count;
     double xmax;              /* the shortest run's last x: where every run has data */
+    int shortest;             /* that run's index in the set */
+    double longest;           /* the longest run's last x */
 } curves;
 
 static void s_read_curves(curves *c, const plot_runs *set, int g, int xc, int yc)
 {
     c->count = 0;
     c->xmax = INFINITY;
+    c->shortest = -1;
+    c->longest = -INFINITY;
     for (int r = 0; r < set->count; r++) {
         if (set->runs[r].g != g) {
             continue;
@@ -61,7 +65,12 @@ static void s_read_curves(curves *c, const plot_runs *set, int g, int xc, int yc
         int k = c->count;
         c->n[k] = plot_run_eval(&set->runs[r], xc, yc, &c->xs[k], &c->ys[k]);
         if (c->n[k] > 0) {
-            c->xmax = fmin(c->xmax, c->xs[k][c->n[k] - 1]);
+            double last = c->xs[k][c->n[k] - 1];
+            if (last < c->xmax) {
+                c->xmax = last;
+                c->shortest = r;
+            }
+            c->longest = fmax(c->longest, last);
             c->count++;
         } else {
             free(c->xs[k]);
@@ -176,6 +185,16 @@ static int s_convergence_group(const figure_options *o, const plot_runs *set, in
         return c ? -1 : error_set(err, ERROR_RUNTIME, "out of memory");
     }
     s_read_curves(c, set, g, xc, yc);
+    if (c->shortest >= 0 && c->xmax < c->longest &&
+        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(set->runs[c->shortest].summary,
+                                                      "diverged"))) {
+        /* the mean of all its runs ends there: a seed that diverged at
+         * once left a group of good runs one point */
+        fprintf(stderr, "asgd plot: %s: its line ends at %s %g, where %s diverged; its other "
+                "runs go on to %g (--group seed draws each run)\n", set->groups[g],
+                xc == 0 ? "time" : xc == 1 ? "epoch" : "updates", c->xmax,
+                set->runs[c->shortest].dir, c->longest);
+    }
     int curves = c->count, points = 0, cursor[PLOT_MAX_RUNS] = {0};
     double *grid = s_grid(c, &points);
     fprintf(f, "# x mean min max over %d runs\n", c->count);

@@ -214,6 +214,37 @@ static void test_runs_too_deep_are_said(void **state)
     assert_non_null(strstr(f->r.err, "1 folder 8 levels down holds folders not searched"));
 }
 
+/* A seed that diverged at once ends its group's mean line at time 0 (as
+ * README says: where the shortest run ends); stderr says where and why,
+ * and how far the other runs go. */
+static void test_a_line_cut_by_a_diverged_run_is_said(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char runs[700], out_arg[800], fig[800];
+    snprintf(runs, sizeof runs, "%s/cut", f->out);
+    snprintf(out_arg, sizeof out_arg, "experiment.out=%s", runs);
+    const char *lrs[] = {"train.lr=0.05", "train.lr=1e6"};
+    for (int i = 0; i < 2; i++) {
+        const char *args[] = {"train", "/dev/null", out_arg, "experiment.mode=sim",
+                              "data.dataset=synthetic", "model.type=mlp",
+                              "train.algorithm=hogwild", "train.epochs=2", "eval.every=0.05",
+                              lrs[i], NULL};
+        support_run_asgd(&f->r, f->dir, args);
+        assert_int_equal(f->r.status, 0);
+    }
+    snprintf(fig, sizeof fig, "%s/cut.png", f->dir);
+    const char *args[] = {"plot", runs, "-o", fig, NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.err, "hogwild: its line ends at time 0, where "));
+    assert_non_null(strstr(f->r.err, " diverged; its other runs go on to "));
+    /* by epoch, its line ends at epoch 0 */
+    const char *by_epoch[] = {"plot", runs, "-o", fig, "--x", "epoch", NULL};
+    support_run_asgd(&f->r, f->dir, by_epoch);
+    assert_non_null(strstr(f->r.err, "its line ends at epoch 0, where "));
+}
+
 static void test_script_redraws_the_figure(void **state)
 {
     support_fixture *f = *state;
@@ -2508,6 +2539,7 @@ int main(void)
         cmocka_unit_test(test_script_redraws_the_figure),
         cmocka_unit_test(test_log_axes_leave_out_zero),
         cmocka_unit_test(test_runs_too_deep_are_said),
+        cmocka_unit_test(test_a_line_cut_by_a_diverged_run_is_said),
         cmocka_unit_test(test_diverged_runs_are_marked),
         cmocka_unit_test(test_diverged_bars_are_marked),
         cmocka_unit_test(test_scaling_skips_a_nan),
