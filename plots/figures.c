@@ -63,7 +63,13 @@ static void s_read_curves(curves *c, const plot_runs *set, int g, int xc, int yc
             continue;
         }
         int k = c->count;
-        c->n[k] = plot_run_eval(&set->runs[r], xc, yc, &c->xs[k], &c->ys[k]);
+        int back;
+        c->n[k] = plot_run_eval(&set->runs[r], xc, yc, &c->xs[k], &c->ys[k], &back);
+        if (back > 0) {   /* a shard restored from its checkpoint took its updates back */
+            fprintf(stderr, "asgd plot: %s: %d evaluation%s after its %s went back left out "
+                    "(a curve is a function of x)\n", set->runs[r].dir, back,
+                    back > 1 ? "s" : "", xc == 2 ? "updates" : xc == 1 ? "epoch" : "time");
+        }
         if (c->n[k] > 0) {
             double last = c->xs[k][c->n[k] - 1];
             if (last < c->xmax) {
@@ -541,7 +547,8 @@ bool figure_run_drawn(const figure_options *o, const plot_run *run)
     switch (o->kind) {
     case KIND_CONVERGENCE: {
         double *xs, *ys;
-        int n = plot_run_eval(run, s_column(o->x), strcmp(o->y, "loss") == 0 ? 4 : 5, &xs, &ys);
+        int n = plot_run_eval(run, s_column(o->x), strcmp(o->y, "loss") == 0 ? 4 : 5, &xs, &ys,
+                              NULL);
         free(xs);
         free(ys);
         return n > 0;
@@ -563,7 +570,7 @@ double figure_bar_value(const figure_options *o, const plot_run *run)
         return plot_run_number(run, "samples_per_s");
     }
     double *xs, *ys, v = NAN;
-    int n = plot_run_eval(run, 0, 5, &xs, &ys);
+    int n = plot_run_eval(run, 0, 5, &xs, &ys, NULL);
     for (int i = 0; i < n && isnan(v); i++) {
         if (ys[i] >= o->target) {
             v = xs[i];

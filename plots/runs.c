@@ -592,16 +592,17 @@ void plot_runs_free(plot_runs *set)
     memset(set, 0, sizeof *set);
 }
 
-int plot_run_eval(const plot_run *r, int xc, int yc, double **xs, double **ys)
+int plot_run_eval(const plot_run *r, int xc, int yc, double **xs, double **ys, int *went_back)
 {
     char line[512];
     FILE *f = s_open_eval(r->dir);
-    int n = 0, cap = 0;
+    int n = 0, cap = 0, back = 0;
     *xs = *ys = NULL;
     while (f && fgets(line, sizeof line, f)) {
         double v[6];
         if (!s_eval_row(line, v) || !isfinite(v[yc]) || !isfinite(v[xc]) ||
             (n > 0 && v[xc] <= (*xs)[n - 1])) {
+            back += n > 0 && isfinite(v[xc]) && v[xc] < (*xs)[n - 1];
             continue;
         }
         if (n == cap) {
@@ -622,6 +623,9 @@ int plot_run_eval(const plot_run *r, int xc, int yc, double **xs, double **ys)
     }
     if (f) {
         fclose(f);
+    }
+    if (went_back) {
+        *went_back = back;
     }
     return n;
 }

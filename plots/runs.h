@@ -89,7 +89,9 @@ double plot_run_number(const plot_run *r, const char *key);
  * loss and y are finite numbers (a regression run has no accuracy; a
  * diverged model's loss is not finite, and its accuracy is no model's)
  * and x goes forward (a curve is a function of x); none where the file's
- * header is not asgd's; returns their count (the caller frees xs and ys). */
-int plot_run_eval(const plot_run *r, int xc, int yc, double **xs, double **ys);
+ * header is not asgd's; returns their count (the caller frees xs and ys).
+ * *back, where not NULL, counts the rows left out because x went back
+ * (updates after a shard restored its checkpoint). */
+int plot_run_eval(const plot_run *r, int xc, int yc, double **xs, double **ys, int *back);
 
 #endif

@@ -245,6 +245,44 @@ static void test_a_line_cut_by_a_diverged_run_is_said(void **state)
     assert_non_null(strstr(f->r.err, "its line ends at epoch 0, where "));
 }
 
+/* A run whose updates went back (a shard restored from its checkpoint)
+ * keeps a curve that is a function of x: the rows below the last one
+ * drawn are left out, and stderr says how many. */
+static void test_updates_that_went_back_are_said(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char pattern[800];
+    snprintf(pattern, sizeof pattern, "%s/*/summary.json", s_runs);
+    glob_t found;
+    assert_int_equal(glob(pattern, 0, NULL, &found), 0);
+    char cmd[2000], run[800];
+    snprintf(run, sizeof run, "%s/restored/run", f->dir);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/restored && cp -r %.*s %s", f->dir,
+             (int)(strrchr(found.gl_pathv[0], '/') - found.gl_pathv[0]), found.gl_pathv[0], run);
+    globfree(&found);
+    assert_int_equal(system(cmd), 0);
+    char path[900];
+    snprintf(path, sizeof path, "%s/eval.csv", run);
+    FILE *out = fopen(path, "a");   /* back to 1 and 2 updates, far later */
+    assert_non_null(out);
+    fprintf(out, "100.0,0.5,1,64,2.0,0.5\n101.0,0.5,2,128,1.9,0.55\n");
+    fclose(out);
+    char fig[900], top[800];
+    snprintf(top, sizeof top, "%s/restored", f->dir);
+    snprintf(fig, sizeof fig, "%s/restored.png", f->dir);
+    const char *by_updates[] = {"plot", top, "-o", fig, "--x", "updates", NULL};
+    support_run_asgd(&f->r, f->dir, by_updates);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.err, "/restored/run: 2 evaluations after its updates went back "
+                                     "left out"));
+    /* by time they go forward, and are drawn */
+    const char *by_time[] = {"plot", top, "-o", fig, NULL};
+    support_run_asgd(&f->r, f->dir, by_time);
+    assert_int_equal(f->r.status, 0);
+    assert_null(strstr(f->r.err, "went back"));
+}
+
 static void test_script_redraws_the_figure(void **state)
 {
     support_fixture *f = *state;
@@ -2540,6 +2578,7 @@ int main(void)
         cmocka_unit_test(test_log_axes_leave_out_zero),
         cmocka_unit_test(test_runs_too_deep_are_said),
         cmocka_unit_test(test_a_line_cut_by_a_diverged_run_is_said),
+        cmocka_unit_test(test_updates_that_went_back_are_said),
         cmocka_unit_test(test_diverged_runs_are_marked),
         cmocka_unit_test(test_diverged_bars_are_marked),
         cmocka_unit_test(test_scaling_skips_a_nan),
