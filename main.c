@@ -37,7 +37,7 @@ static const char s_usage[] =
     "  train --resume RUN_DIR                 go on with an interrupted distributed run from\n"
     "                                         its shards' checkpoints, to the same budget\n"
     "  sweep SWEEP [-j N]                     a grid of runs from a sweep file; resumable\n"
-    "  eval RUN_DIR                           a run's saved model (model.npy) on its test set\n"
+    "  eval RUN_DIR [section.key=value ...]   a run's saved model (model.npy) on its test set\n"
     "  plot DIR... -o FIG.pdf|png|svg [--kind convergence|scaling|staleness|time-to-accuracy|\n"
     "       throughput] [--group KEY] [--x X] [--y Y] [--logx] [--logy] [--title T]\n"
     "       [--target ACC] [--size column|page|slide] [--xrange LO:HI] [--yrange LO:HI]\n"
@@ -342,11 +342,11 @@ static int s_dispatch(int argc, char **argv)
     }
     if (strcmp(cmd, "eval") == 0) {
         error err = {0};
-        if (argc != 3) {
-            fprintf(stderr, "usage: asgd eval RUN_DIR\n");
+        if (argc < 3 || argv[2][0] == '-') {
+            fprintf(stderr, "usage: asgd eval RUN_DIR [section.key=value ...]\n");
             return ERROR_USAGE;
         }
-        return reeval_main(argv[2], &err) < 0 ? s_fail(&err) : 0;
+        return reeval_main(argv[2], argc - 3, argv + 3, &err) < 0 ? s_fail(&err) : 0;
     }
     if (strcmp(cmd, "keys") == 0) {
         return s_keys(argc - 2, argv + 2);

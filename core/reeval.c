@@ -38,20 +38,31 @@ static bool s_finite(const float *params, size_t n)
     return true;
 }
 
-int reeval_main(const char *run_dir, error *err)
+int reeval_main(const char *run_dir, int noverrides, char **overrides, error *err)
 {
     char config[4700];
     snprintf(config, sizeof config, "%s/config.ini", run_dir);
     experiment e;
-    if (experiment_configure(&e, config, 0, NULL, NULL, err) < 0) {
+    if (experiment_configure(&e, config, noverrides, overrides, NULL, err) < 0) {
         return -1;
     }
     int rc = -1;
     backend *b = NULL;
     model *m = NULL;
     float *params = NULL;
-    if (experiment_load(&e, err) < 0 || !(b = backend_new(&e.backend, err)) ||
-        !(m = model_new(&e.model, b, e.dim, e.classes, err))) {
+    if (experiment_load(&e, err) < 0) {
+        goto done;
+    }
+    if (!(b = backend_new(&e.backend, err))) {
+        if (noverrides == 0) {   /* the run's own device, which this host may lack */
+            char why[sizeof err->msg];
+            snprintf(why, sizeof why, "%s", err->msg);
+            error_set(err, err->status, "%s (`asgd eval %s backend.device=cpu` evaluates it "
+                      "on the CPU)", why, run_dir);
+        }
+        goto done;
+    }
+    if (!(m = model_new(&e.model, b, e.dim, e.classes, err))) {
         goto done;
     }
     params = b->ops->host_alloc(b, m->nparams * sizeof *params);

@@ -259,6 +259,47 @@ static void test_eval_says_what_it_evaluated(void **state)
     assert_int_equal(f->r.status, 0);
     assert_non_null(strstr(f->r.err, "model.npy holds NaN or infinite parameters"));
     assert_non_null(strstr(f->r.out, "test_loss nan test_acc nan over 300"));
+    /* overrides of the run's config: another test set, a bad key named */
+    const char *other[] = {"eval", dir, "data.test_size=100", NULL};
+    support_run_asgd(&f->r, f->dir, other);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "over 100 test examples"));
+    const char *typo[] = {"eval", dir, "data.test_sise=100", NULL};
+    support_run_asgd(&f->r, f->dir, typo);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "did you mean [data] test_size"));
+}
+
+/* A run trained on a GPU, evaluated again where there is none: the error
+ * says how to evaluate it on the CPU, and that works (it was exit 2 with
+ * nothing to do but edit the run's config.ini). */
+static void test_eval_of_a_gpu_run_without_a_gpu(void **state)
+{
+    support_fixture *f = *state;
+    const char *args[] = {"train", "/dev/null", f->out_arg, "experiment.mode=sim",
+                          "data.dataset=synthetic", "data.test_size=300", "model.type=softmax",
+                          "train.algorithm=hogwild", "train.epochs=0.5", NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    char dir[4096], path[4200], cmd[8600];
+    s_newest(f->out, dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/config.ini", dir);
+    snprintf(cmd, sizeof cmd, "sed -i 's/^device = .*/device = cuda/' %s", path);
+    assert_int_equal(system(cmd), 0);
+    const char *eval[] = {"eval", dir, NULL};
+    support_run_asgd(&f->r, f->dir, eval);
+    if (f->r.status == 0) {
+        fprintf(stderr, "this host has a GPU: the run evaluates on it\n");
+        skip();
+    }
+    assert_int_equal(f->r.status, 2);
+    char hint[4400];
+    snprintf(hint, sizeof hint, "`asgd eval %s backend.device=cpu` evaluates it on the CPU", dir);
+    assert_non_null(strstr(f->r.err, hint));
+    const char *cpu[] = {"eval", dir, "backend.device=cpu", NULL};
+    support_run_asgd(&f->r, f->dir, cpu);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "over 300 test examples"));
 }
 
 /* A CSV its writer was killed in mid-row (SIGKILL with half its buffer
@@ -527,6 +568,7 @@ int main(void)
         T(test_a_file_size_limit_fails_the_run),
         T(test_cores_are_those_the_process_may_use),
         T(test_eval_says_what_it_evaluated),
+        T(test_eval_of_a_gpu_run_without_a_gpu),
         T(test_a_full_disk_fails_the_run),
         T(test_the_trained_model_is_kept),
         T(test_a_row_cut_short_is_dropped_before_appending),
