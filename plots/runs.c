@@ -343,6 +343,24 @@ static config *s_run_config(const plot_run *r)
     return config_load(path, &err);
 }
 
+/* Whether run b's config.ini differs from run a's beyond what a group's
+ * runs may (only in the keys of one setup, with setup_only); where, then,
+ * names the first key. */
+static bool s_differ(const plot_runs *set, int a, int b, const char *group_key,
+                     const char *x_key, bool setup_only, char *where, size_t n)
+{
+    mixed m = {.first = s_run_config(&set->runs[a]), .group_key = group_key, .x_key = x_key,
+               .setup_only = setup_only};
+    config *c = m.first ? s_run_config(&set->runs[b]) : NULL;
+    bool differ = c && config_each_entry(c, s_compare_entry, &m) != 0;
+    if (differ) {
+        snprintf(where, n, "%s", m.where);
+    }
+    config_destroy(&c);
+    config_destroy(&m.first);
+    return differ;
+}
+
 bool plot_runs_mixed(const plot_runs *set, int g, const char *group_key, const char *x_key,
                      char *out, size_t n)
 {
@@ -371,16 +389,10 @@ bool plot_runs_mixed(const plot_runs *set, int g, const char *group_key, const c
         if (f == r) {
             continue;
         }
-        mixed m = {.first = s_run_config(&set->runs[f]), .group_key = group_key,
-                   .x_key = x_key};
-        config *c = m.first ? s_run_config(&set->runs[r]) : NULL;
-        if (c && config_each_entry(c, s_compare_entry, &m) != 0) {
+        if (s_differ(set, f, r, group_key, x_key, false, where, sizeof where)) {
             first = f;
             other = r;
-            snprintf(where, sizeof where, "%s", m.where);
         }
-        config_destroy(&c);
-        config_destroy(&m.first);
     }
     bool across = false;   /* its points, each from the runs at its x, of one setup */
     for (int r = 0; xs && other < 0 && r < set->count; r++) {
@@ -391,16 +403,10 @@ bool plot_runs_mixed(const plot_runs *set, int g, const char *group_key, const c
             first = r;
             continue;
         }
-        mixed m = {.first = s_run_config(&set->runs[first]), .group_key = group_key,
-                   .x_key = x_key, .setup_only = true};
-        config *c = m.first ? s_run_config(&set->runs[r]) : NULL;
-        if (c && config_each_entry(c, s_compare_entry, &m) != 0) {
+        if (s_differ(set, first, r, group_key, x_key, true, where, sizeof where)) {
             other = r;
             across = true;
-            snprintf(where, sizeof where, "%s", m.where);
         }
-        config_destroy(&c);
-        config_destroy(&m.first);
     }
     free(xs);
     if (across) {
