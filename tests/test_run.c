@@ -226,6 +226,18 @@ static void test_the_trained_model_is_kept(void **state)
     }
 }
 
+/* A short simulated run of 300 test examples, for asgd eval; its folder
+ * into dir. */
+static void s_run_to_evaluate(support_fixture *f, char *dir, size_t n)
+{
+    const char *args[] = {"train", "/dev/null", f->out_arg, "experiment.mode=sim",
+                          "data.dataset=synthetic", "data.test_size=300", "model.type=softmax",
+                          "train.algorithm=hogwild", "train.epochs=0.5", NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    s_newest(f->out, dir, n);
+}
+
 /* asgd eval says what it evaluated (the test examples and the data set)
  * beside the run's recorded loss and accuracy; a model of NaN parameters
  * is said, and has no accuracy (it printed an argmax's 0.11 beside a NaN
@@ -234,13 +246,8 @@ static void test_the_trained_model_is_kept(void **state)
 static void test_eval_says_what_it_evaluated(void **state)
 {
     support_fixture *f = *state;
-    const char *args[] = {"train", "/dev/null", f->out_arg, "experiment.mode=sim",
-                          "data.dataset=synthetic", "data.test_size=300", "model.type=softmax",
-                          "train.algorithm=hogwild", "train.epochs=0.5", NULL};
-    support_run_asgd(&f->r, f->dir, args);
-    assert_int_equal(f->r.status, 0);
     char dir[4096], path[4200];
-    s_newest(f->out, dir, sizeof dir);
+    s_run_to_evaluate(f, dir, sizeof dir);
     const char *eval[] = {"eval", dir, NULL};
     support_run_asgd(&f->r, f->dir, eval);
     assert_int_equal(f->r.status, 0);
@@ -276,13 +283,8 @@ static void test_eval_says_what_it_evaluated(void **state)
 static void test_eval_of_a_gpu_run_without_a_gpu(void **state)
 {
     support_fixture *f = *state;
-    const char *args[] = {"train", "/dev/null", f->out_arg, "experiment.mode=sim",
-                          "data.dataset=synthetic", "data.test_size=300", "model.type=softmax",
-                          "train.algorithm=hogwild", "train.epochs=0.5", NULL};
-    support_run_asgd(&f->r, f->dir, args);
-    assert_int_equal(f->r.status, 0);
     char dir[4096], path[4200], cmd[8600];
-    s_newest(f->out, dir, sizeof dir);
+    s_run_to_evaluate(f, dir, sizeof dir);
     snprintf(path, sizeof path, "%s/config.ini", dir);
     snprintf(cmd, sizeof cmd, "sed -i 's/^device = .*/device = cuda/' %s", path);
     assert_int_equal(system(cmd), 0);
