@@ -209,6 +209,23 @@ static void test_rejects_bad_pulls_and_controls(void **state)
     bad = pull;
     bad.worker = WIRE_ANY;                                        /* a tool may not pull */
     assert_int_equal(s_decode(&bad, 1, 0, &why), -1);
+    /* in a job without an evaluator, a message as the evaluator is a
+     * stranger's: its slot, never taken, let anyone stop the shard (exit
+     * 0, a half-trained run a success) or pull the model */
+    wire_limits none = s_lim;
+    none.no_evaluator = true;
+    uint8_t buf[WIRE_HEADER_SIZE];
+    wire_header out, eval_pull = pull;
+    eval_pull.worker = WIRE_EVALUATOR;
+    const wire_header *as_evaluator[] = {&ctl, &eval_pull};
+    for (int i = 0; i < 2; i++) {
+        wire_encode(buf, as_evaluator[i]);
+        assert_int_equal(wire_decode(&out, buf, sizeof buf, 1, 0, &s_lim, &why), 0);
+        assert_int_equal(wire_decode(&out, buf, sizeof buf, 1, 0, &none, &why), -1);
+        assert_string_equal(why, "the job has no evaluator");
+    }
+    wire_encode(buf, &pull);                                      /* its workers still may */
+    assert_int_equal(wire_decode(&out, buf, sizeof buf, 1, 0, &none, &why), 0);
 }
 
 /* A push may ask to be acknowledged, alone or beside the leader's verdict

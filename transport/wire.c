@@ -196,6 +196,10 @@ int wire_decode(wire_header *h, const uint8_t *buf, size_t len, int frames,
         return -1;
     }
     bool is_worker = h->worker < lim->workers;
+    if (h->worker == WIRE_EVALUATOR && lim->no_evaluator) {
+        *why = "the job has no evaluator";
+        return -1;
+    }
     switch (h->type) {
     case WIRE_PULL:
         if (!is_worker && h->worker != WIRE_EVALUATOR) {

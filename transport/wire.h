@@ -116,6 +116,8 @@ typedef struct wire_limits {
     uint32_t workers;
     uint16_t push_encoding;    /* enum wire_encoding */
     int push_bits;             /* WIRE_LEVELS: the run's qsgd bits */
+    bool no_evaluator;         /* the job has none: a message as WIRE_EVALUATOR is a
+                                  stranger's (its slot would be open all run long) */
 } wire_limits;
 
 /* The wire encoding of a compress.h payload format, and back (-1: none). */

@@ -580,6 +580,8 @@ static int s_control(ps *p, const request *r, const wire_header *h)
         return 0;
     }
     if (h->tag == WIRE_CONTROL_SHUTDOWN) {
+        fprintf(stderr, "ps %d: the evaluator stopped the shard (%s)\n", s->shard,
+                server_workers_done(s) ? "every worker done" : "before every worker was done");
         s_reply(p, r, WIRE_NO_PAYLOAD, NULL, 0, NULL);
         return 1;
     }
@@ -679,7 +681,8 @@ static int s_open(ps *p, void *zmq_ctx, error *err)
     p->limits = (wire_limits){.shard = (uint32_t)s->shard, .lo = s->lo, .hi = s->hi,
                               .workers = (uint32_t)s->workers,
                               .push_encoding = wire_encoding_of(compress_format_of(&o->compress)),
-                              .push_bits = o->compress.bits};
+                              .push_bits = o->compress.bits,
+                              .no_evaluator = !o->expect_evaluator};
     if (senders_init(&p->senders, (uint32_t)s->workers, o->auth != NULL) < 0) {
         return error_set(err, ERROR_RUNTIME, "ps %d: out of memory", s->shard);
     }
