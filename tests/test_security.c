@@ -648,12 +648,21 @@ static void test_a_push_from_another_generation_is_dropped(void **state)
 static void test_a_reply_says_what_its_sender_needs(void **state)
 {
     support_fixture *f = *state;
-    raw_shard r;
-    s_raw_shard(f, s_small, &r);
+    raw_shard r;   /* a job with an evaluator, whose first pull opens the workers' gate */
+    support_write_file(f->config, s_small);
+    r.port = wire_client_free_port();
+    r.ps = s_start_ps(f, r.port, 1, NULL);
+    r.init = s_initial(f, &r.n);
+    r.ctx = zmq_ctx_new();
+    r.sock = wire_client_open(r.ctx, r.port, NULL);
     size_t n = r.n;
     float got[64], grad[64] = {0};
-    wire_header pull = {.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD, .seq = 1},
+    wire_header pull = {.type = WIRE_PULL, .worker = WIRE_EVALUATOR,
+                        .encoding = WIRE_NO_PAYLOAD, .seq = 1},
                 reply;
+    wire_client_send(r.sock, &pull, NULL, 0);
+    s_receive(r.sock, &reply, got, sizeof got, n);
+    pull.worker = 0;
     wire_client_send(r.sock, &pull, NULL, 0);
     s_receive(r.sock, &reply, got, sizeof got, n);
     uint32_t generation = reply.generation;
@@ -964,6 +973,25 @@ static void test_messages_speak_only_for_their_sender(void **state)
     cJSON_Delete(stats);
     assert_true(support_alive(ps));
 
+    /* a flood of forged pulls as worker 0: each refused, and the real
+     * worker asked whether it is still there at most every 0.1 s, not once
+     * per forgery (each ask an empty message it had to read and skip) */
+    wire_header forged_pull = {.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD};
+    for (int i = 0; i < 1000; i++) {
+        wire_client_send(forger, &forged_pull, NULL, 0);
+    }
+    stats = s_stats(forger, n);   /* after the 1,000: one pipe, in order */
+    assert_true(support_json_number(stats, "foreign") == 1005);
+    cJSON_Delete(stats);
+    int probes = 0;
+    for (zmq_msg_t msg; zmq_msg_init(&msg) == 0 && zmq_msg_recv(&msg, worker, ZMQ_DONTWAIT) >= 0;
+         zmq_msg_close(&msg)) {
+        probes += zmq_msg_size(&msg) == 0;
+    }
+    if (probes < 1 || probes > 100) {
+        fail_msg("worker 0 was probed %d times for 1,000 forged pulls", probes);
+    }
+
     /* worker 0's peer goes; its successor is answered once the shard sees
      * it gone (asked again until then, as a worker resends) */
     zmq_close(worker);
@@ -991,6 +1019,27 @@ static void test_messages_speak_only_for_their_sender(void **state)
     zmq_close(forger);
     zmq_ctx_term(ctx);
     free(init);
+}
+
+/* A job without an evaluator has no one to speak as it: a stranger's
+ * SHUTDOWN as the evaluator is refused and counted, and the shard goes on
+ * (it stopped, exit 0, a half-trained run a success), as is its pull of
+ * the model. */
+static void test_no_one_speaks_as_a_missing_evaluator(void **state)
+{
+    support_fixture *f = *state;
+    raw_shard r;
+    s_raw_shard(f, s_small, &r);
+    wire_header shutdown = {.type = WIRE_CONTROL, .worker = WIRE_EVALUATOR,
+                            .tag = WIRE_CONTROL_SHUTDOWN, .encoding = WIRE_NO_PAYLOAD},
+                pull = {.type = WIRE_PULL, .worker = WIRE_EVALUATOR, .encoding = WIRE_NO_PAYLOAD};
+    assert_false(s_answered(r.sock, &shutdown, r.n, 300));
+    assert_false(s_answered(r.sock, &pull, r.n, 300));
+    assert_true(support_alive(r.ps));
+    cJSON *stats = s_stats(r.sock, r.n);
+    assert_true(support_json_number(stats, "rejected") == 2);
+    cJSON_Delete(stats);
+    s_raw_shard_close(&r);
 }
 
 /* Peak resident memory of process pid, in kB (VmHWM). */
@@ -1742,6 +1791,7 @@ int main(void)
         T(test_a_job_under_way_passes_the_gate),
         T(test_a_shards_own_dropped_replies_are_counted),
         T(test_messages_speak_only_for_their_sender),
+        T(test_no_one_speaks_as_a_missing_evaluator),
         T(test_a_keys_folder_is_checked),
         T(test_a_key_file_is_the_jobs),
         T(test_unknown_curve_keys_get_nothing),

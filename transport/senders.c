@@ -5,6 +5,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+/* A bound peer is asked whether it is still there at most this often:
+ * each ask is an empty message to it, so a forger's every message was
+ * one the real worker had to read and skip (1.5 M of them delayed its
+ * replies eightfold); a worker taking over a slot asks again after a
+ * resend (1 s) anyway. */
+#define SENDERS_PROBE_EVERY 0.1
+
+static double s_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 int senders_init(senders *s, uint32_t workers, bool curve)
 {
@@ -56,8 +71,18 @@ bool senders_accept(senders *s, void *router, zmq_msg_t *identity, const char *u
     if (slot->len == len && memcmp(slot->id, id, len) == 0) {
         return true;
     }
-    if (len > sizeof slot->id || (slot->len > 0 && s_still_there(router, slot))) {
+    if (len > sizeof slot->id) {
         return false;
+    }
+    if (slot->len > 0) {   /* taken: by a peer still there, or asked too lately to tell */
+        double now = s_now();
+        if (now - slot->probed_at < SENDERS_PROBE_EVERY) {
+            return false;
+        }
+        slot->probed_at = now;
+        if (s_still_there(router, slot)) {
+            return false;
+        }
     }
     memcpy(slot->id, id, len);   /* free, or its peer has gone: this one takes it */
     slot->len = len;

@@ -7,7 +7,9 @@
  * first peer that speaks for the index. Another peer may take the index
  * over only once that one has gone, as a restarted worker does; the shard
  * learns it by probing the bound peer with an empty message (which clients
- * ignore) that the router cannot route once the peer has disconnected.
+ * ignore) that the router cannot route once the peer has disconnected, at
+ * most once every 0.1 s a slot (a message from another peer meanwhile is
+ * refused without one: a forger's flood is not reflected onto the worker).
  *
  * Everything else is refused: a pull, push, DONE or SHUTDOWN for an index
  * from any other peer. Tools (WIRE_ANY) may only ask for the counters, and
@@ -25,6 +27,8 @@
 typedef struct sender_slot {
     unsigned char id[256];    /* the bound routing identity */
     size_t len;               /* 0: free */
+    double probed_at;         /* when a message from another peer last made the shard
+                                 ask whether this one is still there (monotonic s) */
 } sender_slot;
 
 typedef struct senders {
