@@ -21,6 +21,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -1042,6 +1043,53 @@ static void test_no_one_speaks_as_a_missing_evaluator(void **state)
     s_raw_shard_close(&r);
 }
 
+/* The soft limit of open files process pid runs under, from
+ * /proc/PID/limits. */
+static long s_soft_file_limit(int pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/limits", pid);
+    FILE *in = fopen(path, "r");
+    assert_non_null(in);
+    long soft = -1;
+    while (fgets(line, sizeof line, in)) {
+        if (strncmp(line, "Max open files", 14) == 0) {
+            soft = strtol(line + 14, NULL, 10);
+        }
+    }
+    fclose(in);
+    return soft;
+}
+
+/* A shard raises its soft limit of open files to the hard one: a flood of
+ * idle connections, which CURVE cannot refuse before their handshake, used
+ * up the usual 1,024, and a restarted worker could not connect nor the
+ * checkpoint at its end be written. */
+static void test_a_shard_takes_every_file_it_may(void **state)
+{
+    support_fixture *f = *state;
+    struct rlimit was, low;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &was), 0);
+    if (was.rlim_max <= 256) {
+        fprintf(stderr, "a hard limit of %ld open files: nothing to raise\n",
+                (long)was.rlim_max);
+        skip();
+    }
+    low = (struct rlimit){.rlim_cur = 256, .rlim_max = was.rlim_max};
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);   /* inherited by the shard */
+    raw_shard r;
+    s_raw_shard(f, s_small, &r);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &was), 0);
+    wire_header pull = {.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD, .seq = 1};
+    assert_true(s_answered(r.sock, &pull, r.n, 10000));   /* set up, limit raised */
+    long soft = s_soft_file_limit(r.ps);
+    if (soft != (long)was.rlim_max) {
+        fail_msg("the shard's soft limit is %ld open files, its hard one %ld", soft,
+                 (long)was.rlim_max);
+    }
+    s_raw_shard_close(&r);
+}
+
 /* Peak resident memory of process pid, in kB (VmHWM). */
 static long s_peak_kb(int pid)
 {
@@ -1792,6 +1840,7 @@ int main(void)
         T(test_a_shards_own_dropped_replies_are_counted),
         T(test_messages_speak_only_for_their_sender),
         T(test_no_one_speaks_as_a_missing_evaluator),
+        T(test_a_shard_takes_every_file_it_may),
         T(test_a_keys_folder_is_checked),
         T(test_a_key_file_is_the_jobs),
         T(test_unknown_curve_keys_get_nothing),

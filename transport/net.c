@@ -32,7 +32,12 @@ static int s_options(void *s, int type, int64_t max_message)
         zmq_setsockopt(s, ZMQ_RECONNECT_IVL_MAX, &ivl_max, sizeof ivl_max) != 0) {
         return -1;
     }
-    if (type == ZMQ_ROUTER && zmq_setsockopt(s, ZMQ_ROUTER_MANDATORY, &one, sizeof one) != 0) {
+    /* a shard's peers finish their handshake within this, or are dropped:
+     * an idle connection held a descriptor for libzmq's default 30 s */
+    int handshake = NET_HANDSHAKE_MS;
+    if (type == ZMQ_ROUTER &&
+        (zmq_setsockopt(s, ZMQ_ROUTER_MANDATORY, &one, sizeof one) != 0 ||
+         zmq_setsockopt(s, ZMQ_HANDSHAKE_IVL, &handshake, sizeof handshake) != 0)) {
         return -1;
     }
     return 0;

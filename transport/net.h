@@ -28,6 +28,9 @@
 #include "transport/wire.h"
 
 #define NET_HWM 64
+/* A shard's peer that has not finished its ZeroMQ (or CURVE) handshake
+ * within this many ms is disconnected. */
+#define NET_HANDSHAKE_MS 10000
 #define NET_MAX_FRAMES 4     /* identity, header, payload, and one to spot extras */
 
 /* Counts payload buffers that ZeroMQ still reads (zero-copy sends); its

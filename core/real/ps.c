@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -902,12 +903,26 @@ static int s_restore(const cluster_spec *cs, const char *path, server *s,
     return 0;
 }
 
+/* The soft limit on open files raised to the hard one: each peer's
+ * connection holds a descriptor, and a flood of idle connections (which
+ * CURVE cannot refuse before their handshake) at the usual soft 1,024 left
+ * no room for a restarted worker's, nor for the checkpoint at the end. */
+static void s_raise_file_limit(void)
+{
+    struct rlimit files;
+    if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+        files.rlim_cur = files.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &files);
+    }
+}
+
 int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *err)
 {
     if (cs->task < 0 || cs->task >= cs->servers) {
         return error_set(err, ERROR_USAGE, "ps: --task_index %d but only %d servers",
                          cs->task, cs->servers);
     }
+    s_raise_file_limit();
     double started = run_wall();
     server *s = s_new_shard(cs, e, err);
     shard_client *clients = s ? calloc((size_t)e->workers, sizeof *clients) : NULL;
@@ -977,7 +992,9 @@ int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *e
                                                        * for the end (a PyTorchJob whose
                                                        * master it is would succeed) */
             rc = error_set(err, ERROR_RUNTIME, "stopped by signal %d before the job was done; "
-                           "--resume goes on from its checkpoint", stop_requested());
+                           "%s", stop_requested(), access(checkpoint, R_OK) == 0
+                               ? "--resume goes on from its last checkpoint"
+                               : "it has no checkpoint (see above): --resume cannot take it up");
         }
     }
     free(clients);
