@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # sync, sync with 2 backup workers, hogwild and dynsgd as the fraction of
-# 4x-slower workers grows (simulated, 8 workers). Prints a Markdown table,
-# draws runs/stragglers/stragglers.png (this folder's copy is refreshed by hand); run folders go to runs/stragglers/.
+# 4x-slower workers grows (simulated, 8 workers), each over SEEDS seeds (3):
+# the time to 0.80 and the final accuracy as their mean with the range
+# over the seeds, the other columns' means (staleness max: the largest).
+# Prints a Markdown table, draws runs/stragglers/stragglers.png (this
+# folder's copy is refreshed by hand); run folders go to runs/stragglers/.
+#   [SEEDS=N] experiments/stragglers/run.sh
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -9,10 +13,17 @@ root=$(cd "$here/../.." && pwd)
 rm -rf "$root/runs/stragglers"
 . "$root/bench/lib.sh"   # summary_field (nan for a null: never 0), mean_all
 field() { summary_field "$@"; }
-# virtual seconds until the test accuracy first reaches $2
+seeds=${SEEDS:-3}
+# virtual seconds until the test accuracy first reaches $2 ("never": not a number)
 reach() { awk -F, -v a="$2" 'NR > 1 && $6 >= a {printf "%.3f", $1; found = 1; exit}
                               END {if (!found) printf "never"}' "$1/eval.csv"; }
-echo "| rule | slow workers | virtual time s | time to 0.80 s | samples/s | final acc | staleness mean | staleness max | dropped |"
+# each_seed FIELD: FIELD of every seed's run folder (in $dirs), one a line
+each_seed() { for d in $dirs; do field "$d" "$1"; done; }
+# mean (lo-hi) of the numbers on stdin; "never" where a seed has none
+spread() { LC_ALL=C sort -g | awk -v f="$1" '$1 !~ /^[0-9.]+$/ {bad = 1} {v[NR] = $1; s += $1}
+                                        END {if (bad) {print "never (some seeds)"; exit}
+                                             printf "%" f " (%" f "-%" f ")", s / NR, v[1], v[NR]}'; }
+echo "| rule | slow workers | virtual time s | time to 0.80 s, mean of $seeds seeds (range) | samples/s | final acc, mean (range) | staleness mean | staleness max | dropped |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for rule in "sync" "sync backups=2" "hogwild" "dynsgd"; do
     set -- $rule
@@ -22,14 +33,21 @@ for rule in "sync" "sync backups=2" "hogwild" "dynsgd"; do
     [ "$1" = dynsgd ] && extra+=("algorithm.window=1")
     for fraction in 0 0.125 0.25 0.5; do
         label=${rule// /-}
-        dir=$("$root/build/asgd" train "$here/config.ini" experiment.out="$root/runs" \
-              train.algorithm="$1" sim.straggler_fraction="$fraction" "${extra[@]}" \
-              experiment.label="$label" experiment.run_id="$label-$fraction")
-        printf "| %s | %s | %.3f | %s | %.0f | %.4f | %.2f | %d | %d |\n" "$rule" \
-            "$(awk -v f="$fraction" 'BEGIN {print f * 8}')" "$(field "$dir" time_s)" \
-            "$(reach "$dir" 0.80)" \
-            "$(field "$dir" samples_per_s)" "$(field "$dir" final_test_acc)" \
-            "$(field "$dir" staleness_mean)" "$(field "$dir" staleness_max)" "$(field "$dir" dropped)"
+        dirs=""
+        for seed in $(seq 1 "$seeds"); do
+            dirs="$dirs $("$root/build/asgd" train "$here/config.ini" \
+                          experiment.out="$root/runs" train.algorithm="$1" \
+                          sim.straggler_fraction="$fraction" "${extra[@]}" \
+                          experiment.seed="$seed" experiment.label="$label" \
+                          experiment.run_id="$label-$fraction-seed$seed")"
+        done
+        printf "| %s | %s | %.3f | %s | %.0f | %s | %.2f | %d | %.0f |\n" "$rule" \
+            "$(awk -v f="$fraction" 'BEGIN {print f * 8}')" "$(each_seed time_s | mean_all)" \
+            "$(for d in $dirs; do reach "$d" 0.80; echo; done | spread .3f)" \
+            "$(each_seed samples_per_s | mean_all)" \
+            "$(each_seed final_test_acc | spread .4f)" \
+            "$(each_seed staleness_mean | mean_all)" \
+            "$(each_seed staleness_max | sort -g | tail -1)" "$(each_seed dropped | mean_all)"
     done
 done
 "$root/build/asgd" plot "$root/runs/stragglers" -o "$root/runs/stragglers/stragglers.png" --kind scaling \
