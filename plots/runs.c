@@ -286,21 +286,28 @@ typedef struct mixed {
     char where[300];          /* "[section] key (A in one, B in the other)" */
 } mixed;
 
+/* Whether "section.key" is one of the NULL-terminated keys. */
+static bool s_listed(const char *section, const char *key, const char *const *keys)
+{
+    char full[256];
+    snprintf(full, sizeof full, "%s.%s", section, key);
+    for (int i = 0; keys[i]; i++) {
+        if (strcmp(full, keys[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* What the points of one scaling line must share, whatever else follows
  * its x: the mode (simulated seconds are not wall seconds), the model, the
  * data, the device and the work of a run. */
 static bool s_setup_key(const char *section, const char *key)
 {
     static const char *const keys[] = {"experiment.mode", "train.batch", "train.epochs",
-                                       "backend.device"};
-    char full[256];
-    snprintf(full, sizeof full, "%s.%s", section, key);
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        if (strcmp(full, keys[i]) == 0) {
-            return true;
-        }
-    }
-    return strcmp(section, "model") == 0 || strcmp(section, "data") == 0;
+                                       "backend.device", NULL};
+    return s_listed(section, key, keys) || strcmp(section, "model") == 0 ||
+           strcmp(section, "data") == 0;
 }
 
 /* Keys a group's runs may differ in: where and which run it is, the
@@ -308,14 +315,12 @@ static bool s_setup_key(const char *section, const char *key)
 static bool s_may_differ(const mixed *m, const char *section, const char *key)
 {
     static const char *const own[] = {"experiment.seed", "experiment.run_id", "experiment.out",
-                                      "experiment.name"};
+                                      "experiment.name", NULL};
+    if (s_listed(section, key, own)) {
+        return true;
+    }
     char full[256];
     snprintf(full, sizeof full, "%s.%s", section, key);
-    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
-        if (strcmp(full, own[i]) == 0) {
-            return true;
-        }
-    }
     const char *x = m->x_key ? m->x_key : "";
     return strcmp(full, m->group_key) == 0 || strcmp(full, x) == 0 ||
            (!strchr(x, '.') && strcmp(key, x) == 0);   /* x = workers: [cluster] workers */
