@@ -100,6 +100,15 @@ static int s_label_skew(shard *shards, int workers, const dataset *d,
             p[w] = rng_log_gamma(r, alpha);
             top = fmax(top, p[w]);
         }
+        if (top == -INFINITY) {   /* alpha near DBL_MIN: even the logarithms of every
+                                   * draw overflow (NaN shares wrote past a shard); such
+                                   * a Dirichlet gives the class whole to one worker */
+            int one = (int)rng_below(r, (uint64_t)workers);
+            for (int w = 0; w < workers; w++) {
+                p[w] = w == one ? 0 : -INFINITY;
+            }
+            top = 0;
+        }
         for (int w = 0; w < workers; w++) {
             p[w] = exp(p[w] - top);
             sum += p[w];

@@ -152,6 +152,22 @@ static void test_label_skew_with_a_tiny_alpha(void **state)
     }
     assert_true(made > 0);
     assert_true(largest / classes > 0.98);
+    /* near DBL_MIN even the draws' logarithms overflow, every one to -inf:
+     * the shares were NaN, a shard's size 2^63 (a crash for 1 seed in 5
+     * with one worker); now each class goes whole to one worker */
+    for (uint64_t seed = 1; seed <= 50; seed++) {
+        for (int workers = 1; workers <= 2; workers++) {
+            shard shards[2];
+            error err = {0};
+            if (partition_make(shards, workers, &s_data, PARTITION_LABEL_SKEW, 2.23e-308, seed,
+                               &err) == 0) {
+                s_check_disjoint_complete(shards, workers, s_data.n);
+                partition_free(shards, workers);
+            } else {
+                assert_non_null(strstr(err.msg, "no examples"));
+            }
+        }
+    }
 }
 
 /* More workers than examples: iid deals the permutation round again, one
