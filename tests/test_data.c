@@ -502,6 +502,12 @@ static void test_the_test_set_must_match_training(void **state)
     if (!strstr(err.msg, "label 3 never occurs in training")) {
         fail_msg("error \"%s\"", err.msg);
     }
+    /* a test set need not hold every class the training set has (one
+     * without class 1 was refused as "corrupt labels") */
+    const uint8_t without_one[6] = {0, 2, 2, 2, 0, 0};
+    if (s_load_pair(f, 4, without_one, &err) != 0) {
+        fail_msg("a test set without class 1: \"%s\"", err.msg);
+    }
 }
 
 /* f->dir as an idx data set: 12 training images of 3 x 4 with labels
