@@ -24,6 +24,7 @@ static const char *const s_vars[] = {
     "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_STEP_NODELIST",
     "SLURM_JOB_NODELIST", "PMI_RANK", "PMI_SIZE", "GROUP_RANK", "SLURM_NODEID",
     "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID",
+    "SLURM_JOB_ID", "OMPI_MCA_ess_base_jobid",
 };
 
 /* Sets "NAME=value" pairs (NULL-ended) after clearing every variable. */
@@ -212,6 +213,54 @@ static void test_ranks_become_roles(void **state)
 }
 
 /* Each wrong or partial environment is one line naming the variable. */
+/* Shard 0's port in the environment pairs (NULL-ended), with one shard. */
+static int s_port_of(const char *const *pairs)
+{
+    s_env(pairs);
+    cluster_spec s;
+    error err = {0};
+    assert_int_equal(s_place(&s, 1, &err), 0);
+    return atoi(strrchr(s.ps[0], ':') + 1);
+}
+
+/* Without MASTER_PORT, two jobs on one node meet at different ports:
+ * Slurm's job id (srun, or an MPI inside an allocation) or Open MPI's
+ * picks one, the same for every rank of a job; a fixed 29501 let one
+ * job's workers train another's shards. MASTER_PORT still decides. */
+static void test_a_jobs_port_is_its_own(void **state)
+{
+    (void)state;
+    int a = s_port_of((const char *const[]){"SLURM_PROCID=0", "SLURM_NTASKS=3",
+                                            "SLURM_JOB_NODELIST=n1", "SLURM_JOB_ID=4401", NULL});
+    int a2 = s_port_of((const char *const[]){"SLURM_PROCID=2", "SLURM_NTASKS=3",
+                                             "SLURM_JOB_NODELIST=n1", "SLURM_JOB_ID=4401", NULL});
+    int b = s_port_of((const char *const[]){"SLURM_PROCID=0", "SLURM_NTASKS=3",
+                                            "SLURM_JOB_NODELIST=n1", "SLURM_JOB_ID=4402", NULL});
+    assert_int_equal(a, a2);
+    assert_true(a != b);
+    assert_true(a > ENGINES_JOB_PORT_BASE && a <= ENGINES_JOB_PORT_BASE + ENGINES_JOB_PORTS);
+    /* mpiexec in an allocation: every rank inherits the job's id */
+    int mpich = s_port_of((const char *const[]){"PMI_RANK=3", "PMI_SIZE=4", "SLURM_PROCID=0",
+                                                "SLURM_NTASKS=4", "SLURM_JOB_NODELIST=n1",
+                                                "SLURM_JOB_ID=4401", NULL});
+    assert_int_equal(mpich, a);
+    int ompi = s_port_of((const char *const[]){"OMPI_COMM_WORLD_RANK=1",
+                                               "OMPI_COMM_WORLD_SIZE=4", "MASTER_ADDR=h",
+                                               "OMPI_MCA_ess_base_jobid=3312058369", NULL});
+    int ompi2 = s_port_of((const char *const[]){"OMPI_COMM_WORLD_RANK=1",
+                                                "OMPI_COMM_WORLD_SIZE=4", "MASTER_ADDR=h",
+                                                "OMPI_MCA_ess_base_jobid=3312058370", NULL});
+    assert_true(ompi != ompi2 && ompi > ENGINES_JOB_PORT_BASE);
+    assert_int_equal(s_port_of((const char *const[]){"SLURM_PROCID=0", "SLURM_NTASKS=3",
+                                                     "SLURM_JOB_NODELIST=n1",
+                                                     "SLURM_JOB_ID=4401", "MASTER_PORT=4000",
+                                                     NULL}),
+                     4001);
+    assert_int_equal(s_port_of((const char *const[]){"RANK=0", "WORLD_SIZE=3",
+                                                     "MASTER_ADDR=h", NULL}),
+                     ENGINES_DEFAULT_PORT + 1);   /* torchrun's own */
+}
+
 static void test_bad_environments_name_the_variable(void **state)
 {
     (void)state;
@@ -513,6 +562,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slurm_node_lists),
         cmocka_unit_test(test_ranks_become_roles),
+        cmocka_unit_test(test_a_jobs_port_is_its_own),
         cmocka_unit_test(test_bad_environments_name_the_variable),
         cmocka_unit_test(test_tf_config_chooses_the_role),
         cmocka_unit_test(test_evaluator_flag_wins_over_tf_config),

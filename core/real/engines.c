@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,6 +172,28 @@ static const engine *s_engine(bool with_slurm)
     return NULL;
 }
 
+/* MASTER_PORT when it is not set: one of ENGINES_JOB_PORTS ports from
+ * ENGINES_JOB_PORT_BASE picked by the job's id, which every rank of a job
+ * shares (Open MPI's job id under mpirun, else Slurm's job id, for srun
+ * and for an MPI launched in an allocation), so that two jobs on one node
+ * do not meet at one port; 29500 (torchrun's) outside them. A shared
+ * fixed port let one job's workers train another's shards, which then
+ * wrote a complete run. */
+static long s_default_port(const engine *e)
+{
+    const char *id = strcmp(e->name, "Open MPI") == 0 && s_set("OMPI_MCA_ess_base_jobid")
+                         ? getenv("OMPI_MCA_ess_base_jobid")
+                         : s_set("SLURM_JOB_ID") ? getenv("SLURM_JOB_ID") : NULL;
+    if (!id) {
+        return ENGINES_DEFAULT_PORT;
+    }
+    uint64_t h = 1469598103934665603ULL;   /* FNV-1a over the id's text */
+    for (const char *c = id; *c; c++) {
+        h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    }
+    return ENGINES_JOB_PORT_BASE + (long)(h % ENGINES_JOB_PORTS);
+}
+
 const char *engines_rank_variable(void)
 {
     const engine *e = s_engine(false);
@@ -186,7 +209,7 @@ int engines_place(cluster_spec *s, int servers, char *said, size_t n, error *err
                          "MPI's mpirun), PMI_RANK (MPICH's or Intel MPI's mpiexec) or "
                          "SLURM_PROCID (srun)");
     }
-    long size, rank, port = ENGINES_DEFAULT_PORT;
+    long size, rank, port = s_default_port(e);
     char host[CLUSTER_ADDRESS_MAX - 16];   /* with ":PORT" it fits an address */
     if (s_number(e->size, 1, 1 << 20, &size, err) < 0 ||
         s_number(e->rank, 0, size - 1, &rank, err) < 0 ||

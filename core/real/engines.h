@@ -17,8 +17,10 @@
  *
  *   ranks 0 .. S-1   shards 0 .. S-1, on the MASTER_ADDR host (the first
  *                    node), at ports MASTER_PORT+1 .. MASTER_PORT+S
- *                    (MASTER_PORT: 29500 when not set; the port itself is
- *                    left to torchrun's own store)
+ *                    (MASTER_PORT when not set: within a Slurm allocation
+ *                    or under Open MPI's mpirun, a port from 10000 to
+ *                    31999 picked by the job's id, else 29500; the port
+ *                    itself is left to torchrun's own store)
  *   rank S           the evaluator
  *   ranks S+1 .. N-1 workers 0 .. N-S-2
  *
@@ -35,6 +37,8 @@
 #include "core/real/cluster.h"
 
 #define ENGINES_DEFAULT_PORT 29500
+#define ENGINES_JOB_PORT_BASE 10000   /* below Linux's ephemeral ports (32768 on) */
+#define ENGINES_JOB_PORTS 22000
 
 /* Places s (role, task, shards' addresses, workers, evaluator) for a job
  * of `servers` shards from the environment, and says how in said[n] (one
