@@ -204,6 +204,8 @@ def test_pytorchjob_keys_and_gpus(work, hosts):
           f"the evaluator mounts {chief}")
     gpu = manifest(config, "--image=i", "backend.device=cuda")["TFJob"]["spec"]["tfReplicaSpecs"]
     check(container(gpu["Worker"])["resources"]["limits"]["nvidia.com/gpu"] == 1, "GPU limit")
+    check(container(gpu["Chief"])["resources"]["limits"]["nvidia.com/gpu"] == 1,
+          "a GPU for the evaluator, whose model runs on the device too")
     check("resources" not in container(gpu["PS"]), "no GPU for a shard")
     err = manifest(config, "--image=i", "--kind=pytorchjob", "cluster.servers=2", status=2)
     check("servers must be 1" in err and "one master" in err, err)

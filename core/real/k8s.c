@@ -215,7 +215,10 @@ static void s_job(FILE *out, const k8s_job *j)
         return;
     }
     s_replica(out, j, "PS", e->servers, false, K8S_SHARD);
-    s_replica(out, j, "Chief", 1, false, K8S_EVALUATOR);
+    /* the evaluator's model runs on the configured device too: without a
+     * GPU of its own it refused backend.device = cuda (exit 2, which no
+     * restart mends), and every GPU TFJob failed */
+    s_replica(out, j, "Chief", 1, gpu, K8S_EVALUATOR);
     s_replica(out, j, "Worker", e->workers, gpu, K8S_WORKERS);
 }
 
