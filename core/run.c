@@ -487,7 +487,8 @@ void run_eval_text(char *buf, size_t n, double time_s, double epoch, long update
                    long samples, double test_loss, double test_acc)
 {
     /* NaN's sign is noise: "nan", never "-nan" */
-    snprintf(buf, n, "%.6f,%.6f,%ld,%ld,%.9g,%.6f\n", time_s, epoch, updates, samples,
+    snprintf(buf, n, "%.6f,%.6f,%ld,%ld," RUN_EVAL_LOSS "," RUN_EVAL_ACC "\n", time_s, epoch,
+             updates, samples,
              isnan(test_loss) ? fabs(test_loss) : test_loss, test_acc);
 }
 

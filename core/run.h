@@ -71,6 +71,8 @@ void run_log(run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)))
 /* One row of eval.csv / steps.csv (every process writes the same format;
  * losses with 9 significant digits, enough to tell float32 values apart). */
 #define RUN_EVAL_HEADER "time_s,epoch,updates,samples,test_loss,test_acc"
+#define RUN_EVAL_LOSS "%.9g"   /* eval.csv's test loss and accuracy, as the summary */
+#define RUN_EVAL_ACC "%.6f"    /* takes them too (summary_add_eval) */
 #define RUN_STEPS_HEADER "time_s,worker,step,loss,staleness,bytes"
 void run_eval_row(FILE *f, double time_s, double epoch, long updates, long samples,
                   double test_loss, double test_acc);

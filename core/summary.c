@@ -146,8 +146,21 @@ void summary_init(run_summary *s)
     snprintf(s->device, sizeof s->device, "cpu");
 }
 
+/* x as eval.csv's row writes it (fmt), read back: the summary's figures
+ * are its last row's in every mode (a launcher reads them from that row,
+ * the simulator, threads mode and a job started role by role had them to
+ * the last bit: 1.1327842546403408 beside a row's 1.13278425) */
+static double s_as_written(const char *fmt, double x)
+{
+    char text[64];
+    snprintf(text, sizeof text, fmt, x);
+    return isfinite(x) ? strtod(text, NULL) : x;
+}
+
 bool summary_add_eval(run_summary *s, long updates, double loss, double acc)
 {
+    loss = s_as_written(RUN_EVAL_LOSS, loss);
+    acc = s_as_written(RUN_EVAL_ACC, acc);
     s->final_test_loss = loss;
     /* a diverged model's accuracy is unknown (null), as its best is: its
      * parameters NaN, 0.107 read as a number beside 0.672 and was

@@ -494,15 +494,15 @@ void support_check_run_arithmetic(const char *run_dir, long n_train)
     if (pushes > 0 && support_json_number(j, "staleness_max") < bins) {
         s_same("staleness_mean", support_json_number(j, "staleness_mean"), sum / pushes);
     }
-    cJSON_Delete(j);
     snprintf(path, sizeof path, "%s/eval.csv", run_dir);
     char *eval = support_read_file(path);
     assert_non_null(eval);
+    double loss = NAN, acc = NAN;
     for (char *line = strchr(eval, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
         double t, epoch;
         long updates, rows_samples;
-        assert_int_equal(sscanf(line + 1, "%lf,%lf,%ld,%ld,", &t, &epoch, &updates,
-                                &rows_samples), 4);
+        assert_int_equal(sscanf(line + 1, "%lf,%lf,%ld,%ld,%lf,%lf", &t, &epoch, &updates,
+                                &rows_samples, &loss, &acc), 6);
         double want = (double)rows_samples / (double)n_train;
         if (!(fabs(epoch - want) <= 5.01e-7)) {   /* written to 6 decimals */
             fail_msg("eval.csv's epoch %.6f after %ld samples of %ld: %.9f", epoch,
@@ -510,4 +510,14 @@ void support_check_run_arithmetic(const char *run_dir, long n_train)
         }
     }
     free(eval);
+    /* the summary's final figures are the last row's, to the bit, in every
+     * mode (a job started role by role kept every digit of its double) */
+    const cJSON *final = cJSON_GetObjectItemCaseSensitive(j, "final_test_loss");
+    if (isfinite(loss) && (!cJSON_IsNumber(final) || final->valuedouble != loss ||
+                           support_json_number(j, "final_test_acc") != acc)) {
+        fail_msg("summary.json's final test loss %.17g and accuracy %.17g, eval.csv's last "
+                 "row %.17g and %.17g", cJSON_IsNumber(final) ? final->valuedouble : NAN,
+                 support_json_number(j, "final_test_acc"), loss, acc);
+    }
+    cJSON_Delete(j);
 }
