@@ -228,7 +228,24 @@ static void test_a_file_where_a_folder_goes(void **state)
     const char *ps[] = {"ps", f->config, "--ps_hosts=127.0.0.1:1", "--worker_hosts=127.0.0.1:2",
                         "--task_index=0", run_dir, NULL};
     support_run_asgd(&f->r, f->dir, ps);
-    if (f->r.status != 2 || !strstr(f->r.err, "afile: not a folder")) {
+    if (f->r.status != 2 || !strstr(f->r.err, "asgd ps 0: ") ||
+        !strstr(f->r.err, "afile: not a folder")) {
+        fail_msg("status %d, \"%s\"", f->r.status, f->r.err);
+    }
+    /* a flag wrong before the process knows which shard it is names none
+     * (it said "asgd ps 0" of shard 1), and says it once */
+    const char *twice[] = {"ps", f->config, "--ps_hosts=127.0.0.1:1,127.0.0.1:1",
+                           "--worker_hosts=127.0.0.1:2", "--task_index=1", NULL};
+    support_run_asgd(&f->r, f->dir, twice);
+    if (f->r.status != 2 || strncmp(f->r.err, "asgd ps: --ps_hosts: shards 0 and 1 are both",
+                                    44) != 0) {
+        fail_msg("status %d, \"%s\"", f->r.status, f->r.err);
+    }
+    const char *unindexed[] = {"worker", f->config, "--ps_hosts=127.0.0.1:1",
+                               "--worker_hosts=127.0.0.1:2", NULL};
+    support_run_asgd(&f->r, f->dir, unindexed);
+    if (f->r.status != 2 || strcmp(f->r.err, "asgd worker: give --task_index (which worker "
+                                             "this process is, from 0)\n") != 0) {
         fail_msg("status %d, \"%s\"", f->r.status, f->r.err);
     }
     /* asgd calibrate's -o, checked before a minute of measuring: it

@@ -331,6 +331,28 @@ static void test_tf_config_chooses_the_role(void **state)
     assert_int_equal(s.role, ROLE_ANY);
     assert_int_equal(s.servers, 0);
     cluster_free(&s);
+    /* a task index past its list, and a list of no shards, are TF_CONFIG's
+     * to name (they read "--task_index 2 but only 2 workers", a flag never
+     * given, and "no servers: give --ps_hosts or TF_CONFIG") */
+    const char *bad[][2] = {
+        {"{\"cluster\": {\"ps\": [\"h:1\"], \"worker\": [\"a\", \"b\"]}, \"task\": "
+         "{\"type\": \"worker\", \"index\": 2}}", "TF_CONFIG: task worker 2, but cluster.worker "
+         "lists 2"},
+        {"{\"cluster\": {\"ps\": [\"h:1\"], \"worker\": [\"a\"]}, \"task\": "
+         "{\"type\": \"ps\", \"index\": 1}}", "TF_CONFIG: task ps 1, but cluster.ps lists 1"},
+        {"{\"cluster\": {\"ps\": [], \"worker\": [\"a\"]}, \"task\": "
+         "{\"type\": \"worker\", \"index\": 0}}", "TF_CONFIG: cluster.ps lists no shards"},
+    };
+    for (int i = 0; i < 3; i++) {
+        setenv("TF_CONFIG", bad[i][0], 1);
+        err = (error){0};
+        assert_int_equal(cluster_parse(&s, ROLE_ANY, 1, argv, &err), -1);
+        if (strcmp(err.msg, bad[i][1]) != 0) {
+            fail_msg("\"%s\": \"%s\"", bad[i][0], err.msg);
+        }
+        cluster_free(&s);
+    }
+    unsetenv("TF_CONFIG");
 }
 
 /* Kubeflow's training operator leaves an Evaluator replica out of the

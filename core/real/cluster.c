@@ -193,6 +193,10 @@ static int s_tf_config(cluster_spec *s, int role, const char *text, error *err)
         }
         snprintf(s->ps[s->servers++], CLUSTER_ADDRESS_MAX, "%s", item->valuestring);
     }
+    if (s->servers == 0) {
+        error_set(err, ERROR_USAGE, "TF_CONFIG: cluster.ps lists no shards");
+        goto done;
+    }
     if (s_check_shards(s, s->servers, "TF_CONFIG: cluster.ps", err) < 0) {
         goto done;
     }
@@ -205,6 +209,13 @@ static int s_tf_config(cluster_spec *s, int role, const char *text, error *err)
         goto done;
     }
     s->workers = cJSON_IsArray(workers) ? cJSON_GetArraySize(workers) : 0;
+    int listed = task_role == ROLE_PS ? s->servers : s->workers;
+    if ((task_role == ROLE_PS || task_role == ROLE_WORKER) && s->task >= listed) {
+        /* named here, not as a --task_index the user never gave */
+        error_set(err, ERROR_USAGE, "TF_CONFIG: task %s %d, but cluster.%s lists %d",
+                  type->valuestring, s->task, task_role == ROLE_PS ? "ps" : "worker", listed);
+        goto done;
+    }
     /* Kubeflow leaves an Evaluator replica out of the cluster spec (the
      * evaluator is not part of TensorFlow's training cluster): an evaluator
      * task knows there is one; a shard learns it from a chief or master
@@ -224,7 +235,7 @@ int cluster_parse(cluster_spec *s, int role, int argc, char **argv, error *err)
     s->evaluator = true;
     s->report_fd = -1;
     if (argc < 1 || argv[0][0] == '-') {
-        return error_set(err, ERROR_USAGE, "asgd %s: missing CONFIG", cluster_role_name(role));
+        return error_set(err, ERROR_USAGE, "missing CONFIG");
     }
     s->config_path = argv[0];
     int evaluator_flag = -1;   /* --evaluator as given; -1: not given */
@@ -326,22 +337,19 @@ int cluster_parse(cluster_spec *s, int role, int argc, char **argv, error *err)
         return 0;
     }
     if (s->servers == 0) {
-        return error_set(err, ERROR_USAGE, "asgd %s: no servers: give --ps_hosts or TF_CONFIG",
-                         cluster_role_name(role));
+        return error_set(err, ERROR_USAGE, "no servers: give --ps_hosts or TF_CONFIG");
     }
     /* placed by flags, each process says the whole cluster's shape: left
      * to [cluster] workers, a shard told of 2 workers and workers of 4
      * each took a quarter of the data, and the job ended complete at half
      * an epoch; two workers without an index were both worker 0 */
     if (!(tf && *tf) && s->workers == 0) {
-        return error_set(err, ERROR_USAGE, "asgd %s: give --worker_hosts (every process of the "
-                         "job the same list: it sets how many workers share the data)",
-                         cluster_role_name(role));
+        return error_set(err, ERROR_USAGE, "give --worker_hosts (every process of the job the "
+                         "same list: it sets how many workers share the data)");
     }
     if (!(tf && *tf) && role != ROLE_EVALUATOR && !indexed) {
-        return error_set(err, ERROR_USAGE, "asgd %s: give --task_index (which %s this "
-                         "process is, from 0)", cluster_role_name(role),
-                         role == ROLE_PS ? "shard" : "worker");
+        return error_set(err, ERROR_USAGE, "give --task_index (which %s this process is, "
+                         "from 0)", role == ROLE_PS ? "shard" : "worker");
     }
     return 0;
 }

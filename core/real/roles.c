@@ -552,10 +552,12 @@ int role_main(int role, int argc, char **argv)
     experiment e = {0};
     int rc = -1;
     char dir[4700];
+    bool placed = false;   /* its task is known: a message names it */
     if (cluster_parse(&cs, role, argc, argv, &err) < 0 ||
         (role == ROLE_ANY && s_place(&cs, &err) < 0)) {
         goto done;
     }
+    placed = true;
     role = cs.role;
     /* the host lists give the cluster's shape */
     experiment_shape shape = {.workers = cs.workers, .servers = cs.servers};
@@ -592,6 +594,8 @@ done:
     if (rc < 0) {
         if (role == ROLE_ANY) {
             fprintf(stderr, "asgd role: %s\n", err.msg);
+        } else if (!placed) {   /* a flag wrong before its --task_index was read */
+            fprintf(stderr, "asgd %s: %s\n", cluster_role_name(role), err.msg);
         } else {
             fprintf(stderr, "asgd %s %d: %s\n", cluster_role_name(role), cs.task, err.msg);
         }
