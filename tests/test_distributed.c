@@ -1560,7 +1560,8 @@ static void test_bad_role_arguments(void **state)
         {"worker", "{\"cluster\": {\"ps\": [\"127.0.0.1:1\"], \"worker\": \"a:1\"}, "
                    "\"task\": {\"type\": \"worker\", \"index\": 0}}", "cluster.worker must be a list"},
         {"worker", "{\"cluster\": {\"ps\": [\"127.0.0.1:1\"], \"worker\": [\"a\"]}, "
-                   "\"task\": {\"type\": \"worker\", \"index\": 1}}", "only 1 workers"},
+                   "\"task\": {\"type\": \"worker\", \"index\": 1}}",
+         "TF_CONFIG: task worker 1, but cluster.worker lists 1"},
         /* a second evaluator, and a worker of a job that lists none (it
          * took [cluster] workers' count) */
         {"evaluator", "{\"cluster\": {\"ps\": [\"127.0.0.1:1\"]}, \"task\": {\"type\": "
