@@ -54,8 +54,22 @@ static const char *s_sum_now(const char *path)
     return provenance_file_sum(path, sums[at], sizeof sums[at]);
 }
 
-int provenance_input_changed(const char *run_dir, char *path, size_t path_n, char *then,
-                             char *now, size_t sum_n)
+/* The file of read_now named as path is (its last part), or path. */
+static const char *s_read_instead(const char *path, const char *const *read_now)
+{
+    const char *name = strrchr(path, '/');
+    name = name ? name + 1 : path;
+    for (int i = 0; read_now && read_now[i]; i++) {
+        const char *other = strrchr(read_now[i], '/');
+        if (strcmp(other ? other + 1 : read_now[i], name) == 0) {
+            return read_now[i];
+        }
+    }
+    return path;
+}
+
+int provenance_input_changed(const char *run_dir, const char *const *read_now, char *path,
+                             size_t path_n, char *then, char *now, size_t sum_n)
 {
     char summary_path[4200];
     snprintf(summary_path, sizeof summary_path, "%s/summary.json", run_dir);
@@ -66,9 +80,10 @@ int provenance_input_changed(const char *run_dir, char *path, size_t path_n, cha
         if (!input->string || !cJSON_IsString(input)) {   /* not a path's checksum */
             continue;
         }
-        const char *sum = s_sum_now(input->string);
+        const char *file = s_read_instead(input->string, read_now);
+        const char *sum = s_sum_now(file);
         if (strcmp(input->valuestring, sum) != 0) {
-            snprintf(path, path_n, "%s", input->string);
+            snprintf(path, path_n, "%s", file);
             snprintf(then, sum_n, "%s", input->valuestring);
             snprintf(now, sum_n, "%s", sum);
             changed = 1;

@@ -32,10 +32,13 @@ const char *provenance_file_sum(const char *path, char *out, size_t n);
 /* The first file the run in run_dir read (its summary.json's inputs) that
  * has changed since: its path into path, the sum recorded into then and
  * today's into now; 1 when one has, 0 when none has (or the run records
- * none). Sums are remembered by path for the process (a sweep asks of the
- * same data files run after run). */
-int provenance_input_changed(const char *run_dir, char *path, size_t path_n, char *then,
-                             char *now, size_t sum_n);
+ * none). read_now (NULL-terminated, or NULL) names the files read now in
+ * place of recorded ones of the same name elsewhere (data that moved:
+ * `asgd eval RUN data.path=...`); those are the ones compared. Sums are
+ * remembered by path for the process (a sweep asks of the same data files
+ * run after run). */
+int provenance_input_changed(const char *run_dir, const char *const *read_now, char *path,
+                             size_t path_n, char *then, char *now, size_t sum_n);
 /* Records the command line (main calls it first). */
 void provenance_set_command(int argc, char **argv);
 /* This process's provenance. */

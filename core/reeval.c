@@ -71,9 +71,21 @@ int reeval_main(const char *run_dir, int noverrides, char **overrides, error *er
         goto done;
     }
     if (export_read(run_dir, params, m->nparams, err) == 0) {
-        /* what it is evaluated on: the run's data, unless a file changed */
-        char changed[4096], then[64], now[64];
-        if (provenance_input_changed(run_dir, changed, sizeof changed, then, now, sizeof now)) {
+        /* what it is evaluated on: the run's data, unless a file changed;
+         * the data files read now stand for the run's of the same name (an
+         * override's data.path: the recorded path was checked, and called
+         * unreadable) */
+        char changed[4096], then[64], now[64], files[4][4096];
+        const char *read_now[5] = {NULL};
+        error ignored;
+        if (e.data.source != DATA_SYNTHETIC && e.data.source != DATA_REGRESSION &&
+            data_files(files, &e.data, &ignored) == 0) {
+            for (int i = 0; i < 4; i++) {
+                read_now[i] = files[i];
+            }
+        }
+        if (provenance_input_changed(run_dir, read_now, changed, sizeof changed, then, now,
+                                     sizeof now)) {
             fprintf(stderr, "asgd: %s changed since the run (%s then, %s now): this is not "
                     "the evaluation the run made\n", changed, then, now);
         }

@@ -326,6 +326,17 @@ static void s_report_skipped(const figure_options *o, const plot_runs *set, int 
     }
 }
 
+/* x, or NaN where it is not finite (gnuplot skips both; it read "inf" and
+ * "-nan" as numbers in files meant to be read again), then end. */
+static void s_number_or_nan(FILE *f, double x, const char *end)
+{
+    if (isfinite(x)) {
+        fprintf(f, "%.9g%s", x, end);
+    } else {
+        fprintf(f, "NaN%s", end);
+    }
+}
+
 /* Group g's mean and min-max y at each x, with the speed-up over its
  * first x and the ideal one. */
 static int s_scaling_group(const figure_options *o, const plot_runs *set, int g,
@@ -351,16 +362,12 @@ static int s_scaling_group(const figure_options *o, const plot_runs *set, int g,
             off++;
             continue;
         }
-        /* no speed-up over a base of 0 or none: NaN, which gnuplot skips
-         * (it read "inf" and "-nan") */
+        /* no speed-up over a base of 0 or none */
         double speedup = base != 0 && isfinite(base) ? p.mean / base : NAN;
+        double ideal = xv[0] > 0 ? xv[i] / xv[0] : NAN;   /* none from an x of 0 */
         fprintf(f, "%.9g %.9g %.9g %.9g ", xv[i], p.mean, p.lo, p.hi);
-        if (isfinite(speedup)) {
-            fprintf(f, "%.9g ", speedup);
-        } else {
-            fputs("NaN ", f);
-        }
-        fprintf(f, "%.9g\n", xv[i] / xv[0]);
+        s_number_or_nan(f, speedup, " ");
+        s_number_or_nan(f, ideal, "\n");
     }
     s_say_off_log_axes(o, set, g, off, nx);
     free(xv);

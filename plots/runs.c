@@ -306,8 +306,9 @@ static bool s_setup_key(const char *section, const char *key)
 {
     static const char *const keys[] = {"experiment.mode", "train.batch", "train.epochs",
                                        "backend.device", NULL};
+    static const char *const where[] = {"data.path", "data.cache", NULL};   /* not what */
     return s_listed(section, key, keys) || strcmp(section, "model") == 0 ||
-           strcmp(section, "data") == 0;
+           (strcmp(section, "data") == 0 && !s_listed(section, key, where));
 }
 
 /* Keys a group's runs may differ in: where and which run it is, the
@@ -611,9 +612,9 @@ int plot_run_eval(const plot_run *r, int xc, int yc, double **xs, double **ys, i
     *xs = *ys = NULL;
     while (f && fgets(line, sizeof line, f)) {
         double v[6];
-        if (!s_eval_row(line, v) || !isfinite(v[yc]) || !isfinite(v[xc]) ||
-            (n > 0 && v[xc] <= (*xs)[n - 1])) {
-            back += n > 0 && isfinite(v[xc]) && v[xc] < (*xs)[n - 1];
+        bool row = s_eval_row(line, v);
+        if (!row || !isfinite(v[yc]) || !isfinite(v[xc]) || (n > 0 && v[xc] <= (*xs)[n - 1])) {
+            back += row && n > 0 && isfinite(v[xc]) && v[xc] < (*xs)[n - 1];
             continue;
         }
         if (n == cap) {

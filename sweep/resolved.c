@@ -87,7 +87,7 @@ static config *s_resolved(const config *now, error *err)
 static int s_inputs_match(const char *dir, error *err)
 {
     char path[4096], then[64], now[64];
-    if (provenance_input_changed(dir, path, sizeof path, then, now, sizeof now)) {
+    if (provenance_input_changed(dir, NULL, path, sizeof path, then, now, sizeof now)) {
         return error_set(err, ERROR_USAGE, "%s: a complete run, but %.1000s changed since it "
                          "ran (%s then, %s now); give the sweep another [sweep] out or name, "
                          "or remove the folder to run it again", dir, path, then, now);

@@ -24,7 +24,7 @@ static const char *const s_vars[] = {
     "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_STEP_NODELIST",
     "SLURM_JOB_NODELIST", "PMI_RANK", "PMI_SIZE", "GROUP_RANK", "SLURM_NODEID",
     "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID",
-    "SLURM_JOB_ID", "OMPI_MCA_ess_base_jobid",
+    "SLURM_JOB_ID", "SLURM_STEP_ID", "OMPI_MCA_ess_base_jobid",
 };
 
 /* Sets "NAME=value" pairs (NULL-ended) after clearing every variable. */
@@ -238,11 +238,24 @@ static void test_a_jobs_port_is_its_own(void **state)
                                             "SLURM_JOB_NODELIST=n1", "SLURM_JOB_ID=4402", NULL});
     assert_int_equal(a, a2);
     assert_true(a != b);
+    /* two srun steps of one allocation are two jobs; one step's tasks agree */
+    int step1 = s_port_of((const char *const[]){"SLURM_PROCID=0", "SLURM_NTASKS=3",
+                                                "SLURM_JOB_NODELIST=n1", "SLURM_JOB_ID=4401",
+                                                "SLURM_STEP_ID=1", NULL});
+    int step1b = s_port_of((const char *const[]){"SLURM_PROCID=2", "SLURM_NTASKS=3",
+                                                 "SLURM_JOB_NODELIST=n1", "SLURM_JOB_ID=4401",
+                                                 "SLURM_STEP_ID=1", NULL});
+    int step2 = s_port_of((const char *const[]){"SLURM_PROCID=0", "SLURM_NTASKS=3",
+                                                "SLURM_JOB_NODELIST=n1", "SLURM_JOB_ID=4401",
+                                                "SLURM_STEP_ID=2", NULL});
+    assert_int_equal(step1, step1b);
+    assert_true(step1 != step2);
     assert_true(a > ENGINES_JOB_PORT_BASE && a <= ENGINES_JOB_PORT_BASE + ENGINES_JOB_PORTS);
-    /* mpiexec in an allocation: every rank inherits the job's id */
+    /* mpiexec in an allocation: every rank inherits the job's id, while its
+     * ranks on other nodes run in steps of their own */
     int mpich = s_port_of((const char *const[]){"PMI_RANK=3", "PMI_SIZE=4", "SLURM_PROCID=0",
                                                 "SLURM_NTASKS=4", "SLURM_JOB_NODELIST=n1",
-                                                "SLURM_JOB_ID=4401", NULL});
+                                                "SLURM_JOB_ID=4401", "SLURM_STEP_ID=7", NULL});
     assert_int_equal(mpich, a);
     int ompi = s_port_of((const char *const[]){"OMPI_COMM_WORLD_RANK=1",
                                                "OMPI_COMM_WORLD_SIZE=4", "MASTER_ADDR=h",

@@ -144,6 +144,9 @@ static bool s_any_at_or_below_zero(const char *prefix, int groups, int col)
     return any;
 }
 
+static char *s_plot_and_read(support_fixture *f, const char *const *args, const char *fig,
+                             const char *beside);
+
 /* A log axis has no place for 0: the evaluation at time 0 is left out of
  * a --logx convergence figure's data (its band was drawn from the axis'
  * edge, over values no run had), and sync's staleness of 0 out of a
@@ -172,6 +175,28 @@ static void test_log_axes_leave_out_zero(void **state)
     /* hogwild's 1-worker point has no staleness either; its 2-worker one stays */
     assert_non_null(strstr(f->r.err, "hogwild: 1 of its 2 points"));
     assert_false(s_any_at_or_below_zero(out, 2, 1));
+    /* a scaling line from an x of 0 (a straggler fraction) has no ideal
+     * line: NaN, which gnuplot skips, where its .dat read "inf" and "-nan" */
+    char zero[700], out_arg[800], fig[800];
+    snprintf(zero, sizeof zero, "%s/from-zero", f->out);
+    snprintf(out_arg, sizeof out_arg, "experiment.out=%s", zero);
+    const char *fractions[] = {"sim.straggler_fraction=0", "sim.straggler_fraction=0.5"};
+    for (int i = 0; i < 2; i++) {
+        const char *args[] = {"train", "/dev/null", out_arg, "experiment.mode=sim",
+                              "data.dataset=synthetic", "model.type=softmax",
+                              "train.algorithm=hogwild", "train.epochs=1", "cluster.workers=2",
+                              fractions[i], NULL};
+        support_run_asgd(&f->r, f->dir, args);
+        assert_int_equal(f->r.status, 0);
+    }
+    snprintf(fig, sizeof fig, "%s/from-zero.png", f->dir);
+    const char *by_fraction[] = {"plot", zero, "-o", fig, "--kind", "scaling", "--x",
+                                 "sim.straggler_fraction", "--y", "time_s", NULL};
+    char *dat = s_plot_and_read(f, by_fraction, fig, "-1.dat");
+    assert_null(strstr(dat, "inf"));
+    assert_null(strstr(dat, "nan"));
+    assert_non_null(strstr(dat, "NaN"));
+    free(dat);
     /* without a log axis, the zeros are points like any other */
     const char *linear[] = {"plot", s_runs, "-o", out, "--kind", "scaling", "--y",
                             "staleness_mean", NULL};

@@ -277,6 +277,68 @@ static void test_eval_says_what_it_evaluated(void **state)
     assert_non_null(strstr(f->r.err, "did you mean [data] test_size"));
 }
 
+/* An IDX data set of 60 training and 20 test images of 2 x 2, labels i % 3,
+ * into dir. */
+static void s_small_idx(const char *dir)
+{
+    static const char *const stems[4] = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+                                         "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
+    uint8_t px[60 * 4], labels[60];
+    for (int i = 0; i < 60 * 4; i++) {
+        px[i] = (uint8_t)(i * 37 % 251);
+    }
+    for (int i = 0; i < 60; i++) {
+        labels[i] = (uint8_t)(i % 3);
+    }
+    const uint32_t dims[2][3] = {{60, 2, 2}, {20, 2, 2}};
+    mkdir(dir, 0755);
+    for (int set = 0; set < 2; set++) {
+        char path[900];
+        snprintf(path, sizeof path, "%s/%s", dir, stems[2 * set]);
+        support_write_idx(path, 0, dims[set], 3, px);
+        snprintf(path, sizeof path, "%s/%s", dir, stems[2 * set + 1]);
+        support_write_idx(path, 0, dims[set], 1, labels);
+    }
+}
+
+/* Data that moved since the run, named by an override, is checked where
+ * it is now: its files are the run's (it said the recorded path's were
+ * "unreadable now": not the evaluation the run made), and a file changed
+ * there is named. */
+static void test_eval_of_data_that_moved(void **state)
+{
+    support_fixture *f = *state;
+    char before[600], after[600], path_arg[700], cmd[1400];
+    snprintf(before, sizeof before, "%s/data-before", f->dir);
+    snprintf(after, sizeof after, "%s/data-after", f->dir);
+    s_small_idx(before);
+    snprintf(path_arg, sizeof path_arg, "data.path=%s", before);
+    const char *args[] = {"train", "/dev/null", f->out_arg, "experiment.mode=sim",
+                          "data.dataset=idx", path_arg, "data.cache=off", "model.type=softmax",
+                          "train.algorithm=hogwild", "train.epochs=1", "train.batch=4", NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    char dir[4096];
+    s_newest(f->out, dir, sizeof dir);
+    assert_int_equal(rename(before, after), 0);
+    snprintf(path_arg, sizeof path_arg, "data.path=%s", after);
+    const char *eval[] = {"eval", dir, path_arg, NULL};
+    support_run_asgd(&f->r, f->dir, eval);
+    assert_int_equal(f->r.status, 0);
+    if (strstr(f->r.err, "changed since the run")) {
+        fail_msg("moved data taken for changed: %s", f->r.err);
+    }
+    assert_non_null(strstr(f->r.out, "over 20 test examples"));
+    snprintf(cmd, sizeof cmd, "printf '\\001' | dd of=%s/t10k-images-idx3-ubyte bs=1 seek=20 "
+             "conv=notrunc status=none", after);
+    assert_int_equal(system(cmd), 0);
+    support_run_asgd(&f->r, f->dir, eval);
+    assert_int_equal(f->r.status, 0);
+    char want[800];
+    snprintf(want, sizeof want, "%s/t10k-images-idx3-ubyte changed since the run", after);
+    assert_non_null(strstr(f->r.err, want));
+}
+
 /* A run trained on a GPU, evaluated again where there is none: the error
  * says how to evaluate it on the CPU, and that works (it was exit 2 with
  * nothing to do but edit the run's config.ini). */
@@ -571,6 +633,7 @@ int main(void)
         T(test_cores_are_those_the_process_may_use),
         T(test_eval_says_what_it_evaluated),
         T(test_eval_of_a_gpu_run_without_a_gpu),
+        T(test_eval_of_data_that_moved),
         T(test_a_full_disk_fails_the_run),
         T(test_the_trained_model_is_kept),
         T(test_a_row_cut_short_is_dropped_before_appending),

@@ -597,6 +597,34 @@ static void test_a_profile_round_trips_and_sets_the_time(void **state)
     assert_non_null(strstr(f->r.err, "profile"));
 }
 
+/* Ctrl-C stops a simulated run, incomplete, with no final evaluation (an
+ * extra row of an incomplete run, which real and threads mode do not
+ * make: with eval.every = 0, eval.csv keeps its initial row alone), and
+ * log.txt's last line says why. */
+static void test_sigint_stops_a_simulation(void **state)
+{
+    support_fixture *f = *state;
+    const char *args[] = {"train", "/dev/null", f->out_arg, "experiment.mode=sim",
+                          "experiment.name=long", "experiment.run_id=r",
+                          "data.dataset=synthetic", "model.type=mlp", "train.algorithm=hogwild",
+                          "cluster.workers=2", "train.epochs=100000", "eval.every=0", NULL};
+    int pid = support_spawn_asgd(f->dir, args);
+    char eval[700], log[700];
+    snprintf(eval, sizeof eval, "%s/long/r/eval.csv", f->out);
+    snprintf(log, sizeof log, "%s/long/r/log.txt", f->out);
+    if (!support_wait_lines(eval, 2, 30)) {
+        kill(pid, SIGKILL);
+        fail_msg("the run did not start");
+    }
+    kill(pid, SIGINT);
+    assert_int_equal(support_wait(pid), 1);
+    assert_int_equal(support_count_lines(eval), 2);   /* the header and the initial row */
+    char *text = support_read_file(log);
+    assert_non_null(strstr(text, "stopped at"));
+    assert_non_null(strstr(text, "interrupted at"));
+    free(text);
+}
+
 /* SIGTERM while calibrate times messages: it exits 143, its echo process
  * goes with it (it was left waiting for ever) and its socket's private
  * folder is removed (the socket was left in /tmp). The signal is sent
@@ -2616,6 +2644,7 @@ int main(void)
         T(test_a_thousand_workers),
         T(test_sync_rounds_agree_across_shards),
         T(test_budgets_add_up_to_the_epochs),
+        T(test_sigint_stops_a_simulation),
         T(test_easgd_two_workers_by_hand),
         T(test_evaluations_with_a_cost_keep_their_times),
         T(test_a_shards_apply_and_each_shards_messages_take_time),

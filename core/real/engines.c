@@ -173,18 +173,23 @@ static const engine *s_engine(bool with_slurm)
 }
 
 /* MASTER_PORT when it is not set: one of ENGINES_JOB_PORTS ports from
- * ENGINES_JOB_PORT_BASE picked by the job's id, which every rank of a job
- * shares (Open MPI's job id under mpirun, else Slurm's job id, for srun
- * and for an MPI launched in an allocation), so that two jobs on one node
- * do not meet at one port; 29500 (torchrun's) outside them. A shared
- * fixed port let one job's workers train another's shards, which then
- * wrote a complete run. */
+ * ENGINES_JOB_PORT_BASE picked by what every rank of one job shares and
+ * another job does not: Open MPI's job id under mpirun; under srun the
+ * Slurm job and step (two steps of one allocation are two jobs); an MPI
+ * launched in an allocation, whose ranks' steps differ, the allocation's
+ * job id alone. 29500 (torchrun's) outside them. A shared fixed port let
+ * one job's workers train another's shards, which then wrote a complete
+ * run. */
 static long s_default_port(const engine *e)
 {
-    const char *id = strcmp(e->name, "Open MPI") == 0 && s_set("OMPI_MCA_ess_base_jobid")
-                         ? getenv("OMPI_MCA_ess_base_jobid")
-                         : s_set("SLURM_JOB_ID") ? getenv("SLURM_JOB_ID") : NULL;
-    if (!id) {
+    char id[256];
+    if (strcmp(e->name, "Open MPI") == 0 && s_set("OMPI_MCA_ess_base_jobid")) {
+        snprintf(id, sizeof id, "%s", getenv("OMPI_MCA_ess_base_jobid"));
+    } else if (s_set("SLURM_JOB_ID")) {
+        bool step = strcmp(e->name, "Slurm") == 0 && s_set("SLURM_STEP_ID");
+        snprintf(id, sizeof id, "%s.%s", getenv("SLURM_JOB_ID"),
+                 step ? getenv("SLURM_STEP_ID") : "");
+    } else {
         return ENGINES_DEFAULT_PORT;
     }
     uint64_t h = 1469598103934665603ULL;   /* FNV-1a over the id's text */

@@ -405,8 +405,11 @@ static int s_summarise(sim *s, int rc, double wall0)
 {
     run_summary *sum = &s->sum;
     double end = s->evaluated_at_end ? s->evaluated_at : s_trained_until(s);
-    if (!sum->diverged && !s->evaluated_at_end) {
-        s_evaluate_at(s, end);   /* the final model */
+    /* the final model; none for a run interrupted (as in real and threads
+     * mode: an extra row of an incomplete run, seconds of a CNN's test set
+     * that a second Ctrl-C, waiting for the write-up, could not stop) */
+    if (!sum->diverged && !s->evaluated_at_end && !(rc < 0 && stop_requested())) {
+        s_evaluate_at(s, end);
     }
     if (rc == 0) {   /* the centre as evaluated last */
         rc = export_model(s->m, s->centre, &s->e->test, s->r->dir, s->err);

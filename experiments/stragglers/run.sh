@@ -19,10 +19,13 @@ reach() { awk -F, -v a="$2" 'NR > 1 && $6 >= a {printf "%.3f", $1; found = 1; ex
                               END {if (!found) printf "never"}' "$1/eval.csv"; }
 # each_seed FIELD: FIELD of every seed's run folder (in $dirs), one a line
 each_seed() { for d in $dirs; do field "$d" "$1"; done; }
-# mean (lo-hi) of the numbers on stdin; "never" where a seed has none
-spread() { LC_ALL=C sort -g | awk -v f="$1" '$1 !~ /^[0-9.]+$/ {bad = 1} {v[NR] = $1; s += $1}
-                                        END {if (bad) {print "never (some seeds)"; exit}
-                                             printf "%" f " (%" f "-%" f ")", s / NR, v[1], v[NR]}'; }
+# spread FORMAT WORD: mean (lo-hi) of the numbers on stdin, or "WORD (some
+# seeds)" where a seed has none (never reached; a null accuracy: diverged)
+spread() { LC_ALL=C sort -g | awk -v f="$1" -v w="$2" '$1 !~ /^[0-9.]+$/ {bad = 1}
+                                                   {v[NR] = $1; s += $1}
+                                                   END {if (bad) {print w " (some seeds)"; exit}
+                                                        printf "%" f " (%" f "-%" f ")", s / NR,
+                                                               v[1], v[NR]}'; }
 echo "| rule | slow workers | virtual time s | time to 0.80 s, mean of $seeds seeds (range) | samples/s | final acc, mean (range) | staleness mean | staleness max | dropped |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for rule in "sync" "sync backups=2" "hogwild" "dynsgd"; do
@@ -43,9 +46,9 @@ for rule in "sync" "sync backups=2" "hogwild" "dynsgd"; do
         done
         printf "| %s | %s | %.3f | %s | %.0f | %s | %.2f | %d | %.0f |\n" "$rule" \
             "$(awk -v f="$fraction" 'BEGIN {print f * 8}')" "$(each_seed time_s | mean_all)" \
-            "$(for d in $dirs; do reach "$d" 0.80; echo; done | spread .3f)" \
+            "$(for d in $dirs; do reach "$d" 0.80; echo; done | spread .3f never)" \
             "$(each_seed samples_per_s | mean_all)" \
-            "$(each_seed final_test_acc | spread .4f)" \
+            "$(each_seed final_test_acc | spread .4f diverged)" \
             "$(each_seed staleness_mean | mean_all)" \
             "$(each_seed staleness_max | sort -g | tail -1)" "$(each_seed dropped | mean_all)"
     done
