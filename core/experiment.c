@@ -501,8 +501,7 @@ static int s_check_work(experiment *e, error *err)
     }
     long total = experiment_total_steps(e, e->n_train);
     double round = (double)e->workers * (double)e->batch / (double)e->n_train;
-    double share = e->epochs * (double)e->n_train / (double)e->batch / (double)e->workers;
-    if (e->rule_info.lockstep && share < 0.5) {
+    if (e->rule_info.lockstep && experiment_share(e, e->n_train) < 0.5) {
         return config_fail(e->c, "train", "epochs", err, "%ld minibatches in all, under half a "
                            "round of %d workers (%s takes every worker in every round: one "
                            "round is %.4g epochs)", total, e->workers,
@@ -762,13 +761,18 @@ long experiment_total_steps(const experiment *e, long n_train)
     return (long)ceil(e->epochs * (double)n_train / (double)e->batch);
 }
 
+double experiment_share(const experiment *e, long n_train)
+{
+    return e->epochs * (double)n_train / (double)e->batch / (double)e->workers;
+}
+
 worker_spec experiment_worker_spec(const experiment *e, long n_train)
 {
     return (worker_spec){
         .alg = e->alg, .params = e->rule, .local = &e->rule_info.local_optim,
         .workers = e->workers, .shards = e->servers, .batch = (int)e->batch,
         .total_steps = experiment_total_steps(e, n_train),
-        .share = e->epochs * (double)n_train / (double)e->batch / (double)e->workers,
+        .share = experiment_share(e, n_train),
         .steps_every = e->steps_every,
         .seed = e->seed, .round_leader = e->rule_info.round_leader,
         .lockstep = e->rule_info.lockstep, .prefetch = e->prefetch,

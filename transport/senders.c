@@ -5,7 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "core/run.h"
 
 /* A bound peer is asked whether it is still there at most this often:
  * each ask is an empty message to it, so a forger's every message was
@@ -14,12 +15,6 @@
  * resend (1 s) anyway. */
 #define SENDERS_PROBE_EVERY 0.1
 
-static double s_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 int senders_init(senders *s, uint32_t workers, bool curve)
 {
@@ -75,7 +70,7 @@ bool senders_accept(senders *s, void *router, zmq_msg_t *identity, const char *u
         return false;
     }
     if (slot->len > 0) {   /* taken: by a peer still there, or asked too lately to tell */
-        double now = s_now();
+        double now = run_now();
         if (now - slot->probed_at < SENDERS_PROBE_EVERY) {
             return false;
         }
