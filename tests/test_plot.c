@@ -146,6 +146,8 @@ static bool s_any_at_or_below_zero(const char *prefix, int groups, int col)
 
 static char *s_plot_and_read(support_fixture *f, const char *const *args, const char *fig,
                              const char *beside);
+static void s_two_sim_runs(support_fixture *f, const char *out, const char *const *common,
+                           const char *first, const char *second);
 
 /* A log axis has no place for 0: the evaluation at time 0 is left out of
  * a --logx convergence figure's data (its band was drawn from the axis'
@@ -177,18 +179,12 @@ static void test_log_axes_leave_out_zero(void **state)
     assert_false(s_any_at_or_below_zero(out, 2, 1));
     /* a scaling line from an x of 0 (a straggler fraction) has no ideal
      * line: NaN, which gnuplot skips, where its .dat read "inf" and "-nan" */
-    char zero[700], out_arg[800], fig[800];
+    char zero[700], fig[800];
     snprintf(zero, sizeof zero, "%s/from-zero", f->out);
-    snprintf(out_arg, sizeof out_arg, "experiment.out=%s", zero);
-    const char *fractions[] = {"sim.straggler_fraction=0", "sim.straggler_fraction=0.5"};
-    for (int i = 0; i < 2; i++) {
-        const char *args[] = {"train", "/dev/null", out_arg, "experiment.mode=sim",
-                              "data.dataset=synthetic", "model.type=softmax",
-                              "train.algorithm=hogwild", "train.epochs=1", "cluster.workers=2",
-                              fractions[i], NULL};
-        support_run_asgd(&f->r, f->dir, args);
-        assert_int_equal(f->r.status, 0);
-    }
+    const char *two_workers[] = {"model.type=softmax", "train.algorithm=hogwild",
+                                 "train.epochs=1", "cluster.workers=2", NULL};
+    s_two_sim_runs(f, zero, two_workers, "sim.straggler_fraction=0",
+                   "sim.straggler_fraction=0.5");
     snprintf(fig, sizeof fig, "%s/from-zero.png", f->dir);
     const char *by_fraction[] = {"plot", zero, "-o", fig, "--kind", "scaling", "--x",
                                  "sim.straggler_fraction", "--y", "time_s", NULL};
@@ -246,18 +242,11 @@ static void test_a_line_cut_by_a_diverged_run_is_said(void **state)
 {
     support_fixture *f = *state;
     s_need_gnuplot();
-    char runs[700], out_arg[800], fig[800];
+    char runs[700], fig[800];
     snprintf(runs, sizeof runs, "%s/cut", f->out);
-    snprintf(out_arg, sizeof out_arg, "experiment.out=%s", runs);
-    const char *lrs[] = {"train.lr=0.05", "train.lr=1e6"};
-    for (int i = 0; i < 2; i++) {
-        const char *args[] = {"train", "/dev/null", out_arg, "experiment.mode=sim",
-                              "data.dataset=synthetic", "model.type=mlp",
-                              "train.algorithm=hogwild", "train.epochs=2", "eval.every=0.05",
-                              lrs[i], NULL};
-        support_run_asgd(&f->r, f->dir, args);
-        assert_int_equal(f->r.status, 0);
-    }
+    const char *mlp[] = {"model.type=mlp", "train.algorithm=hogwild", "train.epochs=2",
+                         "eval.every=0.05", NULL};
+    s_two_sim_runs(f, runs, mlp, "train.lr=0.05", "train.lr=1e6");
     snprintf(fig, sizeof fig, "%s/cut.png", f->dir);
     const char *args[] = {"plot", runs, "-o", fig, NULL};
     support_run_asgd(&f->r, f->dir, args);
@@ -1101,23 +1090,38 @@ static void test_title_gives_a_range_of_runs(void **state)
     free(gp);
 }
 
+/* Two simulated runs of synthetic data into out, with the overrides
+ * common (NULL-terminated, up to 6) and then first, or second. */
+static void s_two_sim_runs(support_fixture *f, const char *out, const char *const *common,
+                           const char *first, const char *second)
+{
+    char out_arg[800];
+    snprintf(out_arg, sizeof out_arg, "experiment.out=%s", out);
+    const char *each[2] = {first, second};
+    for (int i = 0; i < 2; i++) {
+        const char *args[12] = {"train", "/dev/null", out_arg, "experiment.mode=sim",
+                                "data.dataset=synthetic"};
+        int n = 5;
+        for (int k = 0; common[k]; k++) {
+            args[n++] = common[k];
+        }
+        args[n++] = each[i];
+        args[n] = NULL;
+        support_run_asgd(&f->r, f->dir, args);
+        assert_int_equal(f->r.status, 0);
+    }
+}
+
 /* Two simulated softmax runs of a rule into out, with the override each
  * gets. */
 static void s_two_runs_of(support_fixture *f, const char *out, const char *rule,
                           const char *first, const char *second)
 {
-    char out_arg[800], rule_arg[100];
-    snprintf(out_arg, sizeof out_arg, "experiment.out=%s", out);
+    char rule_arg[100];
     snprintf(rule_arg, sizeof rule_arg, "train.algorithm=%s", rule);
-    const char *each[2] = {first, second};
-    for (int i = 0; i < 2; i++) {
-        const char *args[] = {"train", "/dev/null", out_arg, "experiment.mode=sim",
-                              "data.dataset=synthetic", "model.type=softmax",
-                              rule_arg, "train.epochs=1", "eval.every=0.05",
-                              each[i], NULL};
-        support_run_asgd(&f->r, f->dir, args);
-        assert_int_equal(f->r.status, 0);
-    }
+    const char *common[] = {"model.type=softmax", rule_arg, "train.epochs=1", "eval.every=0.05",
+                            NULL};
+    s_two_sim_runs(f, out, common, first, second);
 }
 
 /* The same with hogwild. */
