@@ -202,17 +202,25 @@ static void test_log_axes_leave_out_zero(void **state)
     assert_true(s_any_at_or_below_zero(out, 2, 1));
 }
 
+/* The folder of the fixture's i-th run (in glob's order) into out. */
+static void s_fixture_run(int i, char *out, size_t n)
+{
+    char pattern[800];
+    snprintf(pattern, sizeof pattern, "%s/*/summary.json", s_runs);
+    glob_t found;
+    assert_int_equal(glob(pattern, 0, NULL, &found), 0);
+    assert_true(found.gl_pathc > (size_t)i);
+    snprintf(out, n, "%.*s", (int)(strrchr(found.gl_pathv[i], '/') - found.gl_pathv[i]),
+             found.gl_pathv[i]);
+    globfree(&found);
+}
+
 /* Runs deeper than the search goes are said, not left out without a
  * word (a run 5 levels down was, at a limit of 4). */
 static void test_runs_too_deep_are_said(void **state)
 {
     support_fixture *f = *state;
     s_need_gnuplot();
-    char pattern[800];
-    snprintf(pattern, sizeof pattern, "%s/*/summary.json", s_runs);
-    glob_t found;
-    assert_int_equal(glob(pattern, 0, NULL, &found), 0);
-    assert_true(found.gl_pathc >= 2);
     char links[2][800], run[800], mk[900];
     snprintf(links[0], sizeof links[0], "%s/deep/run", f->dir);   /* one run at the top */
     snprintf(links[1], sizeof links[1], "%s/deep/1/2/3/4/5/6/7/8/9/run", f->dir);   /* and one
@@ -220,11 +228,9 @@ static void test_runs_too_deep_are_said(void **state)
     snprintf(mk, sizeof mk, "mkdir -p %s/deep/1/2/3/4/5/6/7/8/9", f->dir);
     assert_int_equal(system(mk), 0);
     for (int i = 0; i < 2; i++) {
-        snprintf(run, sizeof run, "%.*s", (int)(strrchr(found.gl_pathv[i], '/') -
-                                               found.gl_pathv[i]), found.gl_pathv[i]);
+        s_fixture_run(i, run, sizeof run);
         assert_int_equal(symlink(run, links[i]), 0);
     }
-    globfree(&found);
     char top[800], out[900];
     snprintf(top, sizeof top, "%s/deep", f->dir);
     snprintf(out, sizeof out, "%s/deep.png", f->dir);
@@ -266,15 +272,10 @@ static void test_updates_that_went_back_are_said(void **state)
 {
     support_fixture *f = *state;
     s_need_gnuplot();
-    char pattern[800];
-    snprintf(pattern, sizeof pattern, "%s/*/summary.json", s_runs);
-    glob_t found;
-    assert_int_equal(glob(pattern, 0, NULL, &found), 0);
-    char cmd[2000], run[800];
+    char cmd[2000], run[800], first[800];
+    s_fixture_run(0, first, sizeof first);
     snprintf(run, sizeof run, "%s/restored/run", f->dir);
-    snprintf(cmd, sizeof cmd, "mkdir -p %s/restored && cp -r %.*s %s", f->dir,
-             (int)(strrchr(found.gl_pathv[0], '/') - found.gl_pathv[0]), found.gl_pathv[0], run);
-    globfree(&found);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/restored && cp -r %s %s", f->dir, first, run);
     assert_int_equal(system(cmd), 0);
     char path[900];
     snprintf(path, sizeof path, "%s/eval.csv", run);
