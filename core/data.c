@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 
@@ -18,6 +19,30 @@
 static const char *const s_sources[] = {"fashion-mnist", "mnist", "idx", "synthetic",
                                         "regression", NULL};
 static const char *const s_normalizations[] = {"standard", "scale", "none", NULL};
+
+/* [data] cache: auto, off or a folder, made absolute where it exists. A
+ * word meant as off or auto ("false", "no", "Off") is refused: taken for
+ * a folder, it made one of that name and cached the data there. */
+static int s_cache(config *c, data_spec *s, error *err)
+{
+    static const char *const words[] = {"false", "no", "none", "0", "disable", "disabled",
+                                        "true", "yes", "on", "1", "enable", "enabled", NULL};
+    if (config_get_string(c, "data", "cache", "auto", &s->cache, err) < 0) {
+        return -1;
+    }
+    if (strcmp(s->cache, "auto") == 0 || strcmp(s->cache, "off") == 0) {
+        return 0;
+    }
+    for (int i = 0; words[i]; i++) {
+        if (strcasecmp(s->cache, words[i]) == 0 || strcasecmp(s->cache, "off") == 0 ||
+            strcasecmp(s->cache, "auto") == 0) {
+            bool on = i >= 6 || strcasecmp(s->cache, "auto") == 0;
+            return config_fail(c, "data", "cache", err, "\"%s\": auto, off or a folder "
+                               "(did you mean %s?)", s->cache, on ? "auto" : "off");
+        }
+    }
+    return config_get_path(c, "data", "cache", "auto", &s->cache, err);
+}
 
 /* The classes the first n labels make: the largest label + 1, when every
  * class below it has an example. A label far above the rest (255 in a file
@@ -202,7 +227,7 @@ int data_spec_configure(data_spec *s, config *c, error *err)
                        &s->test_size, err) < 0 ||
         config_get_enum(c, "data", "normalize", "standard", s_normalizations,
                         &s->normalize, err) < 0 ||
-        config_get_string(c, "data", "cache", "auto", &s->cache, err) < 0) {
+        s_cache(c, s, err) < 0) {
         return -1;
     }
     if (s->source == DATA_SYNTHETIC) {

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -617,6 +618,45 @@ static void test_what_the_files_do_not_hold_is_refused(void **state)
     s_expect_refused(f, "", "2147483648 values an image");
 }
 
+/* [data] cache: a word meant as off or auto is refused on its line (as a
+ * folder, "false" made ./false and cached the data there), a folder that
+ * exists becomes absolute, and auto and off are themselves. */
+static void test_the_cache_key_is_auto_off_or_a_folder(void **state)
+{
+    support_fixture *f = *state;
+    const char *cases[][2] = {{"false", "off"}, {"Off", "off"}, {"no", "off"}, {"yes", "auto"},
+                              {"AUTO", "auto"}};
+    for (int i = 0; i < 5; i++) {
+        char text[200], want[120];
+        snprintf(text, sizeof text, "[data]\ndataset = synthetic\ncache = %s\n", cases[i][0]);
+        error err = {0};
+        config *c = config_parse_string(text, "p.ini", &err);
+        data_spec s;
+        assert_int_equal(data_spec_configure(&s, c, &err), -1);
+        snprintf(want, sizeof want, "p.ini:3: [data] cache: \"%s\": auto, off or a folder (did "
+                 "you mean %s?)", cases[i][0], cases[i][1]);
+        if (!strstr(err.msg, want)) {
+            fail_msg("cache = %s: \"%s\"", cases[i][0], err.msg);
+        }
+        config_destroy(&c);
+    }
+    char cwd[4096], text[600];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir(f->dir), 0);
+    mkdir("here", 0755);
+    snprintf(text, sizeof text, "[data]\ndataset = synthetic\ncache = here\n");
+    error err = {0};
+    config *c = config_parse_string(text, "p.ini", &err);
+    data_spec s;
+    assert_int_equal(data_spec_configure(&s, c, &err), 0);
+    char here[4096], want[4200];
+    assert_non_null(getcwd(here, sizeof here));   /* f->dir, its links resolved */
+    snprintf(want, sizeof want, "%s/here", here);
+    assert_string_equal(s.cache, want);
+    config_destroy(&c);
+    assert_int_equal(chdir(cwd), 0);
+}
+
 /* Regression data as data.h states: x ~ N(0, I) and w ~ N(0, I / dim), so
  * that the targets' signal has variance near 1 whatever dim (an unscaled w
  * made it dim); noise adds noise x N(0, 1) to each target and changes
@@ -686,6 +726,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_idx_header_limits, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_the_test_set_must_match_training, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_what_the_files_do_not_hold_is_refused, support_fixture_setup, support_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_the_cache_key_is_auto_off_or_a_folder, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test(test_regression_targets_have_their_scale),
         cmocka_unit_test(test_standard_keeps_a_constant_set_finite),
     };
