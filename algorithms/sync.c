@@ -56,6 +56,15 @@ static void *s_configure(config *c, const rule_context *ctx, rule_info *info, er
                     "one per worker, or none)", n, ctx->workers);
         goto fail;
     }
+    double most = 0;
+    for (int k = 0; k < n; k++) {
+        most = lrs[k] > most ? lrs[k] : most;
+    }
+    if (n != 0 && most == 0) {   /* nothing would train, without a word */
+        config_fail(c, "algorithm", "worker_lr", err, "every rate is 0: no worker would move "
+                    "the model");
+        goto fail;
+    }
     p->backups = (int)backups;
     p->aggregate = aggregate;
     for (int k = 0; k < ctx->workers; k++) {

@@ -98,6 +98,13 @@ static int s_read_cluster(experiment *e, error *err)
     if (replay[0] && trace_load(&e->replay, replay, &why) < 0) {
         return config_fail(c, "cluster", "trace", err, "%s", why.msg);
     }
+    /* named up front: the launcher refused it after making the run folder,
+     * with no line */
+    if (e->transport == TRANSPORT_TCP && e->port > 0 && e->port + servers - 1 > 65535) {
+        return config_fail(c, "cluster", "port", err, "%ld: shard %ld's port would be %ld, "
+                           "beyond 65535 (the shards take port to port + servers - 1)",
+                           e->port, servers - 1, e->port + servers - 1);
+    }
     e->shm = shm == 0;
     e->workers = (int)workers;
     e->servers = (int)servers;

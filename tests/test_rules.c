@@ -128,8 +128,10 @@ static void test_sync_rejects_bad_keys(void **state)
 {
     (void)state;
     const char *bad[] = {"[algorithm]\nbackups = 2\n", "[algorithm]\naggregate = median\n",
-                         "[algorithm]\nworker_lr = 0.1\n", "[algorithm]\nworker_lr = 0.1, -1\n"};
-    for (int i = 0; i < 4; i++) {
+                         "[algorithm]\nworker_lr = 0.1\n", "[algorithm]\nworker_lr = 0.1, -1\n",
+                         /* every rate 0: nothing would train, without a word */
+                         "[algorithm]\nworker_lr = 0, 0\n"};
+    for (int i = 0; i < 5; i++) {
         error err = {0};
         config *c = config_parse_string(bad[i], "bad.ini", &err);
         rule_info info;
