@@ -42,8 +42,8 @@ int compress_spec_configure(compress_spec *s, config *c, error *err)
     }
     char *end = NULL;
     if (takes_fraction) {
-        s->fraction = strtod(arg, &end);
-        if (end == arg || *end || !(s->fraction > 0 && s->fraction <= 1)) {
+        /* as any number a config holds: 0x.8 and a denormal were taken */
+        if (!config_parse_number(arg, &s->fraction) || !(s->fraction > 0 && s->fraction <= 1)) {
             return config_fail(c, "algorithm", "compress", err, "%s's fraction \"%s\" must be "
                                "a number in (0, 1]", s_kinds[kind], arg);
         }

@@ -239,17 +239,29 @@ static int s_parse_long_item(const char *item, void *out, int i, const void *ran
     return 0;
 }
 
+bool config_parse_number(const char *text, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    const char *after = end;
+    while (after != text && isspace((unsigned char)*after)) {
+        after++;
+    }
+    if (after == text || *after != '\0' || errno == ERANGE || !isfinite(v) ||
+        strpbrk(text, "xX")) {
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
 static int s_parse_double_item(const char *item, void *out, int i, const void *range,
                                char *what, size_t wn)
 {
     const double *lim = range;
-    char *end;
-    errno = 0;
-    double v = strtod(item, &end);
-    while (end != item && isspace((unsigned char)*end)) {
-        end++;
-    }
-    if (end == item || *end != '\0' || errno == ERANGE || !isfinite(v) || strpbrk(item, "xX")) {
+    double v;
+    if (!config_parse_number(item, &v)) {
         snprintf(what, wn, "expected a comma-separated list of numbers, got \"%s\"", item);
         return -1;
     }

@@ -299,7 +299,10 @@ static void test_bad_keys(void **state)
 {
     (void)state;
     const char *bad[] = {"topk", "topk:0", "topk:1.5", "topk:x", "randomk:", "qsgd:0",
-                         "qsgd:17", "qsgd:2.5", "sign:1", "fp16:2", "zip", ""};
+                         "qsgd:17", "qsgd:2.5", "sign:1", "fp16:2", "zip", "",
+                         /* a number as no other key takes one: hex, a denormal
+                          * (a fraction of nothing), not finite */
+                         "topk:0x.8", "topk:1e-320", "randomk:nan", "topk:0.1x"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char ini[128];
         snprintf(ini, sizeof ini, "[algorithm]\ncompress = %s\n", bad[i]);
