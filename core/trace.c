@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/config.h"
+
 #define TRACE_HEADER "device,speed,bandwidth,latency,off"
 #define TRACE_MAX_LINE 65536
 
@@ -25,10 +27,7 @@ static bool s_number(const char *p, const char *end, double *out)
     }
     memcpy(buf, p, n);
     buf[n] = '\0';
-    char *stop;
-    errno = 0;
-    *out = strtod(buf, &stop);
-    return *stop == '\0' && errno == 0 && isfinite(*out);
+    return config_parse_number(buf, out);   /* as a config's: no hex (0x10 was 16) */
 }
 
 /* The off column: FROM-TO intervals separated by spaces. */
@@ -113,8 +112,9 @@ static int s_row(trace *t, char *text, const char *path, long line, error *err)
     t->devices = grown;
     trace_device *d = &t->devices[t->n++];
     *d = (trace_device){.latency = -1};
-    if (!s_number(field[1], field[1] + strlen(field[1]), &d->speed) || d->speed <= 0) {
-        return s_bad(err, path, line, 2, "speed: expected a number above 0");
+    if (!s_number(field[1], field[1] + strlen(field[1]), &d->speed) || d->speed < 1e-6 ||
+        d->speed > 1e6) {   /* as [sim] speed: 1e300 made a run that would never end */
+        return s_bad(err, path, line, 2, "speed: expected a number from 1e-06 to 1e+06");
     }
     if (field[2][0] && (!s_number(field[2], field[2] + strlen(field[2]), &d->bandwidth) ||
                         d->bandwidth < 1)) {   /* as [sim] bandwidth: 1e-300 never ended */

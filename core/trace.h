@@ -8,7 +8,8 @@
  *   1,3.5,2e7,0.02,0.5-1.5 4-4.25
  *
  *   device     0, 1, 2, ... in order
- *   speed      compute time factor (2: each minibatch takes twice as long)
+ *   speed      compute time factor (2: each minibatch takes twice as long),
+ *              1e-06 to 1e+06
  *   bandwidth  bytes per second of the device's link (empty: [sim]'s)
  *   latency    seconds a message of the device takes before its bytes
  *              (empty: [sim]'s)

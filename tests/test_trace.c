@@ -68,6 +68,8 @@ static void test_bad_traces_name_line_and_column(void **state)
         {"0,1,,,\n2,1,,,\n", ":3: column 1"},           /* devices out of order */
         {"0,0,,,\n", ":2: column 2"},                   /* speed 0 */
         {"0,fast,,,\n", ":2: column 2"},
+        {"0,1e300,,,\n", ":2: column 2"},               /* a run that would never end */
+        {"0,0x10,,,\n", ":2: column 2"},                /* hex, as no config number is */
         {"0,1,-5,,\n", ":2: column 3"},                 /* bandwidth below 0 */
         {"0,1,1e-300,,\n", ":2: column 3"},             /* below 1 byte/s: never ends */
         {"0,1,,-1,\n", ":2: column 4"},
