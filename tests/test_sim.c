@@ -215,6 +215,10 @@ static void test_bad_sim_values_name_the_key(void **state)
         {"pause = ps0@1-2", "pause"}, {"compute = empirical", "compute"},
         {"compute = empirical\ncompute_quantiles = 0.2,0.1", "compute_quantiles"},
         {"profile = /nonexistent/profile.ini", "profile"},
+        /* numbers as a config's: hex, infinity, and a comma with nothing
+         * after it were taken */
+        {"pause = 0@0x10-0x20", "pause"}, {"pause = 0@1-inf", "pause"},
+        {"pause = 0@1-2,", "pause"}, {"fail = 1@1e999", "fail"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[256], want[64];
