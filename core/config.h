@@ -42,10 +42,13 @@ int config_get_int(config *c, const char *section, const char *key, long def,
 int config_get_double(config *c, const char *section, const char *key,
                       double def, double lo, double hi, int open,
                       double *out, error *err);
-/* Whether text is a number as the getters take one: decimal (strtod
- * also reads 0x10), finite, within a double's range (neither overflowing
- * nor underflowing to a denormal), nothing after it but spaces; its value
- * into *out. For values a key's text holds among others (topk:0.01). */
+/* Whether text starts with a number as the getters take one: decimal
+ * (strtod also reads 0x10), finite, within a double's range (neither
+ * overflowing nor underflowing to a denormal); its value into *out and
+ * *end past it. For numbers among other text ([sim] pause's 0@1-2). */
+bool config_parse_number_at(const char *text, char **end, double *out);
+/* The same with nothing after the number but spaces. For values a key's
+ * text holds among others (topk:0.01). */
 bool config_parse_number(const char *text, double *out);
 /* The returned string is owned by the config and lives as long as it. */
 int config_get_string(config *c, const char *section, const char *key,

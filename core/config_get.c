@@ -73,15 +73,13 @@ int config_get_double(config *c, const char *section, const char *key,
         }
     }
     char *end;
-    errno = 0;
-    double v = strtod(e->value, &end);
+    double v;
+    bool number = config_parse_number_at(e->value, &end, &v);
     int digits = (int)(end - e->value);   /* the number as written */
-    while (end != e->value && isspace((unsigned char)*end)) {
+    while (number && isspace((unsigned char)*end)) {
         end++;
     }
-    /* decimal only, as integers are: strtod also reads 0x10 (16) */
-    if (end == e->value || *end != '\0' || errno == ERANGE || !isfinite(v) ||
-        strpbrk(e->value, "xX")) {
+    if (!number || *end != '\0') {
         char what[256];
         snprintf(what, sizeof what, "expected a number, got \"%s\"", e->value);
         return config_bad(c, e, err, what);
@@ -239,21 +237,29 @@ static int s_parse_long_item(const char *item, void *out, int i, const void *ran
     return 0;
 }
 
-bool config_parse_number(const char *text, double *out)
+bool config_parse_number_at(const char *text, char **end, double *out)
 {
-    char *end;
     errno = 0;
-    double v = strtod(text, &end);
-    const char *after = end;
-    while (after != text && isspace((unsigned char)*after)) {
-        after++;
-    }
-    if (after == text || *after != '\0' || errno == ERANGE || !isfinite(v) ||
-        strpbrk(text, "xX")) {
+    double v = strtod(text, end);
+    size_t n = (size_t)(*end - text);
+    if (n == 0 || errno == ERANGE || !isfinite(v) || memchr(text, 'x', n) ||
+        memchr(text, 'X', n)) {
         return false;
     }
     *out = v;
     return true;
+}
+
+bool config_parse_number(const char *text, double *out)
+{
+    char *end;
+    if (!config_parse_number_at(text, &end, out)) {
+        return false;
+    }
+    while (isspace((unsigned char)*end)) {
+        end++;
+    }
+    return *end == '\0';
 }
 
 static int s_parse_double_item(const char *item, void *out, int i, const void *range,

@@ -2,7 +2,6 @@
 #include "core/simtime.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,16 +155,6 @@ static int s_profile_costs(config *c, sim_spec *costs, sim_spec *s, error *err)
     return rc < 0 ? config_fail(c, "sim", "profile", err, "%s", why.msg) : 0;
 }
 
-/* A time of a window at p: decimal, finite, within range (as a config's
- * numbers: strtod alone took 0x10 for 16); *end past it; false when none. */
-static bool s_window_time(const char *p, char **end, double *t)
-{
-    errno = 0;
-    *t = strtod(p, end);
-    return *end != p && errno == 0 && isfinite(*t) && !memchr(p, 'x', (size_t)(*end - p)) &&
-           !memchr(p, 'X', (size_t)(*end - p));
-}
-
 /* "K@T1" or "K@T1-T2", comma-separated, into windows; with shards > 0,
  * "psK@..." names shard K instead of worker K. */
 static int s_parse_windows(config *c, const char *key, const char *text, int workers,
@@ -196,12 +185,12 @@ static int s_parse_windows(config *c, const char *key, const char *text, int wor
         }
         p = end + 1;
         double from, to = -1;
-        if (!s_window_time(p, &end, &from) || from < 0) {
+        if (!config_parse_number_at(p, &end, &from) || from < 0) {
             return config_error(c, "sim", key, err, "bad time in \"%s\"", text);
         }
         p = end;
         if (*p == '-') {
-            if (!s_window_time(p + 1, &end, &to)) {
+            if (!config_parse_number_at(p + 1, &end, &to)) {
                 return config_error(c, "sim", key, err, "bad time in \"%s\"", text);
             }
             if (!(to > from)) {

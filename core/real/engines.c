@@ -6,10 +6,11 @@
 #include <ctype.h>
 #include <limits.h>
 #include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <zlib.h>
 
 /* One launcher's variables: the process's rank and the job's size, the
  * index of its node (NULL: it gives none), on which a shard's rank must
@@ -192,10 +193,7 @@ static long s_default_port(const engine *e)
     } else {
         return ENGINES_DEFAULT_PORT;
     }
-    uint64_t h = 1469598103934665603ULL;   /* FNV-1a over the id's text */
-    for (const char *c = id; *c; c++) {
-        h = (h ^ (unsigned char)*c) * 1099511628211ULL;
-    }
+    uLong h = crc32(crc32(0, NULL, 0), (const Bytef *)id, (uInt)strlen(id));
     return ENGINES_JOB_PORT_BASE + (long)(h % ENGINES_JOB_PORTS);
 }
 
