@@ -151,7 +151,7 @@ static int s_resume(const char *dir, experiment *e, run *r, error *err)
                                    "it is stopped (Ctrl-C, SIGTERM), not when it is killed");
         }
     }
-    return backend_check(&e->backend, err) < 0 || experiment_check(e, err) < 0 ||
+    return backend_check(&e->backend, e->c, err) < 0 || experiment_check(e, err) < 0 ||
            run_reopen(r, dir, err) < 0 ? -1 : 0;
 }
 
@@ -181,7 +181,7 @@ static int s_train(int argc, char **argv)
         size_t said = strlen(e.warnings);
         /* a real distributed run's processes load the data themselves */
         bool processes = e.alg && e.mode == MODE_REAL;
-        bool ready = backend_check(&e.backend, &err) == 0 &&
+        bool ready = backend_check(&e.backend, e.c, &err) == 0 &&
                      (processes ? experiment_check(&e, &err) : experiment_load(&e, &err)) == 0 &&
                      experiment_check_training(&e, &err) == 0;
         fputs(e.warnings + said, stderr);   /* what the data or the model added */

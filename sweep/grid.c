@@ -428,7 +428,7 @@ static int s_make_runs(sweep *s, run_print *prints, error *err)
         /* what asgd train checks before a run starts, checked before any
          * starts: the data's sizes, the model against them, a round's
          * epochs, a label-skew split (found after runs had run, exit 1) */
-        if (backend_check(&e.backend, err) < 0 || experiment_check(&e, err) < 0 ||
+        if (backend_check(&e.backend, e.c, err) < 0 || experiment_check(&e, err) < 0 ||
             experiment_check_training(&e, err) < 0) {
             experiment_destroy(&e);
             return s_blame(s, run, err);

@@ -600,11 +600,18 @@ static void test_cuda_without_a_gpu(void **state)
 {
     (void)state;
     setenv("CUDA_VISIBLE_DEVICES", "", 1);
-    backend_spec spec = {.device = BACKEND_CUDA};
+    backend_spec spec = {0};
     error err = {0};
-    assert_int_equal(backend_check(&spec, &err), -1);
+    config *c = config_parse_string("[model]\ntype = mlp\n[backend]\ndevice = cuda\n",
+                                    "gpu.ini", &err);
+    assert_non_null(c);
+    assert_int_equal(backend_spec_configure(&spec, c, &err), 0);
+    assert_int_equal(spec.device, BACKEND_CUDA);
+    assert_int_equal(backend_check(&spec, c, &err), -1);
     assert_int_equal(err.status, ERROR_USAGE);
-    assert_non_null(strstr(err.msg, "backend.device = cuda"));
+    /* the config's line, as every other config error names it */
+    assert_non_null(strstr(err.msg, "gpu.ini:4: [backend] device"));
+    config_destroy(&c);
     err = (error){0};
     assert_null(backend_new(&spec, &err));
     assert_int_equal(err.status, ERROR_USAGE);

@@ -409,7 +409,7 @@ static void test_cuda_without_a_gpu(void **state)
                                   "[backend]\ndevice = cuda\n");
     const char *args[] = {"train", f->config, f->out_arg, NULL};
     support_run_asgd(&f->r, f->dir, args);
-    const char *needles[] = {"backend.device = cuda", "use device = cpu or auto", NULL};
+    const char *needles[] = {":8: [backend] device", "use device = cpu or auto", NULL};
     s_expect_usage_error(f, needles);
     /* workers of a distributed rule: refused before any process starts */
     const char *args2[] = {"train", f->config, f->out_arg, "train.algorithm=hogwild",

@@ -12,9 +12,8 @@ static const char *const s_convs[] = {"winograd", "im2col", NULL};
 #ifndef ASGD_HAVE_CUDA
 static int s_no_cuda(error *err)
 {
-    return error_set(err, ERROR_USAGE, "backend.device = cuda: this build has no CUDA "
-                     "backend (nvcc was not found when it was built); use device = cpu "
-                     "or auto");
+    return error_set(err, ERROR_USAGE, "this build has no CUDA backend (nvcc was not found "
+                     "when it was built); use device = cpu or auto");
 }
 #endif
 
@@ -29,16 +28,20 @@ int backend_spec_configure(backend_spec *s, config *c, error *err)
     return 0;
 }
 
-int backend_check(const backend_spec *s, error *err)
+int backend_check(const backend_spec *s, config *c, error *err)
 {
     if (s->device != BACKEND_CUDA) {
         return 0;   /* the CPU, or auto's fallback to it, always opens */
     }
+    error why = {0};
 #ifdef ASGD_HAVE_CUDA
-    return backend_cuda_devices(err) < 0 ? -1 : 0;
+    if (backend_cuda_devices(&why) >= 0) {
+        return 0;
+    }
 #else
-    return s_no_cuda(err);
+    s_no_cuda(&why);
 #endif
+    return config_fail(c, "backend", "device", err, "%s", why.msg);
 }
 
 void backend_resolve(const backend_spec *s, char *out, size_t n)
@@ -86,9 +89,7 @@ backend *backend_new(const backend_spec *s, error *err)
             return b;
         }
         if (s->device == BACKEND_CUDA) {
-            if (err) {
-                *err = why;
-            }
+            error_set(err, why.status, "backend.device = cuda: %s", why.msg);
             free(b);
             return NULL;
         }

@@ -190,9 +190,10 @@ int backend_spec_configure(backend_spec *s, config *c, error *err);
 backend *backend_new(const backend_spec *s, error *err);
 void backend_destroy(backend **b);
 /* Checks, without opening a GPU context, that the spec's device can be
- * opened (ERROR_USAGE as backend_new would say): `asgd train` asks before
- * it makes a run folder or starts any process. */
-int backend_check(const backend_spec *s, error *err);
+ * opened: ERROR_USAGE naming where c set backend.device (file and line)
+ * when it cannot. `asgd train` asks before it makes a run folder or
+ * starts any process. */
+int backend_check(const backend_spec *s, config *c, error *err);
 /* "cpu", or "cuda:N (device name)". */
 const char *backend_describe(const backend *b);
 /* Makes b's GPU the calling thread's current one (CUDA keeps one per

@@ -194,7 +194,7 @@ extern "C" int backend_cuda_devices(error *err)
         const char *why = e != cudaSuccess ? cudaGetErrorString(e) : "no devices";
         const char *visible = getenv("CUDA_VISIBLE_DEVICES");
         (void)cudaGetLastError();
-        return error_set(err, ERROR_USAGE, "backend.device = cuda: no usable GPU (%s; "
+        return error_set(err, ERROR_USAGE, "no usable GPU (%s; "
                          "CUDA_VISIBLE_DEVICES=%s); use device = cpu or auto", why,
                          visible ? visible : "(unset)");
     }
