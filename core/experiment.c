@@ -94,6 +94,13 @@ static int s_read_cluster(experiment *e, error *err)
                            "of all messages, and together they are more than all",
                            e->faults.duplicate, e->faults.drop);
     }
+    if (e->keys[0] && e->auth != AUTH_CURVE) {
+        /* keys given and not used: the job would run unauthenticated,
+         * which its author, having made keys, does not expect */
+        return config_fail(c, "cluster", "keys", err, "keys without [cluster] auth = curve: "
+                           "the job would run unauthenticated; set auth = curve, or leave "
+                           "keys out");
+    }
     error why = {0};
     if (replay[0] && trace_load(&e->replay, replay, &why) < 0) {
         return config_fail(c, "cluster", "trace", err, "%s", why.msg);

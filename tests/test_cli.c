@@ -181,6 +181,12 @@ static void test_sizes_and_folders_the_run_cannot_have(void **state)
     support_run_asgd(&f->r, f->dir, keys);
     const char *needles7[] = {"cluster.keys=/dev/null", "not a folder of keys", NULL};
     s_expect_usage_error(f, needles7);
+    /* keys without auth: the job would have run unauthenticated */
+    const char *noauth[] = {"train", f->config, f->out_arg, "train.algorithm=hogwild",
+                            "cluster.keys=/tmp", NULL};
+    support_run_asgd(&f->r, f->dir, noauth);
+    const char *noauth_needles[] = {"cluster.keys=/tmp", "unauthenticated", "auth = curve", NULL};
+    s_expect_usage_error(f, noauth_needles);
     support_write_file(f->config, "[data]\ndataset = synthetic\ntrain_size = 200\n"
                        "partition = label-skew\nalpha = 0.01\n[train]\nalgorithm = hogwild\nbatch = 2\n"
                        "[cluster]\nworkers = 64\n");
