@@ -152,7 +152,7 @@ static int s_resume(const char *dir, experiment *e, run *r, error *err)
         }
     }
     return backend_check(&e->backend, e->c, err) < 0 || experiment_check(e, err) < 0 ||
-           run_reopen(r, dir, err) < 0 ? -1 : 0;
+           launcher_check(e, err) < 0 || run_reopen(r, dir, err) < 0 ? -1 : 0;
 }
 
 static int s_train(int argc, char **argv)
@@ -182,7 +182,9 @@ static int s_train(int argc, char **argv)
         /* a real distributed run's processes load the data themselves */
         bool processes = e.alg && e.mode == MODE_REAL;
         bool ready = backend_check(&e.backend, e.c, &err) == 0 &&
-                     (processes ? experiment_check(&e, &err) : experiment_load(&e, &err)) == 0 &&
+                     (processes ? experiment_check(&e, &err) == 0 &&
+                                      launcher_check(&e, &err) == 0
+                                : experiment_load(&e, &err) == 0) &&
                      experiment_check_training(&e, &err) == 0;
         fputs(e.warnings + said, stderr);   /* what the data or the model added */
         if (ready && run_create(&r, e.c, e.out_root, e.name, e.run_id, &err) == 0) {

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -187,6 +189,27 @@ static void test_sizes_and_folders_the_run_cannot_have(void **state)
     support_run_asgd(&f->r, f->dir, noauth);
     const char *noauth_needles[] = {"cluster.keys=/tmp", "unauthenticated", "auth = curve", NULL};
     s_expect_usage_error(f, noauth_needles);
+    /* a host not of this one, and an explicit port a listener holds:
+     * refused before the run folder (they failed as the shards bound) */
+    const char *far[] = {"train", f->config, f->out_arg, "train.algorithm=hogwild",
+                         "cluster.transport=tcp", "cluster.host=192.0.2.1", NULL};
+    support_run_asgd(&f->r, f->dir, far);
+    const char *far_needles[] = {"cluster.host=192.0.2.1", "not an address of this host", NULL};
+    s_expect_usage_error(f, far_needles);
+    int holder = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof a;
+    assert_int_equal(bind(holder, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(holder, 1), 0);
+    assert_int_equal(getsockname(holder, (struct sockaddr *)&a, &alen), 0);
+    char port[32];
+    snprintf(port, sizeof port, "cluster.port=%d", ntohs(a.sin_port));
+    const char *held[] = {"train", f->config, f->out_arg, "train.algorithm=hogwild",
+                          "cluster.transport=tcp", port, NULL};
+    support_run_asgd(&f->r, f->dir, held);
+    close(holder);
+    const char *held_needles[] = {port, "Address already in use", NULL};
+    s_expect_usage_error(f, held_needles);
     support_write_file(f->config, "[data]\ndataset = synthetic\ntrain_size = 200\n"
                        "partition = label-skew\nalpha = 0.01\n[train]\nalgorithm = hogwild\nbatch = 2\n"
                        "[cluster]\nworkers = 64\n");

@@ -309,6 +309,36 @@ static int s_probe(const char *host, int port, int *bound)
     return fd;
 }
 
+bool net_can_listen(const char *host, int port, char *why, size_t n)
+{
+    char bare[256];
+    size_t len = strlen(host);
+    bool brackets = len > 1 && host[0] == '[' && host[len - 1] == ']';
+    snprintf(bare, sizeof bare, "%.*s", (int)(brackets ? len - 2 : len), host + brackets);
+    struct sockaddr_in a4 = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port)};
+    struct sockaddr *a = (struct sockaddr *)&a4;
+    socklen_t alen = sizeof a4;
+    if (strcmp(bare, "localhost") == 0) {
+        a4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    } else if (inet_pton(AF_INET6, bare, &a6.sin6_addr) == 1) {
+        a = (struct sockaddr *)&a6;
+        alen = sizeof a6;
+    } else if (inet_pton(AF_INET, bare, &a4.sin_addr) != 1) {
+        a4.sin_addr.s_addr = htonl(INADDR_ANY);   /* a name: every interface */
+    }
+    int fd = socket(a->sa_family, SOCK_STREAM, 0), on = 1;
+    bool ok = fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) == 0 &&
+              bind(fd, a, alen) == 0 && listen(fd, 1) == 0;
+    if (!ok) {
+        snprintf(why, n, "%s", strerror(errno));
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+    return ok;
+}
+
 /* The first port of the kernel's ephemeral range (32768 where unreadable). */
 static int s_ephemeral_low(void)
 {

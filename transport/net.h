@@ -114,5 +114,12 @@ bool net_local_only(const char *endpoint);
  * small, from the kernel (bind to 0). */
 #define NET_PORT_LOW 10000
 int net_free_ports(const char *host, int *ports, int n);
+/* Whether a shard could listen on host:port here (port 0: whether host
+ * is an address of this host at all), as net_endpoint binds it: an IP
+ * address (IPv6 bare or in brackets) must be one of this host's, a name
+ * binds every interface. A port a listener holds is refused; one in
+ * TIME_WAIT is not (ZeroMQ binds with SO_REUSEADDR). The reason, when
+ * not, goes into why. */
+bool net_can_listen(const char *host, int port, char *why, size_t n);
 
 #endif

@@ -221,6 +221,26 @@ static int s_endpoints(job *j, error *err)
     return 0;
 }
 
+int launcher_check(experiment *e, error *err)
+{
+    if (!e->alg || e->mode != MODE_REAL || e->transport != TRANSPORT_TCP) {
+        return 0;
+    }
+    char why[128];
+    if (!net_can_listen(e->host, 0, why, sizeof why)) {
+        return config_fail(e->c, "cluster", "host", err, "%s is not an address of this host "
+                           "(%s): asgd train starts every shard here; a job across hosts "
+                           "starts each role with asgd ps and asgd worker", e->host, why);
+    }
+    for (int k = 0; e->port > 0 && k < e->servers; k++) {
+        if (!net_can_listen(e->host, (int)e->port + k, why, sizeof why)) {
+            return config_fail(e->c, "cluster", "port", err, "shard %d's port %ld on %s: %s "
+                               "(another job's?)", k, e->port + k, e->host, why);
+        }
+    }
+    return 0;
+}
+
 /* Starts (or restarts) one child: `asgd ROLE` with the job's flags; the
  * evaluator also gets the write end of the report pipe. */
 static void s_spawn(job *j, child *c, int report_write)

@@ -27,6 +27,12 @@
 #include "core/experiment.h"
 #include "core/run.h"
 
+/* Checks, before a run folder is made, what would otherwise fail only as
+ * the shards bind: over tcp, that [cluster] host is an address of this
+ * host (asgd train starts every shard here; a job across hosts starts its
+ * roles with asgd ps and asgd worker) and that no listener holds an
+ * explicit [cluster] port. ERROR_USAGE naming the key's line. */
+int launcher_check(experiment *e, error *err);
 /* With resume, r is an interrupted run's folder (run_reopen): the shards
  * restore their checkpoints, the workers go on with what is left of their
  * shares, and the metrics go on where they stopped. */
