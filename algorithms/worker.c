@@ -11,9 +11,11 @@
 
 long worker_budget(const worker_spec *spec, int id)
 {
-    if (spec->lockstep) {
+    if (spec->lockstep && spec->workers > 1) {
         /* from the unrounded share: total_steps / workers, from a total
-         * already rounded up, went up to 1/2 + 1/workers of a round over */
+         * already rounded up, went up to 1/2 + 1/workers of a round over;
+         * one worker takes the sequential trainer's count, rounded up,
+         * and so its very steps */
         long each = lround(spec->share);
         return each > 0 ? each : 1;
     }

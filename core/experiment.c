@@ -515,11 +515,11 @@ static int s_check_work(experiment *e, error *err)
     }
     long total = experiment_total_steps(e, e->n_train);
     double round = (double)e->workers * (double)e->batch / (double)e->n_train;
-    if (e->rule_info.lockstep && experiment_share(e, e->n_train) < 0.5) {
-        return config_fail(e->c, "train", "epochs", err, "%ld minibatches in all, under half a "
-                           "round of %d workers (%s takes every worker in every round: one "
-                           "round is %.4g epochs)", total, e->workers,
-                           e->algorithm_name, round);
+    if (e->rule_info.lockstep && e->workers > 1 && experiment_share(e, e->n_train) < 0.5) {
+        return config_fail(e->c, "train", "epochs", err, "%.4g minibatches in all, under half "
+                           "a round of %d workers (%s takes every worker in every round: one "
+                           "round is %.4g epochs)", experiment_share(e, e->n_train) * e->workers,
+                           e->workers, e->algorithm_name, round);
     }
     if (!e->rule_info.lockstep && total < e->workers) {
         error why;

@@ -123,7 +123,7 @@ void experiment_summary(const experiment *e, run_summary *sum);
  * examples. */
 long experiment_total_steps(const experiment *e, long n_train);
 /* A worker's share of them, unrounded: a lockstep rule's budget is its
- * nearest whole number (worker_budget). */
+ * nearest whole number (worker_budget), one worker's the total. */
 double experiment_share(const experiment *e, long n_train);
 /* The worker skeleton's view of the run, for n_train training examples. */
 worker_spec experiment_worker_spec(const experiment *e, long n_train);
