@@ -94,7 +94,7 @@ static int s_read_cluster(experiment *e, error *err)
                            "of all messages, and together they are more than all",
                            e->faults.duplicate, e->faults.drop);
     }
-    if (e->keys[0] && e->auth != AUTH_CURVE) {
+    if (e->mode == MODE_REAL && e->keys[0] && e->auth != AUTH_CURVE) {
         /* keys given and not used: the job would run unauthenticated,
          * which its author, having made keys, does not expect */
         return config_fail(c, "cluster", "keys", err, "keys without [cluster] auth = curve: "
@@ -106,8 +106,9 @@ static int s_read_cluster(experiment *e, error *err)
         return config_fail(c, "cluster", "trace", err, "%s", why.msg);
     }
     /* named up front: the launcher refused it after making the run folder,
-     * with no line */
-    if (e->transport == TRANSPORT_TCP && e->port > 0 && e->port + servers - 1 > 65535) {
+     * with no line (only real mode opens ports: in sim, tcp is a cost model) */
+    if (e->mode == MODE_REAL && e->transport == TRANSPORT_TCP && e->port > 0 &&
+        e->port + servers - 1 > 65535) {
         return config_fail(c, "cluster", "port", err, "%ld: shard %ld's port would be %ld, "
                            "beyond 65535 (the shards take port to port + servers - 1)",
                            e->port, servers - 1, e->port + servers - 1);

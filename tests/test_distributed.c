@@ -283,6 +283,15 @@ static void test_shard_ports_are_outside_the_ephemeral_range(void **state)
                                      "would be 65536, beyond 65535"));
     struct stat st;
     assert_int_not_equal(stat(f->out, &st), 0);   /* no run folder */
+    /* a simulated job opens no port: there tcp is a cost model */
+    const char *sim[] = {"train", "/dev/null", f->out_arg, "train.algorithm=hogwild",
+                         "cluster.transport=tcp", "cluster.port=65535", "cluster.servers=2",
+                         "data.dataset=synthetic", "experiment.mode=sim", "train.epochs=0.1",
+                         NULL};
+    support_run_asgd(&f->r, f->dir, sim);
+    if (f->r.status != 0) {
+        fail_msg("sim with port 65535 and 2 shards: %s", f->r.err);
+    }
 }
 
 static void test_hogwild_over_ipc_with_apply_threads(void **state)
