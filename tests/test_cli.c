@@ -277,6 +277,21 @@ static void test_a_file_where_a_folder_goes(void **state)
                                              "this process is, from 0)\n") != 0) {
         fail_msg("status %d, \"%s\"", f->r.status, f->r.err);
     }
+    /* an index past its list names no task (it said "asgd ps 2: ps:
+     * --task_index 2", a shard that is not, and the role twice) */
+    const char *past[][6] = {
+        {"ps", "--ps_hosts=127.0.0.1:1,127.0.0.1:3", "--task_index=2",
+         "asgd ps: --task_index 2 but only 2 servers\n"},
+        {"worker", "--ps_hosts=127.0.0.1:1", "--task_index=1",
+         "asgd worker: --task_index 1 but only 1 worker\n"}};
+    for (int i = 0; i < 2; i++) {
+        const char *args[] = {past[i][0], f->config, past[i][1], "--worker_hosts=127.0.0.1:2",
+                              past[i][2], NULL};
+        support_run_asgd(&f->r, f->dir, args);
+        if (f->r.status != 2 || strcmp(f->r.err, past[i][3]) != 0) {
+            fail_msg("%s: status %d, \"%s\"", past[i][0], f->r.status, f->r.err);
+        }
+    }
     /* asgd calibrate's -o, checked before a minute of measuring: it
      * overwrote the experiment's own config, or failed at the end */
     char under[460];

@@ -918,10 +918,6 @@ static void s_raise_file_limit(void)
 
 int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *err)
 {
-    if (cs->task < 0 || cs->task >= cs->servers) {
-        return error_set(err, ERROR_USAGE, "ps: --task_index %d but only %d servers",
-                         cs->task, cs->servers);
-    }
     s_raise_file_limit();
     double started = run_wall();
     server *s = s_new_shard(cs, e, err);

@@ -58,7 +58,8 @@ typedef struct ps_options {
 int ps_serve(server *s, void *zmq_ctx, const ps_options *o, shard_client *clients,
              uint32_t generation, error *err);
 
-/* `asgd ps`: builds shard cs->task from the experiment (restored from
+/* `asgd ps`: builds shard cs->task (one of cs->servers: role_main checks)
+ * from the experiment (restored from
  * RUN_DIR/checkpoints/ps-K.ckpt with --restore, when there is one) and
  * serves it, then writes its counters to RUN_DIR/ps-K.json. */
 int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *err);

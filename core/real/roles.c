@@ -116,10 +116,6 @@ static int s_take_up(worker *w, peers *p, error *err)
 
 int worker_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *err)
 {
-    if (cs->task < 0 || cs->task >= e->workers) {
-        return error_set(err, ERROR_USAGE, "worker: --task_index %d but only %d workers",
-                         cs->task, e->workers);
-    }
     if (experiment_load(e, err) < 0) {
         return -1;
     }
@@ -568,6 +564,13 @@ int role_main(int role, int argc, char **argv)
     if (!e.alg) {
         error_set(&err, ERROR_USAGE, "%s: [train] algorithm = sequential runs in one process; "
                   "`asgd %s` needs a distributed rule", cs.config_path, cluster_role_name(role));
+        goto done;
+    }
+    int tasks = role == ROLE_PS ? cs.servers : e.workers;
+    if (role != ROLE_EVALUATOR && (cs.task < 0 || cs.task >= tasks)) {
+        placed = false;   /* said without the task: there is none */
+        error_set(&err, ERROR_USAGE, "--task_index %d but only %d %s%s", cs.task, tasks,
+                  role == ROLE_PS ? "server" : "worker", tasks == 1 ? "" : "s");
         goto done;
     }
     if (s_run_dir(dir, sizeof dir, &cs, &e, &err) < 0) {

@@ -26,6 +26,8 @@
  * line on stderr when it failed. */
 int role_main(int role, int argc, char **argv);
 
+/* Worker cs->task (one of e->workers: role_main checks) and the
+ * evaluator, each until its work is done. */
 int worker_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *err);
 int evaluator_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *err);
 
