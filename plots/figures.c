@@ -138,12 +138,14 @@ static double *s_grid(const curves *c, int *count)
 }
 
 /* Run k's value at x, with x never below the last call's (cursor[k]
- * walks its points once). */
+ * walks its points once): where several of its points are at x, the
+ * last (the final evaluation, made after a periodic one at the same
+ * time, was left out). */
 static double s_at(const curves *c, int k, int *cursor, double x)
 {
     const double *xs = c->xs[k], *ys = c->ys[k];
     int i = cursor[k];
-    while (i < c->n[k] && xs[i] < x) {
+    while (i < c->n[k] && xs[i] <= x) {
         i++;
     }
     cursor[k] = i;
@@ -153,8 +155,8 @@ static double s_at(const curves *c, int k, int *cursor, double x)
     if (i == c->n[k]) {
         return ys[i - 1];
     }
-    double span = xs[i] - xs[i - 1];
-    return span > 0 ? ys[i - 1] + (ys[i] - ys[i - 1]) * (x - xs[i - 1]) / span : ys[i];
+    /* xs[i - 1] <= x < xs[i] */
+    return ys[i - 1] + (ys[i] - ys[i - 1]) * (x - xs[i - 1]) / (xs[i] - xs[i - 1]);
 }
 
 /* Whether a point at x with values down to lo has no place on o's log

@@ -613,7 +613,7 @@ int plot_run_eval(const plot_run *r, int xc, int yc, double **xs, double **ys, i
     while (f && fgets(line, sizeof line, f)) {
         double v[6];
         bool row = s_eval_row(line, v);
-        if (!row || !isfinite(v[yc]) || !isfinite(v[xc]) || (n > 0 && v[xc] <= (*xs)[n - 1])) {
+        if (!row || !isfinite(v[yc]) || !isfinite(v[xc]) || (n > 0 && v[xc] < (*xs)[n - 1])) {
             back += row && n > 0 && isfinite(v[xc]) && v[xc] < (*xs)[n - 1];
             continue;
         }

@@ -88,7 +88,9 @@ double plot_run_number(const plot_run *r, const char *key);
  * updates 2, samples 3, test_loss 4, test_acc 5): the rows where the
  * loss and y are finite numbers (a regression run has no accuracy; a
  * diverged model's loss is not finite, and its accuracy is no model's)
- * and x goes forward (a curve is a function of x); none where the file's
+ * and x does not go back (rows at one x, as a simulated run's periodic
+ * and final evaluations can be, are all kept, in order: the last is the
+ * model after both); none where the file's
  * header is not asgd's; returns their count (the caller frees xs and ys).
  * *back, where not NULL, counts the rows left out because x went back
  * (updates after a shard restored its checkpoint). */

@@ -2005,7 +2005,7 @@ static void s_hand_curves(const char *root)
 /* A convergence line is, at each x where one of its runs was evaluated up
  * to the shortest run's end, the mean, min and max of its runs, each read
  * between its own points; against time, epochs or updates alike, each from
- * its own column; a row whose x does not go forward is passed over; a run
+ * its own column; where a run has two rows at one x, the later; a run
  * four folders down is found; another group's runs are not in the mean. */
 static void test_a_curve_is_the_mean_of_its_runs(void **state)
 {
@@ -2014,10 +2014,10 @@ static void test_a_curve_is_the_mean_of_its_runs(void **state)
     char root[700], dir[800], fig[800];
     snprintf(root, sizeof root, "%s/hand-curves", f->dir);
     s_hand_curves(root);
-    /* group a at t: a1 between its points (its second row at t = 2 passed
-     * over), a2 held at its first value before it, up to a2's end at 2.5 */
-    const double a[4][6] = {{1, 0.25, 0.2, 0.3}, {1.25, 0.3, 0.3, 0.3}, {2, 0.51, 0.42, 0.6},
-                            {2.5, 0.575, 0.5, 0.65}};
+    /* group a at t: a1 between its points (at t = 2, of its two rows the
+     * last), a2 held at its first value before it, up to a2's end at 2.5 */
+    const double a[4][6] = {{1, 0.25, 0.2, 0.3}, {1.25, 0.3, 0.3, 0.3}, {2, 0.26, 0.1, 0.42},
+                            {2.5, 0.45, 0.4, 0.5}};
     const double b[2][6] = {{1, 0.9, 0.9, 0.9}, {2, 0.95, 0.95, 0.95}};
     const char *xs[] = {"time", "epoch", "updates"};
     const double scale[] = {1, 0.1, 4};
@@ -2061,6 +2061,40 @@ static void test_a_curve_is_the_mean_of_its_runs(void **state)
     assert_true(n > 1000 && n <= 2000);
     assert_true(got[0][0] == 1);
     assert_true(got[n - 1][0] == 4001);
+}
+
+/* A simulated run's final evaluation can share its time with a periodic
+ * one (its last update landing on an evaluation's tick): the curve ends at
+ * the final row, and a target only it reaches is reached then (the later
+ * row was dropped: "never reaches 0.7", the line ending at 0.6). */
+static void test_a_final_row_at_a_periodic_ones_time_counts(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char root[700], dir[800], fig[800];
+    snprintf(root, sizeof root, "%s/hand-tie", f->dir);
+    snprintf(dir, sizeof dir, "%s/t1", root);
+    s_hand_run(dir, "t", NULL, "\"seed\": 1",
+               "1,0.1,4,64,1,0.5\n2,0.2,8,128,1,0.6\n2,0.2,9,144,1,0.71\n");
+    snprintf(fig, sizeof fig, "%s/tie.png", f->dir);
+    s_plot_hand(f, root, fig, NULL);
+    const double curve[2][6] = {{1, 0.5, 0.5, 0.5}, {2, 0.71, 0.71, 0.71}};
+    s_expect_dat(fig, 1, 4, curve, 2);
+    snprintf(fig, sizeof fig, "%s/tie-tta.png", f->dir);
+    const char *const tta[] = {"--kind", "time-to-accuracy", "--target", "0.7", NULL};
+    s_plot_hand(f, root, fig, tta);
+    char path[900];
+    snprintf(path, sizeof path, "%s-1.dat", fig);
+    char *dat = support_read_file(path);
+    assert_non_null(dat);
+    double bar = 0;
+    char *row = strstr(dat, "\"t\" ");
+    assert_non_null(row);
+    assert_int_equal(sscanf(row + 4, "%lf", &bar), 1);
+    if (bar != 2) {
+        fail_msg("time to 0.7: %g, expected 2 (%s)", bar, dat);
+    }
+    free(dat);
 }
 
 /* Runs in root of samples/s at 1 to 4 workers, in two groups of different
@@ -2385,8 +2419,8 @@ static void test_figures_draw_their_columns(void **state)
     s_plot_hand(f, root, fig, NULL);
     char *table = s_drawn(f, "drawn-curves.png");
     /* the bands (x min max), then the lines (x mean), of a, b and c */
-    const double band[4][6] = {{1, 0.2, 0.3}, {1.25, 0.3, 0.3}, {2, 0.42, 0.6}, {2.5, 0.5, 0.65}};
-    const double line[4][6] = {{1, 0.25}, {1.25, 0.3}, {2, 0.51}, {2.5, 0.575}};
+    const double band[4][6] = {{1, 0.2, 0.3}, {1.25, 0.3, 0.3}, {2, 0.1, 0.42}, {2.5, 0.4, 0.5}};
+    const double line[4][6] = {{1, 0.25}, {1.25, 0.3}, {2, 0.26}, {2.5, 0.45}};
     s_expect_curve(table, 0, 3, band, 4);
     s_expect_curve(table, 3, 2, line, 4);
     free(table);
@@ -2609,6 +2643,7 @@ int main(void)
         cmocka_unit_test(test_runs_too_deep_are_said),
         cmocka_unit_test(test_a_line_cut_by_a_diverged_run_is_said),
         cmocka_unit_test(test_updates_that_went_back_are_said),
+        cmocka_unit_test(test_a_final_row_at_a_periodic_ones_time_counts),
         cmocka_unit_test(test_diverged_runs_are_marked),
         cmocka_unit_test(test_diverged_bars_are_marked),
         cmocka_unit_test(test_scaling_skips_a_nan),
