@@ -262,6 +262,25 @@ bool config_parse_number(const char *text, double *out)
     return *end == '\0';
 }
 
+void config_value_text(const char *value, char *out, size_t n)
+{
+    double v;
+    if (!config_parse_number(value, &v)) {
+        snprintf(out, n, "%s", value);
+        return;
+    }
+    if (v == floor(v) && fabs(v) < 0x1p53) {
+        snprintf(out, n, "%.0f", v == 0 ? 0.0 : v);   /* -0 is 0 */
+        return;
+    }
+    for (int digits = 1; digits <= 17; digits++) {   /* the shortest that reads back */
+        snprintf(out, n, "%.*g", digits, v);
+        if (strtod(out, NULL) == v) {
+            return;
+        }
+    }
+}
+
 static int s_parse_double_item(const char *item, void *out, int i, const void *range,
                                char *what, size_t wn)
 {

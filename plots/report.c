@@ -262,8 +262,10 @@ static int s_take_entry(void *ctx, const char *section, const char *key, const c
     }
     int k = s_key_index(c, name);
     if (k >= 0) {
+        char text[512];
+        config_value_text(value, text, sizeof text);   /* 5e-2 and 0.05 do not differ */
         free(c->values[c->run * REPORT_MAX_KEYS + k]);
-        c->values[c->run * REPORT_MAX_KEYS + k] = strdup(value);
+        c->values[c->run * REPORT_MAX_KEYS + k] = strdup(text);
     }
     return 0;
 }

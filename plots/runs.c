@@ -39,7 +39,7 @@ void plot_run_value(const plot_run *r, const char *key, char *out, size_t n)
     config *c = config_load(path, &err);
     const char *v;
     if (c && config_get_string(c, section, dot + 1, "", &v, &err) == 0) {
-        snprintf(out, n, "%s", v);
+        config_value_text(v, out, n);   /* lr = 5e-2 and 0.05 are one group */
     }
     config_destroy(&c);
 }
@@ -333,8 +333,13 @@ static int s_compare_entry(void *ctx, const char *section, const char *key, cons
     const char *was;
     error err;
     if (s_may_differ(m, section, key) || (m->setup_only && !s_setup_key(section, key)) ||
-        config_get_string(m->first, section, key, "(none)", &was, &err) < 0 ||
-        strcmp(was, value) == 0) {
+        config_get_string(m->first, section, key, "(none)", &was, &err) < 0) {
+        return 0;
+    }
+    char a[256], b[256];
+    config_value_text(was, a, sizeof a);
+    config_value_text(value, b, sizeof b);
+    if (strcmp(a, b) == 0) {
         return 0;
     }
     snprintf(m->where, sizeof m->where, "[%s] %s (%.60s and %.60s)", section, key, was, value);
@@ -426,34 +431,50 @@ bool plot_runs_mixed(const plot_runs *set, int g, const char *group_key, const c
     return other >= 0;
 }
 
-/* A run's config.ini without where it went ([experiment] out, name and
- * run_id): runs with the same text ran the same config (config.ini is
+/* A run's config.ini without its comments (the "# From BASE" line names
+ * the file it came from, another path for a copy) and where it went
+ * ([experiment] out, name and run_id), each value as config_value_text
+ * gives it: runs with the same text ran the same config (config.ini is
  * written in one order); NULL when it cannot be read. */
 static char *s_config_text(const plot_run *r)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/config.ini", r->dir);
     char *text = run_read_file(path);
+    size_t lines = 1;
+    for (const char *p = text; p && (p = strchr(p, '\n')); p++) {
+        lines++;
+    }
+    /* a line grows by its value, at most 255 bytes from config_value_text */
+    char *same = text ? malloc(strlen(text) + lines * 260) : NULL;
     bool experiment = false;
     size_t kept = 0;
-    for (char *line = text, *next; line && *line; line = next) {
+    for (char *line = same ? text : NULL, *next; line && *line; line = next) {
         next = strchr(line, '\n');
-        next = next ? next + 1 : line + strlen(line);
+        size_t len = next ? (size_t)(next - line) : strlen(line);
+        next = next ? next + 1 : line + len;
         if (line[0] == '[') {
             experiment = strncmp(line, "[experiment]", 12) == 0;
         }
         bool where = experiment && (strncmp(line, "out", 3) == 0 ||
                                     strncmp(line, "name", 4) == 0 ||
                                     strncmp(line, "run_id", 6) == 0);
-        if (!where) {
-            memmove(text + kept, line, (size_t)(next - line));
-            kept += (size_t)(next - line);
+        if (where || line[0] == '#' || line[0] == ';') {
+            continue;
         }
+        const char *equals = memchr(line, '=', len);
+        size_t head = equals ? (size_t)(equals - line) + 1 : len;
+        char value[256], canonical[256];
+        snprintf(value, sizeof value, "%.*s", (int)(len - head), line + head);
+        config_value_text(value + strspn(value, " "), canonical, sizeof canonical);
+        kept += (size_t)sprintf(same + kept, "%.*s%s%s\n", (int)head, line, equals ? " " : "",
+                                equals ? canonical : "");
     }
-    if (text) {
-        text[kept] = '\0';
+    if (same) {
+        same[kept] = '\0';
     }
-    return text;
+    free(text);
+    return same;
 }
 
 void plot_runs_warn_mixed(const plot_runs *set, const char *group_key, const char *x_key)

@@ -1150,6 +1150,43 @@ static void test_groups_by_a_long_number_stay_apart(void **state)
     free(script);
 }
 
+/* A number is one value however it is written: config.ini keeps a value
+ * as given (sim.latency = 50e-6) or as the default is printed (5e-05), and
+ * the two made two groups, "runs differ in [sim] latency", and no word of
+ * one config run twice; nor does the comment naming the base file count
+ * (a byte-identical copy elsewhere hid the seed run twice). */
+static void test_a_number_however_written_is_one_value(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char runs[700], fig[800], pattern[800];
+    snprintf(runs, sizeof runs, "%s/spelled", f->out);
+    s_two_runs(f, runs, "sim.latency=50e-6", "sim.latency=5e-05");
+    snprintf(pattern, sizeof pattern, "%s/*/*/config.ini", runs);
+    glob_t found;
+    assert_int_equal(glob(pattern, 0, NULL, &found), 0);
+    assert_int_equal(found.gl_pathc, 2);
+    char *text = support_read_file(found.gl_pathv[0]);
+    assert_non_null(strstr(text, "50e-6") ? text : strstr(text, "5e-05"));
+    char *moved = malloc(strlen(text) + 64);
+    sprintf(moved, "# From /elsewhere/base.ini\n%s", text);   /* another base path */
+    support_write_file(found.gl_pathv[0], moved);
+    free(moved);
+    free(text);
+    globfree(&found);
+    snprintf(fig, sizeof fig, "%s/spelled.png", f->dir);
+    const char *args[] = {"plot", runs, "-o", fig, "--group", "sim.latency", NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    if (!strstr(f->r.out, "2 runs, 1 group")) {
+        fail_msg("50e-6 and 5e-05 as two groups: \"%s\"", f->r.out);
+    }
+    assert_null(strstr(f->r.err, "differ"));
+    if (!strstr(f->r.err, "are one config with seed 1, run twice")) {
+        fail_msg("no word of the seed run twice: \"%s\"", f->r.err);
+    }
+}
+
 /* One config run twice with one seed (a run folder's config.ini run
  * again writes beside it) is said: the group's mean counts the seed
  * twice, as if it were two (runs of two seeds are not). */
@@ -2643,6 +2680,7 @@ int main(void)
         cmocka_unit_test(test_runs_too_deep_are_said),
         cmocka_unit_test(test_a_line_cut_by_a_diverged_run_is_said),
         cmocka_unit_test(test_updates_that_went_back_are_said),
+        cmocka_unit_test(test_a_number_however_written_is_one_value),
         cmocka_unit_test(test_a_final_row_at_a_periodic_ones_time_counts),
         cmocka_unit_test(test_diverged_runs_are_marked),
         cmocka_unit_test(test_diverged_bars_are_marked),

@@ -505,6 +505,15 @@ static void test_complete_runs_of_a_changed_config(void **state)
     support_run_asgd(&f->r, f->dir, args);
     assert_int_equal(f->r.status, 0);
     assert_non_null(strstr(f->r.out, "2 runs, 0 ran now, 2 already complete"));
+    /* the same number written otherwise is the same config (epochs = 1e0
+     * was "changed since it ran" from 1) */
+    support_write_file(base, "[data]\ndataset = synthetic\n[model]\ntype = softmax\n"
+                       "[train]\nepochs = 1e0\nalgorithm = hogwild\n[experiment]\nmode = sim\n");
+    support_run_asgd(&f->r, f->dir, args);
+    if (f->r.status != 0 || !strstr(f->r.out, "2 runs, 0 ran now, 2 already complete")) {
+        fail_msg("epochs 1e0 against 1: status %d, \"%s\"", f->r.status, f->r.err);
+    }
+    support_write_file(base, s_base);
     /* a run whose config.ini gives a key this build does not read (another
      * build's run) is not this sweep's either */
     char ran[700];
