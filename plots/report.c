@@ -124,12 +124,17 @@ static void s_image(doc *d, const char *file, const char *alt)
 
 /* A summary field as text: a number with `digits` decimals (or, with
  * digits < 0, -digits significant ones and no fewer than a whole number's:
- * a simulated run's 0.0115 s is not "0.01"), or the string. */
+ * a simulated run's 0.0115 s is not "0.01"), 6 significant ones from a
+ * billion on unless it is a whole number a double holds exactly (a loss of
+ * 8.8e65 printed 66 digits, all but the first few noise), or the string. */
 static void s_field(char *out, size_t n, const cJSON *summary, const char *key, int digits)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(summary, key);
-    if (cJSON_IsNumber(v) && digits < 0 && fabs(v->valuedouble) < pow(10, -digits - 1)) {
-        snprintf(out, n, "%.*g", -digits, v->valuedouble);
+    double d = cJSON_IsNumber(v) ? v->valuedouble : 0;
+    if (cJSON_IsNumber(v) && fabs(d) >= 1e9 && !(d == floor(d) && fabs(d) < 0x1p53)) {
+        snprintf(out, n, "%.6g", d);
+    } else if (cJSON_IsNumber(v) && digits < 0 && fabs(d) < pow(10, -digits - 1)) {
+        snprintf(out, n, "%.*g", -digits, d);
     } else if (cJSON_IsNumber(v)) {
         snprintf(out, n, "%.*f", digits < 0 ? 0 : digits, v->valuedouble);
     } else if (cJSON_IsString(v)) {

@@ -2350,6 +2350,13 @@ static void test_report_tables_hold_each_runs_numbers(void **state)
              "\"staleness_mean\": 0.004");
     snprintf(dir, sizeof dir, "%s/r4", root);
     s_hand_run(dir, "hogwild", "[train]\nlr = 0.05\n", summary, NULL);
+    /* a loss of 8.8e65 was printed in 66 digits */
+    snprintf(summary, sizeof summary, "\"algorithm\": \"hogwild\", \"workers\": 4, "
+             "\"diverged\": false, \"best_test_acc\": 0.9, \"final_test_loss\": 8.79572507e+65, "
+             "\"seed\": 1, \"final_test_acc\": 0.5, \"time_s\": 2, \"samples_per_s\": 12345678.9, "
+             "\"staleness_mean\": 0.004");
+    snprintf(dir, sizeof dir, "%s/r5", root);
+    s_hand_run(dir, "hogwild", "[train]\nlr = 0.05\n", summary, NULL);
     snprintf(out, sizeof out, "%s/hand-report-page", f->dir);
     const char *const dirs[] = {root, NULL};
     char *md = s_report_page(f, dirs, out);
@@ -2357,8 +2364,10 @@ static void test_report_tables_hold_each_runs_numbers(void **state)
         "| r1 | hogwild | sim | 4 | 0.8123 | 0.9000 | 0.3457 | 123.5 | 1235 | 1.5 | no |\n",
         "| r2 | hogwild | sim | 4 | 0.5000 | 0.9000 | 0.3457 | 0.0115 | 99.5 | 0.125 | no |\n",
         "| r4 | hogwild | sim | 4 | 0.5000 | 0.9000 | 5.058e-05 | 2 | 0.4 | 0.004 | no |\n",
+        "| r5 | hogwild | sim | 4 | 0.5000 | 0.9000 | 8.79573e+65 | 2 | 12345679 | 0.004 | no "
+        "|\n",
     };
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         if (!strstr(md, want[i])) {
             fail_msg("no row %s in\n%s", want[i], md);
         }
