@@ -1,8 +1,10 @@
 /* sweep.c: running a sweep's runs, several at a time, resumably. */
 #include "sweep/sweep.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <sys/file.h>
 #include <stdlib.h>
@@ -185,6 +187,41 @@ static int s_open_log(const sweep *s, char *dir, size_t n, char *log_path, size_
     return fd;
 }
 
+/* Says on stderr which complete runs in dir (OUT/NAME) are not of s's
+ * grid (an earlier grid's, or seeds no longer asked for): results.csv
+ * leaves them out, where asgd plot and asgd report of the folder, which
+ * draw every complete run under it, would take them in without a word. */
+static void s_say_runs_of_other_grids(const sweep *s, const char *dir)
+{
+    DIR *d = opendir(dir);
+    int others = 0;
+    char first[300] = "";
+    for (struct dirent *de; d && (de = readdir(d));) {
+        char run[4600];
+        snprintf(run, sizeof run, "%s/%s", dir, de->d_name);
+        bool ours = de->d_name[0] == '.';
+        for (int r = 0; !ours && r < s->nruns; r++) {
+            ours = strcmp(s->runs[r].id, de->d_name) == 0;
+        }
+        if (!ours && sweep_complete(run)) {
+            if (others++ == 0) {
+                snprintf(first, sizeof first, "%.280s", de->d_name);
+            }
+        }
+    }
+    if (d) {
+        closedir(d);
+    }
+    if (others > 0) {
+        fprintf(stderr, "asgd sweep: %s also holds %d complete run%s of another grid or seed "
+                "list (%s%s): results.csv leaves %s out, but asgd plot and asgd report of "
+                "the folder draw every complete run under it; move %s aside, or give the "
+                "sweep another name\n", dir, others, others > 1 ? "s" : "", first,
+                others > 1 ? ", ..." : "", others > 1 ? "them" : "it",
+                others > 1 ? "them" : "it");
+    }
+}
+
 int sweep_main(const char *path, long jobs, error *err)
 {
     sweep s;
@@ -217,6 +254,7 @@ int sweep_main(const char *path, long jobs, error *err)
     }
     printf("%s/results.csv: %d runs, %d ran now, %d already complete, %d failed\n", dir,
            s.nruns, rn.finished_here, rn.skipped, rn.failed);
+    s_say_runs_of_other_grids(&s, dir);
     if (stopped) {
         error_set(err, ERROR_RUNTIME, "interrupted: %d of %d runs complete; run the same "
                   "command again to finish the rest", rn.done, s.nruns);

@@ -169,6 +169,19 @@ static void test_resume_runs_only_what_is_missing(void **state)
              f->out);
     FILE *suffixed = fopen(path, "r");
     assert_null(suffixed);
+    assert_null(strstr(f->r.err, "another grid"));
+    /* one seed asked for now: the seed-2 runs stay, out of results.csv but
+     * drawn by plot and report of the folder, and the sweep says so */
+    char fewer[sizeof s_grid];
+    snprintf(fewer, sizeof fewer, "%s", s_grid);
+    memcpy(strstr(fewer, "seeds = 1,2"), "seeds = 1  ", 11);
+    s_files(f, fewer);
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "4 runs, 0 ran now, 4 already complete"));
+    if (!strstr(f->r.err, "also holds 4 complete runs of another grid or seed list")) {
+        fail_msg("no word of the seed-2 runs: \"%s\"", f->r.err);
+    }
 }
 
 static void test_ctrl_c_then_resume(void **state)
