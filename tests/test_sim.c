@@ -2217,6 +2217,33 @@ static void test_evaluations_with_a_cost_keep_their_times(void **state)
     }
 }
 
+/* An evaluation held while a shard is down is made when it comes back,
+ * and the ones after it are on the grid again (every 0.01 s from the first
+ * step: they followed the held one 0.01 s apart, 0.0571, 0.0671, ...). */
+static void test_evaluations_after_a_held_one_keep_their_times(void **state)
+{
+    support_fixture *f = *state;
+    const char *args[] = {"train.algorithm=hogwild", "cluster.workers=2", "model.type=softmax",
+                          "eval.every=0.01", "checkpoint.every=0.02", "cluster.restart=on-failure",
+                          "sim.fail=ps0@0.0335-0.0472", "sim.compute=constant",
+                          "sim.compute_mean=0.001", "sim.latency=0", NULL};
+    char dir[4096];
+    s_sim(f, args, dir, sizeof dir);
+    double t[256] = {0};
+    int n = s_eval_times(dir, t, 256), off = 0, held = 0;
+    assert_true(n > 8);
+    for (int i = 1; i < n - 1; i++) {   /* the last row: the final model's, at the end */
+        double k = t[i] / 0.01;
+        if (fabs(k - round(k)) > 1e-6) {
+            off++;
+            held += t[i] > 0.03 && t[i] < 0.05;   /* made as the shard came back */
+        }
+    }
+    if (off != 1 || held != 1) {
+        fail_msg("%d rows off the 0.01 s grid (%d of them the held one)", off, held);
+    }
+}
+
 /* The work a shard does on a push ([sim] apply) delays the pull that
  * follows it (one worker's push and next pull reach the shard together),
  * and a worker's message work is per shard: with two shards a step is
@@ -2654,6 +2681,7 @@ int main(void)
         T(test_sigint_stops_a_simulation),
         T(test_easgd_two_workers_by_hand),
         T(test_evaluations_with_a_cost_keep_their_times),
+        T(test_evaluations_after_a_held_one_keep_their_times),
         T(test_a_shards_apply_and_each_shards_messages_take_time),
         T(test_a_failed_shard_loses_its_queue_and_resends_wait),
         T(test_restarts_back_off_up_to_their_limit),

@@ -102,8 +102,12 @@ static void s_eval_event(sim *s)
     double cost = s->e->sim.eval_cost;
     if (cost <= 0) {
         s_evaluate(s);
-        if (s->e->eval_every > 0 && s->started) {   /* the next, counted from the first step */
-            sim_schedule(s, (sim_event){.t = s->now + s->e->eval_every, .kind = EV_EVAL});
+        double every = s->e->eval_every;
+        if (every > 0 && s->started) {
+            /* the next on the grid from the first step: one held for a down
+             * shard, made when it came back, moved every later one off it */
+            double k = floor((s->now - s->first_step) / every + 1e-9) + 1;
+            sim_schedule(s, (sim_event){.t = s->first_step + every * k, .kind = EV_EVAL});
         }
         return;
     }
