@@ -2217,6 +2217,38 @@ static void test_evaluations_with_a_cost_keep_their_times(void **state)
     }
 }
 
+/* A worker whose failure window starts while it is still starting up
+ * (loading its data) fails as a running one does: its first step waits
+ * for the window's end (the failure was dropped, and it trained through
+ * the window without a word in the log). */
+static void test_a_worker_failing_before_its_first_step_waits(void **state)
+{
+    support_fixture *f = *state;
+    const char *args[] = {"train.algorithm=hogwild", "cluster.workers=2", "model.type=softmax",
+                          "train.epochs=0.5", "sim.startup_mean=0.05", "sim.startup_sd=0",
+                          "sim.fail=1@0.01-0.2",
+                          "cluster.restart=on-failure", NULL};
+    char dir[4096];
+    s_sim(f, args, dir, sizeof dir);
+    char *log = s_file(dir, "log.txt");
+    assert_non_null(strstr(log, "worker 1 failed at 0.010000 s, before its first step"));
+    free(log);
+    char *steps = s_file(dir, "steps.csv");
+    double first[2] = {-1, -1};
+    for (char *line = strtok(strchr(steps, '\n') + 1, "\n"); line; line = strtok(NULL, "\n")) {
+        double t;
+        int w;
+        if (sscanf(line, "%lf,%d,", &t, &w) == 2 && w >= 0 && w < 2 && first[w] < 0) {
+            first[w] = t;
+        }
+    }
+    free(steps);
+    /* time runs from worker 0's first pull, at its start-up of 0.05 s */
+    if (!(first[0] >= 0 && first[1] >= 0.2 - 0.05 - 1e-9)) {
+        fail_msg("first steps at %g and %g s, worker 1 down until 0.2 s", first[0], first[1]);
+    }
+}
+
 /* An evaluation held while a shard is down is made when it comes back,
  * and the ones after it are on the grid again (every 0.01 s from the first
  * step: they followed the held one 0.01 s apart, 0.0571, 0.0671, ...). */
@@ -2682,6 +2714,7 @@ int main(void)
         T(test_easgd_two_workers_by_hand),
         T(test_evaluations_with_a_cost_keep_their_times),
         T(test_evaluations_after_a_held_one_keep_their_times),
+        T(test_a_worker_failing_before_its_first_step_waits),
         T(test_a_shards_apply_and_each_shards_messages_take_time),
         T(test_a_failed_shard_loses_its_queue_and_resends_wait),
         T(test_restarts_back_off_up_to_their_limit),

@@ -403,10 +403,15 @@ void sim_worker_stop(sim *s, int k)
 void sim_worker_fail(sim *s, int k, double back)
 {
     sim_worker *sw = &s->workers[k];
-    if (!sw->running) {
+    /* down already, or done: nothing to fail; a process still starting up
+     * (its first start pending) fails as one that runs (its failure was
+     * dropped, and it trained through the window) */
+    bool starting = sw->incarnation == 0;
+    if (!sw->running && !starting) {
         return;
     }
-    run_log(s->r, "sim: worker %d failed at %.6f s", k, s->now);
+    run_log(s->r, "sim: worker %d failed at %.6f s%s", k, s->now,
+            starting ? ", before its first step" : "");
     sim_worker_stop(s, k);
     const experiment *e = s->e;
     bool restart = e->restart != RESTART_NEVER && s->restarts < e->backoff_limit;
@@ -420,7 +425,11 @@ void sim_worker_fail(sim *s, int k, double back)
     double at = back >= 0 ? back : s->now + sim_restart_delay(s);
     s->restarts++;
     run_log(s->r, "sim: worker %d restarts at %.6f s", k, at);
-    sim_schedule(s, (sim_event){.t = at, .kind = EV_START, .worker = k});
+    if (starting) {   /* its pending first start waits until then */
+        sw->away_until = fmax(sw->away_until, at);
+    } else {
+        sim_schedule(s, (sim_event){.t = at, .kind = EV_START, .worker = k});
+    }
 }
 
 void sim_worker_away(sim *s, int k, double back)
