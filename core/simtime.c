@@ -77,6 +77,23 @@ static int s_read_costs(config *c, const sim_spec *def, sim_spec *s, error *err)
     return 0;
 }
 
+/* empirical draws from the quantiles alone: a mean or sd the experiment
+ * gives beside it (over a profile's, or with its own compute = empirical)
+ * changed nothing, without a word. (A profile records its measured mean
+ * beside its quantiles: def holds what it gave.) */
+static int s_check_compute_keys(config *c, const sim_spec *def, const sim_spec *s, error *err)
+{
+    const char *unused = s->compute_mean != def->compute_mean ? "compute_mean"
+                         : s->compute_sd != def->compute_sd   ? "compute_sd" : NULL;
+    if (s->compute == SIM_EMPIRICAL && unused) {
+        return config_error(c, "sim", unused, err, "compute = empirical%s draws from "
+                            "compute_quantiles alone; give compute = constant, normal or "
+                            "lognormal with it", def->compute == SIM_EMPIRICAL
+                                                     ? " (the profile's)" : "");
+    }
+    return 0;
+}
+
 /* What a profile says of its host and experiment, kept for the record. */
 typedef struct profile_host {
     const char *model, *batch, *algorithm, *params, *device, *host, *date, *servers, *transport;
@@ -241,6 +258,7 @@ int sim_spec_configure(sim_spec *s, config *c, int workers, int shards, unsigned
     int rc = -1;
     sim_spec costs;
     if (s_profile_costs(c, &costs, s, err) < 0 || s_read_costs(c, &costs, s, err) < 0 ||
+        s_check_compute_keys(c, &costs, s, err) < 0 ||
         config_get_double_list(c, "sim", "speed", "", 1e-6, 1e6, given, workers, &nspeed,
                                err) < 0 ||
         config_get_double(c, "sim", "straggler_fraction", 0, 0, 1, CONFIG_CLOSED,

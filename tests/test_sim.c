@@ -214,6 +214,9 @@ static void test_bad_sim_values_name_the_key(void **state)
         {"startup_sd = -1", "startup_sd"}, {"fail = ps1@1", "fail"}, {"fail = ps@1", "fail"},
         {"pause = ps0@1-2", "pause"}, {"compute = empirical", "compute"},
         {"compute = empirical\ncompute_quantiles = 0.2,0.1", "compute_quantiles"},
+        /* a mean or sd that empirical does not use */
+        {"compute = empirical\ncompute_quantiles = 1,2\ncompute_mean = 0.5", "compute_mean"},
+        {"compute = empirical\ncompute_quantiles = 1,2\ncompute_sd = 0.5", "compute_sd"},
         {"profile = /nonexistent/profile.ini", "profile"},
         /* numbers as a config's: hex, infinity, and a comma with nothing
          * after it were taken */
@@ -591,6 +594,15 @@ static void test_a_profile_round_trips_and_sets_the_time(void **state)
     assert_true(fabs(times[0] - 0.002) < 1e-9);
     assert_true(fabs(times[1] - 0.004) < 1e-9);
     assert_true(fabs(times[2] - 0.001) < 1e-9);   /* the experiment's own key wins */
+    /* a mean over the profile's empirical model: refused (it changed nothing) */
+    const char *mean[] = {"train", "/dev/null", f->out_arg, "experiment.mode=sim",
+                          "train.algorithm=hogwild", "data.dataset=synthetic", config_arg,
+                          "sim.compute_mean=0.01", NULL};
+    support_run_asgd(&f->r, f->dir, mean);
+    assert_int_equal(f->r.status, 2);
+    if (!strstr(f->r.err, "sim.compute_mean=0.01") || !strstr(f->r.err, "(the profile's)")) {
+        fail_msg("%s", f->r.err);
+    }
     support_write_file(profile, "[sim]\ncompute_men = 0.1\n");   /* a typo in a profile */
     const char *bad[] = {"train", "/dev/null", f->out_arg, "experiment.mode=sim",
                          "train.algorithm=hogwild", "data.dataset=synthetic", config_arg,
