@@ -2261,6 +2261,45 @@ static void test_a_worker_failing_before_its_first_step_waits(void **state)
     }
 }
 
+/* A worker takes the round leader's verdict as it takes a reply, with a
+ * message's work ([sim] message_cpu): sync with a backup worker over two
+ * shards, worker 0 alone in each round (worker 1 100 times slower), pays
+ * 11 message works a round on its path, not 10 (the verdict's receipt was
+ * free: rounds of 15, 25 and 35 ms for message_cpu 0, 1 and 2 ms). */
+static void test_taking_a_verdict_is_a_messages_work(void **state)
+{
+    support_fixture *f = *state;
+    double step[2];
+    for (int i = 0; i < 2; i++) {
+        const char *args[] = {"train.algorithm=sync", "algorithm.backups=1", "cluster.workers=2",
+                              "cluster.servers=2", "sim.speed=1,100", "sim.compute=constant",
+                              "sim.compute_mean=0.01", "sim.latency=0.001", "sim.bandwidth=1e15",
+                              i ? "sim.message_cpu=0.002" : "sim.message_cpu=0",
+                              "eval.every=0", "train.epochs=0.2", NULL};
+        char dir[4096];
+        s_sim(f, args, dir, sizeof dir);
+        char *steps = s_file(dir, "steps.csv");
+        double first = -1, last = -1;
+        int n = 0;
+        for (char *line = strtok(strchr(steps, '\n') + 1, "\n"); line;
+             line = strtok(NULL, "\n")) {
+            double t;
+            int w;
+            if (sscanf(line, "%lf,%d,", &t, &w) == 2 && w == 0) {
+                first = first < 0 ? t : first;
+                last = t;
+                n++;
+            }
+        }
+        free(steps);
+        assert_true(n > 10);
+        step[i] = (last - first) / (n - 1);
+    }
+    if (fabs(step[0] - 0.015) > 1e-6 || fabs(step[1] - step[0] - 11 * 0.002) > 1e-6) {
+        fail_msg("rounds of %.6f s and %.6f s with message_cpu 0 and 2 ms", step[0], step[1]);
+    }
+}
+
 /* An evaluation held while a shard is down is made when it comes back,
  * and the ones after it are on the grid again (every 0.01 s from the first
  * step: they followed the held one 0.01 s apart, 0.0571, 0.0671, ...). */
@@ -2726,6 +2765,7 @@ int main(void)
         T(test_easgd_two_workers_by_hand),
         T(test_evaluations_with_a_cost_keep_their_times),
         T(test_evaluations_after_a_held_one_keep_their_times),
+        T(test_taking_a_verdict_is_a_messages_work),
         T(test_a_worker_failing_before_its_first_step_waits),
         T(test_a_shards_apply_and_each_shards_messages_take_time),
         T(test_a_failed_shard_loses_its_queue_and_resends_wait),

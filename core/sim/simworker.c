@@ -238,7 +238,8 @@ static int s_link_push(worker *w, const float *values, uint64_t tag, uint32_t sa
         }
         sw->waiting = WAIT_VERDICT;
         s_yield(sw);
-        if (sw->failed) {
+        /* taking the verdict is a message's work, as taking a reply is */
+        if (sw->failed || s_work(sw, sim_message_work(s)) < 0) {
             return -1;
         }
         verdict = sw->verdict;
