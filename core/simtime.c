@@ -417,6 +417,18 @@ double sim_message_time(const sim_spec *s, int k, double bytes, rng *r)
     return latency + bytes / bandwidth;
 }
 
+double sim_next_pause(const sim_spec *s, int k, double t)
+{
+    double next = INFINITY;
+    for (int i = 0; i < s->npauses; i++) {
+        const sim_window *p = &s->pauses[i];
+        if (p->index == k && p->from > t && p->from < next) {
+            next = p->from;
+        }
+    }
+    return next;
+}
+
 double sim_after_pauses(const sim_spec *s, int k, double t)
 {
     for (int i = 0; i < s->npauses; i++) {

@@ -168,5 +168,7 @@ double sim_copy_time(const sim_spec *s, double bytes);
 double sim_startup_time(const sim_spec *s, rng *r);
 /* When worker k, ready at t, can compute: after any pause covering t. */
 double sim_after_pauses(const sim_spec *s, int k, double t);
+/* When worker k's first pause after t starts (INFINITY: none). */
+double sim_next_pause(const sim_spec *s, int k, double t);
 
 #endif

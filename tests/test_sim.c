@@ -1387,6 +1387,37 @@ static void test_a_pause_frees_its_core(void **state)
     }
 }
 
+/* A pause that starts in the middle of a minibatch stops it: 10 ms
+ * minibatches, a pause from 5 to 50 ms, and the first step ends 45 ms after
+ * it would have (it computed straight through the pause: a pause delayed
+ * only minibatches that would start in it), with a core of its own and on
+ * one shared core alike. */
+static void test_a_pause_stops_a_minibatch_under_way(void **state)
+{
+    support_fixture *f = *state;
+    double first[2][2];
+    for (int p = 0; p < 2; p++) {
+        for (int c = 0; c < 2; c++) {
+            const char *args[] = {"train.algorithm=hogwild", "cluster.workers=1",
+                                  "sim.compute=constant", "sim.compute_mean=0.01",
+                                  "sim.latency=1e-4", "sim.bandwidth=1e15", "eval.every=0",
+                                  "train.epochs=0.02", c ? "sim.cores=1" : "sim.cores=0",
+                                  p ? "sim.pause=0@0.005-0.05" : NULL, NULL};
+            char dir[4096];
+            s_sim(f, args, dir, sizeof dir);
+            char *steps = s_file(dir, "steps.csv");
+            assert_int_equal(sscanf(strchr(steps, '\n') + 1, "%lf", &first[p][c]), 1);
+            free(steps);
+        }
+    }
+    for (int c = 0; c < 2; c++) {
+        if (fabs(first[1][c] - first[0][c] - 0.045) > 1e-9) {
+            fail_msg("cores = %d: the first step at %.6f s, %.6f s without the pause", c,
+                     first[1][c], first[0][c]);
+        }
+    }
+}
+
 /* cores: 4 compute-bound workers on 1 shared core take 4 times as long as
  * on a core each; startup_mean delays every worker's first step, which is
  * start-up (startup_s), not training: the rows' time starts at the step. */
@@ -2766,6 +2797,7 @@ int main(void)
         T(test_evaluations_with_a_cost_keep_their_times),
         T(test_evaluations_after_a_held_one_keep_their_times),
         T(test_taking_a_verdict_is_a_messages_work),
+        T(test_a_pause_stops_a_minibatch_under_way),
         T(test_a_worker_failing_before_its_first_step_waits),
         T(test_a_shards_apply_and_each_shards_messages_take_time),
         T(test_a_failed_shard_loses_its_queue_and_resends_wait),

@@ -21,7 +21,9 @@
  * it only once it is cold (a core that frees, or the balancing at the next
  * tick), as the kernel's sched_migration_cost keeps a task on its CPU.
  * A worker's minibatch that would start within its [sim] pause asks for a
- * core only when the pause ends (EV_RESUME): the pause holds none. A
+ * core only when the pause ends (EV_RESUME): the pause holds none; one
+ * under way when a pause starts gives its core back then, and goes on
+ * once the pause ends (with cores = 0 it just stops for the pause). A
  * finished turn's effects (its messages, its owner's next job, the jobs
  * it makes ready) are placed while its core is still taken, and only then
  * does the core go to the next in line, as the kernel wakes a task while
@@ -89,10 +91,11 @@ static void s_turn(sim *s, sim_event who, long c, double waking)
         return;
     }
     sim_job *j = s_job(s, &who);
-    if (j->left < 0 && c >= 0) {   /* a paused worker holds no shared core: it asks again
-                                    * when the pause ends (its core idled through it) */
+    if (j->minibatch && c >= 0) {   /* a paused worker holds no shared core: it asks again
+                                     * when the pause ends (its core idled through it) */
         double start = sim_after_pauses(spec, who.worker,
-                                        fmax(now, s->workers[who.worker].compute_start));
+                                        j->left < 0 ? fmax(now, s->workers[who.worker].compute_start)
+                                                    : now);
         if (start > now) {
             who.kind = EV_RESUME;
             who.t = start;
@@ -103,12 +106,20 @@ static void s_turn(sim *s, sim_event who, long c, double waking)
         }
     }
     j->core = (int)c + 1;
-    double end;
+    double end, computes = now;   /* from when it computes */
     if (j->left < 0) {   /* a minibatch: drawn as it starts, after any pause */
         sim_worker *sw = &s->workers[who.worker];
         double start = sim_after_pauses(spec, who.worker, fmax(now, sw->compute_start));
+        computes = start;
         double compute = sim_compute_time(spec, who.worker, &sw->compute_rng);
         end = start + compute;
+        /* the pauses it runs into stop it: with a core of its own, it goes
+         * on after each (it once computed straight through them) */
+        for (double from; c < 0 && (from = sim_next_pause(spec, who.worker, start)) < end;) {
+            double after = sim_after_pauses(spec, who.worker, from);
+            end += after - from;
+            start = after;
+        }
         j->left = end - now;
     } else {
         end = now + j->left;
@@ -117,6 +128,15 @@ static void s_turn(sim *s, sim_event who, long c, double waking)
     if (!j->whole) {
         end = now + spec->timeslice;
     }
+    /* on a shared core its turn ends where a pause starts: it gives the
+     * core back, and asks again when the pause ends (above) */
+    double pause = j->minibatch && c >= 0 ? sim_next_pause(spec, who.worker, computes)
+                                          : INFINITY;
+    if (pause < end) {
+        end = pause;
+        j->whole = false;
+    }
+    j->turn = end - now;
     who.t = end;
     who.tag = j->seq;
     sim_schedule(s, who);
@@ -394,6 +414,7 @@ int sim_cpu_run(sim *s, sim_event who, double work)
 {
     sim_job *j = s_job(s, &who);
     j->left = work;
+    j->minibatch = work < 0;
     j->seq++;
     return s_place(s, who);
 }
@@ -418,8 +439,8 @@ bool sim_cpu_turn_ended(sim *s, const sim_event *e)
         s->ending_core = c + 1;
         return true;
     }
-    j->left -= s->e->sim.timeslice;
-    if (!s_someone_waits(s, c)) {   /* it goes on */
+    j->left -= j->turn;
+    if (!s_someone_waits(s, c)) {   /* it goes on (or, paused, gives the core back) */
         s_turn(s, *e, c, 0);
         return false;
     }

@@ -64,6 +64,8 @@ typedef struct sim_job {
     double left;             /* seconds of work still to do; < 0: a minibatch, its
                                 time drawn as it starts */
     bool whole;              /* the turn it has now finishes it */
+    bool minibatch;          /* a worker's minibatch: its [sim] pause stops it */
+    double turn;             /* the work the turn it has now does */
     uint64_t seq;            /* its number: a turn of an earlier job ends nothing */
     int core;                /* 1 + the core of its owner's last turn; 0: none yet */
     double ran_until;        /* when that turn ended */
