@@ -13,6 +13,7 @@ import csv
 import io
 import json
 import os
+import subprocess
 import sys
 import tempfile
 
@@ -189,9 +190,12 @@ def test_resim_save_keeps_the_real_columns(out):
     with open(os.path.join(out, "points.csv"), "w") as f:
         f.write("rule,workers,metric,real,real_min,real_max,sim,real_n,sim_n,real_sd\n"
                 "hogwild,1,train_s,123,120,126,999,1,1,nan\n")
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        table.resim(out, ["data.dataset=synthetic", "eval.every=0"], save=True)
+    # as a user runs it, from the folder itself (--out . named profiles
+    # relative to the folder the runs were made in)
+    ran = subprocess.run([sys.executable, table.__file__, "--resim", "--save", "--out", ".",
+                          "--sim", "data.dataset=synthetic", "eval.every=0"], cwd=out,
+                         capture_output=True, text=True)
+    check(ran.returncode == 0, "--resim --out . ran: %s" % ran.stdout[-500:])
     got = points(out)[("hogwild", 1, "train_s")]
     check(float(got["real"]) == 123 and float(got["real_max"]) == 126, "real kept: %s" % got)
     sim = float(got["sim"])

@@ -161,6 +161,7 @@ def main():
     ap.add_argument("--rescore", action="store_true",
                     help="only table.md, points.csv and the figure again from --out's runs")
     a = ap.parse_args()
+    a.out = os.path.abspath(a.out)   # the runs are made elsewhere: --out . named no profile
     need = "points.csv" if a.plot else "settings.json"
     if (a.plot or a.rescore or a.resim) and not os.path.exists(os.path.join(a.out, need)):
         sys.exit("table.py: %s has no %s: it is not a folder a table run made (run "
