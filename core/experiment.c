@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cJSON.h>
 
@@ -485,6 +486,15 @@ static int s_check_model(experiment *e, error *err)
     error why = {0};
     if (model_check(&e->model, e->dim, e->classes, &e->nparams, &why) < 0) {
         return s_locate(e, &why, err);
+    }
+    /* one copy of the parameters that does not fit this host: refused here,
+     * not as "out of memory" once the run folder was made */
+    double bytes = (double)e->nparams * sizeof(float);
+    double memory = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    if (memory > 0 && bytes > memory) {
+        return config_fail(e->c, "model", e->model.hidden_count > 0 ? "hidden" : "type", err,
+                           "%zu parameters, %.3g GB as floats: more than this host's memory "
+                           "(%.3g GB)", e->nparams, bytes / 1e9, memory / 1e9);
     }
     /* error feedback's analysis asks that compression lose less than its
      * input (compress.h): qsgd on a part of n values may lose up to

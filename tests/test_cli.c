@@ -183,6 +183,14 @@ static void test_sizes_and_folders_the_run_cannot_have(void **state)
     support_run_asgd(&f->r, f->dir, keys);
     const char *needles7[] = {"cluster.keys=/dev/null", "not a folder of keys", NULL};
     s_expect_usage_error(f, needles7);
+    /* a model no host holds (1.1e12 parameters, 4.4 TB): refused on its key
+     * before the run folder (it failed "out of memory" after making one) */
+    const char *huge[] = {"train", f->config, f->out_arg, "model.type=mlp",
+                          "model.hidden=1048576,1048576", NULL};
+    support_run_asgd(&f->r, f->dir, huge);
+    const char *huge_needles[] = {"model.hidden=1048576,1048576", "more than this host's memory",
+                                  NULL};
+    s_expect_usage_error(f, huge_needles);
     /* keys without auth: the job would have run unauthenticated */
     const char *noauth[] = {"train", f->config, f->out_arg, "train.algorithm=hogwild",
                             "cluster.keys=/tmp", NULL};
