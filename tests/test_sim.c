@@ -1366,6 +1366,30 @@ static int s_steps_of_worker_1_within(const char *dir, double from, double to)
     return n;
 }
 
+/* The steps.csv rows of worker w (-1: every worker) of a run: the time of
+ * its first, the mean time between them in *period (may be NULL), and
+ * their count. */
+static int s_worker_steps(const char *dir, int w, double *first, double *period)
+{
+    char *steps = s_file(dir, "steps.csv");
+    double last = -1;
+    int n = 0;
+    *first = -1;
+    for (char *line = strtok(strchr(steps, '\n') + 1, "\n"); line; line = strtok(NULL, "\n")) {
+        double t;
+        int k;
+        if (sscanf(line, "%lf,%d,", &t, &k) == 2 && (w < 0 || k == w)) {
+            *first = n++ ? *first : t;
+            last = t;
+        }
+    }
+    free(steps);
+    if (period) {
+        *period = n > 1 ? (last - *first) / (n - 1) : NAN;
+    }
+    return n;
+}
+
 /* A paused worker holds no shared core: on one core, while worker 0 is
  * paused worker 1 has it to itself (its pause once kept the core busy:
  * worker 1 took no step in it, and the run took the whole pause longer). */
@@ -1387,6 +1411,33 @@ static void test_a_pause_frees_its_core(void **state)
     }
 }
 
+/* A process's I/O thread takes its messages one at a time: one hogwild
+ * worker over two shards on four cores, 10 ms minibatches, 1 ms latency,
+ * message_cpu 2 ms (1 ms in the sender's or receiver's own thread, 1 ms
+ * in its I/O thread). From a minibatch's end: the push's own work 0-2 ms,
+ * its two sends through the worker's I/O thread 2-3 and 3-4, taken by the
+ * shards' I/O threads 4-5 and 5-6 (settled at 6), the pull's own work
+ * 6-8, its sends 8-9 and 9-10, the shards' I/O 10-11 and 11-12, their
+ * answers' work to 13 and 14, their sends 13-14 and 14-15, taken by the
+ * worker's I/O thread 15-16 and 16-17, the replies' own work 17-19, the
+ * minibatch 19-29: 29 ms a step. (With each message's I/O turn a job of
+ * its own, a process's sends ran on two cores at once: 27 ms.) */
+static void test_an_io_thread_takes_one_message_at_a_time(void **state)
+{
+    support_fixture *f = *state;
+    const char *args[] = {"train.algorithm=hogwild", "cluster.workers=1", "cluster.servers=2",
+                          "sim.compute=constant", "sim.compute_mean=0.01", "sim.latency=0.001",
+                          "sim.bandwidth=1e15", "sim.message_cpu=0.002", "sim.cores=4",
+                          "eval.every=0", "train.epochs=0.1", NULL};
+    char dir[4096];
+    s_sim(f, args, dir, sizeof dir);
+    double first, step;
+    assert_true(s_worker_steps(dir, -1, &first, &step) > 10);
+    if (fabs(step - 0.029) > 1e-6) {
+        fail_msg("a step of %.6f s, not 0.029", step);
+    }
+}
+
 /* A pause that starts in the middle of a minibatch stops it: 10 ms
  * minibatches, a pause from 5 to 50 ms, and the first step ends 45 ms after
  * it would have (it computed straight through the pause: a pause delayed
@@ -1405,9 +1456,7 @@ static void test_a_pause_stops_a_minibatch_under_way(void **state)
                                   p ? "sim.pause=0@0.005-0.05" : NULL, NULL};
             char dir[4096];
             s_sim(f, args, dir, sizeof dir);
-            char *steps = s_file(dir, "steps.csv");
-            assert_int_equal(sscanf(strchr(steps, '\n') + 1, "%lf", &first[p][c]), 1);
-            free(steps);
+            assert_true(s_worker_steps(dir, 0, &first[p][c], NULL) > 0);
         }
     }
     for (int c = 0; c < 2; c++) {
@@ -2276,16 +2325,9 @@ static void test_a_worker_failing_before_its_first_step_waits(void **state)
     char *log = s_file(dir, "log.txt");
     assert_non_null(strstr(log, "worker 1 failed at 0.010000 s, before its first step"));
     free(log);
-    char *steps = s_file(dir, "steps.csv");
-    double first[2] = {-1, -1};
-    for (char *line = strtok(strchr(steps, '\n') + 1, "\n"); line; line = strtok(NULL, "\n")) {
-        double t;
-        int w;
-        if (sscanf(line, "%lf,%d,", &t, &w) == 2 && w >= 0 && w < 2 && first[w] < 0) {
-            first[w] = t;
-        }
-    }
-    free(steps);
+    double first[2];
+    s_worker_steps(dir, 0, &first[0], NULL);
+    s_worker_steps(dir, 1, &first[1], NULL);
     /* time runs from worker 0's first pull, at its start-up of 0.05 s */
     if (!(first[0] >= 0 && first[1] >= 0.2 - 0.05 - 1e-9)) {
         fail_msg("first steps at %g and %g s, worker 1 down until 0.2 s", first[0], first[1]);
@@ -2309,22 +2351,8 @@ static void test_taking_a_verdict_is_a_messages_work(void **state)
                               "eval.every=0", "train.epochs=0.2", NULL};
         char dir[4096];
         s_sim(f, args, dir, sizeof dir);
-        char *steps = s_file(dir, "steps.csv");
-        double first = -1, last = -1;
-        int n = 0;
-        for (char *line = strtok(strchr(steps, '\n') + 1, "\n"); line;
-             line = strtok(NULL, "\n")) {
-            double t;
-            int w;
-            if (sscanf(line, "%lf,%d,", &t, &w) == 2 && w == 0) {
-                first = first < 0 ? t : first;
-                last = t;
-                n++;
-            }
-        }
-        free(steps);
-        assert_true(n > 10);
-        step[i] = (last - first) / (n - 1);
+        double first;
+        assert_true(s_worker_steps(dir, 0, &first, &step[i]) > 10);
     }
     if (fabs(step[0] - 0.015) > 1e-6 || fabs(step[1] - step[0] - 11 * 0.002) > 1e-6) {
         fail_msg("rounds of %.6f s and %.6f s with message_cpu 0 and 2 ms", step[0], step[1]);
@@ -2798,6 +2826,7 @@ int main(void)
         T(test_evaluations_after_a_held_one_keep_their_times),
         T(test_taking_a_verdict_is_a_messages_work),
         T(test_a_pause_stops_a_minibatch_under_way),
+        T(test_an_io_thread_takes_one_message_at_a_time),
         T(test_a_worker_failing_before_its_first_step_waits),
         T(test_a_shards_apply_and_each_shards_messages_take_time),
         T(test_a_failed_shard_loses_its_queue_and_resends_wait),

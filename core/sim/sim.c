@@ -230,6 +230,7 @@ static void s_free(sim *s)
         free(s->shards[k].queue);
         free(s->shards[k].outbox);
         free(s->shards[k].clients);
+        free(s->shards[k].io.waiting.buf);
     }
     if (s->parts) {
         partition_free(s->parts, s->nworkers);

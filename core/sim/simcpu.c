@@ -404,10 +404,41 @@ void sim_cpu_free(sim *s)
     free(s->shared.buf);
 }
 
+/* The I/O thread whose turn e is: the sender's as it leaves, the
+ * receiver's as it arrives (a worker's to a shard and back). */
+static sim_io_thread *s_io_thread(sim *s, const sim_event *e)
+{
+    bool to_shard = e->msg_kind == EV_ARRIVE_PULL || e->msg_kind == EV_ARRIVE_PUSH;
+    bool worker_side = (e->io == SIM_IO_LEAVING) == to_shard;
+    return worker_side ? &s->workers[e->worker].io : &s->shards[e->shard].io;
+}
+
 int sim_cpu_io(sim *s, sim_event e, double work)
 {
     e.back = work;
+    sim_io_thread *t = s_io_thread(s, &e);
+    if (t->busy) {   /* one turn at a time: it once ran on two cores at once */
+        if (sim_queue_add(&t->waiting.buf, &t->waiting.count, &t->waiting.cap,
+                          &t->waiting.head, e) < 0) {
+            s->failed = true;
+            return error_set(s->err, ERROR_RUNTIME, "sim: out of memory");
+        }
+        return 0;
+    }
+    t->busy = true;
     return s_place(s, e);
+}
+
+/* The I/O thread whose turn e has just ended takes its next, if any. */
+static void s_io_next(sim *s, const sim_event *e)
+{
+    sim_io_thread *t = s_io_thread(s, e);
+    t->busy = false;
+    if (t->waiting.count > 0) {
+        sim_event next = sim_queue_pop(t->waiting.buf, &t->waiting.count, &t->waiting.head);
+        t->busy = true;
+        s_place(s, next);
+    }
 }
 
 int sim_cpu_run(sim *s, sim_event who, double work)
@@ -424,6 +455,7 @@ bool sim_cpu_turn_ended(sim *s, const sim_event *e)
     long c = e->core;
     if (e->io) {
         s->ending_core = c + 1;
+        s_io_next(s, e);
         return true;
     }
     sim_job *j = s_job(s, e);

@@ -77,6 +77,14 @@ typedef struct sim_line {
     size_t head, count, cap;
 } sim_line;
 
+/* A process's I/O thread (ZeroMQ's one per context): its messages' turns
+ * one at a time, in the order they came, so that its sends leave and its
+ * arrivals are handed on in order (simcpu.c). */
+typedef struct sim_io_thread {
+    bool busy;               /* a turn of it is placed or running */
+    sim_line waiting;        /* the turns after it */
+} sim_io_thread;
+
 /* One of [sim] cores: busy with a turn, or idle; jobs whose caches are on
  * it ([sim] migration) wait in its own line. */
 typedef struct sim_core {
@@ -115,6 +123,7 @@ typedef struct sim_worker {
     double compute_start;    /* when its current minibatch could start */
     int restarts;
     sim_job job;
+    sim_io_thread io;
 } sim_worker;
 
 typedef struct sim_shard {
@@ -136,6 +145,7 @@ typedef struct sim_shard {
     double outbox_work;      /* their sending and copies, */
     double outbox_done;      /* and how much of that its current job ends at */
     bool collecting;         /* replies go to the outbox */
+    sim_io_thread io;
 } sim_shard;
 
 struct sim {

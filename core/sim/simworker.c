@@ -484,6 +484,8 @@ void sim_worker_free(sim_worker *sw)
     compressor_free(&sw->compress);
     free(sw->prefetch);
     free(sw->prefetch_versions);
+    free(sw->io.waiting.buf);
+    sw->io = (sim_io_thread){0};
     sw->prefetch = NULL;
     sw->prefetch_versions = NULL;
     sw->stack = NULL;   /* in sim.stacks */
