@@ -1717,12 +1717,18 @@ static void test_results_md_marks_a_diverged_seed(void **state)
     mkdir(root, 0755);
     s_results_run(root, "hogwild-seed1", commit, false, false);
     s_results_run(root, "hogwild-seed2", commit, false, true);
+    /* the diverged seed's last row: a NaN model, whose argmax happens to
+     * read 0.9 (it reached the target at 0.5 s: the time's mean was 0.75) */
+    char path[900];
+    snprintf(path, sizeof path, "%s/hogwild-seed2/eval.csv", root);
+    support_write_file(path, "time_s,epoch,updates,samples,test_loss,test_acc\n"
+                             "0,0,0,0,2.3,0.1\n0.5,1,50,3200,nan,0.9\n");
     snprintf(script, sizeof script, "%s/experiments/compare-rules/results.py", ASGD_SOURCE_DIR);
     const char *py[] = {script, root, "0.85", NULL};
     support_run(&f->r, f->dir, support_python(), py);
     assert_int_equal(f->r.status, 0);
     assert_non_null(strstr(f->r.out, "\n| hogwild (1 of 2 diverged: the others' mean) | "
-                                     "0.8700 (one run) |"));
+                                     "0.8700 (one run) | 1.00 (one run) | 1/2 |"));
 }
 
 /* Two folders given to asgd report may each hold a run of the same name

@@ -12,6 +12,7 @@ every host and build the runs came from."""
 import csv
 import glob
 import json
+import math
 import os
 import statistics
 import sys
@@ -32,9 +33,12 @@ def spread(values, digits):
 
 
 def time_to(run_dir, target):
+    """The first evaluation at or above target; a row whose loss is not
+    finite is a diverged model's, whose accuracy is whatever argmax makes
+    of NaN parameters, and reaches nothing (as in asgd plot)."""
     with open(os.path.join(run_dir, "eval.csv")) as f:
         for row in csv.DictReader(f):
-            if float(row["test_acc"]) >= target:
+            if math.isfinite(float(row["test_loss"])) and float(row["test_acc"]) >= target:
                 return float(row["time_s"])
     return None
 
