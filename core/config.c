@@ -374,6 +374,11 @@ int config_override(config *c, const char *arg, error *err)
     return 0;
 }
 
+const entry *config_find(const config *c, const char *section, const char *key)
+{
+    return s_find(c, section, key);
+}
+
 entry *config_lookup(config *c, const char *section, const char *key, const char *def,
                      error *err)
 {

@@ -50,11 +50,15 @@ bool config_parse_number_at(const char *text, char **end, double *out);
 /* The same with nothing after the number but spaces. For values a key's
  * text holds among others (topk:0.01). */
 bool config_parse_number(const char *text, double *out);
-/* A value as text that is the same for the same number however written
- * (50e-6 and 5e-05 are 5e-05; 8.0 is 8): the shortest decimal that reads
- * back as it, a whole number in full; other text as it is. For comparing
- * and grouping the values of run folders' config.ini files. */
-void config_value_text(const char *value, char *out, size_t n);
+/* value as the getter that reads section.key in `known` (a config every
+ * getter has read) takes it, as text that is the same however it was
+ * written: a number (or each of a list of them) as the shortest decimal
+ * that reads back as it, a whole number in full (50e-6 and 5e-05 are
+ * 5e-05, 8.0 is 8), a boolean as true or false (yes, on, 1); any other
+ * key's text as it is (a label of 1.10 is not 1.1). For comparing and
+ * grouping the values of run folders' config.ini files. */
+void config_value_as_read(const config *known, const char *section, const char *key,
+                          const char *value, char *out, size_t n);
 /* The returned string is owned by the config and lives as long as it. */
 int config_get_string(config *c, const char *section, const char *key,
                       const char *def, const char **out, error *err);

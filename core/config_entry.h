@@ -22,6 +22,8 @@ typedef struct entry {
                           spellings (a number, a boolean, a list of numbers);
                           NULL: value */
     bool list;         /* read as a list (config_read_as_list) */
+    char read_as;      /* 'n': a number or a list of them, 'b': a boolean, 0: text
+                          (config_value_as_read) */
 } entry;
 
 struct config {
@@ -38,6 +40,8 @@ struct config {
  * marked read. NULL (err set) when there is no memory. */
 entry *config_lookup(config *c, const char *section, const char *key, const char *def,
                      error *err);
+/* The entry for section.key, or NULL; reads nothing (not marked read). */
+const entry *config_find(const config *c, const char *section, const char *key);
 /* -1 with err naming where e came from: "FILE:LINE: [section] key: what". */
 int config_bad(const config *c, const entry *e, error *err, const char *what);
 /* Replaces e's text (the resolved config records the value used). */

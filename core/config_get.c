@@ -51,6 +51,7 @@ int config_get_int(config *c, const char *section, const char *key, long def,
     char canonical[32];
     snprintf(canonical, sizeof canonical, "%ld", v);
     config_set_canonical(e, canonical);
+    e->read_as = 'n';
     *out = v;
     return 0;
 }
@@ -97,6 +98,7 @@ int config_get_double(config *c, const char *section, const char *key,
     char canonical[32];
     snprintf(canonical, sizeof canonical, "%.17g", v);
     config_set_canonical(e, canonical);
+    e->read_as = 'n';
     *out = v;
     return 0;
 }
@@ -142,6 +144,7 @@ int config_get_bool(config *c, const char *section, const char *key, bool def,
     entry *e = config_lookup(c, section, key, NULL, err);   /* read: it is there */
     if (e) {
         config_set_canonical(e, *out ? "true" : "false");
+        e->read_as = 'b';
     }
     return 0;
 }
@@ -181,6 +184,7 @@ static int s_get_list(config *c, const char *section, const char *key,
         return -1;
     }
     e->list = true;
+    e->read_as = 'n';   /* the lists are of numbers */
     *n = 0;
     const char *p = e->value;
     while (isspace((unsigned char)*p)) {
@@ -262,22 +266,59 @@ bool config_parse_number(const char *text, double *out)
     return *end == '\0';
 }
 
-void config_value_text(const char *value, char *out, size_t n)
+/* A number as the shortest decimal that reads back as it, a whole number
+ * in full; false (out untouched) when text is no number. */
+static bool s_number_text(const char *text, char *out, size_t n)
 {
     double v;
-    if (!config_parse_number(value, &v)) {
-        snprintf(out, n, "%s", value);
-        return;
+    if (!config_parse_number(text, &v)) {
+        return false;
     }
     if (v == floor(v) && fabs(v) < 0x1p53) {
         snprintf(out, n, "%.0f", v == 0 ? 0.0 : v);   /* -0 is 0 */
-        return;
+        return true;
     }
-    for (int digits = 1; digits <= 17; digits++) {   /* the shortest that reads back */
+    for (int digits = 1; digits <= 17; digits++) {
         snprintf(out, n, "%.*g", digits, v);
         if (strtod(out, NULL) == v) {
+            break;
+        }
+    }
+    return true;
+}
+
+void config_value_as_read(const config *known, const char *section, const char *key,
+                          const char *value, char *out, size_t n)
+{
+    const entry *e = config_find(known, section, key);
+    snprintf(out, n, "%s", value);
+    if (e && e->read_as == 'b') {
+        static const char *const words[] = {"false", "true", "no", "yes", "0", "1", "off",
+                                            "on", NULL};
+        for (int i = 0; words[i]; i++) {
+            if (strcmp(value, words[i]) == 0) {
+                snprintf(out, n, "%s", i % 2 ? "true" : "false");
+            }
+        }
+        return;
+    }
+    if (!e || e->read_as != 'n') {
+        return;
+    }
+    size_t used = 0;   /* each item of a list, as a number */
+    for (const char *p = value; used < n;) {
+        char item[64], number[32];
+        size_t len = strcspn(p, ",");
+        snprintf(item, sizeof item, "%.*s", (int)(len < sizeof item ? len : sizeof item - 1), p);
+        if (len >= sizeof item || !s_number_text(item, number, sizeof number)) {
+            snprintf(out, n, "%s", value);   /* not all numbers: as written */
             return;
         }
+        used += (size_t)snprintf(out + used, n - used, "%s%s", p == value ? "" : ",", number);
+        if (p[len] == '\0') {
+            return;
+        }
+        p += len + 1;
     }
 }
 

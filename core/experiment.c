@@ -398,6 +398,17 @@ static const config *s_known_keys(void)
     return known;
 }
 
+void experiment_value_text(const char *section, const char *key, const char *value, char *out,
+                           size_t n)
+{
+    const config *known = s_known_keys();
+    if (known) {
+        config_value_as_read(known, section, key, value, out, n);
+    } else {
+        snprintf(out, n, "%s", value);
+    }
+}
+
 /* config_check_unused's warn: one line more in e->warnings. */
 static void s_warn(void *ctx, const char *msg)
 {

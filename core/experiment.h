@@ -119,6 +119,10 @@ int experiment_check_training(experiment *e, error *err);
 /* A summary with the run's identity filled in (algorithm, label, model,
  * mode, data set, cluster shape, seed, parameter count, epochs). */
 void experiment_summary(const experiment *e, run_summary *sum);
+/* value as asgd reads section.key (config_value_as_read over every key
+ * asgd reads): for comparing and grouping run folders' config.ini values. */
+void experiment_value_text(const char *section, const char *key, const char *value, char *out,
+                           size_t n);
 /* Minibatches of every worker together: train.epochs passes over n_train
  * examples. */
 long experiment_total_steps(const experiment *e, long n_train);

@@ -14,6 +14,7 @@
 #include <cJSON.h>
 
 #include "core/config.h"
+#include "core/experiment.h"
 #include "core/provenance.h"
 #include "core/run.h"
 #include "core/stop.h"
@@ -268,7 +269,7 @@ static int s_take_entry(void *ctx, const char *section, const char *key, const c
     int k = s_key_index(c, name);
     if (k >= 0) {
         char text[512];
-        config_value_text(value, text, sizeof text);   /* 5e-2 and 0.05 do not differ */
+        experiment_value_text(section, key, value, text, sizeof text);   /* 5e-2, 0.05: alike */
         free(c->values[c->run * REPORT_MAX_KEYS + k]);
         c->values[c->run * REPORT_MAX_KEYS + k] = strdup(text);
     }

@@ -14,6 +14,7 @@
 #include <cJSON.h>
 
 #include "core/config.h"
+#include "core/experiment.h"
 #include "core/run.h"
 
 void plot_run_value(const plot_run *r, const char *key, char *out, size_t n)
@@ -39,7 +40,7 @@ void plot_run_value(const plot_run *r, const char *key, char *out, size_t n)
     config *c = config_load(path, &err);
     const char *v;
     if (c && config_get_string(c, section, dot + 1, "", &v, &err) == 0) {
-        config_value_text(v, out, n);   /* lr = 5e-2 and 0.05 are one group */
+        experiment_value_text(section, dot + 1, v, out, n);   /* lr = 5e-2 and 0.05: one group */
     }
     config_destroy(&c);
 }
@@ -337,8 +338,8 @@ static int s_compare_entry(void *ctx, const char *section, const char *key, cons
         return 0;
     }
     char a[256], b[256];
-    config_value_text(was, a, sizeof a);
-    config_value_text(value, b, sizeof b);
+    experiment_value_text(section, key, was, a, sizeof a);
+    experiment_value_text(section, key, value, b, sizeof b);
     if (strcmp(a, b) == 0) {
         return 0;
     }
@@ -433,7 +434,7 @@ bool plot_runs_mixed(const plot_runs *set, int g, const char *group_key, const c
 
 /* A run's config.ini without its comments (the "# From BASE" line names
  * the file it came from, another path for a copy) and where it went
- * ([experiment] out, name and run_id), each value as config_value_text
+ * ([experiment] out, name and run_id), each value as experiment_value_text
  * gives it: runs with the same text ran the same config (config.ini is
  * written in one order); NULL when it cannot be read. */
 static char *s_config_text(const plot_run *r)
@@ -445,28 +446,36 @@ static char *s_config_text(const plot_run *r)
     for (const char *p = text; p && (p = strchr(p, '\n')); p++) {
         lines++;
     }
-    /* a line grows by its value, at most 255 bytes from config_value_text */
+    /* a line grows by its value, at most 255 bytes as read */
     char *same = text ? malloc(strlen(text) + lines * 260) : NULL;
-    bool experiment = false;
+    char section[128] = "";
     size_t kept = 0;
     for (char *line = same ? text : NULL, *next; line && *line; line = next) {
         next = strchr(line, '\n');
         size_t len = next ? (size_t)(next - line) : strlen(line);
         next = next ? next + 1 : line + len;
         if (line[0] == '[') {
-            experiment = strncmp(line, "[experiment]", 12) == 0;
+            snprintf(section, sizeof section, "%.*s", (int)strcspn(line + 1, "]\n"), line + 1);
         }
-        bool where = experiment && (strncmp(line, "out", 3) == 0 ||
-                                    strncmp(line, "name", 4) == 0 ||
-                                    strncmp(line, "run_id", 6) == 0);
+        const char *equals = memchr(line, '=', len);
+        char key[128] = "", value[256], canonical[256];
+        if (equals) {
+            size_t end = (size_t)(equals - line);
+            while (end > 0 && line[end - 1] == ' ') {
+                end--;
+            }
+            snprintf(key, sizeof key, "%.*s", (int)end, line);
+        }
+        bool where = strcmp(section, "experiment") == 0 &&
+                     (strcmp(key, "out") == 0 || strcmp(key, "name") == 0 ||
+                      strcmp(key, "run_id") == 0);
         if (where || line[0] == '#' || line[0] == ';') {
             continue;
         }
-        const char *equals = memchr(line, '=', len);
         size_t head = equals ? (size_t)(equals - line) + 1 : len;
-        char value[256], canonical[256];
         snprintf(value, sizeof value, "%.*s", (int)(len - head), line + head);
-        config_value_text(value + strspn(value, " "), canonical, sizeof canonical);
+        experiment_value_text(section, key, value + strspn(value, " "), canonical,
+                              sizeof canonical);
         kept += (size_t)sprintf(same + kept, "%.*s%s%s\n", (int)head, line, equals ? " " : "",
                                 equals ? canonical : "");
     }

@@ -9,6 +9,7 @@
 
 #include <cJSON.h>
 
+#include "core/experiment.h"
 #include "core/provenance.h"
 #include "core/run.h"
 
@@ -46,8 +47,8 @@ static int s_compare(void *ctx, const char *section, const char *key, const char
     lookup l = {.section = section, .key = key};
     config_each_entry(cmp->ran, s_find, &l);
     char ran[512], now[512];
-    config_value_text(l.value ? l.value : "", ran, sizeof ran);
-    config_value_text(value, now, sizeof now);
+    experiment_value_text(section, key, l.value ? l.value : "", ran, sizeof ran);
+    experiment_value_text(section, key, value, now, sizeof now);
     if (l.value && strcmp(ran, now) == 0) {   /* lr = 0.05 ran as 5e-2 would now */
         return 0;
     }

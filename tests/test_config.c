@@ -399,6 +399,44 @@ static void test_paths_are_recorded_absolute(void **state)
     assert_int_equal(chdir(here), 0);
 }
 
+/* A value as its getter reads it: numbers (and lists of them) written one
+ * way, booleans as true or false, other text as it is (a label of 1.10 is
+ * not 1.1). */
+static void test_values_as_read(void **state)
+{
+    (void)state;
+    error err = {0};
+    config *known = config_parse_string("", "(known)", &err);
+    long l;
+    double d, list[4];
+    int n;
+    bool b;
+    const char *text;
+    assert_int_equal(config_get_int(known, "a", "count", 4, 0, 100, &l, &err), 0);
+    assert_int_equal(config_get_double(known, "a", "rate", 0.5, 0, 100, CONFIG_CLOSED, &d, &err),
+                     0);
+    assert_int_equal(config_get_double_list(known, "a", "speeds", "1", 0, 100, list, 4, &n, &err),
+                     0);
+    assert_int_equal(config_get_bool(known, "a", "flag", false, &b, &err), 0);
+    assert_int_equal(config_get_string(known, "a", "label", "", &text, &err), 0);
+    const char *cases[][3] = {
+        {"rate", "50e-6", "5e-05"}, {"rate", "5e-05", "5e-05"}, {"rate", "0.1", "0.1"},
+        {"rate", "8.0", "8"}, {"rate", "-0", "0"}, {"rate", "1e400", "1e400"},
+        {"count", "007", "7"}, {"speeds", "1.0,2e0, 3", "1,2,3"}, {"speeds", "1,x", "1,x"},
+        {"flag", "yes", "true"}, {"flag", "off", "false"}, {"label", "1.10", "1.10"},
+        {"nokey", "1.10", "1.10"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char out[64];
+        config_value_as_read(known, "a", cases[i][0], cases[i][1], out, sizeof out);
+        if (strcmp(out, cases[i][2]) != 0) {
+            fail_msg("%s = %s read as \"%s\", not \"%s\"", cases[i][0], cases[i][1], out,
+                     cases[i][2]);
+        }
+    }
+    config_destroy(&known);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -410,6 +448,7 @@ int main(void)
         cmocka_unit_test(test_unread_override_is_reported),
         cmocka_unit_test(test_duplicate_key_and_garbage_line),
         cmocka_unit_test(test_resolved_config_round_trips),
+        cmocka_unit_test(test_values_as_read),
         cmocka_unit_test_setup_teardown(test_files_inih_would_misread, support_fixture_setup,
                                         support_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_paths_are_recorded_absolute, support_fixture_setup,

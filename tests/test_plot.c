@@ -1185,6 +1185,16 @@ static void test_a_number_however_written_is_one_value(void **state)
     if (!strstr(f->r.err, "are one config with seed 1, run twice")) {
         fail_msg("no word of the seed run twice: \"%s\"", f->r.err);
     }
+    /* a label is text, not a number: 1.10 and 1.1 are two groups (they were
+     * one, "one config run twice") */
+    snprintf(runs, sizeof runs, "%s/labels", f->out);
+    s_two_runs(f, runs, "experiment.label=1.10", "experiment.label=1.1");
+    const char *labels[] = {"plot", runs, "-o", fig, NULL};
+    support_run_asgd(&f->r, f->dir, labels);
+    assert_int_equal(f->r.status, 0);
+    if (!strstr(f->r.out, "2 runs, 2 groups") || strstr(f->r.err, "run twice")) {
+        fail_msg("labels 1.10 and 1.1: \"%s\" \"%s\"", f->r.out, f->r.err);
+    }
 }
 
 /* One config run twice with one seed (a run folder's config.ini run
