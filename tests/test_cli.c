@@ -204,6 +204,21 @@ static void test_sizes_and_folders_the_run_cannot_have(void **state)
     support_run_asgd(&f->r, f->dir, far);
     const char *far_needles[] = {"cluster.host=192.0.2.1", "not an address of this host", NULL};
     s_expect_usage_error(f, far_needles);
+    /* what passed that check and failed after the run folder (or hung): a
+     * bare IPv6 address, a name of another host with a port (the workers
+     * connected there and waited), a name with no port (free ports are
+     * drawn on an IPv4 address only) */
+    const char *hosts[][3] = {{"cluster.host=::1", "cluster.port=24567", "in brackets ([::1])"},
+                              {"cluster.host=no-such-host.invalid", "cluster.port=24567",
+                               "cluster.host=no-such-host.invalid"},
+                              {"cluster.host=[::1]", NULL, "draws free ports, on a local IPv4"}};
+    for (int i = 0; i < 3; i++) {
+        const char *args[] = {"train", f->config, f->out_arg, "train.algorithm=hogwild",
+                              "cluster.transport=tcp", hosts[i][0], hosts[i][1], NULL};
+        support_run_asgd(&f->r, f->dir, args);
+        const char *needles[] = {hosts[i][0], hosts[i][2], NULL};
+        s_expect_usage_error(f, needles);
+    }
     int holder = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t alen = sizeof a;

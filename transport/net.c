@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -297,7 +298,8 @@ static int s_probe(const char *host, int port, int *bound)
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     socklen_t len = sizeof a;
-    if (fd < 0 || inet_pton(AF_INET, host, &a.sin_addr) != 1 ||
+    if (fd < 0 || inet_pton(AF_INET, strcmp(host, "localhost") == 0 ? "127.0.0.1" : host,
+                            &a.sin_addr) != 1 ||
         bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
         getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
         if (fd >= 0) {
@@ -309,12 +311,51 @@ static int s_probe(const char *host, int port, int *bound)
     return fd;
 }
 
+/* Whether a socket can listen at a (with SO_REUSEADDR, as ZeroMQ binds);
+ * errno tells why not. */
+static bool s_listens(const struct sockaddr *a, socklen_t len)
+{
+    int fd = socket(a->sa_family, SOCK_STREAM, 0), on = 1;
+    bool ok = fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) == 0 &&
+              bind(fd, a, len) == 0 && listen(fd, 1) == 0;
+    int saved = errno;
+    if (fd >= 0) {
+        close(fd);
+    }
+    errno = saved;
+    return ok;
+}
+
+/* Whether the name resolves to an address of this host. */
+static bool s_name_is_here(const char *name, char *why, size_t n)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *found;
+    int rc = getaddrinfo(name, NULL, &hints, &found);
+    if (rc != 0) {
+        snprintf(why, n, "%s", gai_strerror(rc));
+        return false;
+    }
+    bool here = false;
+    for (const struct addrinfo *a = found; a && !here; a = a->ai_next) {
+        here = s_listens(a->ai_addr, a->ai_addrlen);   /* port 0: the address alone */
+    }
+    freeaddrinfo(found);
+    if (!here) {
+        snprintf(why, n, "it resolves to no address of this host");
+    }
+    return here;
+}
+
 bool net_can_listen(const char *host, int port, char *why, size_t n)
 {
     char bare[256];
     size_t len = strlen(host);
     bool brackets = len > 1 && host[0] == '[' && host[len - 1] == ']';
     snprintf(bare, sizeof bare, "%.*s", (int)(brackets ? len - 2 : len), host + brackets);
+    if (!brackets && strchr(bare, ':')) {   /* HOST:PORT could not be told apart */
+        snprintf(why, n, "an IPv6 address goes in brackets ([%s])", bare);
+        return false;
+    }
     struct sockaddr_in a4 = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port)};
     struct sockaddr *a = (struct sockaddr *)&a4;
@@ -325,18 +366,17 @@ bool net_can_listen(const char *host, int port, char *why, size_t n)
         a = (struct sockaddr *)&a6;
         alen = sizeof a6;
     } else if (inet_pton(AF_INET, bare, &a4.sin_addr) != 1) {
-        a4.sin_addr.s_addr = htonl(INADDR_ANY);   /* a name: every interface */
+        if (!s_name_is_here(bare, why, n)) {   /* workers would connect elsewhere */
+            return false;
+        }
+        a4.sin_addr.s_addr = htonl(INADDR_ANY);   /* a name binds every interface */
     }
-    int fd = socket(a->sa_family, SOCK_STREAM, 0), on = 1;
-    bool ok = fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) == 0 &&
-              bind(fd, a, alen) == 0 && listen(fd, 1) == 0;
-    if (!ok) {
-        snprintf(why, n, "%s", strerror(errno));
+    if (!s_listens(a, alen)) {
+        snprintf(why, n, "%s%s", errno == EADDRNOTAVAIL ? "not an address of this host: " : "",
+                 strerror(errno));
+        return false;
     }
-    if (fd >= 0) {
-        close(fd);
-    }
-    return ok;
+    return true;
 }
 
 /* The first port of the kernel's ephemeral range (32768 where unreadable). */

@@ -104,7 +104,7 @@ void net_endpoint(char *buf, size_t n, const char *address, bool for_bind);
  * or tcp on a loopback address. */
 bool net_local_only(const char *endpoint);
 
-/* n distinct TCP ports free on host (a local IPv4 address) into ports,
+/* n distinct TCP ports free on host (a local IPv4 address, or localhost) into ports,
  * for a job's shards to bind; -1 where none can be bound there. They are
  * drawn below the kernel's ephemeral range
  * (/proc/sys/net/ipv4/ip_local_port_range), from NET_PORT_LOW up: a port
@@ -116,10 +116,10 @@ bool net_local_only(const char *endpoint);
 int net_free_ports(const char *host, int *ports, int n);
 /* Whether a shard could listen on host:port here (port 0: whether host
  * is an address of this host at all), as net_endpoint binds it: an IP
- * address (IPv6 bare or in brackets) must be one of this host's, a name
- * binds every interface. A port a listener holds is refused; one in
- * TIME_WAIT is not (ZeroMQ binds with SO_REUSEADDR). The reason, when
- * not, goes into why. */
+ * address (IPv6 in brackets) must be one of this host's, a name must
+ * resolve to one (and binds every interface). A port a listener holds is
+ * refused; one in TIME_WAIT is not (ZeroMQ binds with SO_REUSEADDR). The
+ * reason, when not, goes into why. */
 bool net_can_listen(const char *host, int port, char *why, size_t n);
 
 #endif

@@ -228,9 +228,17 @@ int launcher_check(experiment *e, error *err)
     }
     char why[128];
     if (!net_can_listen(e->host, 0, why, sizeof why)) {
-        return config_fail(e->c, "cluster", "host", err, "%s is not an address of this host "
-                           "(%s): asgd train starts every shard here; a job across hosts "
-                           "starts each role with asgd ps and asgd worker", e->host, why);
+        return config_fail(e->c, "cluster", "host", err, "%s: %s (asgd train starts every "
+                           "shard on this host; a job across hosts starts each role with asgd "
+                           "ps and asgd worker)", e->host, why);
+    }
+    int *ports = e->port == 0 ? calloc((size_t)e->servers, sizeof *ports) : NULL;
+    bool free_ports = ports && net_free_ports(e->host, ports, e->servers) == 0;
+    free(ports);
+    if (e->port == 0 && !free_ports) {   /* as s_endpoints will draw them */
+        return config_fail(e->c, "cluster", "host", err, "%s: with no [cluster] port asgd "
+                           "draws free ports, on a local IPv4 address (or localhost) only; "
+                           "give that, or a port", e->host);
     }
     for (int k = 0; e->port > 0 && k < e->servers; k++) {
         if (!net_can_listen(e->host, (int)e->port + k, why, sizeof why)) {
