@@ -492,20 +492,27 @@ static int s_locate(experiment *e, const error *why, error *err)
 }
 
 /* The model fits the data's shape (errors as s_locate's). */
-static int s_check_model(experiment *e, error *err)
+/* whole_job: every process of the job runs on this host (asgd train's
+ * launcher, the simulator, threads mode), not one role of it. */
+static int s_check_model(experiment *e, bool whole_job, error *err)
 {
     error why = {0};
     if (model_check(&e->model, e->dim, e->classes, &e->nparams, &why) < 0) {
         return s_locate(e, &why, err);
     }
-    /* one copy of the parameters that does not fit this host: refused here,
-     * not as "out of memory" once the run folder was made */
-    double bytes = (double)e->nparams * sizeof(float);
+    /* the fewest copies of the parameters the job holds (a model and its
+     * gradient per worker, the centre) that do not fit this host: refused
+     * here, not as "out of memory" once the run folder was made */
+    double copies = e->alg && whole_job ? 2.0 * e->workers + 1 : 2;
+    double bytes = (double)e->nparams * sizeof(float) * copies;
     double memory = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
     if (memory > 0 && bytes > memory) {
         return config_fail(e->c, "model", e->model.hidden_count > 0 ? "hidden" : "type", err,
-                           "%zu parameters, %.3g GB as floats: more than this host's memory "
-                           "(%.3g GB)", e->nparams, bytes / 1e9, memory / 1e9);
+                           "%zu parameters: %.0f copies of them (%s) are %.3g GB, more than "
+                           "this host's memory (%.3g GB)", e->nparams, copies,
+                           copies > 2 ? "a model and a gradient per worker, and the centre"
+                                      : "a model and its gradient",
+                           bytes / 1e9, memory / 1e9);
     }
     /* error feedback's analysis asks that compression lose less than its
      * input (compress.h): qsgd on a part of n values may lose up to
@@ -686,7 +693,7 @@ int experiment_load(experiment *e, error *err)
     e->n_train = e->train.n;
     e->dim = e->train.dim;
     e->classes = e->train.classes;
-    if (s_check_sizes(e, err) < 0 || s_check_model(e, err) < 0) {
+    if (s_check_sizes(e, err) < 0 || s_check_model(e, e->mode != MODE_REAL, err) < 0) {
         return -1;
     }
     s_warn_profile(e);
@@ -706,7 +713,7 @@ int experiment_check(experiment *e, error *err)
     if (data_check(&e->data, &e->n_train, &e->dim, &e->classes, &why) < 0) {
         return s_data_error(e, &why, err);
     }
-    return s_check_sizes(e, err) < 0 ? -1 : s_check_model(e, err);
+    return s_check_sizes(e, err) < 0 ? -1 : s_check_model(e, true, err);
 }
 
 int experiment_check_training(experiment *e, error *err)

@@ -191,6 +191,15 @@ static void test_sizes_and_folders_the_run_cannot_have(void **state)
     const char *huge_needles[] = {"model.hidden=1048576,1048576", "more than this host's memory",
                                   NULL};
     s_expect_usage_error(f, huge_needles);
+    /* one copy fits; a model and a gradient for each of 4,096 simulated
+     * workers do not (it failed "out of memory" after the run folder) */
+    const char *many[] = {"train", f->config, f->out_arg, "model.type=mlp",
+                          "model.hidden=4096,4096", "experiment.mode=sim",
+                          "train.algorithm=hogwild", "cluster.workers=4096", NULL};
+    support_run_asgd(&f->r, f->dir, many);
+    const char *many_needles[] = {"model.hidden=4096,4096", "8193 copies of them",
+                                  "more than this host's memory", NULL};
+    s_expect_usage_error(f, many_needles);
     /* keys without auth: the job would have run unauthenticated */
     const char *noauth[] = {"train", f->config, f->out_arg, "train.algorithm=hogwild",
                             "cluster.keys=/tmp", NULL};
