@@ -56,6 +56,7 @@ static entry *s_add(config *c, const char *section, const char *key,
     e->path = false;
     e->canonical = NULL;
     e->list = false;
+    e->read_as = 0;
     c->count++;
     return e;
 }
@@ -377,6 +378,20 @@ int config_override(config *c, const char *arg, error *err)
 const entry *config_find(const config *c, const char *section, const char *key)
 {
     return s_find(c, section, key);
+}
+
+int config_take_keys(config *into, const config *from)
+{
+    for (int i = 0; i < from->count; i++) {
+        const entry *e = &from->entries[i];
+        entry *mine = s_find(into, e->section, e->key);
+        if (!mine && !(mine = s_add(into, e->section, e->key, e->value, FROM_DEFAULT, 0))) {
+            return -1;
+        }
+        mine->read_as = mine->read_as ? mine->read_as : e->read_as;
+        mine->list = mine->list || e->list;
+    }
+    return 0;
 }
 
 entry *config_lookup(config *c, const char *section, const char *key, const char *def,

@@ -59,6 +59,10 @@ bool config_parse_number(const char *text, double *out);
  * grouping the values of run folders' config.ini files. */
 void config_value_as_read(const config *known, const char *section, const char *key,
                           const char *value, char *out, size_t n);
+/* Adds to `into` each key of `from` it lacks, with how from's getters read
+ * it: to gather every key asgd reads from configurations read one by
+ * one. -1 when out of memory. */
+int config_take_keys(config *into, const config *from);
 /* The returned string is owned by the config and lives as long as it. */
 int config_get_string(config *c, const char *section, const char *key,
                       const char *def, const char **out, error *err);

@@ -363,39 +363,84 @@ static void s_free_parts(experiment *e)
     trace_free(&e->replay);
 }
 
-/* Every key asgd reads in some configuration: a config on which every
- * variant of every choice (rule, model, optimizer, data, partition, time
- * model) has been read once. Built once per process. */
-static const config *s_known_keys(void)
+/* Every key asgd reads in some configuration: the keys of every variant
+ * of every choice (rule, model, optimizer, data, partition, mode, time
+ * model), each read on a config of its own (read one after another on one
+ * config, a rule's default stayed for the next rule, which refused it, and
+ * every variant after the first that failed read nothing: data.alpha was
+ * not among them). Built once per process; NULL when out of memory. *count
+ * and *failed (may be NULL) say how many variants were read and how many
+ * of them stopped at an error. */
+static const config *s_gather_known_keys(int *count, int *failed)
 {
     static config *known;
-    if (known) {
-        return known;
+    static int variants_read, variants_failed;
+    if (!known) {
+        error ignored;
+        known = config_parse_string("", "(every key)", &ignored);
+        char variants[80][200];
+        int n = 0;
+        for (const algorithm *const *a = algorithm_all(); *a && n < 40; a++) {
+            snprintf(variants[n++], sizeof variants[0], "train.algorithm=%s", (*a)->name);
+        }
+        static const char *const generated = "data.train_size=100 data.test_size=10";
+        const char *more[] = {"model.type=softmax", "model.type=mlp", "model.type=cnn",
+            "train.algorithm=sequential", "train.optimizer=momentum", "train.optimizer=nesterov",
+            "train.optimizer=adagrad", "train.optimizer=adam", "train.optimizer=sgd",
+            "data.dataset=synthetic", "data.dataset=regression model.type=linear",
+            "data.partition=label-skew train.algorithm=hogwild", "data.partition=iid",
+            "experiment.mode=threads train.algorithm=hogwild",
+            "experiment.mode=sim train.algorithm=hogwild sim.compute=constant",
+            "experiment.mode=sim train.algorithm=hogwild sim.compute=normal",
+            "experiment.mode=sim train.algorithm=hogwild sim.compute=lognormal",
+            "experiment.mode=sim train.algorithm=hogwild sim.compute=exponential",
+            "experiment.mode=sim train.algorithm=hogwild sim.compute=measured",
+            "experiment.mode=sim train.algorithm=hogwild sim.compute=null",
+            "experiment.mode=sim train.algorithm=hogwild sim.compute=empirical "
+            "sim.compute_quantiles=1,2", NULL};
+        for (int i = 0; more[i] && n < 80; i++) {
+            snprintf(variants[n++], sizeof variants[0], "%s%s%s", more[i],
+                     strstr(more[i], "data.dataset=") ? " " : "",
+                     strstr(more[i], "data.dataset=") ? generated : "");
+        }
+        for (int i = 0; known && i < n; i++) {
+            config *c = config_parse_string("", "(a variant)", &ignored);
+            experiment probe = {.c = c};
+            bool ok = c != NULL;
+            char words[200], *save;
+            snprintf(words, sizeof words, "%.199s", variants[i]);
+            for (char *w = strtok_r(words, " ", &save); ok && w; w = strtok_r(NULL, " ", &save)) {
+                ok = config_override(c, w, &ignored) == 0;
+            }
+            ok = ok && s_read_keys(&probe, NULL, &ignored) == 0;
+            variants_failed += !ok;
+            variants_read++;
+            if (c && config_take_keys(known, c) < 0) {
+                config_destroy(&known);
+            }
+            s_free_parts(&probe);
+            config_destroy(&c);
+        }
     }
-    error ignored;
-    known = config_parse_string("", "(every key)", &ignored);
-    char variants[64][64];
-    int n = 0;
-    for (const algorithm *const *a = algorithm_all(); *a && n < 40; a++) {
-        snprintf(variants[n++], sizeof variants[0], "train.algorithm=%s", (*a)->name);
+    if (count) {
+        *count = variants_read;
     }
-    const char *more[] = {"model.type=softmax", "model.type=mlp", "model.type=cnn",
-        "train.algorithm=sequential", "train.optimizer=momentum", "train.optimizer=nesterov",
-        "train.optimizer=adagrad", "train.optimizer=adam", "train.optimizer=sgd",
-        "data.dataset=synthetic", "data.partition=label-skew", "sim.compute=constant",
-        "sim.compute=normal", "sim.compute=lognormal", "sim.compute=exponential",
-        "sim.compute=measured", "sim.compute=null", "data.partition=iid",
-        "data.dataset=regression", "model.type=linear", NULL};
-    for (int i = 0; more[i]; i++) {
-        snprintf(variants[n++], sizeof variants[0], "%s", more[i]);
-    }
-    for (int i = 0; known && i < n; i++) {
-        experiment probe = {.c = known};
-        config_override(known, variants[i], &ignored);
-        s_read_keys(&probe, NULL, &ignored);   /* a variant may stop early: others read on */
-        s_free_parts(&probe);
+    if (failed) {
+        *failed = variants_failed;
     }
     return known;
+}
+
+static const config *s_known_keys(void)
+{
+    return s_gather_known_keys(NULL, NULL);
+}
+
+int experiment_known_variants(int *failed)
+{
+    int count;
+    s_gather_known_keys(&count, failed);
+    return count;
 }
 
 void experiment_value_text(const char *section, const char *key, const char *value, char *out,

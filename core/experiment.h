@@ -119,6 +119,10 @@ int experiment_check_training(experiment *e, error *err);
 /* A summary with the run's identity filled in (algorithm, label, model,
  * mode, data set, cluster shape, seed, parameter count, epochs). */
 void experiment_summary(const experiment *e, run_summary *sum);
+/* The configurations read to learn every key asgd reads (for "unknown key"
+ * and experiment_value_text), and in *failed how many stopped at an error
+ * and so read fewer keys than they should (a test's: 0). */
+int experiment_known_variants(int *failed);
 /* value as asgd reads section.key (config_value_as_read over every key
  * asgd reads): for comparing and grouping run folders' config.ini values. */
 void experiment_value_text(const char *section, const char *key, const char *value, char *out,

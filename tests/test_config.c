@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "core/experiment.h"
 #include "support.h"
 
 static const char *const s_colors[] = {"red", "green", "blue", NULL};
@@ -437,6 +438,38 @@ static void test_values_as_read(void **state)
     config_destroy(&known);
 }
 
+/* Every key asgd reads is known, as its getter reads it: each variant of
+ * the choices (rule, model, data, partition, mode, time model) reads on a
+ * config of its own, and none stops at an error (read one after another on
+ * one config, staleweight's default weight stopped every rule after it and
+ * a generated data set without a size every variant after that: label
+ * skew's data.alpha was compared as text, 0.5 and 5e-1 "differing"). */
+static void test_every_key_is_known_as_read(void **state)
+{
+    (void)state;
+    int failed = -1;
+    assert_true(experiment_known_variants(&failed) > 30);
+    assert_int_equal(failed, 0);
+    const char *cases[][4] = {
+        {"data", "alpha", "5e-1", "0.5"},          /* label skew only */
+        {"train", "momentum", "9e-1", "0.9"},      /* a momentum optimizer only */
+        {"algorithm", "buffer", "08", "8"},        /* fedbuff only */
+        {"algorithm", "alpha", "1e-1", "0.1"},     /* the elastic rules */
+        {"sim", "compute_mean", "1e-3", "0.001"},  /* the simulator */
+        {"model", "dropout", "5e-1", "0.5"},       /* mlp and cnn */
+        {"data", "noise", "1e0", "1"},             /* generated data only */
+        {"experiment", "label", "1.10", "1.10"},   /* text */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char out[64];
+        experiment_value_text(cases[i][0], cases[i][1], cases[i][2], out, sizeof out);
+        if (strcmp(out, cases[i][3]) != 0) {
+            fail_msg("%s.%s = %s read as \"%s\", not \"%s\"", cases[i][0], cases[i][1],
+                     cases[i][2], out, cases[i][3]);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -449,6 +482,7 @@ int main(void)
         cmocka_unit_test(test_duplicate_key_and_garbage_line),
         cmocka_unit_test(test_resolved_config_round_trips),
         cmocka_unit_test(test_values_as_read),
+        cmocka_unit_test(test_every_key_is_known_as_read),
         cmocka_unit_test_setup_teardown(test_files_inih_would_misread, support_fixture_setup,
                                         support_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_paths_are_recorded_absolute, support_fixture_setup,
