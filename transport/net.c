@@ -293,13 +293,31 @@ bool net_local_only(const char *endpoint)
 }
 
 /* A socket bound to host:port (0: any), kept open; -1 if it cannot be. */
+/* host's IPv4 address into a: a literal, or a name's first (localhost:
+ * 127.0.0.1, as net_endpoint binds it); false when it has none. */
+static bool s_ipv4(const char *host, struct in_addr *a)
+{
+    if (strcmp(host, "localhost") == 0) {
+        host = "127.0.0.1";
+    }
+    if (inet_pton(AF_INET, host, a) == 1) {
+        return true;
+    }
+    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *found;
+    if (getaddrinfo(host, NULL, &hints, &found) != 0) {
+        return false;
+    }
+    *a = ((const struct sockaddr_in *)found->ai_addr)->sin_addr;
+    freeaddrinfo(found);
+    return true;
+}
+
 static int s_probe(const char *host, int port, int *bound)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     socklen_t len = sizeof a;
-    if (fd < 0 || inet_pton(AF_INET, strcmp(host, "localhost") == 0 ? "127.0.0.1" : host,
-                            &a.sin_addr) != 1 ||
+    if (fd < 0 || !s_ipv4(host, &a.sin_addr) ||
         bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
         getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
         if (fd >= 0) {

@@ -104,7 +104,7 @@ void net_endpoint(char *buf, size_t n, const char *address, bool for_bind);
  * or tcp on a loopback address. */
 bool net_local_only(const char *endpoint);
 
-/* n distinct TCP ports free on host (a local IPv4 address, or localhost) into ports,
+/* n distinct TCP ports free on host (a local IPv4 address, or a name of one) into ports,
  * for a job's shards to bind; -1 where none can be bound there. They are
  * drawn below the kernel's ephemeral range
  * (/proc/sys/net/ipv4/ip_local_port_range), from NET_PORT_LOW up: a port

@@ -237,7 +237,7 @@ int launcher_check(experiment *e, error *err)
     free(ports);
     if (e->port == 0 && !free_ports) {   /* as s_endpoints will draw them */
         return config_fail(e->c, "cluster", "host", err, "%s: with no [cluster] port asgd "
-                           "draws free ports, on a local IPv4 address (or localhost) only; "
+                           "draws free ports, on a local IPv4 address (or a name of one) only; "
                            "give that, or a port", e->host);
     }
     for (int k = 0; e->port > 0 && k < e->servers; k++) {
