@@ -117,7 +117,6 @@ typedef struct sim_worker {
     float *prefetch;
     uint64_t *prefetch_versions, prefetch_staleness, prefetch_min;
     bool prefetched;
-    float *push_copy;        /* the values of its pushes in flight (allocated at its first) */
     rng compute_rng;
     compressor *compress;    /* its pushes' compression ([algorithm] compress), or NULL */
     double away_until;       /* its device is away until then (sim.trace) */

@@ -207,32 +207,7 @@ static int s_push_to(sim_worker *sw, int k, const float *values, uint64_t tag, u
     return 0;
 }
 
-/* Until the shards have taken every push this worker sent. */
-static void s_wait_pushes(sim_worker *sw)
-{
-    if (sw->pending_pushes > 0 && !sw->failed) {
-        sw->waiting = WAIT_SETTLE;
-        s_yield(sw);
-    }
-}
-
-/* A push's values copied, for the shards to read when they take it (the
- * worker's own buffer may change, or be freed, before then): a worker
- * goes on after a push as a real one does once ZeroMQ has its bytes, and
- * its next pull leaves right behind it (it waited for the shard to take
- * the push, a latency and the shard's queue longer). A push while the
- * copy is still unread waits for it. NULL (the run failed) when there is
- * no memory. */
-static const float *s_push_copy(sim_worker *sw, const float *values)
-{
-    s_wait_pushes(sw);
-    if (!sw->push_copy && !(sw->push_copy = malloc(sw->w.nparams * sizeof *sw->push_copy))) {
-        error_set(sw->s->err, ERROR_RUNTIME, "sim: out of memory");
-        return NULL;
-    }
-    memcpy(sw->push_copy, values, sw->w.nparams * sizeof *sw->push_copy);
-    return sw->push_copy;
-}
+static void s_link_settle(worker *w);
 
 static int s_link_push(worker *w, const float *values, uint64_t tag, uint32_t samples)
 {
@@ -241,11 +216,12 @@ static int s_link_push(worker *w, const float *values, uint64_t tag, uint32_t sa
     if (sw->failed) {
         return -1;
     }
-    if (sw->compress) {   /* the shards take what they decode */
+    if (sw->compress) {   /* the shards take what they decode; the last push is read first */
+        s_link_settle(w);
+        if (sw->failed) {
+            return -1;
+        }
         values = compressor_push(sw->compress, values);
-    }
-    if (!(values = s_push_copy(sw, values)) || sw->failed) {
-        return -1;
     }
     double bytes = 0;
     for (int k = 0; k < s->nshards; k++) {
@@ -277,6 +253,14 @@ static int s_link_push(worker *w, const float *values, uint64_t tag, uint32_t sa
     return 0;
 }
 
+static void s_link_settle(worker *w)
+{
+    sim_worker *sw = w->link_state;
+    if (sw->pending_pushes > 0 && !sw->failed) {
+        sw->waiting = WAIT_SETTLE;
+        s_yield(sw);
+    }
+}
 
 static void s_link_compute(worker *w)
 {
@@ -304,6 +288,7 @@ static const worker_link s_sim_link = {
     .pull = s_link_pull,
     .prefetch = s_link_prefetch,
     .push = s_link_push,
+    .settle = s_link_settle,
     .compute = s_link_compute,
     .now = s_link_now,
 };
@@ -342,7 +327,7 @@ static void s_trampoline(void *arg)
     /* a process's start-up (loading the data, making the model) is work */
     sw->rc = s_work(sw, s->e->sim.startup_cpu) < 0 || (sw->incarnation > 1 && s_take_up(sw) < 0)
              ? -1 : s->e->alg->worker_run(&sw->w);
-    s_wait_pushes(sw);   /* a push the shards take after the worker ended is dropped */
+    s_link_settle(&sw->w);
     sw->running = false;
     if (sw->rc == 0 && !sw->failed) {
         sw->done = true;
@@ -500,8 +485,6 @@ void sim_worker_free(sim_worker *sw)
     free(sw->prefetch);
     free(sw->prefetch_versions);
     free(sw->io.waiting.buf);
-    free(sw->push_copy);
-    sw->push_copy = NULL;
     sw->io = (sim_io_thread){0};
     sw->prefetch = NULL;
     sw->prefetch_versions = NULL;
