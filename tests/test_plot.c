@@ -1175,9 +1175,8 @@ static void test_a_number_however_written_is_one_value(void **state)
     free(text);
     globfree(&found);
     snprintf(fig, sizeof fig, "%s/spelled.png", f->dir);
-    const char *args[] = {"plot", runs, "-o", fig, "--group", "sim.latency", NULL};
-    support_run_asgd(&f->r, f->dir, args);
-    assert_int_equal(f->r.status, 0);
+    const char *const by_latency[] = {"--group", "sim.latency", NULL};
+    s_plot_hand(f, runs, fig, by_latency);
     if (!strstr(f->r.out, "2 runs, 1 group")) {
         fail_msg("50e-6 and 5e-05 as two groups: \"%s\"", f->r.out);
     }
@@ -1189,9 +1188,7 @@ static void test_a_number_however_written_is_one_value(void **state)
      * one, "one config run twice") */
     snprintf(runs, sizeof runs, "%s/labels", f->out);
     s_two_runs(f, runs, "experiment.label=1.10", "experiment.label=1.1");
-    const char *labels[] = {"plot", runs, "-o", fig, NULL};
-    support_run_asgd(&f->r, f->dir, labels);
-    assert_int_equal(f->r.status, 0);
+    s_plot_hand(f, runs, fig, NULL);
     if (!strstr(f->r.out, "2 runs, 2 groups") || strstr(f->r.err, "run twice")) {
         fail_msg("labels 1.10 and 1.1: \"%s\" \"%s\"", f->r.out, f->r.err);
     }
@@ -1208,17 +1205,13 @@ static void test_a_seed_run_twice_is_said(void **state)
     snprintf(runs, sizeof runs, "%s/twice", f->out);
     s_two_runs(f, runs, "experiment.run_id=a", "experiment.run_id=a-2");
     snprintf(fig, sizeof fig, "%s/twice.png", f->dir);
-    const char *args[] = {"plot", runs, "-o", fig, NULL};
-    support_run_asgd(&f->r, f->dir, args);
-    assert_int_equal(f->r.status, 0);
+    s_plot_hand(f, runs, fig, NULL);
     if (!strstr(f->r.err, "are one config with seed 1, run twice")) {
         fail_msg("no word of the seed run twice: \"%s\"", f->r.err);
     }
     snprintf(runs, sizeof runs, "%s/two-seeds", f->out);
     s_two_runs(f, runs, "experiment.seed=1", "experiment.seed=2");
-    const char *two[] = {"plot", runs, "-o", fig, NULL};
-    support_run_asgd(&f->r, f->dir, two);
-    assert_int_equal(f->r.status, 0);
+    s_plot_hand(f, runs, fig, NULL);
     assert_null(strstr(f->r.err, "run twice"));
 }
 
