@@ -131,13 +131,15 @@ int config_get_path(config *c, const char *section, const char *key,
     return 0;
 }
 
+/* A boolean's words: false ones at even places, true ones at odd. */
+static const char *const s_bool_words[] = {"false", "true", "no", "yes", "0", "1", "off", "on",
+                                           NULL};
+
 int config_get_bool(config *c, const char *section, const char *key, bool def,
                     bool *out, error *err)
 {
-    static const char *const values[] = {"false", "true", "no", "yes", "0", "1",
-                                         "off", "on", NULL};
     int i;
-    if (config_get_enum(c, section, key, def ? "true" : "false", values, &i, err) < 0) {
+    if (config_get_enum(c, section, key, def ? "true" : "false", s_bool_words, &i, err) < 0) {
         return -1;
     }
     *out = i % 2 == 1;
@@ -293,10 +295,8 @@ void config_value_as_read(const config *known, const char *section, const char *
     const entry *e = config_find(known, section, key);
     snprintf(out, n, "%s", value);
     if (e && e->read_as == 'b') {
-        static const char *const words[] = {"false", "true", "no", "yes", "0", "1", "off",
-                                            "on", NULL};
-        for (int i = 0; words[i]; i++) {
-            if (strcmp(value, words[i]) == 0) {
+        for (int i = 0; s_bool_words[i]; i++) {
+            if (strcmp(value, s_bool_words[i]) == 0) {
                 snprintf(out, n, "%s", i % 2 ? "true" : "false");
             }
         }
