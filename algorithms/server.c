@@ -38,6 +38,7 @@ server *server_new(const algorithm *alg, const void *params, const rule_info *in
     s->opt = optim_new(&info->server_optim, s->n);
     s->last_staleness = calloc((size_t)workers, sizeof *s->last_staleness);
     s->done = calloc((size_t)workers, sizeof *s->done);
+    s->in_round = calloc((size_t)workers, sizeof *s->in_round);
     s->worker_samples = calloc((size_t)workers, sizeof *s->worker_samples);
     pthread_mutex_init(&s->stats_lock, NULL);
     if (s->threads > 1) {
@@ -47,7 +48,8 @@ server *server_new(const algorithm *alg, const void *params, const rule_info *in
             pthread_mutex_init(&s->stripes[i], NULL);
         }
     }
-    if (!s->theta || !s->opt || !s->last_staleness || !s->done || !s->worker_samples ||
+    if (!s->theta || !s->opt || !s->last_staleness || !s->done || !s->in_round ||
+        !s->worker_samples ||
         (s->threads > 1 && !s->stripes)) {
         server_destroy(&s);
         return NULL;
@@ -79,6 +81,7 @@ void server_destroy(server **ps)
     optim_destroy(&s->opt);
     free(s->last_staleness);
     free(s->done);
+    free(s->in_round);
     free(s->worker_samples);
     free(s->waiting);
     pthread_mutex_destroy(&s->stats_lock);
@@ -307,7 +310,7 @@ void server_record_dropped(server *s)
 
 int server_round_add(server *s, const push_msg *m)
 {
-    if (m->tag != s->version || m->verdict == PUSH_LATE) {
+    if (m->tag != s->version || m->verdict == PUSH_LATE || s->in_round[m->worker]) {
         server_record_dropped(s);
         return 0;
     }
@@ -321,6 +324,7 @@ int server_round_add(server *s, const push_msg *m)
     for (size_t i = 0; i < s->n; i++) {
         s->round_sum[i] += m->values[i];
     }
+    s->in_round[m->worker] = true;
     return ++s->round_arrived;
 }
 
@@ -332,6 +336,7 @@ float *server_round_sum(server *s)
 void server_round_end(server *s)
 {
     memset(s->round_sum, 0, s->n * sizeof *s->round_sum);
+    memset(s->in_round, 0, (size_t)s->workers * sizeof *s->in_round);
     s->round_arrived = 0;
 }
 

@@ -68,6 +68,7 @@ typedef struct server {
     /* synchronous rules' round (server_round_add) */
     float *round_sum;
     int round_arrived;
+    bool *in_round;           /* per worker: its push is in the round */
 } server;
 
 /* A shard of a vector whose initial values are `init` (all nparams), with
@@ -147,8 +148,10 @@ void server_record_dropped(server *s);
 void server_record_unapplied(server *s, uint64_t staleness);
 /* Synchronous rules: adds a push tagged with the current version to the
  * round's sum and records it, returning how many have arrived this round;
- * a push for another round, or one the round's leader found late, is
- * dropped and counted (returns 0). */
+ * a push for another round, one the round's leader found late, or a
+ * second from a worker already in the round (a restarted process that
+ * joined the round its previous life had pushed to) is dropped and
+ * counted (returns 0). */
 int server_round_add(server *s, const push_msg *m);
 /* The round's sum (n values); server_round_end clears it for the next. */
 float *server_round_sum(server *s);

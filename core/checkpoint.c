@@ -12,7 +12,7 @@
 
 #include "core/run.h"
 
-#define CHECKPOINT_MAGIC "ASGDCKP2"
+#define CHECKPOINT_MAGIC "ASGDCKP3"
 
 void checkpoint_path(char *buf, size_t n, const char *dir, int shard)
 {
@@ -119,6 +119,7 @@ int checkpoint_save(const char *path, server *s, const shard_client *clients,
         s_u64(&b, clients[w].push_seq);
         s_u8(&b, clients[w].verdict);
         s_u8(&b, s->done[w]);
+        s_u8(&b, s->in_round[w]);
     }
     s_u8(&b, s->evaluator_done);
     s_u64(&b, (uint64_t)s->opt->t);
@@ -341,6 +342,7 @@ int checkpoint_workers_done(const char *path, int workers, bool *all_done, error
     for (int w = 0; w < workers; w++) {
         s_take(&r, 8 + 8 + 1);
         all = all && s_get8(&r) != 0;
+        s_take(&r, 1);
     }
     free(data);
     *all_done = all && !r.problem;
@@ -361,7 +363,7 @@ int checkpoint_load(const char *path, server *s, shard_client *clients, uint32_t
     /* read everything before changing s: a bad file leaves it as it was */
     reader scan = r;
     for (int w = 0; w < s->workers; w++) {
-        s_take(&scan, 8 + 8 + 1 + 1);
+        s_take(&scan, 8 + 8 + 1 + 1 + 1);
     }
     s_take(&scan, 1 + 8);
     s_skip_maybe(&scan, s->n, s->opt->s1 != NULL, "of another optimizer");
@@ -389,6 +391,7 @@ int checkpoint_load(const char *path, server *s, shard_client *clients, uint32_t
         clients[w].verdict = s_get8(&r);
         s->done[w] = s_get8(&r) != 0;
         s->done_count += s->done[w];
+        s->in_round[w] = s_get8(&r) != 0;
     }
     s->evaluator_done = s_get8(&r) != 0;
     s->opt->t = (long)s_get64(&r);

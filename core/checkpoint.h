@@ -4,7 +4,7 @@
  * temporary file flushed to the disk, then renamed: run_write_atomic).
  * Little-endian, in this order:
  *
- *   "ASGDCKP2"                          magic and format version
+ *   "ASGDCKP3"                          magic and format version
  *   u32 shard, shards, workers          whose it is
  *   u64 lo, hi                          its range of the parameters
  *   u32 len, len bytes                  the rule's name (64 bytes at most)
@@ -12,7 +12,8 @@
  *   u32 generation                      of the process that wrote it
  *   u64 version, samples                the shard's counters...
  *   u64 len, len bytes                  ... and the rest, as ps-K.json's JSON
- *   per worker: u64 samples, u64 push seq, u8 verdict, u8 done
+ *   per worker: u64 samples, u64 push seq, u8 verdict, u8 done,
+ *               u8 in the round (its push is in the round's sum)
  *   u8 evaluator done
  *   u64 optimizer steps, u8 has s1, [s1], u8 has s2, [s2]   (n floats each)
  *   u64 state bytes, state              the rule's (server_state_bytes)

@@ -97,6 +97,7 @@ static void s_expect_same(server *a, server *b, const shard_client *ca,
     for (int w = 0; w < WORKERS; w++) {
         assert_int_equal(a->worker_samples[w], b->worker_samples[w]);
         assert_int_equal(a->done[w], b->done[w]);
+        assert_int_equal(a->in_round[w], b->in_round[w]);
         assert_int_equal(ca[w].push_seq, cb[w].push_seq);
         assert_int_equal(ca[w].verdict, cb[w].verdict);
     }
