@@ -110,19 +110,11 @@ static int s_fail(const error *err)
     return err->status ? err->status : ERROR_RUNTIME;
 }
 
-/* `asgd train --resume RUN_DIR`: the run's own config, and its folder
- * reopened; only an interrupted real distributed run can go on. */
-static int s_resume(const char *dir, experiment *e, run *r, error *err)
+/* Whether the run in dir, configured into e, can go on: not complete,
+ * every shard's checkpoint there and whole, this host able to run it. */
+static int s_resumable(const char *dir, experiment *e, error *err)
 {
     char path[4700];
-    snprintf(path, sizeof path, "%s/config.ini", dir);
-    if (experiment_configure(e, path, 0, NULL, NULL, err) < 0) {
-        return -1;
-    }
-    if (!e->alg || e->mode != MODE_REAL) {
-        return error_set(err, ERROR_USAGE, "%s: only a distributed run in real mode keeps "
-                         "checkpoints to resume from", dir);
-    }
     snprintf(path, sizeof path, "%s/summary.json", dir);
     cJSON *sum = run_read_json(path);
     bool complete = sum && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sum, "complete"));
@@ -152,7 +144,32 @@ static int s_resume(const char *dir, experiment *e, run *r, error *err)
         }
     }
     return backend_check(&e->backend, e->c, err) < 0 || experiment_check(e, err) < 0 ||
-           launcher_check(e, err) < 0 || run_reopen(r, dir, err) < 0 ? -1 : 0;
+           launcher_check(e, err) < 0 ? -1 : 0;
+}
+
+/* `asgd train --resume RUN_DIR`: the run's own config, and its folder
+ * reopened; only an interrupted real distributed run can go on. */
+static int s_resume(const char *dir, experiment *e, run *r, error *err)
+{
+    char path[4700];
+    snprintf(path, sizeof path, "%s/config.ini", dir);
+    if (experiment_configure(e, path, 0, NULL, NULL, err) < 0) {
+        return -1;
+    }
+    if (!e->alg || e->mode != MODE_REAL) {
+        return error_set(err, ERROR_USAGE, "%s: only a distributed run in real mode keeps "
+                         "checkpoints to resume from", dir);
+    }
+    /* first: a run under way is refused as such, not for its ports taken
+     * or its checkpoints half written */
+    if (run_reopen(r, dir, err) < 0) {
+        return -1;
+    }
+    if (s_resumable(dir, e, err) < 0) {
+        run_close(r);
+        return -1;
+    }
+    return 0;
 }
 
 static int s_train(int argc, char **argv)

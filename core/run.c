@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -246,6 +247,28 @@ static int s_keep_inputs(run *r, const config *c, error *err)
     return k.rc;
 }
 
+/* Holds r's log.txt locked while this process runs the job (children,
+ * which open their own, do not hold it): a second `asgd train --resume`
+ * of a run under way started a second job's processes in its folder, and
+ * the two wrote over each other's checkpoints and rows. A file system
+ * without locks lets the job go on, undefended. */
+static int s_lock(run *r, error *err)
+{
+    if (flock(fileno(r->log), LOCK_EX | LOCK_NB) == 0) {
+        return 0;
+    }
+    if (errno == ENOSYS || errno == EOPNOTSUPP || errno == ENOLCK) {
+        fprintf(stderr, "asgd: %s/log.txt: cannot lock (%s): a second job in this run folder "
+                "would not be noticed\n", r->dir, strerror(errno));
+        return 0;
+    }
+    return errno == EWOULDBLOCK
+               ? error_set(err, ERROR_USAGE, "%s: the run is under way (another asgd holds its "
+                           "log.txt); wait for it to end, or stop it first", r->dir)
+               : error_set(err, ERROR_RUNTIME, "%s/log.txt: cannot lock: %s", r->dir,
+                           strerror(errno));
+}
+
 int run_create(run *r, const config *c, const char *out_root, const char *name,
                const char *run_id, error *err)
 {
@@ -285,7 +308,7 @@ int run_create(run *r, const config *c, const char *out_root, const char *name,
         return -1;
     }
     r->log = s_open(r, "log.txt", NULL, err);   /* appended to by child processes too */
-    r->eval = r->log ? s_open(r, "eval.csv", RUN_EVAL_HEADER, err) : NULL;
+    r->eval = r->log && s_lock(r, err) == 0 ? s_open(r, "eval.csv", RUN_EVAL_HEADER, err) : NULL;
     r->steps = r->eval ? s_open(r, "steps.csv", RUN_STEPS_HEADER, err) : NULL;
     if (!r->steps || s_keep_inputs(r, c, err) < 0) {
         run_close(r);
@@ -302,7 +325,7 @@ int run_reopen(run *r, const char *dir, error *err)
     }
     snprintf(r->dir, sizeof r->dir, "%s", dir);
     r->log = s_open(r, "log.txt", NULL, err);
-    r->eval = r->log ? s_open(r, "eval.csv", NULL, err) : NULL;
+    r->eval = r->log && s_lock(r, err) == 0 ? s_open(r, "eval.csv", NULL, err) : NULL;
     r->steps = r->eval ? s_open(r, "steps.csv", NULL, err) : NULL;
     if (!r->steps) {
         run_close(r);

@@ -31,7 +31,9 @@ typedef struct run {
 int run_configure(config *c, const char **out_root, const char **run_id, error *err);
 
 /* Creates <out_root>/<name>/<run_id>/ (a fresh suffix if it exists),
- * writes config.ini and inputs/ and opens the metric files. */
+ * writes config.ini and inputs/ and opens the metric files. It and
+ * run_reopen hold the folder's log.txt locked until run_close: a folder
+ * another asgd holds is refused (ERROR_USAGE). */
 int run_create(run *r, const config *c, const char *out_root, const char *name,
                const char *run_id, error *err);
 /* Opens an existing run folder to go on with it (asgd train --resume):

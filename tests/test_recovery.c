@@ -460,6 +460,7 @@ static void test_resume_after_ctrl_c_does_the_same_work(void **state)
  * - eval.csv is in time order: the killed session's evaluations after its
  *   checkpoint (a lost model, later than where the clock goes on) are cut
  *   (they stayed, and the curve went back where the next session began).
+ * - a second resume while the first runs is refused (exit 2).
  * The shard is stopped (SIGSTOP) while the test looks, so that no
  * checkpoint lands between the look and the kill. */
 static void test_a_resume_after_the_launcher_was_killed(void **state)
@@ -501,6 +502,12 @@ static void test_a_resume_after_the_launcher_was_killed(void **state)
             run_sleep(0.02);
         }
     }
+    /* a second resume of the run under way is refused, before it starts a
+     * second job's processes in the folder (they wrote over the first's
+     * checkpoints and rows) */
+    support_run_asgd(&f->r, f->dir, resume);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "the run is under way"));
     kill(launcher, SIGKILL);
     support_wait(launcher);
     assert_true(ready);
