@@ -1308,6 +1308,88 @@ static void test_a_killed_launchers_private_folder_is_removed(void **state)
     }
 }
 
+/* Copies the file at from to to (a checkpoint: renamed into place whole,
+ * so a copy is of one moment). */
+static void s_copy_file(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+    assert_non_null(in);
+    assert_non_null(out);
+    char buf[65536];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, in)) > 0;) {
+        assert_int_equal(fwrite(buf, 1, n, out), n);
+    }
+    fclose(in);
+    assert_int_equal(fclose(out), 0);
+}
+
+/* A run resumed from shards' checkpoints of different moments (a crash
+ * between two shards' periodic checkpoints; here one shard's put back to
+ * an older one by hand): each shard takes each worker's step once, so
+ * both end with the whole budget of pushes and examples. The workers take
+ * up where the shard behind left them, and the shard ahead drops the
+ * steps redone as duplicates. Shard 0 behind: it applied the steps shard
+ * 1 had twice (2704 pushes of a 2500); shard 1 behind: it never got them
+ * (the workers took up where shard 0 said). */
+static void test_a_resume_from_checkpoints_of_two_moments_takes_each_step_once(void **state)
+{
+    support_fixture *f = *state;
+    for (int behind = 0; behind < 2; behind++) {
+        const char *extra[] = {behind ? "experiment.run_id=skew1" : "experiment.run_id=skew0",
+                               "train.algorithm=hogwild", "cluster.servers=2",
+                               "checkpoint.every=0.2", NULL};
+        const char *run_id = extra[0] + strlen("experiment.run_id=");
+        int launcher = s_start(f, extra, 50);
+        char dir[600], ckpt[700], older[700];
+        snprintf(dir, sizeof dir, "%s/job/%s", f->out, run_id);
+        checkpoint_path(ckpt, sizeof ckpt, dir, behind);
+        snprintf(older, sizeof older, "%s/older.ckpt", f->dir);
+        shard_stats st = {0};
+        error err;
+        uint64_t copied = 0;
+        for (int tries = 0; tries < 3000 && copied == 0; tries++) {
+            if (checkpoint_stats(ckpt, &st, &err) == 0 && st.version > 0) {
+                s_copy_file(ckpt, older);
+                assert_int_equal(checkpoint_stats(older, &st, &err), 0);
+                copied = st.version;
+            } else {
+                run_sleep(0.01);
+            }
+        }
+        assert_true(copied > 0);
+        /* a later checkpoint, well ahead of the copy */
+        for (int tries = 0; tries < 3000; tries++) {
+            if (checkpoint_stats(ckpt, &st, &err) == 0 && st.version > copied + 100) {
+                break;
+            }
+            run_sleep(0.01);
+        }
+        assert_true(st.version > copied + 100);
+        kill(launcher, SIGINT);
+        assert_int_equal(support_wait(launcher), 1);
+        assert_int_equal(rename(older, ckpt), 0);
+        cJSON *j = s_resume(f, run_id);
+        double budget = support_json_number(j, "updates");
+        assert_true(budget == 2500);   /* 8 epochs of 10,000 in minibatches of 32 */
+        double duplicates = 0;
+        for (int k = 0; k < 2; k++) {
+            char path[700];
+            snprintf(path, sizeof path, "%s/ps-%d.json", dir, k);
+            cJSON *ps = support_json_file(path);
+            if (support_json_number(ps, "pushes") != budget ||
+                support_json_number(ps, "samples") != budget * 32) {
+                fail_msg("shard %d behind: shard %d took %g pushes of %g examples, for a budget "
+                         "of %g", behind, k, support_json_number(ps, "pushes"),
+                         support_json_number(ps, "samples"), budget);
+            }
+            duplicates += k != behind ? support_json_number(ps, "duplicates") : 0;
+            cJSON_Delete(ps);
+        }
+        assert_true(duplicates > 0);   /* the steps redone, at the shard ahead */
+        cJSON_Delete(j);
+    }
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, support_fixture_setup, support_fixture_teardown)
@@ -1316,6 +1398,7 @@ int main(void)
         T(test_a_killed_shard_comes_back_from_its_checkpoint),
         T(test_resume_after_ctrl_c_does_the_same_work),
         T(test_a_resume_after_the_launcher_was_killed),
+        T(test_a_resume_from_checkpoints_of_two_moments_takes_each_step_once),
         T(test_steps_taken_again_have_one_row),
         T(test_each_sessions_steps_on_its_clock),
         T(test_a_killed_worker_loses_no_step_row),

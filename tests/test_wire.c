@@ -126,7 +126,6 @@ static void test_rejects_every_malformed_field(void **state)
         {"encoding unknown", 48, 9, 2, 200, WIRE_HEADER_SIZE},
         {"encoding json on a push", 48, WIRE_JSON, 2, 200, WIRE_HEADER_SIZE},
         {"reply flags", 50, 1, 2, 200, WIRE_HEADER_SIZE},
-        {"reply total", 56, 1, 2, 200, WIRE_HEADER_SIZE},
         {"protocol high byte", 5, 1, 2, 200, WIRE_HEADER_SIZE},   /* 16-bit fields whole */
         {"type high byte", 7, 1, 2, 200, WIRE_HEADER_SIZE},
         {"encoding high byte", 49, 1, 2, 200, WIRE_HEADER_SIZE},
@@ -182,6 +181,15 @@ static void test_rejects_bad_pulls_and_controls(void **state)
     bad = pull;
     bad.offset = 1;
     assert_int_equal(s_decode(&bad, 1, 0, &why), -1);
+    /* a total is a reply's, and a push's (its worker's examples so far) */
+    bad = pull;
+    bad.total = 1;
+    assert_int_equal(s_decode(&bad, 1, 0, &why), -1);
+    assert_string_equal(why, "reply-only fields set");
+    wire_header counted = s_push();
+    counted.total = 1ULL << 40;
+    assert_int_equal(s_decode(&counted, 2, 200, &why), 0);
+    assert_int_equal(counted.total, 1ULL << 40);
     /* a worker's control names one the shard knows (every other tag was
      * taken as DONE) */
     wire_header worker_ctl = {.type = WIRE_CONTROL, .worker = 0, .shard = 2,

@@ -178,7 +178,7 @@ int wire_decode(wire_header *h, const uint8_t *buf, size_t len, int frames,
         *why = "message for another shard";
         return -1;
     }
-    if (h->total != 0) {
+    if (h->total != 0 && h->type != WIRE_PUSH) {
         *why = "reply-only fields set";
         return -1;
     }

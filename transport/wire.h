@@ -27,7 +27,11 @@
  *    52   4  samples       push: examples behind this push; done: the
  *                          messages to this shard it sent twice
  *    56   8  total         reply: examples pushed so far, to the evaluator
- *                          by every worker, to a worker by that worker
+ *                          by every worker, to a worker by that worker;
+ *                          push: the examples of every push this worker
+ *                          sent the shard, this one's included, counted
+ *                          across its processes (0: not counted), so that
+ *                          a step the shard has already is taken once
  *    64   8  seq           request: its number from this sender to this
  *                          shard (1, 2, ...; a resent request keeps its
  *                          number); reply: the number of the request it
@@ -54,7 +58,7 @@
 #include <stdint.h>
 
 #define WIRE_MAGIC 0x44475341u     /* "ASGD" read as little-endian bytes */
-#define WIRE_PROTOCOL 2
+#define WIRE_PROTOCOL 3
 #define WIRE_HEADER_SIZE 80
 #define WIRE_EVALUATOR 0xfffffffeu /* worker field of the evaluator */
 #define WIRE_ANY 0xffffffffu       /* worker field of a tool: it may only ask for counters */

@@ -32,13 +32,15 @@ int peers_open(peers *p, const cluster_spec *cs, uint64_t nparams, uint32_t self
     p->seq = calloc((size_t)p->count, sizeof *p->seq);
     p->generation = calloc((size_t)p->count, sizeof *p->generation);
     p->seen = calloc((size_t)p->count, sizeof *p->seen);
+    p->counted = calloc((size_t)p->count, sizeof *p->counted);
+    p->examples = calloc((size_t)p->count, sizeof *p->examples);
     p->asked = calloc((size_t)p->count, sizeof *p->asked);
     p->pushed = calloc((size_t)p->count, sizeof *p->pushed);
     p->segments = calloc((size_t)p->count, sizeof *p->segments);
     bool faulty = faults_on(&o->faults);
     p->faults = faulty ? calloc((size_t)p->count, sizeof *p->faults) : NULL;
     if (!p->ctx || !p->sockets || !p->lo || !p->hi || !p->seq || !p->generation || !p->seen ||
-        !p->asked || !p->pushed || !p->segments || (faulty && !p->faults)) {
+        !p->counted || !p->examples || !p->asked || !p->pushed || !p->segments || (faulty && !p->faults)) {
         peers_close(p);
         return error_set(err, ERROR_RUNTIME, "out of memory");
     }
@@ -118,6 +120,8 @@ void peers_close(peers *p)
     free(p->seq);
     free(p->generation);
     free(p->seen);
+    free(p->counted);
+    free(p->examples);
     free(p->asked);
     free(p->pushed);
     for (int k = 0; p->segments && k < p->count; k++) {
@@ -322,6 +326,22 @@ static int s_ask_pull(peers *p, uint64_t min_version, error *err)
     return 0;
 }
 
+uint64_t peers_counted(const peers *p)
+{
+    uint64_t least = p->counted[0];
+    for (int k = 1; k < p->count; k++) {
+        least = p->counted[k] < least ? p->counted[k] : least;
+    }
+    return least;
+}
+
+void peers_take_up(peers *p, uint64_t examples)
+{
+    for (int k = 0; k < p->count; k++) {
+        p->examples[k] = examples;
+    }
+}
+
 int peers_prefetch(peers *p, uint64_t min_version, error *err)
 {
     p->prefetched = false;
@@ -358,6 +378,7 @@ int peers_pull(peers *p, float *theta, uint64_t min_version, uint64_t *versions,
             break;
         }
         versions[k] = h.base_version;
+        p->counted[k] = h.total;
         if (flags) {
             flags[k] = h.flags;
         }
@@ -385,7 +406,8 @@ static int s_push_send(peers *p, int k, const float *values, uint64_t tag,
     sent->h = (wire_header){.type = WIRE_PUSH, .worker = p->self, .shard = (uint32_t)k,
                             .tag = tag, .base_version = versions[k], .offset = p->lo[k],
                             .count = p->hi[k] - p->lo[k], .encoding = WIRE_F32,
-                            .samples = samples, .flags = flags};
+                            .samples = samples, .flags = flags,
+                            .total = p->examples[k] += samples};
     sent->payload = values + p->lo[k];
     sent->bytes = (size_t)sent->h.count * sizeof(float);
     if (p->compress) {   /* its part as peers_push compressed it */

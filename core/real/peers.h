@@ -43,6 +43,12 @@ typedef struct peers {
     uint64_t *seq;            /* per shard: the last request's number */
     uint32_t *generation;     /* per shard: the generation last heard (0: none) */
     uint64_t *seen;           /* per shard: the version in its last reply */
+    uint64_t *counted;        /* per shard: the examples of this worker's pushes it has
+                                 counted, as its last reply said (every worker's, for
+                                 the evaluator) */
+    uint64_t *examples;       /* per shard: those this worker's pushes to it carried,
+                                 across its processes (peers_take_up), each push's
+                                 total */
     uint32_t self;            /* worker index or WIRE_EVALUATOR */
     peers_options o;
     long bytes;               /* sent and received */
@@ -100,6 +106,15 @@ int peers_pull(peers *p, float *theta, uint64_t min_version, uint64_t *versions,
  * asking again (a higher one asks again, and the early replies are
  * dropped as answers to another request). */
 int peers_prefetch(peers *p, uint64_t min_version, error *err);
+/* The fewest examples of this worker's pushes that any shard had counted
+ * at the last pull: where a new process of the worker takes up, so that
+ * no shard misses a step (a shard restored from an older checkpoint than
+ * another's, or a push that reached one shard and not the next). */
+uint64_t peers_counted(const peers *p);
+/* Numbers this process's pushes on from `examples` (what its earlier
+ * processes did, in whole minibatches): a shard drops a push whose total
+ * it has counted already, a step it has (wire.h's total). */
+void peers_take_up(peers *p, uint64_t examples);
 
 /* A verdict reply's tag: the push made shard 0's round, or came late. */
 enum { PEERS_IN_ROUND = 1, PEERS_LATE = 2 };

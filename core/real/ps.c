@@ -373,6 +373,17 @@ static void s_push(ps *p, const request *r, const wire_header *h, zmq_msg_t *bod
     }
     uint64_t before = c->push_seq;   /* a push refused below is not taken */
     c->push_seq = h->seq;
+    if (h->total != 0 && h->total <= atomic_load(&p->s->worker_samples[h->worker])) {
+        /* a step this shard has: an earlier process of the worker pushed it,
+         * and the new one took up where another shard had counted fewer */
+        p->s->stats.duplicates++;
+        c->verdict = PUSH_LATE;
+        if (answer) {
+            uint64_t tag = PUSH_LATE;
+            s_reply(p, r, WIRE_NO_PAYLOAD, NULL, 0, &tag);
+        }
+        return;
+    }
     if (s_from_before(p, r)) {   /* computed on what this shard no longer holds */
         server_stats_lock(p->s);   /* a rule's apply threads count drops too */
         p->s->stats.dropped++;

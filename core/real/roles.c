@@ -97,15 +97,17 @@ static const worker_link s_zmq_link_whole = {
 };
 
 /* How much of its share the worker has done already (a restarted worker,
- * or a resumed run): the examples its pushes carried, as shard 0 counts
- * them, in whole minibatches. */
+ * or a resumed run): the examples its pushes carried, as the shard that
+ * counted fewest counts them, in whole minibatches; its pushes are
+ * numbered on from there, so a shard that has the steps redone drops
+ * them. */
 static int s_take_up(worker *w, peers *p, error *err)
 {
-    uint64_t mine = 0;
-    if (peers_pull(p, w->theta, 0, w->versions, NULL, NULL, &mine, err) < 0) {
+    if (peers_pull(p, w->theta, 0, w->versions, NULL, NULL, NULL, err) < 0) {
         return -1;
     }
-    long done = (long)(mine / (uint64_t)w->batch);
+    long done = (long)(peers_counted(p) / (uint64_t)w->batch);
+    peers_take_up(p, (uint64_t)done * (uint64_t)w->batch);
     if (done > 0) {
         worker_take_up(w, done);
         fprintf(stderr, "worker %d: %ld of its %ld minibatches done already; going on\n",
