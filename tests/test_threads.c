@@ -272,6 +272,53 @@ static void test_a_stuck_run_ends(void **state)
     cJSON_Delete(j);
 }
 
+/* A diverged run's last row of eval.csv is the model that diverged, as in
+ * the other modes: its updates, samples and time are the summary's, its
+ * loss is not finite, and the summary has no final accuracy. A refusal
+ * that came during an evaluation's forward pass was blamed on that
+ * evaluation's older model, and the run stopped on it (6 of 6 runs at
+ * 1 ms evaluations). */
+static void test_a_diverged_runs_last_row_is_the_diverged_model(void **state)
+{
+    support_fixture *f = *state;
+    for (int i = 0; i < 5; i++) {
+        char id[40];
+        snprintf(id, sizeof id, "experiment.run_id=d%d", i);
+        const char *args[] = {"train", "/dev/null", f->out_arg, "experiment.mode=threads",
+                              "experiment.name=wild", id, "data.dataset=synthetic",
+                              "model.type=mlp", "train.algorithm=sync", "cluster.workers=3",
+                              "cluster.servers=2", "train.lr=1e6", "train.epochs=50",
+                              "eval.every=0.001", NULL};
+        assert_int_equal(s_run_within(f, args, 60), 0);
+        char path[600];
+        snprintf(path, sizeof path, "%s/wild/d%d/eval.csv", f->out, i);
+        char *eval = support_read_file(path);
+        assert_non_null(eval);
+        char *last = eval;
+        for (char *line = strchr(eval, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+            last = line + 1;
+        }
+        double t, epoch, loss, acc;
+        long updates, samples;
+        assert_int_equal(sscanf(last, "%lf,%lf,%ld,%ld,%lf,%lf", &t, &epoch, &updates, &samples,
+                                &loss, &acc), 6);
+        free(eval);
+        snprintf(path, sizeof path, "%s/wild/d%d/summary.json", f->out, i);
+        cJSON *j = support_json_file(path);
+        assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "diverged")));
+        if (support_json_number(j, "updates") != (double)updates ||
+            support_json_number(j, "samples") != (double)samples ||
+            fabs(support_json_number(j, "time_s") - t) > 1e-6 || isfinite(loss) ||
+            !cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, "final_test_acc"))) {
+            fail_msg("run %d: last row %g s, %ld updates, %ld samples, loss %g; summary %g s, "
+                     "%g updates, %g samples", i, t, updates, samples, loss,
+                     support_json_number(j, "time_s"), support_json_number(j, "updates"),
+                     support_json_number(j, "samples"));
+        }
+        cJSON_Delete(j);
+    }
+}
+
 static void test_sigint_stops_the_threads(void **state)
 {
     support_fixture *f = *state;
@@ -474,6 +521,7 @@ int main(void)
         T(test_each_worker_says_where_its_time_went),
         T(test_what_needs_a_network_is_refused),
         T(test_a_stuck_run_ends),
+        T(test_a_diverged_runs_last_row_is_the_diverged_model),
         T(test_sigint_stops_the_threads),
         T(test_sigint_during_the_write_up_waits_for_it),
     };

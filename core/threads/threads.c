@@ -344,21 +344,33 @@ static bool s_same_round(const threads_run *t)
 }
 
 /* Whether a worker pushed NaN or infinity (a shard refused it): the run
- * has diverged, and a round may wait forever for it. */
-static bool s_refused(const threads_run *t)
+ * has diverged, and a round may wait forever for it. `holding`: the
+ * caller holds every shard's lock. */
+static bool s_refused_as(const threads_run *t, bool holding)
 {
     for (int k = 0; k < t->nshards; k++) {
         server *srv = t->shards[k].srv;
         /* the counter's lock: the apply threads', or the shard's own */
-        pthread_mutex_t *lock = srv->threads > 1 ? &srv->stats_lock : &t->shards[k].lock;
-        pthread_mutex_lock(lock);
+        pthread_mutex_t *lock = srv->threads > 1 ? &srv->stats_lock
+                                : holding       ? NULL
+                                                : &t->shards[k].lock;
+        if (lock) {
+            pthread_mutex_lock(lock);
+        }
         bool refused = srv->stats.nonfinite > 0;
-        pthread_mutex_unlock(lock);
+        if (lock) {
+            pthread_mutex_unlock(lock);
+        }
         if (refused) {
             return true;
         }
     }
     return false;
+}
+
+static bool s_refused(const threads_run *t)
+{
+    return s_refused_as(t, false);
 }
 
 /* The centre now, evaluated; a row of eval.csv, at the time of the copy
@@ -367,19 +379,24 @@ static bool s_refused(const threads_run *t)
  * may be half in it, as a Hogwild reader sees it, and a lockstep rule's
  * shards are all at one round (shard 0 could be a round ahead, two rows of
  * one `updates` holding different models). A diverged model stops the
- * run. */
+ * run: one whose loss is not finite, or one copied after a shard refused a
+ * push (a refusal during the forward pass is the next evaluation's, of the
+ * model then: this one's row is older than the divergence). */
 static void s_evaluate(threads_run *t, bool final)
 {
     uint64_t samples = 0, version = 0;
     double copied = 0;
+    bool refused = false;
     /* no thread holds two locks: taking them in order cannot deadlock; a
      * round left half done (a stuck run, which the main loop ends) is
-     * copied as it is after a second */
+     * copied as it is after a second, or at once after a refusal (the
+     * round waits for good) */
     for (double given_up = run_now() + 1;;) {
         for (int k = 0; k < t->nshards; k++) {
             pthread_mutex_lock(&t->shards[k].lock);
         }
-        if (s_same_round(t) || atomic_load(&t->stopping) || stop_requested() ||
+        refused = s_refused_as(t, true);
+        if (refused || s_same_round(t) || atomic_load(&t->stopping) || stop_requested() ||
             run_now() > given_up) {
             break;
         }
@@ -410,7 +427,7 @@ static void s_evaluate(threads_run *t, bool final)
     run_eval_row(t->r->eval, at, (double)samples / (double)t->e->train.n,
                  (long)version, (long)samples, loss, acc);
     fflush(t->r->eval);
-    if (summary_add_eval(&t->sum, (long)version, loss, acc) || s_refused(t)) {
+    if (summary_add_eval(&t->sum, (long)version, loss, acc) || refused) {
         t->sum.diverged = true;
         atomic_store(&t->stopping, true);
     }
