@@ -425,6 +425,34 @@ static void test_resume_after_ctrl_c_does_the_same_work(void **state)
     assert_string_equal(s_string(j, "algorithm"), "hogwild");
     s_eval_ends(dir);
     int workers = (int)support_json_number(j, "workers");
+    /* each resumed worker's closing line counts the minibatches it took,
+     * not those its predecessor had (it gave its whole share) */
+    char path[700];
+    snprintf(path, sizeof path, "%s/log.txt", dir);
+    char *log = support_read_file(path);
+    assert_non_null(log);
+    for (int w = 0; w < workers; w++) {
+        char head[40];
+        snprintf(head, sizeof head, "worker %d: ", w);
+        long before = -1, share = -1, took = -1;
+        for (char *at = strstr(log, head); at; at = strstr(at + 1, head)) {
+            const char *rest = at + strlen(head);
+            long a, b;
+            double s1, s2, s3, s4;
+            if (sscanf(rest, "%ld of its %ld minibatches done already", &a, &b) == 2) {
+                before = a;
+                share = b;
+            } else if (sscanf(rest, "%lf s in pulls, %lf s in gradients, %lf s in pushes, of "
+                              "%lf s (%ld minibatches)", &s1, &s2, &s3, &s4, &a) == 5) {
+                took = a;
+            }
+        }
+        if (before <= 0 || took <= 0 || before + took != share) {
+            fail_msg("worker %d: %ld minibatches done before, %ld taken after, of %ld", w,
+                     before, took, share);
+        }
+    }
+    free(log);
     double *want = s_losses(f, "whole", workers), *got = s_losses(f, "cut", workers);
     int compared = 0;
     for (int i = 0; i < workers * MAX_STEPS; i++) {

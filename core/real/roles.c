@@ -161,6 +161,7 @@ int worker_main(const cluster_spec *cs, experiment *e, const char *run_dir, erro
         w.link_state = &p;
         stop_install();
         rc = s_take_up(&w, &p, &s_link_err);
+        long taken_up = w.steps;   /* what earlier processes did: not this one's time */
         double began = run_now();
         if (rc == 0) {
             rc = e->alg->worker_run(&w);
@@ -168,7 +169,7 @@ int worker_main(const cluster_spec *cs, experiment *e, const char *run_dir, erro
         if (rc == 0) {   /* where its time went: bench/gpu_checklist.sh reads this */
             fprintf(stderr, "worker %d: %.3f s in pulls, %.3f s in gradients, %.3f s in "
                     "pushes, of %.3f s (%ld minibatches)\n", cs->task, w.pull_s, w.gradient_s,
-                    w.push_s, run_now() - began, w.steps);
+                    w.push_s, run_now() - began, w.steps - taken_up);
         }
         if (rc < 0) {
             *err = s_link_err;
