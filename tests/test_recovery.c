@@ -980,7 +980,12 @@ static void test_a_stopped_worker_is_killed_and_named(void **state)
     assert_int_equal(support_children(launcher, "worker", workers, 2), 2);
     kill(workers[0], SIGSTOP);
     assert_int_equal(support_wait_within(launcher, 60, "a job with a stopped worker"), 1);
+    /* the job's error says why the signal came (only log.txt did) */
     char path[700];
+    snprintf(path, sizeof path, "%s/stderr", f->dir);
+    char *err = support_read_file(path);
+    assert_non_null(strstr(err, "the launcher killed it, stopped (SIGSTOP)"));
+    free(err);
     snprintf(path, sizeof path, "%s/job/stopped/log.txt", f->out);
     char *log = support_read_file(path);
     assert_non_null(strstr(log, "has been stopped (SIGSTOP) for"));

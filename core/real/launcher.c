@@ -32,6 +32,7 @@ typedef struct child {
     double restart_at;        /* > 0: respawn due then */
     int starts;               /* times started */
     double stopped_since;     /* > 0: seen stopped (SIGSTOP) since then */
+    bool killed_stopped;      /* the launcher killed it for staying stopped */
     bool stopping;            /* running when the launcher stopped every child */
 } child;
 
@@ -470,6 +471,8 @@ static int s_exited(job *j, child *c, error *err)
         return 0;
     }
     run_log(j->r, "%s %d %s", cluster_role_name(c->role), c->task, why);
+    bool killed_stopped = c->killed_stopped;
+    c->killed_stopped = false;   /* a next life's own */
     if (j->left_early) {
         return s_left_early(j, err);
     }
@@ -496,6 +499,10 @@ static int s_exited(job *j, child *c, error *err)
                          " (no restart left under [cluster] restart and backoff_limit)";
     char said[512];
     s_last_said(j, c, said, sizeof said);
+    if (killed_stopped) {   /* its signal was the launcher's: say why it came */
+        snprintf(said, sizeof said, "the launcher killed it, stopped (SIGSTOP) for half of "
+                 "[cluster] timeout");
+    }
     /* a process that refused its config or data: the job's is the same error */
     int status = refused ? ERROR_USAGE : ERROR_RUNTIME;
     return error_set(err, status, "%s %d %s%s%s%s; the job failed and every process was "
@@ -582,6 +589,7 @@ static void s_kill_stopped(job *j)
                     now - c->stopped_since);
             kill(c->p.pid, SIGKILL);
             c->stopped_since = 0;
+            c->killed_stopped = true;
         }
     }
 }
