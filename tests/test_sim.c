@@ -1928,6 +1928,36 @@ static void test_bounded_rules_go_on_after_a_shard_is_restored(void **state)
     }
 }
 
+/* Sync whose shard 1 comes back from an older checkpoint than shard 0's
+ * version: a worker that had pushed shard 0's round waited there for the
+ * next, which only workers now retaking shard 1's rounds could close, and
+ * the run stopped as a deadlock at 1.15 s. A worker told by shard 1's
+ * reply that it went back asks shard 0 again for that version, so both
+ * shards end at one version. */
+static void test_sync_goes_on_after_a_shard_goes_back(void **state)
+{
+    support_fixture *f = *state;
+    const char *args[] = {"train", "/dev/null", f->out_arg, "experiment.mode=sim",
+                          "experiment.name=back", "experiment.run_id=r",
+                          "data.dataset=synthetic", "data.train_size=2000", "model.type=softmax",
+                          "train.algorithm=sync", "train.epochs=0.5", "train.batch=8",
+                          "cluster.workers=2", "cluster.servers=2", "cluster.restart=on-failure",
+                          "checkpoint.every=0.05", "sim.compute=constant", "sim.compute_mean=0.01",
+                          "sim.latency=0.001", "sim.cores=1", "sim.timeslice=0",
+                          "sim.fail=ps1@0.09-0.26", NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    if (f->r.status != 0) {
+        fail_msg("sim failed (%d): %s", f->r.status, f->r.err);
+    }
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/back/r", f->out);
+    assert_true(s_num(dir, "shard_restarts") == 1);
+    assert_true(s_num(dir, "lost_updates") == 2);   /* back at version 2 from 4 */
+    /* 0.5 epochs of 2,000 in minibatches of 8, in rounds of 2 workers */
+    assert_true(s_num_of(dir, "ps-0.json", "version") == 63);
+    assert_true(s_num_of(dir, "ps-1.json", "version") == 63);
+}
+
 /* The reverse: [sim]'s keys that change what happens to the workers are
  * refused by a real or threads run, naming the key (a real run with
  * sim.trace once ran every device present, the key kept in its
@@ -2813,6 +2843,7 @@ int main(void)
         T(test_a_worker_restarted_while_its_shard_is_down),
         T(test_ssp_goes_on_after_a_restart),
         T(test_bounded_rules_go_on_after_a_shard_is_restored),
+        T(test_sync_goes_on_after_a_shard_goes_back),
         T(test_fedbuffs_last_buffer_is_counted_dropped),
         cmocka_unit_test(test_calibrations_arithmetic),
         T(test_no_evaluation_while_a_shard_is_down),

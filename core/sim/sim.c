@@ -171,11 +171,20 @@ static void s_handle(sim *s, const sim_event *e)
         break;
     case EV_ARRIVE_REPLY: {
         sim_worker *sw = &s->workers[e->worker];
+        size_t at = (size_t)e->worker * s->nshards + e->shard;
         if (!sim_worker_alive(s, e->worker, e->incarnation)) {
             break;
         }
-        s->heard[(size_t)e->worker * s->nshards + e->shard] = e->generation;
         sw->w.bytes += (long)e->bytes;
+        if (e->tag != s->asked[at]) {
+            break;   /* the answer to a request asked again since */
+        }
+        uint32_t before = s->heard[at];
+        s->heard[at] = e->generation;
+        s->answered[at] = true;
+        if (before != 0 && before != e->generation && e->version < sw->pull_min) {
+            sim_worker_pull_lower(sw, e->version);   /* the shard went back */
+        }
         if (--sw->pending_replies == 0 && sw->waiting == WAIT_REPLIES) {
             sim_worker_wake(sw);
         }
@@ -240,6 +249,8 @@ static void s_free(sim *s)
     free(s->shards);
     free(s->link_free);
     free(s->heard);
+    free(s->asked);
+    free(s->answered);
     free(s->centre);
     free(s->batch_x);
     free(s->batch_y);
@@ -268,10 +279,13 @@ static int s_setup(sim *s)
     s->parts = calloc((size_t)s->nworkers, sizeof *s->parts);
     s->link_free = calloc((size_t)s->nworkers * (size_t)s->nshards * 2, sizeof *s->link_free);
     s->heard = calloc((size_t)s->nworkers * (size_t)s->nshards, sizeof *s->heard);
+    s->asked = calloc((size_t)s->nworkers * (size_t)s->nshards, sizeof *s->asked);
+    s->answered = calloc((size_t)s->nworkers * (size_t)s->nshards, sizeof *s->answered);
     s->centre = malloc(n * sizeof *s->centre);
     s->batch_x = malloc((size_t)e->batch * (size_t)e->train.dim * sizeof *s->batch_x);
     s->batch_y = malloc((size_t)e->batch * sizeof *s->batch_y);
-    if (!s->workers || !s->shards || !s->parts || !s->link_free || !s->heard || !s->centre ||
+    if (!s->workers || !s->shards || !s->parts || !s->link_free || !s->heard || !s->asked ||
+        !s->answered || !s->centre ||
         !s->batch_x || !s->batch_y || sim_cpu_init(s) < 0) {
         return error_set(err, ERROR_RUNTIME, "sim: out of memory");
     }

@@ -75,9 +75,11 @@ static void s_reply(void *ctx, const pull_msg *m, void *handle)
 {
     sim_replier *rp = ctx;
     sim *s = rp->s;
-    int k = rp->shard, worker = (int)m->worker, incarnation = (int)(intptr_t)handle;
-    if (!sim_worker_alive(s, worker, incarnation)) {
-        return;
+    int k = rp->shard, worker = (int)m->worker, incarnation = sim_handle_incarnation(handle);
+    uint32_t request = sim_handle_request(handle);
+    if (!sim_worker_alive(s, worker, incarnation) ||
+        request != s->asked[(size_t)worker * s->nshards + k]) {
+        return;   /* asked again since: its sender would drop the answer */
     }
     sim_worker *sw = &s->workers[worker];
     server *srv = s->shards[k].srv;
@@ -88,7 +90,8 @@ static void s_reply(void *ctx, const pull_msg *m, void *handle)
     }
     double values = (double)srv->n * sizeof(float);
     s_send(s, k, (sim_event){.kind = EV_ARRIVE_REPLY, .worker = worker, .shard = k,
-                             .incarnation = incarnation, .generation = s->shards[k].generation},
+                             .incarnation = incarnation, .tag = request,
+                             .version = srv->version, .generation = s->shards[k].generation},
            WIRE_HEADER_SIZE + values, values);
 }
 
@@ -117,11 +120,15 @@ static void s_pull(sim *s, int k, const sim_event *m)
 {
     sim_shard *sh = &s->shards[k];
     sim_replier rp = {.s = s, .shard = k};
-    void *handle = (void *)(intptr_t)m->incarnation;
+    void *handle = sim_pull_handle(m->incarnation, (uint32_t)m->tag);
     s_first_step(s);   /* as in real mode: a shard's first worker pull */
     pull_msg pm = {.worker = (uint32_t)m->worker, .min_version = m->version};
+    server_waiting *queued;
     if (s_from_before(sh, m) || server_pull_ready(sh->srv, &pm)) {
         s_reply(&rp, &pm, handle);
+    } else if ((queued = server_find_waiting(sh->srv, pm.worker))) {
+        queued->pull = pm;   /* one waits per sender, the latest (core/real/ps.c) */
+        queued->handle = handle;
     } else if (server_wait(sh->srv, &pm, handle) < 0) {
         s->failed = true;
         error_set(s->err, ERROR_RUNTIME, "sim: out of memory");
@@ -333,7 +340,8 @@ void sim_shard_fail(sim *s, int k, double back)
         const server_waiting *w = &srv->waiting[i];
         int worker = (int)w->pull.worker;
         s_send_again(s, (sim_event){.kind = EV_ARRIVE_PULL, .worker = worker, .shard = k,
-                                    .incarnation = (int)(intptr_t)w->handle,
+                                    .incarnation = sim_handle_incarnation(w->handle),
+                                    .tag = sim_handle_request(w->handle),
                                     .version = w->pull.min_version,
                                     .generation = s->heard[(size_t)worker * s->nshards + k]});
     }

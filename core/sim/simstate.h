@@ -112,6 +112,7 @@ typedef struct sim_worker {
     int verdict;             /* the round leader's, on the push being sent */
     float *pull_dst;         /* where the shards' replies go: the pull's dst, or prefetch */
     uint64_t *pull_versions, *pull_staleness;
+    uint64_t pull_min;       /* the pull's min_version (lowered after a restored shard) */
     /* [algorithm] prefetch: a pull asked early, its replies kept here until
      * the worker pulls (allocated at its first prefetch) */
     float *prefetch;
@@ -161,6 +162,8 @@ struct sim {
     int nworkers, nshards;
     double *link_free;       /* per (worker, shard, direction): last arrival */
     uint32_t *heard;         /* per (worker, shard): the generation it last heard */
+    uint32_t *asked;         /* per (worker, shard): its last pull request's number */
+    bool *answered;          /* per (worker, shard): that request's reply has come */
     rng net_rng;
     model *m;
     shard *parts;
@@ -209,6 +212,21 @@ double sim_arrival(sim *s, int worker, int shard, int to_shard, double bytes);
 /* Whether this incarnation of a worker is running and has not failed:
  * whether a message of it, or a job, still matters. */
 bool sim_worker_alive(const sim *s, int worker, int incarnation);
+/* A waiting pull's handle for the shard: the asking worker's incarnation
+ * and the request's number (a reply to a request asked again since is
+ * dropped). */
+static inline void *sim_pull_handle(int incarnation, uint32_t request)
+{
+    return (void *)(uintptr_t)((uint64_t)request << 32 | (uint32_t)incarnation);
+}
+static inline int sim_handle_incarnation(const void *handle)
+{
+    return (int)(uint32_t)(uintptr_t)handle;
+}
+static inline uint32_t sim_handle_request(const void *handle)
+{
+    return (uint32_t)((uint64_t)(uintptr_t)handle >> 32);
+}
 /* Appends e to a FIFO kept in an array from *head (moved to 0 when the
  * array is full, before it grows). */
 int sim_queue_add(sim_event **buf, size_t *count, size_t *cap, size_t *head, sim_event e);
@@ -295,6 +313,12 @@ void sim_worker_fail(sim *s, int k, double back);
 void sim_worker_away(sim *s, int k, double back);
 /* Resumes a waiting worker until its next wait. */
 void sim_worker_wake(sim_worker *sw);
+/* A reply to sw's pull came from a shard restored to `version`, below
+ * the pull's min_version: the shards whose replies have not come are
+ * asked again for `version` (their pulls may wait for rounds that only
+ * workers now retaking the restored shard's rounds could close), as a
+ * real worker does (peers_pull). */
+void sim_worker_pull_lower(sim_worker *sw, uint64_t version);
 /* Worker k, if still running, unwinds its loop now (every primitive
  * fails): the run ends early. */
 void sim_worker_stop(sim *s, int k);

@@ -104,30 +104,53 @@ void sim_worker_cpu_done(sim_worker *sw)
     }
 }
 
+/* Sends shard k a pull request for min_version, under a new number. */
+static int s_ask(sim_worker *sw, int k, uint64_t min_version)
+{
+    sim *s = sw->s;
+    worker *w = &sw->w;
+    size_t at = (size_t)w->id * s->nshards + k;
+    s->answered[at] = false;
+    sim_event e = {.kind = EV_ARRIVE_PULL, .worker = w->id, .shard = k,
+                   .incarnation = sw->incarnation, .version = min_version,
+                   .tag = ++s->asked[at], .generation = s->heard[at]};
+    w->bytes += SIM_PULL_BYTES;
+    return sim_send(s, e, SIM_PULL_BYTES);
+}
+
 /* Sends a pull for min_version to every shard, the replies to go to dst,
  * versions and staleness. */
 static int s_ask_pull(sim_worker *sw, float *dst, uint64_t *versions, uint64_t *staleness,
                       uint64_t min_version)
 {
     sim *s = sw->s;
-    worker *w = &sw->w;
     if (s_work(sw, s_message_work(sw, 0)) < 0) {
         return -1;
     }
     sw->pull_dst = dst;
     sw->pull_versions = versions;
     sw->pull_staleness = staleness;
+    sw->pull_min = min_version;
     sw->pending_replies = s->nshards;
     for (int k = 0; k < s->nshards; k++) {
-        sim_event e = {.kind = EV_ARRIVE_PULL, .worker = w->id, .shard = k,
-                       .incarnation = sw->incarnation, .version = min_version,
-                       .generation = s->heard[(size_t)w->id * s->nshards + k]};
-        if (sim_send(s, e, SIM_PULL_BYTES) < 0) {
+        if (s_ask(sw, k, min_version) < 0) {
             return -1;
         }
-        w->bytes += SIM_PULL_BYTES;
     }
     return 0;
+}
+
+void sim_worker_pull_lower(sim_worker *sw, uint64_t version)
+{
+    sim *s = sw->s;
+    sw->pull_min = version;
+    for (int k = 0; k < s->nshards; k++) {
+        if (!s->answered[(size_t)sw->w.id * s->nshards + k] && s_ask(sw, k, version) < 0) {
+            s->failed = true;
+            error_set(s->err, ERROR_RUNTIME, "sim: out of memory");
+            return;
+        }
+    }
 }
 
 /* Until every reply asked for has come, and the worker has taken the
