@@ -409,6 +409,38 @@ static void test_a_restored_shard_is_counted(void **state)
     assert_true(f->shard[1].seen[2].generation == 0x701);
 }
 
+/* A shard that went back below the pull's minimum (restored from an older
+ * checkpoint, answering at once): the shards that have not answered are
+ * asked again, under a new number, for its version. Shard 0 here keeps
+ * the first pull waiting, as a lockstep rule's shard does for a round
+ * that only workers retaking shard 1's rounds could close: the pull
+ * waited there for good (its replies were taken in shard order). */
+static void test_a_shard_gone_back_lowers_the_pull(void **state)
+{
+    fixture *f = *state;
+    atomic_store(&f->shard[0].drop, 1);
+    f->shard[1].flags = WIRE_FLAG_RESTARTED;
+    f->shard[1].version = 2;
+    f->o.timeout = 5;
+    s_start(f);
+    float theta[NPARAMS];
+    uint64_t versions[SHARDS];
+    error err = {0};
+    if (s_pull(f, theta, 5, versions, NULL, NULL, NULL, &err) < 0) {
+        fail_msg("%s", err.msg);
+    }
+    assert_true(versions[0] == 40 && versions[1] == 2);
+    const fake_shard *s0 = &f->shard[0];
+    assert_int_equal(atomic_load(&s0->requests), 2);
+    assert_true(s0->seen[0].seq == 1 && s0->seen[0].base_version == 5);
+    assert_true(s0->seen[1].seq == 2 && s0->seen[1].base_version == 2);
+    for (uint64_t i = s0->lo; i < s0->hi; i++) {   /* the second request's answer */
+        assert_true(theta[i] == s_value(2, i));
+    }
+    assert_int_equal(atomic_load(&f->shard[1].requests), 1);
+    assert_int_equal(f->p.restarts, 1);
+}
+
 /* A push gives each shard its own range of the values, the version it
  * computed on from that shard, the round and the examples behind it; no
  * verdict is asked and none awaited. */
@@ -671,6 +703,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_a_lost_request_is_sent_again_under_its_number,
                                         s_setup, s_teardown),
         cmocka_unit_test_setup_teardown(test_a_silent_shard_fails_at_the_timeout, s_setup,
+                                        s_teardown),
+        cmocka_unit_test_setup_teardown(test_a_shard_gone_back_lowers_the_pull, s_setup,
                                         s_teardown),
         cmocka_unit_test_setup_teardown(test_a_restored_shard_is_counted, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown(test_a_push_sends_each_shard_its_part, s_setup,

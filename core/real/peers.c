@@ -34,13 +34,14 @@ int peers_open(peers *p, const cluster_spec *cs, uint64_t nparams, uint32_t self
     p->seen = calloc((size_t)p->count, sizeof *p->seen);
     p->counted = calloc((size_t)p->count, sizeof *p->counted);
     p->examples = calloc((size_t)p->count, sizeof *p->examples);
+    p->poll = calloc((size_t)p->count, sizeof *p->poll);
     p->asked = calloc((size_t)p->count, sizeof *p->asked);
     p->pushed = calloc((size_t)p->count, sizeof *p->pushed);
     p->segments = calloc((size_t)p->count, sizeof *p->segments);
     bool faulty = faults_on(&o->faults);
     p->faults = faulty ? calloc((size_t)p->count, sizeof *p->faults) : NULL;
     if (!p->ctx || !p->sockets || !p->lo || !p->hi || !p->seq || !p->generation || !p->seen ||
-        !p->counted || !p->examples || !p->asked || !p->pushed || !p->segments || (faulty && !p->faults)) {
+        !p->counted || !p->examples || !p->poll || !p->asked || !p->pushed || !p->segments || (faulty && !p->faults)) {
         peers_close(p);
         return error_set(err, ERROR_RUNTIME, "out of memory");
     }
@@ -122,6 +123,7 @@ void peers_close(peers *p)
     free(p->seen);
     free(p->counted);
     free(p->examples);
+    free(p->poll);
     free(p->asked);
     free(p->pushed);
     for (int k = 0; p->segments && k < p->count; k++) {
@@ -229,13 +231,24 @@ static int s_answer(peers *p, int k, net_msg *m, uint64_t seq, wire_header *h, e
     return 1;
 }
 
-/* Waits for shard k's answer to the request h just sent, sending it again
- * (its payload, if any, with it) after [cluster] resend seconds without
- * one, then after twice as long each time up to a second (or resend, if
- * longer): a lost request goes again soon, a busy shard is not flooded
- * with copies. The caller closes m. */
-static int s_receive(peers *p, int k, const wire_header *h, const void *payload, size_t bytes,
-                     net_msg *m, wire_header *reply, error *err)
+/* A request awaiting shard k's answer, and what to send again while none
+ * comes. */
+typedef struct awaited {
+    int k;
+    const wire_header *h;
+    const void *payload;
+    size_t bytes;
+} awaited;
+
+/* Waits for the answer to any of the n requests in a, each to its own
+ * shard, sending each again (its payload, if any, with it) after
+ * [cluster] resend seconds without an answer, then after twice as long
+ * each time up to a second (or resend, if longer): a lost request goes
+ * again soon, a busy shard is not flooded with copies. Returns the index
+ * in a of the request answered, its reply in m and *reply (the caller
+ * closes m), or -1. */
+static int s_receive_any(peers *p, const awaited *a, int n, net_msg *m, wire_header *reply,
+                         error *err)
 {
     double silent = 0, since_sent = 0, interval = p->o.resend;
     int wait_ms = p->o.resend < 0.1 ? (int)fmax(1, p->o.resend * 1000) : 100;
@@ -246,43 +259,69 @@ static int s_receive(peers *p, int k, const wire_header *h, const void *payload,
         if (stop_requested()) {
             return error_set(err, ERROR_RUNTIME, "interrupted");
         }
-        int got = net_recv(p->sockets[k], m, wait_ms);
-        if (got < 0) {
-            return error_set(err, ERROR_RUNTIME, "receive from ps %d: %s", k,
+        for (int i = 0; i < n; i++) {
+            p->poll[i] = (zmq_pollitem_t){.socket = p->sockets[a[i].k], .events = ZMQ_POLLIN};
+        }
+        int ready = zmq_poll(p->poll, n, wait_ms);
+        if (ready < 0 && zmq_errno() != EINTR) {
+            return error_set(err, ERROR_RUNTIME, "receive from ps %d: %s", a[0].k,
                              zmq_strerror(zmq_errno()));
         }
-        if (got == 1) {
+        for (int i = 0; ready > 0 && i < n; i++) {
+            if (!(p->poll[i].revents & ZMQ_POLLIN)) {
+                continue;
+            }
+            int got = net_recv(p->sockets[a[i].k], m, 0);
+            if (got < 0) {
+                return error_set(err, ERROR_RUNTIME, "receive from ps %d: %s", a[i].k,
+                                 zmq_strerror(zmq_errno()));
+            }
+            if (got == 0) {
+                continue;
+            }
             p->bytes += (long)m->bytes;
-            int answer = s_answer(p, k, m, h->seq, reply, err);
+            int answer = s_answer(p, a[i].k, m, a[i].h->seq, reply, err);
             if (answer != 0) {
                 if (answer < 0) {
                     net_msg_close(m);
-                } else if (s_faulty(p, h)) {   /* the reply's own latency, s_let_in's */
+                } else if (s_faulty(p, a[i].h)) {   /* the reply's own latency, s_let_in's */
                     p->held_until = fmax(p->held_until,
-                                         run_now() + faults_delay(&p->faults[k]));
+                                         run_now() + faults_delay(&p->faults[a[i].k]));
                 }
-                return answer < 0 ? -1 : 0;
+                return answer < 0 ? -1 : i;
             }
             net_msg_close(m);
-            silent = 0;   /* the shard is there */
+        }
+        if (ready > 0) {
+            silent = 0;   /* a shard is there */
             continue;
         }
         silent += wait_ms * 1e-3;
         since_sent += wait_ms * 1e-3;
         if (silent >= p->o.timeout) {
             return error_set(err, ERROR_RUNTIME, "ps %d did not answer within %g s "
-                             "([cluster] timeout)", k, p->o.timeout);
+                             "([cluster] timeout)", a[0].k, p->o.timeout);
         }
         if (since_sent >= interval) {   /* lost, or the shard has restarted: again */
             since_sent = 0;
             interval = fmin(2 * interval, fmax(p->o.resend, 1.0));
-            int went = s_send(p, k, h, payload, bytes, true, err);
-            if (went < 0) {
-                return -1;
+            for (int i = 0; i < n; i++) {
+                int went = s_send(p, a[i].k, a[i].h, a[i].payload, a[i].bytes, true, err);
+                if (went < 0) {
+                    return -1;
+                }
+                p->resent += went;
             }
-            p->resent += went;
         }
     }
+}
+
+/* Waits for shard k's answer to the request h just sent (s_receive_any). */
+static int s_receive(peers *p, int k, const wire_header *h, const void *payload, size_t bytes,
+                     net_msg *m, wire_header *reply, error *err)
+{
+    awaited a = {.k = k, .h = h, .payload = payload, .bytes = bytes};
+    return s_receive_any(p, &a, 1, m, reply, err) < 0 ? -1 : 0;
 }
 
 /* Offers shard k a shared segment and waits for its answer; a segment
@@ -359,13 +398,24 @@ int peers_pull(peers *p, float *theta, uint64_t min_version, uint64_t *versions,
     bool asked = p->prefetched && min_version <= p->prefetch_min;
     p->prefetched = false;
     int rc = asked ? 0 : s_ask_pull(p, min_version, err);
-    for (int k = 0; rc == 0 && k < p->count; k++) {
+    awaited *left = rc == 0 ? malloc((size_t)p->count * sizeof *left) : NULL;
+    int n = 0;
+    for (int k = 0; left && k < p->count; k++) {
+        left[n++] = (awaited){.k = k, .h = &p->asked[k]};
+    }
+    if (rc == 0 && !left) {
+        rc = error_set(err, ERROR_RUNTIME, "out of memory");
+    }
+    while (rc == 0 && n > 0) {
         net_msg m;
         wire_header h;
-        if (s_receive(p, k, &p->asked[k], NULL, 0, &m, &h, err) < 0) {
+        int i = s_receive_any(p, left, n, &m, &h, err);
+        if (i < 0) {
             rc = -1;
             break;
         }
+        int k = left[i].k;
+        left[i] = left[--n];
         size_t bytes = (size_t)(p->hi[k] - p->lo[k]) * sizeof(float);
         if (h.encoding == WIRE_SHM && p->segments[k].base) {
             memcpy(theta + p->lo[k], p->segments[k].reply, bytes);
@@ -391,7 +441,15 @@ int peers_pull(peers *p, float *theta, uint64_t min_version, uint64_t *versions,
             }
         }
         net_msg_close(&m);
+        if ((h.flags & WIRE_FLAG_RESTARTED) && h.base_version < min_version) {
+            min_version = h.base_version;   /* the shard went back: ask the rest again */
+            for (int j = 0; rc == 0 && j < n; j++) {
+                p->asked[left[j].k].base_version = min_version;
+                rc = s_ask(p, left[j].k, &p->asked[left[j].k], NULL, 0, err);
+            }
+        }
     }
+    free(left);
     s_let_in(p);
     return rc;
 }

@@ -46,6 +46,7 @@ typedef struct peers {
     uint64_t *counted;        /* per shard: the examples of this worker's pushes it has
                                  counted, as its last reply said (every worker's, for
                                  the evaluator) */
+    zmq_pollitem_t *poll;     /* per shard: s_receive_any's */
     uint64_t *examples;       /* per shard: those this worker's pushes to it carried,
                                  across its processes (peers_take_up), each push's
                                  total */
@@ -98,7 +99,11 @@ void peers_close(peers *p);
  * receive each reply's version and flags; *staleness and *total shard 0's
  * report (total: the examples this client's pushes carried, or every
  * worker's for the evaluator). A shard restored from a checkpoint since
- * the last pull answers at once, flagged WIRE_FLAG_RESTARTED. */
+ * the last pull answers at once, flagged WIRE_FLAG_RESTARTED; when its
+ * version went back below min_version, the shards that have not answered
+ * yet are asked again for that version (a lockstep rule's pull could wait
+ * there for a round that only workers retaking the restored shard's
+ * rounds could close). The replies are taken in the order they come. */
 int peers_pull(peers *p, float *theta, uint64_t min_version, uint64_t *versions,
                uint16_t *flags, uint64_t *staleness, uint64_t *total, error *err);
 /* Sends a pull for min_version to every shard without waiting: the next
