@@ -1341,6 +1341,47 @@ static void test_a_killed_launchers_private_folder_is_removed(void **state)
     }
 }
 
+/* A number in dir's ps-K.json. */
+static double s_num_of_ps(const char *dir, int k, const char *key)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/ps-%d.json", dir, k);
+    cJSON *ps = support_json_file(path);
+    double v = support_json_number(ps, key);
+    cJSON_Delete(ps);
+    return v;
+}
+
+/* A round rule (easgd) one of whose two shards comes back from its
+ * checkpoint: the workers retake the lost rounds past their budget,
+ * pushing no examples, and the other shard takes those pushes into its
+ * rounds (it dropped them as steps it had, each repeating the last push's
+ * total, and its rounds never closed: the job failed at the timeout). */
+static void test_a_round_rule_goes_on_after_a_shard_comes_back(void **state)
+{
+    support_fixture *f = *state;
+    const char *extra[] = {"experiment.run_id=rounds", "train.algorithm=easgd",
+                           "cluster.servers=2", "checkpoint.every=0.3",
+                           "cluster.restart=on-failure", "cluster.timeout=10", NULL};
+    int launcher = s_start(f, extra, 150);
+    int shards[2];
+    assert_int_equal(support_children(launcher, "ps", shards, 2), 2);
+    kill(shards[0], SIGKILL);   /* either: the other drops the pushes */
+    int status = support_wait_within(launcher, 120, "easgd after a shard's kill");
+    if (status != 0) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/stderr", f->dir);
+        char *err = support_read_file(path);
+        fail_msg("the job failed: %s", err);
+    }
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/job/rounds", f->out);
+    assert_true(s_num_of_ps(dir, 0, "version") == s_num_of_ps(dir, 1, "version"));
+    cJSON *j = s_summary(f, "rounds");
+    assert_true(support_json_number(j, "shard_restarts") == 1);
+    cJSON_Delete(j);
+}
+
 /* Copies the file at from to to (a checkpoint: renamed into place whole,
  * so a copy is of one moment). */
 static void s_copy_file(const char *from, const char *to)
@@ -1406,17 +1447,12 @@ static void test_a_resume_from_checkpoints_of_two_moments_takes_each_step_once(v
         assert_true(budget == 2500);   /* 8 epochs of 10,000 in minibatches of 32 */
         double duplicates = 0;
         for (int k = 0; k < 2; k++) {
-            char path[700];
-            snprintf(path, sizeof path, "%s/ps-%d.json", dir, k);
-            cJSON *ps = support_json_file(path);
-            if (support_json_number(ps, "pushes") != budget ||
-                support_json_number(ps, "samples") != budget * 32) {
+            double pushes = s_num_of_ps(dir, k, "pushes"), samples = s_num_of_ps(dir, k, "samples");
+            if (pushes != budget || samples != budget * 32) {
                 fail_msg("shard %d behind: shard %d took %g pushes of %g examples, for a budget "
-                         "of %g", behind, k, support_json_number(ps, "pushes"),
-                         support_json_number(ps, "samples"), budget);
+                         "of %g", behind, k, pushes, samples, budget);
             }
-            duplicates += k != behind ? support_json_number(ps, "duplicates") : 0;
-            cJSON_Delete(ps);
+            duplicates += k != behind ? s_num_of_ps(dir, k, "duplicates") : 0;
         }
         assert_true(duplicates > 0);   /* the steps redone, at the shard ahead */
         cJSON_Delete(j);
@@ -1432,6 +1468,7 @@ int main(void)
         T(test_resume_after_ctrl_c_does_the_same_work),
         T(test_a_resume_after_the_launcher_was_killed),
         T(test_a_resume_from_checkpoints_of_two_moments_takes_each_step_once),
+        T(test_a_round_rule_goes_on_after_a_shard_comes_back),
         T(test_steps_taken_again_have_one_row),
         T(test_each_sessions_steps_on_its_clock),
         T(test_a_killed_worker_loses_no_step_row),

@@ -373,9 +373,12 @@ static void s_push(ps *p, const request *r, const wire_header *h, zmq_msg_t *bod
     }
     uint64_t before = c->push_seq;   /* a push refused below is not taken */
     c->push_seq = h->seq;
-    if (h->total != 0 && h->total <= atomic_load(&p->s->worker_samples[h->worker])) {
+    if (h->samples != 0 && h->total != 0 &&
+        h->total <= atomic_load(&p->s->worker_samples[h->worker])) {
         /* a step this shard has: an earlier process of the worker pushed it,
-         * and the new one took up where another shard had counted fewer */
+         * and the new one took up where another shard had counted fewer (a
+         * push of no examples, a round's of a worker past its budget, is no
+         * step: its total is the last one's) */
         p->s->stats.duplicates++;
         c->verdict = PUSH_LATE;
         if (answer) {
