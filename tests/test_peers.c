@@ -510,6 +510,51 @@ static void test_the_leaders_verdict_goes_to_the_other_shards(void **state)
     s_wait_requests(&f->shard[1], 5);
 }
 
+/* A shard restored from its checkpoint, seen through a leader's rounds:
+ * - shard 1 behind (restarted, version 2 against shard 0's 40): the
+ *   rounds shard 0 has closed go to both shards without a verdict (shard
+ *   0 judged them late, and shard 1 never moved), until the push's round
+ *   reaches shard 0's version, whose verdict is asked again;
+ * - a verdict from shard 0 in a new life leaves the generation the worker
+ *   heard as it was: its next pull says the one before, so the shard
+ *   answers it at once (flagged restarted) where it waited for a round the
+ *   shard had lost. */
+static void test_a_restored_shard_under_a_leader(void **state)
+{
+    fixture *f = *state;
+    s_start(f);
+    float theta[NPARAMS], values[NPARAMS] = {0};
+    uint64_t versions[SHARDS];
+    error err = {0};
+    assert_int_equal(s_pull(f, theta, 0, versions, NULL, NULL, NULL, &err), 0);
+    f->shard[1].flags = WIRE_FLAG_RESTARTED;
+    f->shard[1].version = 2;
+    f->shard[1].generation = 0x801;
+    assert_int_equal(s_pull(f, theta, 0, versions, NULL, NULL, NULL, &err), 0);
+    assert_true(versions[0] == 40 && versions[1] == 2);
+    f->shard[1].flags = 0;
+    assert_int_equal(s_push(f, values, 2, versions, 8, true, &err), 0);   /* retaken */
+    s_wait_requests(&f->shard[0], 3);
+    s_wait_requests(&f->shard[1], 3);
+    assert_int_equal(f->shard[0].seen[2].flags, 0);
+    assert_int_equal(f->shard[1].seen[2].flags, 0);
+    versions[1] = 40;
+    f->shard[0].verdict = PEERS_IN_ROUND;
+    assert_int_equal(s_push(f, values, 40, versions, 8, true, &err), 0);   /* led again */
+    s_wait_requests(&f->shard[1], 4);
+    assert_int_equal(f->shard[0].seen[3].flags, WIRE_FLAG_VERDICT);
+    assert_int_equal(f->shard[1].seen[3].flags, WIRE_FLAG_IN_ROUND);
+    /* shard 0 in a new life gives a verdict: the next pull still says the
+     * generation the worker pulled from */
+    f->shard[0].generation = 0x901;
+    assert_int_equal(s_push(f, values, 41, versions, 8, true, &err), 0);
+    s_wait_requests(&f->shard[1], 5);
+    assert_int_equal(s_pull(f, theta, 0, versions, NULL, NULL, NULL, &err), 0);
+    assert_true(f->shard[0].seen[5].type == WIRE_PULL &&
+                f->shard[0].seen[5].generation == 0x700);
+    assert_true(f->shard[1].seen[5].generation == 0x801);
+}
+
 /* A prefetch's answers serve the next pull that wants no newer version,
  * with no request of its own; a pull that wants a newer one asks again
  * and passes over the prefetch's answers. */
@@ -705,6 +750,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_a_silent_shard_fails_at_the_timeout, s_setup,
                                         s_teardown),
         cmocka_unit_test_setup_teardown(test_a_shard_gone_back_lowers_the_pull, s_setup,
+                                        s_teardown),
+        cmocka_unit_test_setup_teardown(test_a_restored_shard_under_a_leader, s_setup,
                                         s_teardown),
         cmocka_unit_test_setup_teardown(test_a_restored_shard_is_counted, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown(test_a_push_sends_each_shard_its_part, s_setup,

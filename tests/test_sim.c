@@ -1956,6 +1956,34 @@ static void test_sync_goes_on_after_a_shard_goes_back(void **state)
     /* 0.5 epochs of 2,000 in minibatches of 8, in rounds of 2 workers */
     assert_true(s_num_of(dir, "ps-0.json", "version") == 63);
     assert_true(s_num_of(dir, "ps-1.json", "version") == 63);
+    /* with a backup worker, whose rounds shard 0 leads: shard 1 behind
+     * retakes the rounds shard 0 closed without its verdict (it said
+     * "late", and shard 1 never moved); shard 0 behind is pulled from
+     * afresh after its verdict (which told of its new life, and the next
+     * pull waited there for a round it had lost). Both deadlocked. */
+    const char *failures[] = {"sim.fail=ps1@0.09-0.26", "sim.fail=ps0@0.09-0.26"};
+    for (int i = 0; i < 2; i++) {
+        char id[40];
+        snprintf(id, sizeof id, "experiment.run_id=b%d", i);
+        const char *led[] = {"train", "/dev/null", f->out_arg, "experiment.mode=sim",
+                             "experiment.name=back", id, "data.dataset=synthetic",
+                             "data.train_size=2000", "model.type=softmax",
+                             "train.algorithm=sync", "algorithm.backups=1", "train.epochs=0.5",
+                             "train.batch=8", "cluster.workers=3", "cluster.servers=2",
+                             "cluster.restart=on-failure", "checkpoint.every=0.05",
+                             "sim.compute=constant", "sim.compute_mean=0.01",
+                             "sim.latency=0.001", "sim.cores=1", "sim.timeslice=0", failures[i],
+                             NULL};
+        support_run_asgd(&f->r, f->dir, led);
+        if (f->r.status != 0) {
+            fail_msg("%s, one backup: sim failed (%d): %s", failures[i], f->r.status, f->r.err);
+        }
+        snprintf(dir, sizeof dir, "%s/back/b%d", f->out, i);
+        assert_true(s_num(dir, "shard_restarts") == 1);
+        /* a round for each of a worker's 42 steps (125 shared by 3) */
+        assert_true(s_num_of(dir, "ps-0.json", "version") == 42);
+        assert_true(s_num_of(dir, "ps-1.json", "version") == 42);
+    }
 }
 
 /* The reverse: [sim]'s keys that change what happens to the workers are

@@ -203,9 +203,15 @@ static int s_ask(peers *p, int k, wire_header *h, const void *payload, size_t by
 }
 
 /* A reply in m that answers request seq of shard k: validated into h; the
- * shard's generation noted. 0 when m is something else to drop (a probe,
- * an answer to a request sent again), -1 when it is malformed. */
-static int s_answer(peers *p, int k, net_msg *m, uint64_t seq, wire_header *h, error *err)
+ * shard's generation noted, unless it answers a push (note false): a
+ * worker's pushes are of the parameters it last pulled, so until it pulls
+ * from a restored shard they carry the generation before (dropped as
+ * such), and that pull is answered at once, flagged restarted (a verdict
+ * from a restored shard 0 made the next pull wait there for a round the
+ * shard had lost). 0 when m is something else to drop (a probe, an answer
+ * to a request sent again), -1 when it is malformed. */
+static int s_answer(peers *p, int k, net_msg *m, uint64_t seq, bool note, wire_header *h,
+                    error *err)
 {
     if (m->count == 1 && zmq_msg_size(&m->frames[0]) == 0) {
         return 0;   /* the shard checking that this peer is still here */
@@ -220,14 +226,14 @@ static int s_answer(peers *p, int k, net_msg *m, uint64_t seq, wire_header *h, e
     if (h->seq != seq) {
         return 0;
     }
-    if (h->flags & WIRE_FLAG_RESTARTED) {
-        p->restarts++;
-    }
     if (p->generation[k] != 0 && h->generation != p->generation[k]) {
         shm_close(&p->segments[k]);   /* a new process of the shard: it holds no segment */
     }
-    p->generation[k] = h->generation;
-    p->seen[k] = h->base_version;
+    if (note) {
+        p->restarts += (h->flags & WIRE_FLAG_RESTARTED) != 0;
+        p->generation[k] = h->generation;
+        p->seen[k] = h->base_version;
+    }
     return 1;
 }
 
@@ -280,7 +286,8 @@ static int s_receive_any(peers *p, const awaited *a, int n, net_msg *m, wire_hea
                 continue;
             }
             p->bytes += (long)m->bytes;
-            int answer = s_answer(p, a[i].k, m, a[i].h->seq, reply, err);
+            int answer = s_answer(p, a[i].k, m, a[i].h->seq, a[i].h->type != WIRE_PUSH, reply,
+                                  err);
             if (answer != 0) {
                 if (answer < 0) {
                     net_msg_close(m);
@@ -441,6 +448,7 @@ int peers_pull(peers *p, float *theta, uint64_t min_version, uint64_t *versions,
             }
         }
         net_msg_close(&m);
+        p->retaking = p->retaking || (k > 0 && (h.flags & WIRE_FLAG_RESTARTED));
         if ((h.flags & WIRE_FLAG_RESTARTED) && h.base_version < min_version) {
             min_version = h.base_version;   /* the shard went back: ask the rest again */
             for (int j = 0; rc == 0 && j < n; j++) {
@@ -543,6 +551,10 @@ int peers_push(peers *p, const float *values, uint64_t tag, const uint64_t *vers
             return -1;
         }
         compressor_push(p->compress, values);
+    }
+    if (leader && p->retaking) {   /* a round shard 0 closed, retaken: none to judge */
+        leader = tag >= versions[0];
+        p->retaking = !leader;
     }
     if (leader && p->count > 1) {   /* shard 0's verdict first, for the others */
         p->begun = run_now();

@@ -65,6 +65,9 @@ typedef struct peers {
     double held_until;        /* with faults: when the replies received are let in */
     shm_segment *segments;    /* per shard: the one it took (base NULL: none) */
     bool prefetched;          /* asked holds a prefetch not yet received */
+    bool retaking;            /* a shard other than 0 came back from its checkpoint:
+                                 the rounds shard 0 has closed are retaken without
+                                 its verdict (peers_push) */
     uint64_t prefetch_min;    /* its min_version */
     char dropped[200];        /* why the connections were dropped ("": they stand) */
 } peers;
@@ -129,7 +132,12 @@ enum { PEERS_IN_ROUND = 1, PEERS_LATE = 2 };
  * copying (see peers_settle; a part under 64 KiB is copied). With
  * leader (rule_info.round_leader) and several shards, shard 0 gets the
  * push first and answers whether it made the round; the others then get
- * it with that verdict, so every shard's round has the same workers. */
+ * it with that verdict, so every shard's round has the same workers. A
+ * round shard 0 has closed, which a shard restored from an older
+ * checkpoint retakes, is no round shard 0 can judge (its verdict was
+ * "late", and the restored shard never moved): such a push goes to every
+ * shard without a verdict, each taking the first pushes of the round, as
+ * without a leader. */
 int peers_push(peers *p, const float *values, uint64_t tag, const uint64_t *versions,
                uint32_t samples, bool leader, error *err);
 /* Sends shard k's part of values alone, as peers_push does without a

@@ -182,7 +182,9 @@ static void s_handle(sim *s, const sim_event *e)
         uint32_t before = s->heard[at];
         s->heard[at] = e->generation;
         s->answered[at] = true;
-        if (before != 0 && before != e->generation && e->version < sw->pull_min) {
+        bool went_back = before != 0 && before != e->generation;
+        sw->retaking = sw->retaking || (went_back && e->shard > 0);
+        if (went_back && e->version < sw->pull_min) {
             sim_worker_pull_lower(sw, e->version);   /* the shard went back */
         }
         if (--sw->pending_replies == 0 && sw->waiting == WAIT_REPLIES) {
@@ -195,7 +197,8 @@ static void s_handle(sim *s, const sim_event *e)
         if (!sim_worker_alive(s, e->worker, e->incarnation)) {
             break;
         }
-        s->heard[(size_t)e->worker * s->nshards + e->shard] = e->generation;
+        /* its generation is not noted: the worker holds the parameters of
+         * the one it last pulled from (core/real/peers.c's s_answer) */
         sw->w.bytes += (long)e->bytes;
         if (sw->waiting == WAIT_VERDICT) {
             sw->verdict = e->verdict;

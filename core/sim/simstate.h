@@ -113,6 +113,9 @@ typedef struct sim_worker {
     float *pull_dst;         /* where the shards' replies go: the pull's dst, or prefetch */
     uint64_t *pull_versions, *pull_staleness;
     uint64_t pull_min;       /* the pull's min_version (lowered after a restored shard) */
+    bool retaking;           /* a shard other than 0 came back from its checkpoint: the
+                                rounds shard 0 has closed are retaken without its
+                                verdict (peers_push) */
     /* [algorithm] prefetch: a pull asked early, its replies kept here until
      * the worker pulls (allocated at its first prefetch) */
     float *prefetch;

@@ -255,7 +255,12 @@ static int s_link_push(worker *w, const float *values, uint64_t tag, uint32_t sa
         return -1;
     }
     int first = 0, verdict = PUSH_UNDECIDED;
-    if (w->round_leader && s->nshards > 1) {   /* shard 0 first, then its verdict */
+    bool leader = w->round_leader;
+    if (leader && sw->retaking) {   /* a round shard 0 closed, retaken: none to judge */
+        leader = tag >= w->versions[0];
+        sw->retaking = !leader;
+    }
+    if (leader && s->nshards > 1) {   /* shard 0 first, then its verdict */
         if (s_push_to(sw, 0, values, tag, samples, PUSH_UNDECIDED, true) < 0) {
             return -1;
         }
