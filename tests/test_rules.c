@@ -63,10 +63,12 @@ static void test_sync_server_averages_a_round(void **state)
     server *s = server_new(algorithm_find("sync"), p, &info, 0, 1, 2, init, 3);
     pull_msg round1 = {.worker = 0, .min_version = 1};
     assert_false(server_pull_ready(s, &round1));
-    server_push(s, &(push_msg){.worker = 0, .tag = 0, .base_version = 0, .samples = 8, .values = g0});
+    server_push(s, &(push_msg){.worker = 0, .tag = 0, .base_version = 0, .samples = 8,
+                               .values = g0});
     s_expect_theta(s, init);                          /* waits for the round */
     assert_int_equal(s->version, 0);
-    server_push(s, &(push_msg){.worker = 1, .tag = 0, .base_version = 0, .samples = 8, .values = g1});
+    server_push(s, &(push_msg){.worker = 1, .tag = 0, .base_version = 0, .samples = 8,
+                               .values = g1});
     /* mean (2, 1, 1), lr 0.5 */
     s_expect_theta(s, (const float[]){0, 1.5f, 2.5f});
     assert_int_equal(s->version, 1);
@@ -81,18 +83,23 @@ static void test_sync_server_averages_a_round(void **state)
     /* a worker restarted after its push joins the round its previous life
      * pushed to: its second gradient is dropped, and the round waits for
      * the other worker's (it closed on worker 0's twice) */
-    server_push(s, &(push_msg){.worker = 0, .tag = 1, .base_version = 1, .samples = 8, .values = g0});
-    server_push(s, &(push_msg){.worker = 0, .tag = 1, .base_version = 1, .samples = 8, .values = g1});
+    server_push(s, &(push_msg){.worker = 0, .tag = 1, .base_version = 1, .samples = 8,
+                               .values = g0});
+    server_push(s, &(push_msg){.worker = 0, .tag = 1, .base_version = 1, .samples = 8,
+                               .values = g1});
     s_expect_theta(s, (const float[]){0, 1.5f, 2.5f});
     assert_int_equal(s->version, 1);
     assert_int_equal(s->stats.dropped, 2);
-    server_push(s, &(push_msg){.worker = 1, .tag = 1, .base_version = 1, .samples = 8, .values = g1});
+    server_push(s, &(push_msg){.worker = 1, .tag = 1, .base_version = 1, .samples = 8,
+                               .values = g1});
     s_expect_theta(s, (const float[]){-1, 1, 2});   /* mean (2, 1, 1) again */
     assert_int_equal(s->version, 2);
     assert_int_equal(s->samples, 40);   /* every push's examples: the dropped were computed */
     /* and a new round takes each worker once more */
-    server_push(s, &(push_msg){.worker = 0, .tag = 2, .base_version = 2, .samples = 8, .values = g0});
-    server_push(s, &(push_msg){.worker = 1, .tag = 2, .base_version = 2, .samples = 8, .values = g0});
+    server_push(s, &(push_msg){.worker = 0, .tag = 2, .base_version = 2, .samples = 8,
+                               .values = g0});
+    server_push(s, &(push_msg){.worker = 1, .tag = 2, .base_version = 2, .samples = 8,
+                               .values = g0});
     s_expect_theta(s, (const float[]){-1.5f, 1, 1});
     assert_int_equal(s->version, 3);
     server_destroy(&s);

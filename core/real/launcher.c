@@ -498,10 +498,11 @@ static int s_exited(job *j, child *c, error *err)
                          j->e->restart == RESTART_NEVER ? " ([cluster] restart = never)" :
                          " (no restart left under [cluster] restart and backoff_limit)";
     char said[512];
-    s_last_said(j, c, said, sizeof said);
     if (killed_stopped) {   /* its signal was the launcher's: say why it came */
         snprintf(said, sizeof said, "the launcher killed it, stopped (SIGSTOP) for half of "
                  "[cluster] timeout");
+    } else {
+        s_last_said(j, c, said, sizeof said);
     }
     /* a process that refused its config or data: the job's is the same error */
     int status = refused ? ERROR_USAGE : ERROR_RUNTIME;

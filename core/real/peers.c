@@ -41,7 +41,8 @@ int peers_open(peers *p, const cluster_spec *cs, uint64_t nparams, uint32_t self
     bool faulty = faults_on(&o->faults);
     p->faults = faulty ? calloc((size_t)p->count, sizeof *p->faults) : NULL;
     if (!p->ctx || !p->sockets || !p->lo || !p->hi || !p->seq || !p->generation || !p->seen ||
-        !p->counted || !p->examples || !p->poll || !p->asked || !p->pushed || !p->segments || (faulty && !p->faults)) {
+        !p->counted || !p->examples || !p->poll || !p->asked || !p->pushed || !p->segments ||
+        (faulty && !p->faults)) {
         peers_close(p);
         return error_set(err, ERROR_RUNTIME, "out of memory");
     }

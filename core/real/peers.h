@@ -46,7 +46,6 @@ typedef struct peers {
     uint64_t *counted;        /* per shard: the examples of this worker's pushes it has
                                  counted, as its last reply said (every worker's, for
                                  the evaluator) */
-    zmq_pollitem_t *poll;     /* per shard: s_receive_any's */
     uint64_t *examples;       /* per shard: those this worker's pushes to it carried,
                                  across its processes (peers_take_up), each push's
                                  total */
@@ -64,6 +63,7 @@ typedef struct peers {
                                  with faults, each request is held from it */
     double held_until;        /* with faults: when the replies received are let in */
     shm_segment *segments;    /* per shard: the one it took (base NULL: none) */
+    zmq_pollitem_t *poll;     /* per shard: s_receive_any's */
     bool prefetched;          /* asked holds a prefetch not yet received */
     bool retaking;            /* a shard other than 0 came back from its checkpoint:
                                  the rounds shard 0 has closed are retaken without

@@ -68,9 +68,10 @@ static void s_flush(sim *s, int k, double done)
 }
 
 /* server_reply_fn: the shard's parameters to the worker now (as they are
- * at this moment), arriving after the link's delay (s_send); handle is the
- * pull's worker incarnation. A pull from a worker that has since failed
- * gets nothing. */
+ * at this moment), arriving after the link's delay (s_send); handle holds
+ * the pull's worker incarnation and request number (sim_pull_handle). A
+ * pull from a worker that has since failed, or asked again since, gets
+ * nothing. */
 static void s_reply(void *ctx, const pull_msg *m, void *handle)
 {
     sim_replier *rp = ctx;
