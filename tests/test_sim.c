@@ -458,6 +458,43 @@ static void test_more_workers_than_processes_allow(void **state)
     assert_non_null(strstr(f->r.err, "workers"));
 }
 
+/* asgd calibrate prices values through shared segments only where a real
+ * worker takes them: not with compression or injected faults, whose
+ * values cross the socket (a profile of 1e15 B/s made a compressed job's
+ * pulls 4 times too cheap). */
+static void test_calibrate_takes_the_path_the_run_takes(void **state)
+{
+    support_fixture *f = *state;
+    const char *ways[] = {"cluster.shm=auto", "algorithm.compress=fp16", "cluster.drop=0.01"};
+    for (int i = 0; i < 3; i++) {
+        char profile[600];
+        snprintf(profile, sizeof profile, "%s/p%d.ini", f->dir, i);
+        const char *calibrate[] = {"calibrate", "/dev/null", "-o", profile,
+                                   "train.algorithm=hogwild", "data.dataset=synthetic",
+                                   "model.type=softmax", ways[i], NULL};
+        support_run_asgd(&f->r, f->dir, calibrate);
+        if (f->r.status != 0) {
+            fail_msg("calibrate %s: %s", ways[i], f->r.err);
+        }
+        error err = {0};
+        config *written = config_load(profile, &err);
+        assert_non_null(written);
+        double bandwidth, copy;
+        assert_int_equal(config_get_double(written, "sim", "bandwidth", 0, 0, 1e300,
+                                           CONFIG_CLOSED, &bandwidth, &err), 0);
+        assert_int_equal(config_get_double(written, "sim", "copy_bandwidth", 0, 0, 1e300,
+                                           CONFIG_CLOSED, &copy, &err), 0);
+        /* through a segment, no bandwidth (1e15) but the copies'; through
+         * the socket, the socket's (measured: 1e15 too where the model is too
+         * small to tell) and no copy */
+        bool segments = strstr(f->r.out, "values copied through shared segments") != NULL;
+        if (i == 0 ? !(bandwidth == 1e15 && copy > 0 && segments) : copy != 0 || segments) {
+            fail_msg("%s: bandwidth %g, copy_bandwidth %g", ways[i], bandwidth, copy);
+        }
+        config_destroy(&written);
+    }
+}
+
 /* A profile: what asgd calibrate measures comes back as [sim]'s values, and
  * it sets the simulated time as it should (one synchronous worker whose
  * minibatch takes exactly 2 ms or 4 ms, on a free network: the run's time
@@ -2842,6 +2879,7 @@ int main(void)
         T(test_staleness_scaled_rules_in_virtual_time),
         T(test_more_workers_than_processes_allow),
         T(test_a_profile_round_trips_and_sets_the_time),
+        T(test_calibrate_takes_the_path_the_run_takes),
         T(test_calibrate_stopped_leaves_nothing),
         T(test_fedbuff_and_post_local_in_virtual_time),
         T(test_compression_in_virtual_time),

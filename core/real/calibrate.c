@@ -800,7 +800,10 @@ int calibrate_main(int argc, char **argv)
             rc = config_fail(e.c, "train", "algorithm", &err, "calibrate measures a "
                              "distributed rule's costs; the sequential baseline has none");
         } else {
-            c.shared = e.shm;   /* every process of a calibrated run is on this host */
+            /* every process of a calibrated run is on this host: shared segments
+             * where a real worker takes them (core/real/peers.c: not with
+             * compression or injected faults) */
+            c.shared = e.shm && e.compress.kind == COMPRESS_NONE && !faults_on(&e.faults);
             rc = experiment_load(&e, &err) < 0 || s_compute(&e, &c, &err) < 0 ||
                  s_messages(&e, e.nparams * sizeof(float) + WIRE_HEADER_SIZE, &c, &err) < 0 ||
                  s_copy(e.nparams * sizeof(float), &c, &err) < 0 ||
