@@ -704,26 +704,31 @@ static void s_warn_profile(experiment *e)
     device[strcspn(device, " ")] = '\0';
     const char *model = model_type_name(e->model.type);
     const char *transport = e->transport == TRANSPORT_TCP ? "tcp" : "ipc";
+    char compress[32];
+    compress_spec_name(&e->compress, compress, sizeof compress);
     bool differs = (s->profile_model[0] && strcmp(s->profile_model, model) != 0) ||
                    (s->profile_params && s->profile_params != (long)e->nparams) ||
                    (s->profile_batch && s->profile_batch != e->batch) ||
                    (s->profile_algorithm[0] && strcmp(s->profile_algorithm, e->algorithm_name)) ||
                    (s->profile_device[0] && strcmp(s->profile_device, device) != 0) ||
                    (s->profile_servers && s->profile_servers != e->servers) ||
-                   (s->profile_transport[0] && strcmp(s->profile_transport, transport) != 0);
+                   (s->profile_transport[0] && strcmp(s->profile_transport, transport) != 0) ||
+                   (s->profile_compress[0] && strcmp(s->profile_compress, compress) != 0);
     if (e->mode != MODE_SIM || !differs) {
         return;
     }
     error why;
     config_fail(e->c, "sim", "profile", &why, "measured for model %s (%ld parameters), batch "
-                "%ld, rule %s, on %s, %ld shards over %s (%s), not for this run's %s (%zu "
-                "parameters), batch %ld, rule %s, on %s, %d shards over %s: its compute, apply "
-                "and message times are that experiment's",
+                "%ld, rule %s, on %s, %ld shards over %s, compression %s (%s), not for this "
+                "run's %s (%zu parameters), batch %ld, rule %s, on %s, %d shards over %s, "
+                "compression %s: its compute, apply, compression and message times are that "
+                "experiment's",
                 s->profile_model[0] ? s->profile_model : "?", s->profile_params,
                 s->profile_batch, s->profile_algorithm[0] ? s->profile_algorithm : "?",
                 s->profile_device[0] ? s->profile_device : "?", s->profile_servers,
-                s->profile_transport[0] ? s->profile_transport : "?", s->profile_host, model,
-                e->nparams, e->batch, e->algorithm_name, device, e->servers, transport);
+                s->profile_transport[0] ? s->profile_transport : "?",
+                s->profile_compress[0] ? s->profile_compress : "?", s->profile_host, model,
+                e->nparams, e->batch, e->algorithm_name, device, e->servers, transport, compress);
     s_warn(e, why.msg);
 }
 

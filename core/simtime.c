@@ -39,6 +39,10 @@ static int s_read_costs(config *c, const sim_spec *def, sim_spec *s, error *err)
                           err) < 0 ||
         config_get_double(c, "sim", "answer", def->answer, 0, 1e3, CONFIG_CLOSED, &s->answer,
                           err) < 0 ||
+        config_get_double(c, "sim", "compress_cpu", def->compress_cpu, 0, 1e3, CONFIG_CLOSED,
+                          &s->compress_cpu, err) < 0 ||
+        config_get_double(c, "sim", "decode_cpu", def->decode_cpu, 0, 1e3, CONFIG_CLOSED,
+                          &s->decode_cpu, err) < 0 ||
         config_get_int(c, "sim", "cores", def->cores, 0, 1 << 20, &s->cores, err) < 0 ||
         config_get_double(c, "sim", "timeslice", def->timeslice, 0, 1e3, CONFIG_CLOSED,
                           &s->timeslice, err) < 0 ||
@@ -97,6 +101,7 @@ static int s_check_compute_keys(config *c, const sim_spec *def, const sim_spec *
 /* What a profile says of its host and experiment, kept for the record. */
 typedef struct profile_host {
     const char *model, *batch, *algorithm, *params, *device, *host, *date, *servers, *transport;
+    const char *compress;
 } profile_host;
 
 static int s_host_key(void *ctx, const char *key, const char *value, int line)
@@ -111,6 +116,7 @@ static int s_host_key(void *ctx, const char *key, const char *value, int line)
                         : strcmp(key, "host") == 0      ? &h->host
                         : strcmp(key, "servers") == 0   ? &h->servers
                         : strcmp(key, "transport") == 0 ? &h->transport
+                        : strcmp(key, "compress") == 0  ? &h->compress
                         : strcmp(key, "date") == 0      ? &h->date : NULL;
     if (slot) {
         *slot = value;
@@ -164,6 +170,8 @@ static int s_profile_costs(config *c, sim_spec *costs, sim_spec *s, error *err)
         s->profile_servers = h.servers ? atol(h.servers) : 0;
         snprintf(s->profile_transport, sizeof s->profile_transport, "%s",
                  h.transport ? h.transport : "");
+        snprintf(s->profile_compress, sizeof s->profile_compress, "%s",
+                 h.compress ? h.compress : "");
         snprintf(s->profile_host, sizeof s->profile_host, "%s on %s", h.host ? h.host : "a host",
                  h.date ? h.date : "a day it does not say");
         rc = config_check_unused(profile, NULL, NULL, NULL, &why);

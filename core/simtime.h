@@ -49,6 +49,9 @@
  *                  wait for one (0: until it is done), as a kernel's
  *                  scheduler slices a long evaluation among short steps
  *   apply          seconds a shard spends applying one push
+ *   compress_cpu   seconds a worker spends compressing one push ([algorithm]
+ *                  compress), its encoding of every shard's part
+ *   decode_cpu     seconds a shard spends decoding one compressed push
  *   answer         seconds a shard spends on the rule's side of answering
  *                  a pull (a copy kept for the worker: DC-ASGD, Gap-Aware)
  *   message_cpu    seconds of work each end of a message does (ZeroMQ's
@@ -118,6 +121,8 @@ typedef struct sim_spec {
     int npauses;
     double latency, jitter, bandwidth;
     double apply;
+    double compress_cpu;       /* a worker's work compressing one push */
+    double decode_cpu;         /* a shard's work decoding one compressed push */
     double answer;             /* a shard's rule-side work on a pull */
     long cores;                /* 0: one per worker */
     double timeslice;          /* with cores: a job's longest turn while others wait (0: none) */
@@ -136,6 +141,7 @@ typedef struct sim_spec {
      * 0 where it does not say, or without a profile), and where and when */
     char profile_model[32], profile_algorithm[32], profile_device[96], profile_host[160];
     char profile_transport[8];
+    char profile_compress[32];
     long profile_batch, profile_params, profile_servers;
 } sim_spec;
 

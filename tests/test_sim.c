@@ -458,6 +458,35 @@ static void test_more_workers_than_processes_allow(void **state)
     assert_non_null(strstr(f->r.err, "workers"));
 }
 
+/* [sim] compress_cpu and decode_cpu: compressing each push is the
+ * worker's work, decoding it the shard's, each on the way of one worker's
+ * 10 steps (the last push's decoding ends after the time axis, which ends
+ * where the shard takes it). They cost nothing before: a compressed run
+ * simulated faster than a plain one, its real runs 3 to 8 times slower. */
+static void test_compression_takes_work_at_both_ends(void **state)
+{
+    support_fixture *f = *state;
+    const char *costs[][2] = {{"sim.compress_cpu=0", "sim.decode_cpu=0.001"},
+                              {"sim.compress_cpu=0.001", "sim.decode_cpu=0.001"},
+                              {"sim.compress_cpu=0.001", "sim.decode_cpu=0.002"}};
+    double t[3];
+    for (int i = 0; i < 3; i++) {
+        const char *extra[] = {"data.train_size=640", "model.type=softmax",
+                               "train.algorithm=hogwild", "train.batch=64", "train.epochs=1",
+                               "cluster.workers=1", "algorithm.compress=fp16",
+                               "sim.compute=constant", "sim.compute_mean=0.01", "eval.every=0",
+                               costs[i][0], costs[i][1], NULL};
+        char dir[4096];
+        s_sim(f, extra, dir, sizeof dir);
+        assert_true(s_num(dir, "updates") == 10);
+        t[i] = s_num(dir, "time_s");
+    }
+    if (fabs(t[1] - t[0] - 10 * 0.001) > 1e-9 || fabs(t[2] - t[1] - 9 * 0.001) > 1e-9) {
+        fail_msg("time_s %.9f, %.9f, %.9f: compressing added %.9f, decoding %.9f", t[0], t[1],
+                 t[2], t[1] - t[0], t[2] - t[1]);
+    }
+}
+
 /* asgd calibrate prices values through shared segments only where a real
  * worker takes them: not with compression or injected faults, whose
  * values cross the socket (a profile of 1e15 B/s made a compressed job's
@@ -486,10 +515,19 @@ static void test_calibrate_takes_the_path_the_run_takes(void **state)
                                            CONFIG_CLOSED, &copy, &err), 0);
         /* through a segment, no bandwidth (1e15) but the copies'; through
          * the socket, the socket's (measured: 1e15 too where the model is too
-         * small to tell) and no copy */
+         * small to tell) and no copy; compression's work, where there is
+         * compression (it was left out) */
         bool segments = strstr(f->r.out, "values copied through shared segments") != NULL;
         if (i == 0 ? !(bandwidth == 1e15 && copy > 0 && segments) : copy != 0 || segments) {
             fail_msg("%s: bandwidth %g, copy_bandwidth %g", ways[i], bandwidth, copy);
+        }
+        double encode, decode;
+        assert_int_equal(config_get_double(written, "sim", "compress_cpu", -1, 0, 1e3,
+                                           CONFIG_CLOSED, &encode, &err), 0);
+        assert_int_equal(config_get_double(written, "sim", "decode_cpu", -1, 0, 1e3,
+                                           CONFIG_CLOSED, &decode, &err), 0);
+        if (i == 1 ? !(encode > 0 && decode > 0) : encode != 0 || decode != 0) {
+            fail_msg("%s: compress_cpu %g, decode_cpu %g", ways[i], encode, decode);
         }
         config_destroy(&written);
     }
@@ -2880,6 +2918,7 @@ int main(void)
         T(test_more_workers_than_processes_allow),
         T(test_a_profile_round_trips_and_sets_the_time),
         T(test_calibrate_takes_the_path_the_run_takes),
+        T(test_compression_takes_work_at_both_ends),
         T(test_calibrate_stopped_leaves_nothing),
         T(test_fedbuff_and_post_local_in_virtual_time),
         T(test_compression_in_virtual_time),

@@ -21,6 +21,7 @@
 
 #include "algorithms/server.h"
 #include "algorithms/worker.h"
+#include "core/compress.h"
 #include "core/datacache.h"
 #include "core/experiment.h"
 #include "core/model.h"
@@ -38,6 +39,7 @@
 typedef struct costs {
     double quantiles[CAL_QUANTILES], compute_mean, compute_sd;
     double latency, bandwidth, message_cpu, copy_bandwidth, apply, answer, eval_cost;
+    double compress_cpu, decode_cpu;
     double startup_mean, startup_sd, timeslice, wakeup, migration;
     long cores;
     bool shared;              /* values through shared segments ([cluster] shm) */
@@ -642,6 +644,54 @@ static int s_apply(const experiment *e, size_t n, costs *out, error *err)
     return 0;
 }
 
+/* [algorithm] compress's work: a worker's compressing of one push (every
+ * shard's part, its error feedback included) and a shard's decoding of
+ * its part, each the median of 30 on gradient-like values; 0 without
+ * compression. */
+static int s_compression(const experiment *e, size_t n, costs *out, error *err)
+{
+    out->compress_cpu = out->decode_cpu = 0;
+    if (e->compress.kind == COMPRESS_NONE) {
+        return 0;
+    }
+    int shards = e->servers > 0 ? e->servers : 1;
+    compressor *c = compressor_new(&e->compress, n, shards, e->seed, 0, err);
+    float *values = malloc(n * sizeof *values + sizeof *values);
+    float *decoded = malloc(n * sizeof *decoded + sizeof *decoded);
+    enum { REPS = 30 };
+    double encoding[REPS], decoding[REPS];
+    int rc = c && values && decoded ? 0 : -1;
+    if (rc < 0 && c) {
+        error_set(err, ERROR_RUNTIME, "calibrate: out of memory");
+    }
+    rng r = rng_derive(e->seed, RNG_SIM, 0x636f6d70);
+    for (size_t i = 0; rc == 0 && i < n; i++) {   /* gradient-like: signs and sizes */
+        values[i] = 1e-3f * (float)rng_normal(&r);
+    }
+    for (int i = 0; rc == 0 && i < REPS; i++) {
+        double t0 = run_now();
+        compressor_push(c, values);
+        double t1 = run_now();
+        const char *why;
+        if (compress_decode(compress_format_of(&e->compress), e->compress.bits, c->payload[0],
+                            c->len[0], c->hi[0] - c->lo[0], decoded, &why) < 0) {
+            rc = error_set(err, ERROR_RUNTIME, "calibrate: its own payload: %s", why);
+        }
+        encoding[i] = t1 - t0;
+        decoding[i] = run_now() - t1;
+    }
+    if (rc == 0) {
+        qsort(encoding, REPS, sizeof *encoding, s_by_value);
+        qsort(decoding, REPS, sizeof *decoding, s_by_value);
+        out->compress_cpu = encoding[REPS / 2];
+        out->decode_cpu = decoding[REPS / 2];
+    }
+    compressor_free(&c);
+    free(values);
+    free(decoded);
+    return rc;
+}
+
 /* Loading the data and making the model, as every worker process does. */
 static int s_startup(experiment *e, costs *out, error *err)
 {
@@ -683,6 +733,8 @@ static int s_write(const char *path, const char *config_path, const experiment *
     char device[128];   /* cpu or cuda: what the steps were timed on */
     backend_resolve(&e->backend, device, sizeof device);
     device[strcspn(device, " ")] = '\0';
+    char compress[32];
+    compress_spec_name(&e->compress, compress, sizeof compress);
     /* made in memory and written whole (run_write_atomic): an earlier
      * profile stays till then */
     char *text = NULL;
@@ -694,22 +746,22 @@ static int s_write(const char *path, const char *config_path, const experiment *
     fprintf(f, "; asgd calibrate: this host's costs for one experiment, for [sim] profile\n"
             "[host]\nhost = %s\ncpu = %s\ncores = %ld\ndate = %s\nconfig = %s\n"
             "model = %s\nparams = %zu\nbatch = %ld\ndevice = %s\ntransport = %s\n"
-            "algorithm = %s\nservers = %d\nasgd = %s\n\n[sim]\ncompute = empirical\n"
-            "compute_quantiles = ", p.host, p.cpu, p.cores, date, config_path,
-            model_type_name(e->model.type), e->nparams, e->batch, device,
+            "algorithm = %s\nservers = %d\ncompress = %s\nasgd = %s\n\n[sim]\n"
+            "compute = empirical\ncompute_quantiles = ", p.host, p.cpu, p.cores, date,
+            config_path, model_type_name(e->model.type), e->nparams, e->batch, device,
             e->transport == TRANSPORT_TCP ? "tcp" : "ipc", e->algorithm_name, c->shards,
-            p.version);
+            compress, p.version);
     for (int k = 0; k < CAL_QUANTILES; k++) {
         fprintf(f, "%s%.4g", k ? "," : "", c->quantiles[k]);
     }
     fprintf(f, "\ncompute_mean = %.6g\ncompute_sd = %.6g\nlatency = %.6g\nbandwidth = %.6g\n"
             "message_cpu = %.6g\ncopy_bandwidth = %.6g\napply = %.6g\nanswer = %.6g\n"
-            "eval_cost = %.6g\n"
+            "compress_cpu = %.6g\ndecode_cpu = %.6g\neval_cost = %.6g\n"
             "startup_mean = 0\nstartup_sd = 0\nstartup_cpu = %.6g\ncores = %ld\n"
             "timeslice = %.6g\nwakeup = %.6g\nmigration = %.6g\n",
             c->compute_mean, c->compute_sd, c->latency, c->bandwidth, c->message_cpu,
-            c->copy_bandwidth, c->apply, c->answer, c->eval_cost, c->startup_mean, c->cores,
-            c->timeslice, c->wakeup, c->migration);
+            c->copy_bandwidth, c->apply, c->answer, c->compress_cpu, c->decode_cpu, c->eval_cost,
+            c->startup_mean, c->cores, c->timeslice, c->wakeup, c->migration);
     int rc = fclose(f) != 0 ? error_set(err, ERROR_RUNTIME, "%s: out of memory", path)
                             : run_write_atomic(path, text, len, NULL, 0, err);
     free(text);
@@ -807,7 +859,8 @@ int calibrate_main(int argc, char **argv)
             rc = experiment_load(&e, &err) < 0 || s_compute(&e, &c, &err) < 0 ||
                  s_messages(&e, e.nparams * sizeof(float) + WIRE_HEADER_SIZE, &c, &err) < 0 ||
                  s_copy(e.nparams * sizeof(float), &c, &err) < 0 ||
-                 s_apply(&e, e.nparams, &c, &err) < 0 || s_evaluation(&e, &c, &err) < 0 ||
+                 s_apply(&e, e.nparams, &c, &err) < 0 ||
+                 s_compression(&e, e.nparams, &c, &err) < 0 || s_evaluation(&e, &c, &err) < 0 ||
                  s_startup(&e, &c, &err) < 0 ||
                  s_write(out, config_path, &e, &c, &err) < 0 ? -1 : 0;
         }
@@ -834,6 +887,11 @@ int calibrate_main(int argc, char **argv)
     printf("apply: %s a push, %s a pull (at each of %d shards: shard 0's %zu values)\n",
            s_duration(d[0], sizeof d[0], c.apply), s_duration(d[1], sizeof d[1], c.answer),
            c.shards, c.shard_values);
+    if (c.compress_cpu > 0) {
+        printf("compression: %s to compress a push, %s to decode shard 0's part\n",
+               s_duration(d[0], sizeof d[0], c.compress_cpu),
+               s_duration(d[1], sizeof d[1], c.decode_cpu));
+    }
     printf("evaluation: %s\nstartup: %s of work (sd %s)\n",
            s_duration(d[0], sizeof d[0], c.eval_cost), s_duration(d[1], sizeof d[1], c.startup_mean),
            s_duration(d[2], sizeof d[2], c.startup_sd));

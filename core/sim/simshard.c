@@ -181,7 +181,7 @@ static bool s_shard_works(const sim *s)
 {
     const sim_spec *spec = &s->e->sim;
     return spec->message_cpu > 0 || spec->copy_bandwidth > 0 || spec->apply > 0 ||
-           spec->answer > 0;
+           spec->answer > 0 || (s->e->compress.kind != COMPRESS_NONE && spec->decode_cpu > 0);
 }
 
 /* Shard k takes its queued messages in arrival order, one at a time: it
@@ -208,7 +208,8 @@ void sim_shard_process(sim *s, int k)
             s_pull(s, k, &m);
         } else {
             s_push(s, k, &m);
-            work += s->e->sim.apply;
+            work += s->e->sim.apply +
+                    (s->e->compress.kind != COMPRESS_NONE ? s->e->sim.decode_cpu : 0);
         }
         sh->collecting = false;
         if (!works || work + sh->outbox_work <= 0) {

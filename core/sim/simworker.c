@@ -251,7 +251,8 @@ static int s_link_push(worker *w, const float *values, uint64_t tag, uint32_t sa
         bytes += sw->compress ? (double)sw->compress->len[k]
                               : (double)s->shards[k].srv->n * sizeof(float);
     }
-    if (s_work(sw, s_message_work(sw, bytes)) < 0) {
+    /* sending it, and compressing it first */
+    if (s_work(sw, s_message_work(sw, bytes) + (sw->compress ? s->e->sim.compress_cpu : 0)) < 0) {
         return -1;
     }
     int first = 0, verdict = PUSH_UNDECIDED;
