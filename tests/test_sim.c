@@ -1109,6 +1109,10 @@ static void test_ssp_bound_under_heavy_stragglers(void **state)
                                  "sim.straggler_slowdown=20", NULL};
     char dir[4096];
     s_sim(f, extra, dir, sizeof dir);
+    char *log = s_file(dir, "log.txt");   /* which, and how many: a fraction's rounding */
+    assert_non_null(strstr(log, "straggler_fraction 0.25 (rounded up), with [sim] speed: 2 of 8 "
+                                "workers not at speed 1: "));
+    free(log);
     char *steps = s_file(dir, "steps.csv");
     long done[8] = {0}, widest = 0;
     int rows = 0;

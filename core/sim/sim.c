@@ -422,6 +422,29 @@ static int s_run(sim *s, progress *p)
     return 0;
 }
 
+/* Which workers [sim] straggler_fraction made slow (its fraction of the
+ * workers rounded up, chosen by the seed), in log.txt: the config says
+ * how many only roughly, and not which. */
+static void s_log_stragglers(sim *s)
+{
+    const sim_spec *spec = &s->e->sim;
+    if (spec->straggler_fraction <= 0) {
+        return;
+    }
+    char list[512] = "";
+    size_t len = 0;
+    int slow = 0;
+    for (int k = 0; k < s->nworkers; k++) {
+        if (spec->speed[k] != 1.0 && len < sizeof list - 16) {
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%d", slow ? ", " : "", k);
+        }
+        slow += spec->speed[k] != 1.0;
+    }
+    run_log(s->r, "sim: straggler_fraction %g (rounded up), with [sim] speed: %d of %d workers "
+            "not at speed 1: %s%s", spec->straggler_fraction, slow, s->nworkers, list,
+            len >= sizeof list - 16 ? ", ..." : "");
+}
+
 /* The final evaluation, and the shards' counters into the summary. */
 static int s_summarise(sim *s, int rc, double wall0)
 {
@@ -484,6 +507,7 @@ int sim_train(experiment *e, run *r, error *err)
     }
     run_log(r, "sim: %s, %d workers, %d shards, %zu parameters", e->algorithm_name, s.nworkers,
             s.nshards, s.m->nparams);
+    s_log_stragglers(&s);
     s_schedule_start(&s);
     if (e->sim.compute == SIM_MEASURED && sim_calibrate(&s) < 0) {
         goto done;
