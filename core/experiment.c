@@ -706,6 +706,7 @@ static void s_warn_profile(experiment *e)
     const char *transport = e->transport == TRANSPORT_TCP ? "tcp" : "ipc";
     char compress[32];
     compress_spec_name(&e->compress, compress, sizeof compress);
+    const char *shm = experiment_shares_segments(e) ? "on" : "off";
     bool differs = (s->profile_model[0] && strcmp(s->profile_model, model) != 0) ||
                    (s->profile_params && s->profile_params != (long)e->nparams) ||
                    (s->profile_batch && s->profile_batch != e->batch) ||
@@ -713,22 +714,24 @@ static void s_warn_profile(experiment *e)
                    (s->profile_device[0] && strcmp(s->profile_device, device) != 0) ||
                    (s->profile_servers && s->profile_servers != e->servers) ||
                    (s->profile_transport[0] && strcmp(s->profile_transport, transport) != 0) ||
-                   (s->profile_compress[0] && strcmp(s->profile_compress, compress) != 0);
+                   (s->profile_compress[0] && strcmp(s->profile_compress, compress) != 0) ||
+                   (s->profile_shm[0] && strcmp(s->profile_shm, shm) != 0);
     if (e->mode != MODE_SIM || !differs) {
         return;
     }
     error why;
     config_fail(e->c, "sim", "profile", &why, "measured for model %s (%ld parameters), batch "
-                "%ld, rule %s, on %s, %ld shards over %s, compression %s (%s), not for this "
-                "run's %s (%zu parameters), batch %ld, rule %s, on %s, %d shards over %s, "
-                "compression %s: its compute, apply, compression and message times are that "
-                "experiment's",
+                "%ld, rule %s, on %s, %ld shards over %s, compression %s, shared segments %s "
+                "(%s), not for this run's %s (%zu parameters), batch %ld, rule %s, on %s, %d "
+                "shards over %s, compression %s, shared segments %s: its compute, apply, "
+                "compression and message times are that experiment's",
                 s->profile_model[0] ? s->profile_model : "?", s->profile_params,
                 s->profile_batch, s->profile_algorithm[0] ? s->profile_algorithm : "?",
                 s->profile_device[0] ? s->profile_device : "?", s->profile_servers,
                 s->profile_transport[0] ? s->profile_transport : "?",
-                s->profile_compress[0] ? s->profile_compress : "?", s->profile_host, model,
-                e->nparams, e->batch, e->algorithm_name, device, e->servers, transport, compress);
+                s->profile_compress[0] ? s->profile_compress : "?",
+                s->profile_shm[0] ? s->profile_shm : "?", s->profile_host, model, e->nparams,
+                e->batch, e->algorithm_name, device, e->servers, transport, compress, shm);
     s_warn(e, why.msg);
 }
 
@@ -748,6 +751,11 @@ int experiment_load(experiment *e, error *err)
     }
     s_warn_profile(e);
     return 0;
+}
+
+bool experiment_shares_segments(const experiment *e)
+{
+    return e->shm && e->compress.kind == COMPRESS_NONE && !faults_on(&e->faults);
 }
 
 int experiment_check(experiment *e, error *err)

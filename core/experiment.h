@@ -116,6 +116,10 @@ int experiment_check(experiment *e, error *err);
  * loaded for it where experiment_check left the data unloaded). Errors
  * name the key (ERROR_USAGE). */
 int experiment_check_training(experiment *e, error *err);
+/* Whether e's real workers pass values through shared segments with the
+ * shards of their host: [cluster] shm, without compression or injected
+ * faults (core/real/peers.c). */
+bool experiment_shares_segments(const experiment *e);
 /* A summary with the run's identity filled in (algorithm, label, model,
  * mode, data set, cluster shape, seed, parameter count, epochs). */
 void experiment_summary(const experiment *e, run_summary *sum);

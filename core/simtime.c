@@ -101,7 +101,7 @@ static int s_check_compute_keys(config *c, const sim_spec *def, const sim_spec *
 /* What a profile says of its host and experiment, kept for the record. */
 typedef struct profile_host {
     const char *model, *batch, *algorithm, *params, *device, *host, *date, *servers, *transport;
-    const char *compress;
+    const char *compress, *shm;
 } profile_host;
 
 static int s_host_key(void *ctx, const char *key, const char *value, int line)
@@ -117,6 +117,7 @@ static int s_host_key(void *ctx, const char *key, const char *value, int line)
                         : strcmp(key, "servers") == 0   ? &h->servers
                         : strcmp(key, "transport") == 0 ? &h->transport
                         : strcmp(key, "compress") == 0  ? &h->compress
+                        : strcmp(key, "shm") == 0       ? &h->shm
                         : strcmp(key, "date") == 0      ? &h->date : NULL;
     if (slot) {
         *slot = value;
@@ -172,6 +173,7 @@ static int s_profile_costs(config *c, sim_spec *costs, sim_spec *s, error *err)
                  h.transport ? h.transport : "");
         snprintf(s->profile_compress, sizeof s->profile_compress, "%s",
                  h.compress ? h.compress : "");
+        snprintf(s->profile_shm, sizeof s->profile_shm, "%s", h.shm ? h.shm : "");
         snprintf(s->profile_host, sizeof s->profile_host, "%s on %s", h.host ? h.host : "a host",
                  h.date ? h.date : "a day it does not say");
         rc = config_check_unused(profile, NULL, NULL, NULL, &why);

@@ -142,6 +142,7 @@ typedef struct sim_spec {
     char profile_model[32], profile_algorithm[32], profile_device[96], profile_host[160];
     char profile_transport[8];
     char profile_compress[32];
+    char profile_shm[4];       /* "on", "off", or "" (not said) */
     long profile_batch, profile_params, profile_servers;
 } sim_spec;
 

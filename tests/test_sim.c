@@ -531,6 +531,16 @@ static void test_calibrate_takes_the_path_the_run_takes(void **state)
         }
         config_destroy(&written);
     }
+    /* a profile of shared segments for a run without them: said */
+    char profile_key[700];
+    snprintf(profile_key, sizeof profile_key, "sim.profile=%s/p0.ini", f->dir);
+    const char *extra[] = {profile_key, "train.algorithm=hogwild", "model.type=softmax",
+                           "train.epochs=0.1", "cluster.shm=off", NULL};
+    assert_int_equal(s_sim_status(f, extra), 0);
+    if (!strstr(f->r.err, "shared segments on (") ||
+        !strstr(f->r.err, "shared segments off: its compute")) {
+        fail_msg("no word of the profile's shared segments: %s", f->r.err);
+    }
 }
 
 /* A profile: what asgd calibrate measures comes back as [sim]'s values, and

@@ -746,11 +746,11 @@ static int s_write(const char *path, const char *config_path, const experiment *
     fprintf(f, "; asgd calibrate: this host's costs for one experiment, for [sim] profile\n"
             "[host]\nhost = %s\ncpu = %s\ncores = %ld\ndate = %s\nconfig = %s\n"
             "model = %s\nparams = %zu\nbatch = %ld\ndevice = %s\ntransport = %s\n"
-            "algorithm = %s\nservers = %d\ncompress = %s\nasgd = %s\n\n[sim]\n"
+            "algorithm = %s\nservers = %d\ncompress = %s\nshm = %s\nasgd = %s\n\n[sim]\n"
             "compute = empirical\ncompute_quantiles = ", p.host, p.cpu, p.cores, date,
             config_path, model_type_name(e->model.type), e->nparams, e->batch, device,
             e->transport == TRANSPORT_TCP ? "tcp" : "ipc", e->algorithm_name, c->shards,
-            compress, p.version);
+            compress, c->shared ? "on" : "off", p.version);
     for (int k = 0; k < CAL_QUANTILES; k++) {
         fprintf(f, "%s%.4g", k ? "," : "", c->quantiles[k]);
     }
@@ -852,10 +852,8 @@ int calibrate_main(int argc, char **argv)
             rc = config_fail(e.c, "train", "algorithm", &err, "calibrate measures a "
                              "distributed rule's costs; the sequential baseline has none");
         } else {
-            /* every process of a calibrated run is on this host: shared segments
-             * where a real worker takes them (core/real/peers.c: not with
-             * compression or injected faults) */
-            c.shared = e.shm && e.compress.kind == COMPRESS_NONE && !faults_on(&e.faults);
+            /* every process of a calibrated run is on this host */
+            c.shared = experiment_shares_segments(&e);
             rc = experiment_load(&e, &err) < 0 || s_compute(&e, &c, &err) < 0 ||
                  s_messages(&e, e.nparams * sizeof(float) + WIRE_HEADER_SIZE, &c, &err) < 0 ||
                  s_copy(e.nparams * sizeof(float), &c, &err) < 0 ||
