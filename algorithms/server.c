@@ -310,8 +310,19 @@ void server_record_dropped(server *s)
 
 int server_round_add(server *s, const push_msg *m)
 {
-    if (m->tag != s->version || m->verdict == PUSH_LATE || s->in_round[m->worker]) {
+    if (m->tag != s->version || m->verdict == PUSH_LATE) {
         server_record_dropped(s);
+        return 0;
+    }
+    if (s->in_round[m->worker]) {
+        /* an earlier life of the worker is in the round: this push is not
+         * added again, but the round's leader says the worker is in it, so
+         * that a shard without the first (restored from before it) takes
+         * this one, and every shard's round has the same workers */
+        server_record_dropped(s);
+        if (s->threads == 1) {
+            s->verdict = PUSH_IN_ROUND;
+        }
         return 0;
     }
     if (!s->round_sum) {

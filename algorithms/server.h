@@ -151,7 +151,8 @@ void server_record_unapplied(server *s, uint64_t staleness);
  * a push for another round, one the round's leader found late, or a
  * second from a worker already in the round (a restarted process that
  * joined the round its previous life had pushed to) is dropped and
- * counted (returns 0). */
+ * counted (returns 0); the last with the verdict "in the round", so that
+ * the other shards take it where they lack the first. */
 int server_round_add(server *s, const push_msg *m);
 /* The round's sum (n values); server_round_end clears it for the next. */
 float *server_round_sum(server *s);

@@ -1397,14 +1397,50 @@ static void s_copy_file(const char *from, const char *to)
     assert_int_equal(fclose(out), 0);
 }
 
-/* A run resumed from shards' checkpoints of different moments (a crash
- * between two shards' periodic checkpoints; here one shard's put back to
- * an older one by hand): each shard takes each worker's step once, so
- * both end with the whole budget of pushes and examples. The workers take
- * up where the shard behind left them, and the shard ahead drops the
- * steps redone as duplicates. Shard 0 behind: it applied the steps shard
- * 1 had twice (2704 pushes of a 2500); shard 1 behind: it never got them
- * (the workers took up where shard 0 said). */
+/* Runs the job with extra (its run_id first) until shard `behind` has
+ * written a checkpoint and a later one well ahead of it, stops it with
+ * Ctrl-C, and puts the earlier checkpoint back: a crash between two
+ * shards' periodic checkpoints, made by hand. Its folder into dir. */
+static void s_stop_a_shard_behind(support_fixture *f, const char *const *extra, int behind,
+                                  char *dir, size_t n)
+{
+    int launcher = s_start(f, extra, 50);
+    char ckpt[700], older[700];
+    snprintf(dir, n, "%s/job/%s", f->out, extra[0] + strlen("experiment.run_id="));
+    checkpoint_path(ckpt, sizeof ckpt, dir, behind);
+    snprintf(older, sizeof older, "%s/older.ckpt", f->dir);
+    shard_stats st = {0};
+    error err;
+    uint64_t copied = 0;
+    for (int tries = 0; tries < 3000 && copied == 0; tries++) {
+        if (checkpoint_stats(ckpt, &st, &err) == 0 && st.version > 0) {
+            s_copy_file(ckpt, older);
+            assert_int_equal(checkpoint_stats(older, &st, &err), 0);
+            copied = st.version;
+        } else {
+            run_sleep(0.01);
+        }
+    }
+    assert_true(copied > 0);
+    for (int tries = 0; tries < 3000; tries++) {   /* a later one, well ahead */
+        if (checkpoint_stats(ckpt, &st, &err) == 0 && st.version > copied + 100) {
+            break;
+        }
+        run_sleep(0.01);
+    }
+    assert_true(st.version > copied + 100);
+    kill(launcher, SIGINT);
+    assert_int_equal(support_wait(launcher), 1);
+    assert_int_equal(rename(older, ckpt), 0);
+}
+
+/* A run resumed from shards' checkpoints of different moments: each
+ * shard takes each worker's step once, so both end with the whole budget
+ * of pushes and examples. The workers take up where the shard behind left
+ * them, and the shard ahead drops the steps redone as duplicates. Shard 0
+ * behind: it applied the steps shard 1 had twice (2704 pushes of a 2500);
+ * shard 1 behind: it never got them (the workers took up where shard 0
+ * said). */
 static void test_a_resume_from_checkpoints_of_two_moments_takes_each_step_once(void **state)
 {
     support_fixture *f = *state;
@@ -1412,37 +1448,9 @@ static void test_a_resume_from_checkpoints_of_two_moments_takes_each_step_once(v
         const char *extra[] = {behind ? "experiment.run_id=skew1" : "experiment.run_id=skew0",
                                "train.algorithm=hogwild", "cluster.servers=2",
                                "checkpoint.every=0.2", NULL};
-        const char *run_id = extra[0] + strlen("experiment.run_id=");
-        int launcher = s_start(f, extra, 50);
-        char dir[600], ckpt[700], older[700];
-        snprintf(dir, sizeof dir, "%s/job/%s", f->out, run_id);
-        checkpoint_path(ckpt, sizeof ckpt, dir, behind);
-        snprintf(older, sizeof older, "%s/older.ckpt", f->dir);
-        shard_stats st = {0};
-        error err;
-        uint64_t copied = 0;
-        for (int tries = 0; tries < 3000 && copied == 0; tries++) {
-            if (checkpoint_stats(ckpt, &st, &err) == 0 && st.version > 0) {
-                s_copy_file(ckpt, older);
-                assert_int_equal(checkpoint_stats(older, &st, &err), 0);
-                copied = st.version;
-            } else {
-                run_sleep(0.01);
-            }
-        }
-        assert_true(copied > 0);
-        /* a later checkpoint, well ahead of the copy */
-        for (int tries = 0; tries < 3000; tries++) {
-            if (checkpoint_stats(ckpt, &st, &err) == 0 && st.version > copied + 100) {
-                break;
-            }
-            run_sleep(0.01);
-        }
-        assert_true(st.version > copied + 100);
-        kill(launcher, SIGINT);
-        assert_int_equal(support_wait(launcher), 1);
-        assert_int_equal(rename(older, ckpt), 0);
-        cJSON *j = s_resume(f, run_id);
+        char dir[600];
+        s_stop_a_shard_behind(f, extra, behind, dir, sizeof dir);
+        cJSON *j = s_resume(f, extra[0] + strlen("experiment.run_id="));
         double budget = support_json_number(j, "updates");
         assert_true(budget == 2500);   /* 8 epochs of 10,000 in minibatches of 32 */
         double duplicates = 0;
@@ -1459,6 +1467,24 @@ static void test_a_resume_from_checkpoints_of_two_moments_takes_each_step_once(v
     }
 }
 
+/* The same with rounds that shard 0 leads (sync with a backup worker),
+ * shard 1 behind: the new processes retake its rounds without shard 0's
+ * verdict. Told nothing of a restart (they heard no generation before),
+ * they asked shard 0, which had closed those rounds and said "late", and
+ * shard 1 never moved: the job failed at the timeout. */
+static void test_a_led_resume_from_checkpoints_of_two_moments(void **state)
+{
+    support_fixture *f = *state;
+    const char *extra[] = {"experiment.run_id=led", "train.algorithm=sync",
+                           "algorithm.backups=1", "cluster.workers=3", "cluster.servers=2",
+                           "checkpoint.every=0.2", "cluster.timeout=10", NULL};
+    char dir[600];
+    s_stop_a_shard_behind(f, extra, 1, dir, sizeof dir);
+    cJSON *j = s_resume(f, "led");
+    assert_true(s_num_of_ps(dir, 0, "version") == s_num_of_ps(dir, 1, "version"));
+    cJSON_Delete(j);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, support_fixture_setup, support_fixture_teardown)
@@ -1468,6 +1494,7 @@ int main(void)
         T(test_resume_after_ctrl_c_does_the_same_work),
         T(test_a_resume_after_the_launcher_was_killed),
         T(test_a_resume_from_checkpoints_of_two_moments_takes_each_step_once),
+        T(test_a_led_resume_from_checkpoints_of_two_moments),
         T(test_a_round_rule_goes_on_after_a_shard_comes_back),
         T(test_steps_taken_again_have_one_row),
         T(test_each_sessions_steps_on_its_clock),

@@ -82,11 +82,15 @@ static void test_sync_server_averages_a_round(void **state)
     assert_int_equal(s->stats.staleness_max, 0);
     /* a worker restarted after its push joins the round its previous life
      * pushed to: its second gradient is dropped, and the round waits for
-     * the other worker's (it closed on worker 0's twice) */
+     * the other worker's (it closed on worker 0's twice); as the round's
+     * leader, the shard says the worker is in the round, so that a shard
+     * restored from before the first takes the second (it said "late",
+     * and that shard's round never closed) */
     server_push(s, &(push_msg){.worker = 0, .tag = 1, .base_version = 1, .samples = 8,
                                .values = g0});
-    server_push(s, &(push_msg){.worker = 0, .tag = 1, .base_version = 1, .samples = 8,
-                               .values = g1});
+    assert_int_equal(server_push(s, &(push_msg){.worker = 0, .tag = 1, .base_version = 1,
+                                                .samples = 8, .values = g1}),
+                     PUSH_IN_ROUND);
     s_expect_theta(s, (const float[]){0, 1.5f, 2.5f});
     assert_int_equal(s->version, 1);
     assert_int_equal(s->stats.dropped, 2);

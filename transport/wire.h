@@ -30,8 +30,9 @@
  *                          by every worker, to a worker by that worker;
  *                          push: the examples of every push this worker
  *                          sent the shard, this one's included, counted
- *                          across its processes (0: not counted), so that
- *                          a step the shard has already is taken once
+ *                          across its processes (0: not counted, as a
+ *                          lockstep rule's rounds are not), so that a
+ *                          step the shard has already is taken once
  *    64   8  seq           request: its number from this sender to this
  *                          shard (1, 2, ...; a resent request keeps its
  *                          number); reply: the number of the request it

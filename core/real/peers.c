@@ -386,6 +386,12 @@ void peers_take_up(peers *p, uint64_t examples)
 {
     for (int k = 0; k < p->count; k++) {
         p->examples[k] = examples;
+        /* behind shard 0 in its version and in this worker's pushes: a
+         * shard restored from an older checkpoint, whose rounds are
+         * retaken, as by a worker told of its restart (a new process is
+         * told nothing: it heard no generation before) */
+        p->retaking = p->retaking ||
+                      (k > 0 && p->seen[k] < p->seen[0] && p->counted[k] < p->counted[0]);
     }
 }
 
@@ -474,7 +480,7 @@ static int s_push_send(peers *p, int k, const float *values, uint64_t tag,
                             .tag = tag, .base_version = versions[k], .offset = p->lo[k],
                             .count = p->hi[k] - p->lo[k], .encoding = WIRE_F32,
                             .samples = samples, .flags = flags,
-                            .total = p->examples[k] += samples};
+                            .total = p->o.count_steps ? p->examples[k] += samples : 0};
     sent->payload = values + p->lo[k];
     sent->bytes = (size_t)sent->h.count * sizeof(float);
     if (p->compress) {   /* its part as peers_push compressed it */

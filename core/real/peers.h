@@ -33,6 +33,10 @@ typedef struct peers_options {
     bool shm;                 /* [cluster] shm: share a segment with each shard of this
                                  host (ipc or loopback) when it will; pushes and replies
                                  then carry their values through it */
+    bool count_steps;         /* pushes carry their worker's examples so far (wire.h's
+                                 total), so that a shard takes each step once; not a
+                                 lockstep rule's, whose rounds take a worker once each
+                                 and whose shards count rounds, not steps */
 } peers_options;
 
 typedef struct peers {
@@ -121,7 +125,10 @@ int peers_prefetch(peers *p, uint64_t min_version, error *err);
 uint64_t peers_counted(const peers *p);
 /* Numbers this process's pushes on from `examples` (what its earlier
  * processes did, in whole minibatches): a shard drops a push whose total
- * it has counted already, a step it has (wire.h's total). */
+ * it has counted already, a step it has (wire.h's total). After the first
+ * pull: a shard other than 0 behind shard 0 both in its version and in
+ * this worker's pushes counted was restored from an older checkpoint, and
+ * its rounds are retaken (retaking). */
 void peers_take_up(peers *p, uint64_t examples);
 
 /* A verdict reply's tag: the push made shard 0's round, or came late. */

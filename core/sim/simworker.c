@@ -340,6 +340,12 @@ static int s_take_up(sim_worker *sw)
     }
     uint64_t mine = atomic_load(&s->shards[0].srv->worker_samples[sw->w.id]);
     worker_take_up(&sw->w, (long)(mine / (uint64_t)sw->w.batch));
+    for (int k = 1; k < s->nshards; k++) {   /* a shard behind: retaken (peers_take_up) */
+        const server *srv = s->shards[k].srv, *first = s->shards[0].srv;
+        sw->retaking = sw->retaking ||
+                       (srv->version < first->version &&
+                        atomic_load(&srv->worker_samples[sw->w.id]) < mine);
+    }
     s->retaken |= sw->w.steps < sw->written;
     return 0;
 }
@@ -407,6 +413,7 @@ int sim_worker_start(sim *s, int k)
     sw->running = true;
     sw->pending_replies = sw->pending_pushes = 0;
     sw->prefetched = false;
+    sw->retaking = false;   /* a new process knows of no restart */
     sw->incarnation++;
     memset(&s->heard[(size_t)k * s->nshards], 0, (size_t)s->nshards * sizeof *s->heard);
     sim_fiber_make(&sw->fiber, sw->stack, SIM_STACK, s_trampoline, sw);
