@@ -155,7 +155,12 @@ static void s_send_reply(ps *p, const request *r, const wire_header *h, const vo
     if (sent < 0) {
         /* the peer has gone (ROUTER_MANDATORY), or does not read what it
          * asked for: the shard does not wait for it (a real client that
-         * missed a reply asks again) */
+         * missed a reply asks again). A tool's (anyone may ask for the
+         * counters) is not the job's to count or log: a stranger asking
+         * and never reading filled `unread` and the log's budget */
+        if (r->worker == WIRE_ANY) {
+            return;
+        }
         bool unread = zmq_errno() == EAGAIN;
         s->stats.unread += unread;
         if (!unread || s->stats.unread <= PS_LOGGED_REJECTS) {
