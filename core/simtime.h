@@ -51,7 +51,8 @@
  *   apply          seconds a shard spends applying one push
  *   compress_cpu   seconds a worker spends compressing one push ([algorithm]
  *                  compress), its encoding of every shard's part
- *   decode_cpu     seconds a shard spends decoding one compressed push
+ *   decode_cpu     seconds a shard spends decoding its part of one
+ *                  compressed push
  *   answer         seconds a shard spends on the rule's side of answering
  *                  a pull (a copy kept for the worker: DC-ASGD, Gap-Aware)
  *   message_cpu    seconds of work each end of a message does (ZeroMQ's
@@ -122,7 +123,7 @@ typedef struct sim_spec {
     double latency, jitter, bandwidth;
     double apply;
     double compress_cpu;       /* a worker's work compressing one push */
-    double decode_cpu;         /* a shard's work decoding one compressed push */
+    double decode_cpu;         /* a shard's work decoding its part of a compressed push */
     double answer;             /* a shard's rule-side work on a pull */
     long cores;                /* 0: one per worker */
     double timeslice;          /* with cores: a job's longest turn while others wait (0: none) */

@@ -433,16 +433,20 @@ static void s_log_stragglers(sim *s)
     }
     char list[512] = "";
     size_t len = 0;
-    int slow = 0;
+    int slow = 0, listed = 0;
     for (int k = 0; k < s->nworkers; k++) {
-        if (spec->speed[k] != 1.0 && len < sizeof list - 16) {
-            len += (size_t)snprintf(list + len, sizeof list - len, "%s%d", slow ? ", " : "", k);
+        if (spec->speed[k] == 1.0) {
+            continue;
         }
-        slow += spec->speed[k] != 1.0;
+        if (len < sizeof list - 16) {
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%d", slow ? ", " : "", k);
+            listed++;
+        }
+        slow++;
     }
     run_log(s->r, "sim: straggler_fraction %g (rounded up), with [sim] speed: %d of %d workers "
             "not at speed 1: %s%s", spec->straggler_fraction, slow, s->nworkers, list,
-            len >= sizeof list - 16 ? ", ..." : "");
+            listed < slow ? ", ..." : "");
 }
 
 /* The final evaluation, and the shards' counters into the summary. */
