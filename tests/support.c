@@ -464,6 +464,16 @@ double support_json_number(const cJSON *j, const char *key)
     return v->valuedouble;
 }
 
+double support_shard_number(const char *dir, int k, const char *key)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/ps-%d.json", dir, k);
+    cJSON *j = support_json_file(path);
+    double x = support_json_number(j, key);
+    cJSON_Delete(j);
+    return x;
+}
+
 /* a and b the same to a relative 1e-9 (the JSON's 17 digits, and the
  * division done again) */
 static void s_same(const char *what, double a, double b)

@@ -85,6 +85,8 @@ void support_newest_subdir(const char *parent, char *out, size_t n);
 struct cJSON *support_json_file(const char *path);
 /* The number j[key]; fails the test when there is none. */
 double support_json_number(const struct cJSON *j, const char *key);
+/* A number in the run folder dir's ps-K.json (the test fails without one). */
+double support_shard_number(const char *dir, int k, const char *key);
 
 /* A complete run folder's numbers agree with each other, as README says
  * they are made: samples_per_s is samples over train_time_s, epochs is

@@ -312,17 +312,6 @@ static void test_hogwild_over_ipc_with_apply_threads(void **state)
     s_train_and_check(*state, "hogwild", "ipc", "algorithm.server_threads=2");
 }
 
-/* A counter of the run's shard k (ps-K.json). */
-static double s_shard_num(const char *dir, int k, const char *key)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/ps-%d.json", dir, k);
-    cJSON *j = support_json_file(path);
-    double x = support_json_number(j, key);
-    cJSON_Delete(j);
-    return x;
-}
-
 /* Synchronous SGD with a backup worker over two shards: each round applies
  * two gradients on both shards alike, and every other push is dropped and
  * counted once. The count holds however the workers are scheduled (one
@@ -352,9 +341,9 @@ static void test_sync_with_a_backup_worker_drops_gradients(void **state)
         fail_msg("%g dropped, but %d pushes for %g rounds of 2", dropped, pushes, updates);
     }
     for (int k = 0; k < 2; k++) {   /* the same rounds on both shards */
-        assert_true(s_shard_num(dir, k, "version") == updates);
-        assert_true(s_shard_num(dir, k, "pushes") == 2 * updates);
-        assert_true(s_shard_num(dir, k, "dropped") == dropped);
+        assert_true(support_shard_number(dir, k, "version") == updates);
+        assert_true(support_shard_number(dir, k, "pushes") == 2 * updates);
+        assert_true(support_shard_number(dir, k, "dropped") == dropped);
     }
     /* the parts received: those applied and those dropped, of which
      * shared_pushes came through a segment (it was read as a share of

@@ -1341,17 +1341,6 @@ static void test_a_killed_launchers_private_folder_is_removed(void **state)
     }
 }
 
-/* A number in dir's ps-K.json. */
-static double s_num_of_ps(const char *dir, int k, const char *key)
-{
-    char path[700];
-    snprintf(path, sizeof path, "%s/ps-%d.json", dir, k);
-    cJSON *ps = support_json_file(path);
-    double v = support_json_number(ps, key);
-    cJSON_Delete(ps);
-    return v;
-}
-
 /* A round rule (easgd) one of whose two shards comes back from its
  * checkpoint: the workers retake the lost rounds past their budget,
  * pushing no examples, and the other shard takes those pushes into its
@@ -1376,7 +1365,8 @@ static void test_a_round_rule_goes_on_after_a_shard_comes_back(void **state)
     }
     char dir[600];
     snprintf(dir, sizeof dir, "%s/job/rounds", f->out);
-    assert_true(s_num_of_ps(dir, 0, "version") == s_num_of_ps(dir, 1, "version"));
+    assert_true(support_shard_number(dir, 0, "version") ==
+                support_shard_number(dir, 1, "version"));
     cJSON *j = s_summary(f, "rounds");
     assert_true(support_json_number(j, "shard_restarts") == 1);
     cJSON_Delete(j);
@@ -1455,12 +1445,13 @@ static void test_a_resume_from_checkpoints_of_two_moments_takes_each_step_once(v
         assert_true(budget == 2500);   /* 8 epochs of 10,000 in minibatches of 32 */
         double duplicates = 0;
         for (int k = 0; k < 2; k++) {
-            double pushes = s_num_of_ps(dir, k, "pushes"), samples = s_num_of_ps(dir, k, "samples");
+            double pushes = support_shard_number(dir, k, "pushes");
+            double samples = support_shard_number(dir, k, "samples");
             if (pushes != budget || samples != budget * 32) {
                 fail_msg("shard %d behind: shard %d took %g pushes of %g examples, for a budget "
                          "of %g", behind, k, pushes, samples, budget);
             }
-            duplicates += k != behind ? s_num_of_ps(dir, k, "duplicates") : 0;
+            duplicates += k != behind ? support_shard_number(dir, k, "duplicates") : 0;
         }
         assert_true(duplicates > 0);   /* the steps redone, at the shard ahead */
         cJSON_Delete(j);
@@ -1481,7 +1472,8 @@ static void test_a_led_resume_from_checkpoints_of_two_moments(void **state)
     char dir[600];
     s_stop_a_shard_behind(f, extra, 1, dir, sizeof dir);
     cJSON *j = s_resume(f, "led");
-    assert_true(s_num_of_ps(dir, 0, "version") == s_num_of_ps(dir, 1, "version"));
+    assert_true(support_shard_number(dir, 0, "version") ==
+                support_shard_number(dir, 1, "version"));
     cJSON_Delete(j);
 }
 
