@@ -346,7 +346,9 @@ float *server_round_sum(server *s)
 
 void server_round_end(server *s)
 {
-    memset(s->round_sum, 0, s->n * sizeof *s->round_sum);
+    if (s->round_sum) {
+        memset(s->round_sum, 0, s->n * sizeof *s->round_sum);
+    }
     memset(s->in_round, 0, (size_t)s->workers * sizeof *s->in_round);
     s->round_arrived = 0;
 }

@@ -154,7 +154,12 @@ void server_record_unapplied(server *s, uint64_t staleness);
  * counted (returns 0); the last with the verdict "in the round", so that
  * the other shards take it where they lack the first. */
 int server_round_add(server *s, const push_msg *m);
-/* The round's sum (n values); server_round_end clears it for the next. */
+/* The round's sum (n values); server_round_end clears it for the next,
+ * and forgets a half-done round a shard restored from a checkpoint held
+ * (core/real/ps.c, the simulator): every worker retakes that round (its
+ * pull is answered at once), and a round that shard 0 leads holds only
+ * pushes the other shards got too (a pushing worker's earlier life in it,
+ * which a shard behind had lost, closed it there and stalled that one). */
 float *server_round_sum(server *s);
 void server_round_end(server *s);
 

@@ -886,6 +886,7 @@ static int s_restore(const cluster_spec *cs, const char *path, server *s,
     if (checkpoint_load(path, s, clients, generation, err) < 0) {
         return -1;
     }
+    server_round_end(s);   /* a half-done round is retaken whole */
     /* drawn anew, not the checkpoint's one more: two lives that read one
      * checkpoint (the first could not write its own) were one generation,
      * and workers took the second for the first (nothing lost, stale
