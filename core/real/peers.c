@@ -17,6 +17,15 @@
 
 static int s_attach(peers *p, int k, error *err);
 
+/* A request awaiting shard k's answer, and what to send again while none
+ * comes. */
+typedef struct peers_awaited {
+    int k;
+    const wire_header *h;
+    const void *payload;
+    size_t bytes;
+} awaited;
+
 int peers_open(peers *p, const cluster_spec *cs, uint64_t nparams, uint32_t self,
                const peers_options *o, error *err)
 {
@@ -35,14 +44,15 @@ int peers_open(peers *p, const cluster_spec *cs, uint64_t nparams, uint32_t self
     p->counted = calloc((size_t)p->count, sizeof *p->counted);
     p->examples = calloc((size_t)p->count, sizeof *p->examples);
     p->poll = calloc((size_t)p->count, sizeof *p->poll);
+    p->awaiting = calloc((size_t)p->count, sizeof *p->awaiting);
     p->asked = calloc((size_t)p->count, sizeof *p->asked);
     p->pushed = calloc((size_t)p->count, sizeof *p->pushed);
     p->segments = calloc((size_t)p->count, sizeof *p->segments);
     bool faulty = faults_on(&o->faults);
     p->faults = faulty ? calloc((size_t)p->count, sizeof *p->faults) : NULL;
     if (!p->ctx || !p->sockets || !p->lo || !p->hi || !p->seq || !p->generation || !p->seen ||
-        !p->counted || !p->examples || !p->poll || !p->asked || !p->pushed || !p->segments ||
-        (faulty && !p->faults)) {
+        !p->counted || !p->examples || !p->poll || !p->awaiting || !p->asked || !p->pushed ||
+        !p->segments || (faulty && !p->faults)) {
         peers_close(p);
         return error_set(err, ERROR_RUNTIME, "out of memory");
     }
@@ -125,6 +135,7 @@ void peers_close(peers *p)
     free(p->counted);
     free(p->examples);
     free(p->poll);
+    free(p->awaiting);
     free(p->asked);
     free(p->pushed);
     for (int k = 0; p->segments && k < p->count; k++) {
@@ -237,15 +248,6 @@ static int s_answer(peers *p, int k, net_msg *m, uint64_t seq, bool note, wire_h
     }
     return 1;
 }
-
-/* A request awaiting shard k's answer, and what to send again while none
- * comes. */
-typedef struct awaited {
-    int k;
-    const wire_header *h;
-    const void *payload;
-    size_t bytes;
-} awaited;
 
 /* Waits for the answer to any of the n requests in a, each to its own
  * shard, sending each again (its payload, if any, with it) after
@@ -412,13 +414,10 @@ int peers_pull(peers *p, float *theta, uint64_t min_version, uint64_t *versions,
     bool asked = p->prefetched && min_version <= p->prefetch_min;
     p->prefetched = false;
     int rc = asked ? 0 : s_ask_pull(p, min_version, err);
-    awaited *left = rc == 0 ? malloc((size_t)p->count * sizeof *left) : NULL;
+    awaited *left = p->awaiting;
     int n = 0;
-    for (int k = 0; left && k < p->count; k++) {
+    for (int k = 0; k < p->count; k++) {
         left[n++] = (awaited){.k = k, .h = &p->asked[k]};
-    }
-    if (rc == 0 && !left) {
-        rc = error_set(err, ERROR_RUNTIME, "out of memory");
     }
     while (rc == 0 && n > 0) {
         net_msg m;
@@ -464,7 +463,6 @@ int peers_pull(peers *p, float *theta, uint64_t min_version, uint64_t *versions,
             }
         }
     }
-    free(left);
     s_let_in(p);
     return rc;
 }

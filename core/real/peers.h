@@ -68,6 +68,7 @@ typedef struct peers {
     double held_until;        /* with faults: when the replies received are let in */
     shm_segment *segments;    /* per shard: the one it took (base NULL: none) */
     zmq_pollitem_t *poll;     /* per shard: s_receive_any's */
+    struct peers_awaited *awaiting;   /* per shard: peers_pull's requests not answered yet */
     bool prefetched;          /* asked holds a prefetch not yet received */
     bool retaking;            /* a shard other than 0 came back from its checkpoint:
                                  the rounds shard 0 has closed are retaken without
