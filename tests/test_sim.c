@@ -1956,6 +1956,34 @@ static void test_a_worker_restarted_while_its_shard_is_down(void **state)
     }
 }
 
+/* A worker restarted after shard 1 came back from an older checkpoint
+ * takes up where the shard that counted fewest left it, and shard 0 takes
+ * the steps it has once, as in real mode (test_recovery): it took up at
+ * shard 0's count, and shard 1 never got the steps its restore lost. */
+static void test_a_worker_restarted_after_a_restore_retakes_what_it_lost(void **state)
+{
+    support_fixture *f = *state;
+    const char *base[] = {"train.algorithm=hogwild", "cluster.workers=1", "cluster.servers=2",
+                          "train.lr=1e-30", "sim.compute=constant", "sim.compute_mean=0.001",
+                          "cluster.restart=on-failure", "checkpoint.every=0.01", NULL, NULL};
+    char plain[4096], failed[4096];
+    s_sim(f, base, plain, sizeof plain);
+    base[8] = "sim.fail=ps1@0.055,0@0.06-0.07";
+    s_sim(f, base, failed, sizeof failed);
+    assert_true(support_shard_number(failed, 1, "lost_updates") > 0);
+    double want = support_shard_number(plain, 0, "samples");
+    for (int k = 0; k < 2; k++) {
+        if (support_shard_number(failed, k, "samples") != want) {
+            fail_msg("shard %d counted %.0f samples, without the failures %.0f", k,
+                     support_shard_number(failed, k, "samples"), want);
+        }
+    }
+    /* the steps shard 1 lost, pushed again, and shard 0 already had */
+    assert_true(support_shard_number(failed, 0, "duplicates") >=
+                support_shard_number(failed, 1, "lost_updates"));
+    assert_true(support_shard_number(failed, 1, "duplicates") == 0);
+}
+
 /* SSP after a worker's restart: the restarted worker goes on at the clock
  * its counted pushes reached. It began at clock 0 again, ran past the
  * bound (its pulls were always ready), and once done left the others
@@ -2960,6 +2988,7 @@ int main(void)
         T(test_sims_scenario_is_refused_by_other_modes),
         T(test_a_restarted_worker_goes_on_with_its_data),
         T(test_a_worker_restarted_while_its_shard_is_down),
+        T(test_a_worker_restarted_after_a_restore_retakes_what_it_lost),
         T(test_ssp_goes_on_after_a_restart),
         T(test_bounded_rules_go_on_after_a_shard_is_restored),
         T(test_sync_goes_on_after_a_shard_goes_back),

@@ -20,6 +20,8 @@ typedef struct sim_event {
     int incarnation;           /* of the worker, to drop a dead one's events */
     uint64_t tag, version;     /* message fields */
     uint32_t samples;
+    uint64_t total;            /* a push: its worker's examples so far, this push's
+                                  included (0: not counted, a lockstep rule's) */
     int verdict;               /* a push: the round leader's (enum push_verdict);
                                   EV_ARRIVE_VERDICT: the verdict itself */
     bool ask;                  /* a push to the round's leader: answer its verdict */

@@ -145,7 +145,10 @@ static void s_push(sim *s, int k, const sim_event *m)
     }
     sh->srv->stats.push_bytes += m->bytes;
     sh->srv->stats.push_messages++;
-    if (s_from_before(sh, m)) {   /* computed on what this shard no longer holds */
+    if (m->samples != 0 && m->total != 0 &&
+        m->total <= atomic_load(&sh->srv->worker_samples[m->worker])) {
+        sh->srv->stats.duplicates++;   /* a step this shard has (core/real/ps.c) */
+    } else if (s_from_before(sh, m)) {   /* computed on what this shard no longer holds */
         sh->srv->stats.dropped++;
     } else {
         push_msg pm = {.worker = (uint32_t)m->worker, .tag = m->tag, .base_version = m->version,
@@ -416,7 +419,7 @@ void sim_shard_back(sim *s, int k)
     server_destroy(&sh->srv);
     sh->srv = srv;
     sh->down = false;
-    for (int w = 0; k == 0 && w < s->nworkers; w++) {   /* those waiting to take up */
+    for (int w = 0; w < s->nworkers; w++) {   /* those waiting to take up */
         if (s->workers[w].waiting == WAIT_SHARD_BACK) {
             sim_worker_wake(&s->workers[w]);
         }

@@ -113,6 +113,8 @@ typedef struct sim_worker {
     float *pull_dst;         /* where the shards' replies go: the pull's dst, or prefetch */
     uint64_t *pull_versions, *pull_staleness;
     uint64_t pull_min;       /* the pull's min_version (lowered after a restored shard) */
+    uint64_t examples;       /* the examples of its pushes so far, across its lives,
+                                each push's total (peers.h's count_steps) */
     bool retaking;           /* a shard other than 0 came back from its checkpoint: the
                                 rounds shard 0 has closed are retaken without its
                                 verdict (peers_push) */

@@ -210,7 +210,7 @@ static int s_link_prefetch(worker *w, uint64_t min_version)
 /* A push of values to shard k, with the round leader's verdict, or asking
  * for it. */
 static int s_push_to(sim_worker *sw, int k, const float *values, uint64_t tag, uint32_t samples,
-                     int verdict, bool ask)
+                     uint64_t total, int verdict, bool ask)
 {
     sim *s = sw->s;
     worker *w = &sw->w;
@@ -219,7 +219,7 @@ static int s_push_to(sim_worker *sw, int k, const float *values, uint64_t tag, u
                                                       : srv->n * sizeof(float));
     sim_event e = {.kind = EV_ARRIVE_PUSH, .worker = w->id, .shard = k,
                    .incarnation = sw->incarnation, .tag = tag, .version = w->versions[k],
-                   .samples = samples, .verdict = verdict, .ask = ask,
+                   .samples = samples, .total = total, .verdict = verdict, .ask = ask,
                    .values = values + srv->lo,
                    .generation = s->heard[(size_t)w->id * s->nshards + k]};
     if (sim_send(s, e, (double)bytes) < 0) {
@@ -255,6 +255,8 @@ static int s_link_push(worker *w, const float *values, uint64_t tag, uint32_t sa
     if (s_work(sw, s_message_work(sw, bytes) + (sw->compress ? s->e->sim.compress_cpu : 0)) < 0) {
         return -1;
     }
+    /* counted as a real worker's are, so a shard takes a step once */
+    uint64_t total = s->e->rule_info.lockstep ? 0 : (sw->examples += samples);
     int first = 0, verdict = PUSH_UNDECIDED;
     bool leader = w->round_leader;
     if (leader && sw->retaking) {   /* a round shard 0 closed, retaken: none to judge */
@@ -262,7 +264,7 @@ static int s_link_push(worker *w, const float *values, uint64_t tag, uint32_t sa
         sw->retaking = !leader;
     }
     if (leader && s->nshards > 1) {   /* shard 0 first, then its verdict */
-        if (s_push_to(sw, 0, values, tag, samples, PUSH_UNDECIDED, true) < 0) {
+        if (s_push_to(sw, 0, values, tag, samples, total, PUSH_UNDECIDED, true) < 0) {
             return -1;
         }
         sw->waiting = WAIT_VERDICT;
@@ -275,7 +277,7 @@ static int s_link_push(worker *w, const float *values, uint64_t tag, uint32_t sa
         first = 1;
     }
     for (int k = first; k < s->nshards; k++) {
-        if (s_push_to(sw, k, values, tag, samples, verdict, false) < 0) {
+        if (s_push_to(sw, k, values, tag, samples, total, verdict, false) < 0) {
             return -1;
         }
     }
@@ -325,23 +327,35 @@ static const worker_link s_sim_link = {
 /* ---- workers' lives ---- */
 
 /* A worker that started again takes up its share, as a real worker does:
- * the examples its pushes carried, as shard 0 counts them, in whole
- * minibatches. As a real worker's first pull, it waits for shard 0 when
- * that is down, and reads the count that shard came back with. */
+ * the examples its pushes carried, as the shard that counted fewest
+ * counts them, in whole minibatches; the shards that counted more take
+ * those steps once (s_push in simshard.c). As a real worker's first pull,
+ * it waits for the shards that are down, and reads the counts they came
+ * back with. */
 static int s_take_up(sim_worker *sw)
 {
     sim *s = sw->s;
-    while (s->shards[0].down && !sw->failed) {
-        sw->waiting = WAIT_SHARD_BACK;
-        s_yield(sw);
+    for (int k = 0; k < s->nshards && !sw->failed; k++) {
+        while (s->shards[k].down && !sw->failed) {
+            sw->waiting = WAIT_SHARD_BACK;
+            s_yield(sw);
+        }
     }
     if (sw->failed) {
         return -1;
     }
-    uint64_t mine = atomic_load(&s->shards[0].srv->worker_samples[sw->w.id]);
-    worker_take_up(&sw->w, (long)(mine / (uint64_t)sw->w.batch));
+    const server *first = s->shards[0].srv;
+    uint64_t least = atomic_load(&first->worker_samples[sw->w.id]);
+    for (int k = 1; k < s->nshards; k++) {
+        uint64_t counted = atomic_load(&s->shards[k].srv->worker_samples[sw->w.id]);
+        least = counted < least ? counted : least;
+    }
+    long done = (long)(least / (uint64_t)sw->w.batch);
+    worker_take_up(&sw->w, done);
+    sw->examples = (uint64_t)done * (uint64_t)sw->w.batch;
+    uint64_t mine = atomic_load(&first->worker_samples[sw->w.id]);
     for (int k = 1; k < s->nshards; k++) {   /* a shard behind: retaken (peers_take_up) */
-        const server *srv = s->shards[k].srv, *first = s->shards[0].srv;
+        const server *srv = s->shards[k].srv;
         sw->retaking = sw->retaking ||
                        (srv->version < first->version &&
                         atomic_load(&srv->worker_samples[sw->w.id]) < mine);
