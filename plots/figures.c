@@ -311,20 +311,26 @@ static point s_point(const plot_runs *set, int g, double x)
 }
 
 /* Says on stderr when runs of group g with an x have no finite y (a
- * diverged run's loss, a field a run lacks): its points are the others'
- * mean, min and max, and an x with none of them has no point. */
+ * diverged run's loss, a field a run lacks, or one of a diverged run's
+ * length): its points are the others' mean, min and max, and an x with
+ * none of them has no point. */
 static void s_report_skipped(const figure_options *o, const plot_runs *set, int g)
 {
-    int runs = 0, skipped = 0;
+    int runs = 0, skipped = 0, cut = 0;
     for (int r = 0; r < set->count; r++) {
         if (set->runs[r].g == g && !isnan(set->runs[r].x)) {
             runs++;
             skipped += !isfinite(set->runs[r].y);
+            cut += plot_run_cut_short(&set->runs[r], o->y);
         }
     }
     if (skipped > 0) {
+        char why[96] = "";
+        if (cut > 0) {
+            snprintf(why, sizeof why, "; %d of them diverged, and so ran short", cut);
+        }
         fprintf(stderr, "asgd plot: %s: %d of %d runs have no finite %s (left out of its "
-                "points)\n", set->groups[g], skipped, runs, o->y);
+                "points%s)\n", set->groups[g], skipped, runs, o->y, why);
     }
 }
 
@@ -382,9 +388,10 @@ static const char *s_scaling(const figure_options *o, plot_runs *set, const figu
     bool xs_known = false, ys_known = false;
     for (int r = 0; r < set->count; r++) {
         set->runs[r].x = plot_run_number(&set->runs[r], o->x);
-        set->runs[r].y = plot_run_number(&set->runs[r], o->y);
+        double y = plot_run_number(&set->runs[r], o->y);
+        set->runs[r].y = plot_run_cut_short(&set->runs[r], o->y) ? NAN : y;
         xs_known = xs_known || !isnan(set->runs[r].x);
-        ys_known = ys_known || !isnan(set->runs[r].y);
+        ys_known = ys_known || !isnan(y);
     }
     if (!xs_known || !ys_known) {
         error_set(err, ERROR_USAGE, "asgd plot: %s %s: no run has a number there (a summary "
@@ -563,7 +570,8 @@ bool figure_run_drawn(const figure_options *o, const plot_run *run)
         return n > 0;
     }
     case KIND_SCALING:
-        return !isnan(plot_run_number(run, o->x)) && isfinite(plot_run_number(run, o->y));
+        return !isnan(plot_run_number(run, o->x)) && isfinite(plot_run_number(run, o->y)) &&
+               !plot_run_cut_short(run, o->y);
     case KIND_STALENESS: {
         double pushes;
         return s_histogram(run, &pushes) != NULL;
@@ -576,18 +584,10 @@ bool figure_run_drawn(const figure_options *o, const plot_run *run)
 double figure_bar_value(const figure_options *o, const plot_run *run)
 {
     if (o->kind == KIND_THROUGHPUT) {
-        return plot_run_number(run, "samples_per_s");
+        return plot_run_cut_short(run, "samples_per_s") ? NAN
+                                                         : plot_run_number(run, "samples_per_s");
     }
-    double *xs, *ys, v = NAN;
-    int n = plot_run_eval(run, 0, 5, &xs, &ys, NULL);
-    for (int i = 0; i < n && isnan(v); i++) {
-        if (ys[i] >= o->target) {
-            v = xs[i];
-        }
-    }
-    free(xs);
-    free(ys);
-    return v;
+    return plot_run_time_to(run, o->target);
 }
 
 /* A group's bar: the mean and range of its runs' values. */

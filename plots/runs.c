@@ -1,5 +1,5 @@
 /* runs.c: finding, grouping and reading the runs of a figure. */
-#define _XOPEN_SOURCE 700   /* realpath */
+#define _GNU_SOURCE   /* realpath, strverscmp */
 #include "plots/runs.h"
 
 #include <dirent.h>
@@ -57,9 +57,30 @@ double plot_run_number(const plot_run *r, const char *key)
     return v[0] && *end == '\0' ? x : NAN;   /* "sync" is no number, not 0 */
 }
 
+bool plot_run_cut_short(const plot_run *r, const char *key)
+{
+    static const char *const of_its_length[] = {
+        "time_s", "train_time_s", "wall_time_s", "epochs", "samples", "samples_per_s",
+        "updates", "pushes", "push_bytes", "push_messages", "shared_pushes", "dropped",
+        "rejected", "nonfinite", "duplicates", "lost_updates", "checkpoints", "checkpoint_s",
+        "injected_drops", "injected_duplicates"};
+    if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r->summary, "diverged"))) {
+        return false;
+    }
+    for (size_t i = 0; i < sizeof of_its_length / sizeof of_its_length[0]; i++) {
+        if (strcmp(key, of_its_length[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Folders in natural order: the digits in names compared as numbers, so
+ * that a sweep's "workers=2" comes before its "workers=16" (strcmp put
+ * 16 first, in reports and legends). */
 static int s_by_name(const void *a, const void *b)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    return strverscmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* The entries of dir but . and .., sorted (caller frees each and the list). */
@@ -176,13 +197,15 @@ static FILE *s_open_eval(const char *dir)
     return f;
 }
 
-/* Whether an eval.csv line is a row of a model that was evaluated: six
- * numbers, a finite time, and a finite loss (not a diverged model, whose
- * accuracy is whatever argmax makes of NaN parameters; summary.json's
+/* Whether an eval.csv line is a row of a model that was evaluated: a
+ * whole line (a last one cut short by a crash or a full disk may have lost
+ * digits: "0.20" of 0.2081; summary.json leaves it out too), six numbers,
+ * a finite time, and a finite loss (not a diverged model, whose accuracy
+ * is whatever argmax makes of NaN parameters; summary.json's
  * best_test_acc leaves it out too). */
 static bool s_eval_row(const char *line, double v[6])
 {
-    return sscanf(line, "%lf,%lf,%lf,%lf,%lf,%lf", &v[0], &v[1], &v[2], &v[3], &v[4],
+    return strchr(line, '\n') && sscanf(line, "%lf,%lf,%lf,%lf,%lf,%lf", &v[0], &v[1], &v[2], &v[3], &v[4],
                   &v[5]) == 6 && isfinite(v[0]) && isfinite(v[4]);
 }
 
@@ -262,6 +285,20 @@ static void s_collect(plot_runs *set, const char *dir, int depth)
     if (deeper && set->too_deep++ == 0) {
         snprintf(set->too_deep_dir, sizeof set->too_deep_dir, "%s", dir);
     }
+}
+
+/* Groups in order of their values: as numbers where both are (2 workers
+ * before 16, lr 1e-3 before 0.01), else with the digits in them compared
+ * as numbers. */
+static int s_by_group(const void *a, const void *b)
+{
+    const char *x = a, *y = b;
+    char *xend, *yend;
+    double u = strtod(x, &xend), v = strtod(y, &yend);
+    if (x[0] && y[0] && *xend == '\0' && *yend == '\0' && u != v) {
+        return u < v ? -1 : 1;
+    }
+    return strverscmp(x, y);
 }
 
 static int s_group_index(plot_runs *set, const char *name)
@@ -606,12 +643,17 @@ int plot_runs_collect(plot_runs *set, const char *const *dirs, int ndirs, const 
             snprintf(run->group, sizeof run->group, "(no %s)", group_key);
             s_say_unread_config(run, group_key);
         }
-        if ((run->g = s_group_index(set, run->group)) < 0) {
+        if (s_group_index(set, run->group) < 0) {
             error_set(err, ERROR_USAGE, "more than %d groups of %s",
                       PLOT_MAX_GROUPS, group_key);
             plot_runs_free(set);
             return -1;
         }
+    }
+    qsort(set->groups, (size_t)set->ngroups, sizeof set->groups[0], s_by_group);
+    for (int r = 0; r < set->count; r++) {
+        plot_run *run = &set->runs[r];
+        run->g = s_group_index(set, run->group);   /* there: added above */
         if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(run->summary, "diverged"))) {
             set->diverged[run->g] = true;
         }
@@ -632,6 +674,22 @@ void plot_runs_free(plot_runs *set)
     free(set->left_out_real);
     free(set->runs);
     memset(set, 0, sizeof *set);
+}
+
+double plot_run_time_to(const plot_run *r, double target)
+{
+    char line[512];
+    FILE *f = s_open_eval(r->dir);
+    double v[6], t = NAN;
+    while (f && isnan(t) && fgets(line, sizeof line, f)) {
+        if (s_eval_row(line, v) && v[2] > 0 && isfinite(v[5]) && v[5] >= target) {
+            t = v[0];
+        }
+    }
+    if (f) {
+        fclose(f);
+    }
+    return t;
 }
 
 int plot_run_eval(const plot_run *r, int xc, int yc, double **xs, double **ys, int *went_back)

@@ -28,7 +28,8 @@ typedef struct plot_run {
 typedef struct plot_runs {
     plot_run *runs;
     int count;
-    char groups[PLOT_MAX_GROUPS][256];   /* in order of first appearance */
+    char groups[PLOT_MAX_GROUPS][256];   /* in order of their values, as numbers
+                                            where they are (2 workers before 16) */
     bool diverged[PLOT_MAX_GROUPS];      /* a run of the group diverged */
     int ngroups;
     char **left_out;          /* run folders whose summary.json is not complete, or
@@ -83,6 +84,11 @@ void plot_runs_free(plot_runs *set);
 void plot_run_value(const plot_run *r, const char *key, char *out, size_t n);
 /* The same as a number; NaN when it has none. */
 double plot_run_number(const plot_run *r, const char *key);
+/* Whether r diverged and key is a summary field that measures how much
+ * or how long a run did (time_s, epochs, samples, samples_per_s, updates,
+ * ...): one cut short by its divergence is no point beside complete runs
+ * (a mean with it in fell by the part it never ran). */
+bool plot_run_cut_short(const plot_run *r, const char *key);
 
 /* Columns xc and yc of the rows of a run's eval.csv (time_s 0, epoch 1,
  * updates 2, samples 3, test_loss 4, test_acc 5): the rows where the
@@ -95,5 +101,10 @@ double plot_run_number(const plot_run *r, const char *key);
  * *back, where not NULL, counts the rows left out because x went back
  * (updates after a shard restored its checkpoint). */
 int plot_run_eval(const plot_run *r, int xc, int yc, double **xs, double **ys, int *back);
+/* The time_s of a run's first evaluation of a trained model (updates > 0:
+ * an untrained model's accuracy, a tenth by chance and a little more for
+ * some seeds, reaches nothing) at or above target, among its whole rows
+ * with a finite loss; NaN when none is. */
+double plot_run_time_to(const plot_run *r, double target);
 
 #endif

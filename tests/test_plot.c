@@ -1013,8 +1013,93 @@ static void test_diverged_bars_are_marked(void **state)
         char *dat = s_plot_and_read(f, args, fig, "-1.dat");
         assert_non_null(strstr(dat, "\n\"wild (diverged)\" "));
         assert_non_null(strstr(dat, "\n\"calm\" "));
+        if (k == 0) {   /* samples over a run cut short are no throughput */
+            double mean, lo, hi;
+            int measured;
+            assert_int_equal(sscanf(strstr(dat, "\n\"wild (diverged)\" ") + 18,
+                                    "%lf %lf %lf %d", &mean, &lo, &hi, &measured), 4);
+            assert_int_equal(measured, 0);
+        }
         free(dat);
     }
+}
+
+/* The folder of the run under out labelled label into dir. */
+static void s_labelled_run(const char *out, const char *label, char *dir, size_t n)
+{
+    char pattern[800];
+    snprintf(pattern, sizeof pattern, "%s/*/*/summary.json", out);
+    glob_t found;
+    assert_int_equal(glob(pattern, 0, NULL, &found), 0);
+    dir[0] = '\0';
+    for (size_t i = 0; i < found.gl_pathc && !dir[0]; i++) {
+        cJSON *j = support_json_file(found.gl_pathv[i]);
+        const cJSON *l = cJSON_GetObjectItemCaseSensitive(j, "label");
+        if (cJSON_IsString(l) && strcmp(l->valuestring, label) == 0) {
+            snprintf(dir, n, "%.*s", (int)(strrchr(found.gl_pathv[i], '/') - found.gl_pathv[i]),
+                     found.gl_pathv[i]);
+        }
+        cJSON_Delete(j);
+    }
+    globfree(&found);
+    assert_true(dir[0] != '\0');
+}
+
+/* The first eval.csv row of s_diverging's calm run (its untrained model)
+ * into v (time, epoch, updates, samples, loss, accuracy), and the time of
+ * its first row of a trained model at or above target (NaN: none). */
+static double s_calm_rows(support_fixture *f, double target, double v[6])
+{
+    char out[700], path[4200];
+    s_diverging(f, out, sizeof out);
+    s_labelled_run(out, "calm", path, sizeof path);
+    strcat(path, "/eval.csv");
+    char *text = support_read_file(path);
+    double at = NAN, row[6];
+    const char *line = strchr(text, '\n') + 1;
+    assert_int_equal(sscanf(line, "%lf,%lf,%lf,%lf,%lf,%lf", &v[0], &v[1], &v[2], &v[3], &v[4],
+                            &v[5]), 6);
+    for (; line && *line && isnan(at); line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+        if (sscanf(line, "%lf,%lf,%lf,%lf,%lf,%lf", &row[0], &row[1], &row[2], &row[3], &row[4],
+                   &row[5]) == 6 && row[2] > 0 && row[5] >= target) {
+            at = row[0];
+        }
+    }
+    free(text);
+    return at;
+}
+
+/* The untrained model's accuracy (a tenth by chance, more for some seeds)
+ * reaches no target: a run whose first evaluation, at time 0 before any
+ * update, was at the target had a time to accuracy of 0, and its group,
+ * diverged or not, came first. */
+static void test_the_untrained_model_reaches_no_target(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char out[700], fig[800], target[32];
+    double first[6];
+    s_diverging(f, out, sizeof out);
+    s_calm_rows(f, 0, first);
+    assert_true(first[0] == 0 && first[2] == 0);   /* the untrained model's row */
+    snprintf(target, sizeof target, "%.9g", first[5]);
+    double want = s_calm_rows(f, strtod(target, NULL), first);
+    snprintf(fig, sizeof fig, "%s/untrained.png", f->dir);
+    const char *args[] = {"plot", out, "-o", fig, "--kind", "time-to-accuracy", "--target",
+                          target, NULL};
+    char *dat = s_plot_and_read(f, args, fig, "-1.dat");
+    const char *row = strstr(dat, "\n\"calm\" ");
+    assert_non_null(row);
+    double mean, lo, hi;
+    int reached;
+    assert_int_equal(sscanf(row + 8, "%lf %lf %lf %d", &mean, &lo, &hi, &reached), 4);
+    if (isnan(want)) {
+        assert_int_equal(reached, 0);
+    } else {
+        assert_int_equal(reached, 1);
+        assert_true(mean == want && want > 0);
+    }
+    free(dat);
 }
 
 /* A scaling point of runs of which one has no number (a diverged run's
@@ -1044,6 +1129,23 @@ static void test_scaling_skips_a_nan(void **state)
     assert_non_null(gp);
     assert_null(strstr(gp, "mean of"));   /* the point is of one run, not of 2 */
     free(gp);
+    /* how long a run took, when one diverged, is the other's: the wild
+     * run's time, cut short, pulled the mean down without a word */
+    args[9] = "time_s";
+    dat = s_plot_and_read(f, args, fig, "-1.dat");
+    assert_non_null(strstr(f->r.err, "mlp: 1 of 2 runs have no finite time_s (left out of its "
+                                     "points; 1 of them diverged, and so ran short)"));
+    char calm_dir[4200];
+    s_labelled_run(out, "calm", calm_dir, sizeof calm_dir);
+    strcat(calm_dir, "/summary.json");
+    cJSON *calm = support_json_file(calm_dir);
+    row = strstr(dat, "\n16 ");
+    assert_non_null(row);
+    assert_int_equal(sscanf(row + 1, "%lf %lf %lf %lf", &x, &mean, &lo, &hi), 4);
+    double took = support_json_number(calm, "time_s");   /* to the data file's 9 digits */
+    assert_true(fabs(mean - took) <= 1e-8 * took && lo == mean && hi == mean);
+    cJSON_Delete(calm);
+    free(dat);
 }
 
 /* Folders that overlap (a sweep, one of its runs, the sweep again by
@@ -1148,6 +1250,39 @@ static void test_groups_by_a_long_number_stay_apart(void **state)
     assert_non_null(strstr(script, "seed = 10000001"));
     assert_null(strstr(script, "e+07"));
     free(script);
+}
+
+/* Groups and runs come in the order of their numbers: seed 2 before 16,
+ * the run in folder r2 before r16 (in string order, 16 came first, in
+ * legends and in a report's rows). */
+static void test_numbers_in_order(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char runs[700], fig[800];
+    snprintf(runs, sizeof runs, "%s/in-order", f->out);
+    s_two_runs(f, runs, "experiment.seed=16", "experiment.seed=2");
+    snprintf(fig, sizeof fig, "%s/in-order.png", f->dir);
+    const char *args[] = {"plot", runs, "-o", fig, "--group", "seed", NULL};
+    char *script = s_plot_and_read(f, args, fig, ".gp");
+    const char *two = strstr(script, "seed = 2'"), *sixteen = strstr(script, "seed = 16'");
+    assert_true(two && sixteen && two < sixteen);
+    free(script);
+    snprintf(runs, sizeof runs, "%s/in-order-ids", f->out);
+    s_two_runs(f, runs, "experiment.run_id=r16", "experiment.run_id=r2");
+    char out[800], path[900];
+    snprintf(out, sizeof out, "%s/in-order-report", f->dir);
+    const char *report[] = {"report", runs, "-o", out, NULL};
+    support_run_asgd(&f->r, f->dir, report);
+    assert_int_equal(f->r.status, 0);
+    snprintf(path, sizeof path, "%s/report.md", out);
+    char *md = support_read_file(path);
+    two = strstr(md, "r2 |");
+    sixteen = strstr(md, "r16 |");
+    if (!two || !sixteen || two > sixteen) {
+        fail_msg("r2 and r16 out of order in %s", md);
+    }
+    free(md);
 }
 
 /* A number is one value however it is written: config.ini keeps a value
@@ -2048,6 +2183,23 @@ static void s_hand_curves(const char *root)
     s_hand_run(dir, "c", NULL, "\"seed\": 1", "1.5,0.15,6,96,1,0.8\n");
 }
 
+/* A last eval.csv row cut short (a crash, a full disk: "0.2" of 0.25) is
+ * no evaluation, as summary.json's final accuracy does not count it: the
+ * figure ended on it, at an accuracy the run never had. */
+static void test_a_row_cut_short_is_no_point(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char root[700], dir[800], fig[800];
+    snprintf(root, sizeof root, "%s/hand-cut", f->dir);
+    snprintf(dir, sizeof dir, "%s/cut", root);
+    s_hand_run(dir, "cut", NULL, "\"seed\": 1", "1,0.1,4,64,1,0.5\n2,0.2,8,128,1,0.2");
+    snprintf(fig, sizeof fig, "%s/hand-cut.png", f->dir);
+    s_plot_hand(f, root, fig, NULL);
+    const double whole[1][6] = {{1, 0.5, 0.5, 0.5}};
+    s_expect_dat(fig, 1, 4, whole, 1);
+}
+
 /* A convergence line is, at each x where one of its runs was evaluated up
  * to the shortest run's end, the mean, min and max of its runs, each read
  * between its own points; against time, epochs or updates alike, each from
@@ -2149,10 +2301,10 @@ static void s_hand_scaling(const char *root)
 {
     char dir[800], summary[200];
     const struct { const char *name, *label; int workers; const char *sps; } runs[] = {
-        {"p-b-2", "b", 2, "300"}, {"p-b-4", "b", 4, "900"},
-        {"q-a-1-s1", "a", 1, "100"}, {"q-a-1-s2", "a", 1, "200"},
-        {"q-a-4-s1", "a", 4, "500"}, {"q-a-4-s2", "a", 4, "700"},
-        {"r-a-2", "a", 2, "null"},   /* no number: no point at 2 */
+        {"p-a-2", "a", 2, "300"}, {"p-a-4", "a", 4, "900"},
+        {"q-b-1-s1", "b", 1, "100"}, {"q-b-1-s2", "b", 1, "200"},
+        {"q-b-4-s1", "b", 4, "500"}, {"q-b-4-s2", "b", 4, "700"},
+        {"r-b-2", "b", 2, "null"},   /* no number: no point at 2 */
     };
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
         snprintf(dir, sizeof dir, "%s/%s", root, runs[i].name);
@@ -2177,12 +2329,12 @@ static void test_scaling_points_are_means_over_seeds(void **state)
     snprintf(fig, sizeof fig, "%s/hand-scaling.png", f->dir);
     const char *const extra[] = {"--kind", "scaling", NULL};
     s_plot_hand(f, root, fig, extra);
-    assert_non_null(strstr(f->r.err, "a: 1 of 5 runs have no finite samples_per_s"));
+    assert_non_null(strstr(f->r.err, "b: 1 of 5 runs have no finite samples_per_s"));
     /* x mean min max speedup ideal */
-    const double b[2][6] = {{2, 300, 300, 300, 1, 1}, {4, 900, 900, 900, 3, 2}};
-    const double a[2][6] = {{1, 150, 100, 200, 1, 1}, {4, 600, 500, 700, 4, 4}};
-    s_expect_dat(fig, 1, 6, b, 2);
-    s_expect_dat(fig, 2, 6, a, 2);
+    const double a[2][6] = {{2, 300, 300, 300, 1, 1}, {4, 900, 900, 900, 3, 2}};
+    const double b[2][6] = {{1, 150, 100, 200, 1, 1}, {4, 600, 500, 700, 4, 4}};
+    s_expect_dat(fig, 1, 6, a, 2);
+    s_expect_dat(fig, 2, 6, b, 2);
     char path[900];
     snprintf(path, sizeof path, "%s.gp", fig);
     char *gp = support_read_file(path);
@@ -2485,16 +2637,16 @@ static void test_figures_draw_their_columns(void **state)
     const char *const scaling[] = {"--kind", "scaling", NULL};
     s_plot_hand(f, root, fig, scaling);
     table = s_drawn(f, "drawn-scaling.png");
-    /* samples/s of b and a, their speed-ups, their ideal lines */
-    const double b_sps[2][6] = {{2, 300}, {4, 900}}, a_sps[2][6] = {{1, 150}, {4, 600}};
-    const double b_up[2][6] = {{2, 1}, {4, 3}}, a_up[2][6] = {{1, 1}, {4, 4}};
-    const double b_ideal[2][6] = {{2, 1}, {4, 2}};
-    s_expect_curve(table, 0, 2, b_sps, 2);
-    s_expect_curve(table, 1, 2, a_sps, 2);
-    s_expect_curve(table, 2, 2, b_up, 2);
-    s_expect_curve(table, 3, 2, a_up, 2);
-    s_expect_curve(table, 4, 2, b_ideal, 2);
-    s_expect_curve(table, 5, 2, a_up, 2);
+    /* samples/s of a and b, their speed-ups, their ideal lines */
+    const double a_sps[2][6] = {{2, 300}, {4, 900}}, b_sps[2][6] = {{1, 150}, {4, 600}};
+    const double a_up[2][6] = {{2, 1}, {4, 3}}, b_up[2][6] = {{1, 1}, {4, 4}};
+    const double a_ideal[2][6] = {{2, 1}, {4, 2}};
+    s_expect_curve(table, 0, 2, a_sps, 2);
+    s_expect_curve(table, 1, 2, b_sps, 2);
+    s_expect_curve(table, 2, 2, a_up, 2);
+    s_expect_curve(table, 3, 2, b_up, 2);
+    s_expect_curve(table, 4, 2, a_ideal, 2);
+    s_expect_curve(table, 5, 2, b_up, 2);
     free(table);
     snprintf(root, sizeof root, "%s/hand-bars", f->dir);
     s_hand_bars(root);
@@ -2702,6 +2854,9 @@ int main(void)
         cmocka_unit_test(test_a_final_row_at_a_periodic_ones_time_counts),
         cmocka_unit_test(test_diverged_runs_are_marked),
         cmocka_unit_test(test_diverged_bars_are_marked),
+        cmocka_unit_test(test_the_untrained_model_reaches_no_target),
+        cmocka_unit_test(test_numbers_in_order),
+        cmocka_unit_test(test_a_row_cut_short_is_no_point),
         cmocka_unit_test(test_scaling_skips_a_nan),
         cmocka_unit_test(test_each_group_has_its_own_ideal_line),
         cmocka_unit_test(test_report_names_the_rule_that_ran),

@@ -31,8 +31,9 @@ def check(cond, what):
 
 
 def write_run(out, stamp, rule, workers, seed, mode, time_s, accs, staleness=1.0,
-              complete=True, diverged=False):
-    """One run folder: evaluations every 0.1 s with the accuracies accs;
+              complete=True, diverged=False, untrained=0.1):
+    """One run folder: the untrained model's evaluation at 0 s (accuracy
+    untrained), then evaluations every 0.1 s with the accuracies accs;
     diverged, as asgd writes a run that stopped where it diverged."""
     folder = os.path.join(out, "sim-validation", stamp)
     os.makedirs(folder)
@@ -44,9 +45,11 @@ def write_run(out, stamp, rule, workers, seed, mode, time_s, accs, staleness=1.0
     with open(os.path.join(folder, "summary.json"), "w") as f:
         json.dump(summary, f)
     with open(os.path.join(folder, "eval.csv"), "w") as f:
-        f.write("time_s,test_acc\n")
+        f.write("time_s,epoch,updates,samples,test_loss,test_acc\n")
+        f.write("0,0,0,0,2.3,%g\n" % untrained)
         for i, acc in enumerate(accs):
-            f.write("%g,%g\n" % (0.1 * (i + 1), acc))
+            f.write("%g,%g,%d,%d,1.0,%g\n" % (0.1 * (i + 1), 0.1 * (i + 1), i + 1, 64 * (i + 1),
+                                              acc))
 
 
 def rescore(out):
@@ -109,6 +112,20 @@ def test_rows_compared_only_where_every_run_has_the_metric(out):
     with open(os.path.join(out, "table.md")) as f:
         text = f.read()
     check("(in 1 of 2 real runs, 2 of 2 simulated)" in text, "the table says how many reached")
+
+
+def test_the_untrained_model_reaches_no_target(out):
+    """The untrained model's evaluation at 0 s reaches no target, however
+    high its accuracy by chance: the first trained one does (0 s once)."""
+    with open(os.path.join(out, "settings.json"), "w") as f:
+        json.dump({"rules": ["u"], "workers": [1], "seeds": 1, "epochs": 1,
+                   "target": 0.8}, f)
+    write_run(out, "1-a", "u", 1, 1, "real", 2.0, [0.7, 0.9], untrained=0.85)
+    write_run(out, "1-b", "u", 1, 1, "sim", 2.0, [0.7, 0.9], untrained=0.85)
+    rescore(out)
+    got = points(out)[("u", 1, "to_target_s")]
+    check(abs(float(got["real"]) - 0.15) < 1e-9,
+          "the first trained evaluation's time to target: " + got["real"])
 
 
 def test_a_real_mean_of_zero_is_named(out):
@@ -205,6 +222,7 @@ def test_resim_save_keeps_the_real_columns(out):
 
 
 for test in (test_rows_compared_only_where_every_run_has_the_metric,
+             test_the_untrained_model_reaches_no_target,
              test_a_real_mean_of_zero_is_named,
              test_a_diverged_run_is_not_compared,
              test_a_missing_run_is_an_error,

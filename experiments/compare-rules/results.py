@@ -33,12 +33,14 @@ def spread(values, digits):
 
 
 def time_to(run_dir, target):
-    """The first evaluation at or above target; a row whose loss is not
-    finite is a diverged model's, whose accuracy is whatever argmax makes
-    of NaN parameters, and reaches nothing (as in asgd plot)."""
+    """The first evaluation of a trained model at or above target; a row
+    whose loss is not finite is a diverged model's, whose accuracy is
+    whatever argmax makes of NaN parameters, and the untrained model's
+    (no updates) is chance: neither reaches anything (as in asgd plot)."""
     with open(os.path.join(run_dir, "eval.csv")) as f:
         for row in csv.DictReader(f):
-            if math.isfinite(float(row["test_loss"])) and float(row["test_acc"]) >= target:
+            if (int(row["updates"]) > 0 and math.isfinite(float(row["test_loss"]))
+                    and float(row["test_acc"]) >= target):
                 return float(row["time_s"])
     return None
 

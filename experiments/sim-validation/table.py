@@ -107,7 +107,10 @@ def metrics(folder, target):
         before = None
         for row in csv.DictReader(f):
             t, acc = float(row["time_s"]), float(row["test_acc"])
-            if acc >= target:
+            # the untrained model's accuracy is chance, a diverged one's
+            # no model's: neither reaches the target
+            trained = int(row["updates"]) > 0 and math.isfinite(float(row["test_loss"]))
+            if trained and acc >= target:
                 # where the line between the last evaluation below the
                 # target and this one crosses it: evaluations come every
                 # 0.1 s, which alone would put a 0.25 s time at 0.2 or 0.3

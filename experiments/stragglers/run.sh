@@ -14,8 +14,10 @@ rm -rf "$root/runs/stragglers"
 . "$root/bench/lib.sh"   # summary_field (nan for a null: never 0), mean_all
 field() { summary_field "$@"; }
 seeds=${SEEDS:-3}
-# virtual seconds until the test accuracy first reaches $2 ("never": not a number)
-reach() { awk -F, -v a="$2" 'NR > 1 && $6 >= a {printf "%.3f", $1; found = 1; exit}
+# virtual seconds until the test accuracy of a trained model (updates > 0) with
+# a finite loss first reaches $2 ("never": not a number)
+reach() { LC_ALL=C awk -F, -v a="$2" 'NR > 1 && $3 > 0 && $5 ~ /^[0-9.eE+-]+$/ && $6 >= a {
+                                          printf "%.3f", $1; found = 1; exit}
                               END {if (!found) printf "never"}' "$1/eval.csv"; }
 # each_seed FIELD: FIELD of every seed's run folder (in $dirs), one a line
 each_seed() { for d in $dirs; do field "$d" "$1"; done; }
