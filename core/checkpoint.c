@@ -12,7 +12,7 @@
 
 #include "core/run.h"
 
-#define CHECKPOINT_MAGIC "ASGDCKP3"
+#define CHECKPOINT_MAGIC "ASGDCKP4"
 
 void checkpoint_path(char *buf, size_t n, const char *dir, int shard)
 {
@@ -89,8 +89,14 @@ static void s_maybe(bytes *b, const float *v, size_t n)
     }
 }
 
+char *checkpoint_settings(const config *c)
+{
+    const char *where[] = {"experiment.out", "experiment.run_id", NULL};
+    return config_settings(c, where);
+}
+
 int checkpoint_save(const char *path, server *s, const shard_client *clients,
-                    uint32_t generation, error *err)
+                    uint32_t generation, const char *settings, error *err)
 {
     bytes b = {.ok = true};
     s_put(&b, CHECKPOINT_MAGIC, 8);
@@ -103,6 +109,9 @@ int checkpoint_save(const char *path, server *s, const shard_client *clients,
     s_u32(&b, (uint32_t)name_len);
     s_put(&b, s->alg->name, name_len);
     s_u32(&b, (uint32_t)s->opt->spec.kind);
+    size_t settings_len = settings ? strlen(settings) : 0;
+    s_u32(&b, (uint32_t)settings_len);
+    s_put(&b, settings, settings_len);
     s_u32(&b, generation);
     shard_stats st;
     server_snapshot(s, &st);
@@ -151,7 +160,8 @@ int checkpoint_save(const char *path, server *s, const shard_client *clients,
 typedef struct reader {
     const uint8_t *p, *end;
     const char *problem;
-    char said[160];           /* a problem that names what the file holds */
+    char said[400];           /* a problem that names what the file holds */
+    bool other_job;           /* the problem: another job's settings */
 } reader;
 
 static const uint8_t *s_take(reader *r, size_t n)
@@ -245,9 +255,61 @@ static uint8_t *s_read_whole(const char *path, size_t *len, error *err)
     return data;
 }
 
+/* The next line of text (up to end) at *at, its length in *len; false
+ * past the end. */
+static bool s_next_line(const char **at, const char *end, const char **line, size_t *len)
+{
+    if (*at >= end) {
+        return false;
+    }
+    const char *nl = memchr(*at, '\n', (size_t)(end - *at));
+    *line = *at;
+    *len = nl ? (size_t)(nl - *at) : (size_t)(end - *at);
+    *at += *len + (nl != NULL);
+    return true;
+}
+
+/* Orders two "section.key = value" lines by their keys. */
+static int s_by_key(const char *a, size_t a_len, const char *b, size_t b_len)
+{
+    const char *a_eq = memchr(a, ' ', a_len), *b_eq = memchr(b, ' ', b_len);
+    size_t a_key = a_eq ? (size_t)(a_eq - a) : a_len, b_key = b_eq ? (size_t)(b_eq - b) : b_len;
+    int order = memcmp(a, b, a_key < b_key ? a_key : b_key);
+    return order ? order : (a_key > b_key) - (a_key < b_key);
+}
+
+/* Says in r where the settings a checkpoint holds (len bytes at kept)
+ * and this job's differ: the first line, in order of their keys, that one
+ * has and the other has not. */
+static void s_settings_differ(reader *r, const char *kept, size_t len, const char *mine)
+{
+    const char *a = kept, *a_end = kept + len, *b = mine, *b_end = mine + strlen(mine);
+    const char *x = NULL, *y = NULL;
+    size_t x_len = 0, y_len = 0;
+    bool more_x = s_next_line(&a, a_end, &x, &x_len), more_y = s_next_line(&b, b_end, &y, &y_len);
+    while (more_x && more_y && x_len == y_len && memcmp(x, y, x_len) == 0) {
+        more_x = s_next_line(&a, a_end, &x, &x_len);
+        more_y = s_next_line(&b, b_end, &y, &y_len);
+    }
+    int order = !more_x ? 1 : !more_y ? -1 : s_by_key(x, x_len, y, y_len);
+    if (order == 0) {
+        snprintf(r->said, sizeof r->said, "of a job of other settings (%.*s in it, %.*s here)",
+                 (int)x_len, x, (int)y_len, y);
+    } else if (order < 0) {
+        snprintf(r->said, sizeof r->said, "of a job of other settings (%.*s in it, unset "
+                 "here)", (int)x_len, x);
+    } else {
+        snprintf(r->said, sizeof r->said, "of a job of other settings (%.*s here, unset in "
+                 "it)", (int)y_len, y);
+    }
+    r->problem = r->said;
+    r->other_job = true;
+}
+
 /* The checks and the counters; per-client and vector data follow. With s
- * NULL, whose shard it is goes unchecked. */
-static void s_read_head(reader *r, const server *s, uint32_t *generation, shard_stats *st)
+ * NULL, whose shard it is goes unchecked; with settings NULL, whose job. */
+static void s_read_head(reader *r, const server *s, const char *settings, uint32_t *generation,
+                        shard_stats *st)
 {
     const uint8_t *magic = s_take(r, 8);
     if (magic && memcmp(magic, CHECKPOINT_MAGIC, 8) != 0) {
@@ -276,6 +338,12 @@ static void s_read_head(reader *r, const server *s, uint32_t *generation, shard_
                      was ? was : "unknown", optim_kind_name(s->opt->spec.kind));
             r->problem = r->said;
         }
+    }
+    uint32_t settings_len = s_get32(r);
+    const uint8_t *kept = s_take(r, settings_len);
+    if (settings && kept && !r->problem &&
+        (settings_len != strlen(settings) || memcmp(kept, settings, settings_len) != 0)) {
+        s_settings_differ(r, (const char *)kept, settings_len, settings);
     }
     *generation = s_get32(r);
     uint64_t version = s_get64(r), samples = s_get64(r);
@@ -314,7 +382,7 @@ static uint8_t *s_read_headed(const char *path, reader *r, shard_stats *st, erro
     if (data) {
         *r = s_reader(data, len);
         uint32_t generation;
-        s_read_head(r, NULL, &generation, st);
+        s_read_head(r, NULL, NULL, &generation, st);
     }
     return data;
 }
@@ -350,7 +418,7 @@ int checkpoint_workers_done(const char *path, int workers, bool *all_done, error
 }
 
 int checkpoint_load(const char *path, server *s, shard_client *clients, uint32_t *generation,
-                    error *err)
+                    const char *settings, error *err)
 {
     size_t len;
     uint8_t *data = s_read_whole(path, &len, err);
@@ -359,7 +427,7 @@ int checkpoint_load(const char *path, server *s, shard_client *clients, uint32_t
     }
     reader r = s_reader(data, len);
     shard_stats st;
-    s_read_head(&r, s, generation, &st);
+    s_read_head(&r, s, settings, generation, &st);
     /* read everything before changing s: a bad file leaves it as it was */
     reader scan = r;
     for (int w = 0; w < s->workers; w++) {
@@ -375,6 +443,12 @@ int checkpoint_load(const char *path, server *s, shard_client *clients, uint32_t
     s_take(&scan, s->n * sizeof(float));
     if (!scan.problem && scan.p != scan.end) {
         scan.problem = "longer than its shard";
+    }
+    if (r.other_job) {   /* another job's folder: no damage, and nothing to take up */
+        free(data);
+        return error_set(err, ERROR_USAGE, "%s: cannot restore: it is %s; a job takes up "
+                         "only its own checkpoints: give it another run folder, or move "
+                         "that job's away", path, r.problem);
     }
     if (r.problem || scan.problem) {
         free(data);

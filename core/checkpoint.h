@@ -4,11 +4,14 @@
  * temporary file flushed to the disk, then renamed: run_write_atomic).
  * Little-endian, in this order:
  *
- *   "ASGDCKP3"                          magic and format version
+ *   "ASGDCKP4"                          magic and format version
  *   u32 shard, shards, workers          whose it is
  *   u64 lo, hi                          its range of the parameters
  *   u32 len, len bytes                  the rule's name (64 bytes at most)
  *   u32 optimizer                       the shard's optimizer (enum optim_kind)
+ *   u32 len, len bytes                  the job's settings (config_settings: every
+ *                                       key its config gave, where the run's files
+ *                                       go aside), or none
  *   u32 generation                      of the process that wrote it
  *   u64 version, samples                the shard's counters...
  *   u64 len, len bytes                  ... and the rest, as ps-K.json's JSON
@@ -22,7 +25,11 @@
  *   u32 CRC-32 of everything before it
  *
  * Loading checks all of it: a file cut short, corrupt, or of another
- * shard, shape or rule is refused with a clear error, never half used. */
+ * shard, shape or rule is refused with a clear error, never half used;
+ * and one of another job's settings (a job run again in the folder of an
+ * earlier one, with another seed or learning rate) with ERROR_USAGE, the
+ * first setting that differs named: restored, it had taken up the other
+ * job's model and counters and reported them as its own. */
 #ifndef ASGD_CHECKPOINT_H
 #define ASGD_CHECKPOINT_H
 
@@ -30,6 +37,7 @@
 #include <stdint.h>
 
 #include "algorithms/server.h"
+#include "core/config.h"
 #include "core/error.h"
 
 /* What a shard's process remembers of each client, beyond the server. */
@@ -41,17 +49,24 @@ typedef struct shard_client {
 /* path for shard k of the run in dir: dir/checkpoints/ps-K.ckpt. */
 void checkpoint_path(char *buf, size_t n, const char *dir, int shard);
 
+/* The settings of the job that e->c configures, as checkpoints keep them
+ * (config_settings, experiment.out and experiment.run_id aside: where the
+ * run's files go, not what it runs); NULL when out of memory. */
+char *checkpoint_settings(const config *c);
+
 /* Writes s (its counters, optimizer, rule state, round and theta), the
- * clients (s->workers of them) and generation to path, making its folder.
- * Call with no push being applied. */
+ * clients (s->workers of them), generation and the job's settings (NULL:
+ * none) to path, making its folder. Call with no push being applied. */
 int checkpoint_save(const char *path, server *s, const shard_client *clients,
-                    uint32_t generation, error *err);
+                    uint32_t generation, const char *settings, error *err);
 
 /* Restores s, the clients and *generation (the writer's) from path. s must
- * be the same shard of the same rule and shape, fresh from server_new;
- * on failure s is unchanged. */
+ * be the same shard of the same rule and shape, fresh from server_new,
+ * and, where settings is not NULL, the file of a job of those settings
+ * (ERROR_USAGE, naming the first that differs, where not); on failure s
+ * is unchanged. */
 int checkpoint_load(const char *path, server *s, shard_client *clients, uint32_t *generation,
-                    error *err);
+                    const char *settings, error *err);
 
 /* The counters (ps-K.json's) that the checkpoint at path holds, checked
  * as checkpoint_load checks them, whoever's shard it is. */

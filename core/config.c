@@ -447,28 +447,75 @@ static uint64_t s_fnv(uint64_t h, const char *text)
     return (h ^ 0xff) * 1099511628211u;   /* the end of one field */
 }
 
-uint64_t config_fingerprint(const config *c, const char *skip_section, const char *skip_key)
+/* The entries read, in order of their names, those skip names
+ * ("section.key", NULL-terminated) aside, into *n; NULL when out of memory
+ * (the caller frees the list). */
+static const entry **s_read_by_name(const config *c, const char *const *skip, int *n)
 {
     const entry **read = malloc((size_t)(c->count ? c->count : 1) * sizeof *read);
-    int n = 0;
+    *n = 0;
     for (int i = 0; read && i < c->count; i++) {
         const entry *e = &c->entries[i];
-        if (e->used && !(strcmp(e->section, skip_section) == 0 && strcmp(e->key, skip_key) == 0)) {
-            read[n++] = e;
+        bool skipped = false;
+        for (int k = 0; skip && skip[k] && !skipped; k++) {
+            size_t len = strlen(e->section);
+            skipped = strncmp(skip[k], e->section, len) == 0 && skip[k][len] == '.' &&
+                      strcmp(skip[k] + len + 1, e->key) == 0;
+        }
+        if (e->used && !skipped) {
+            read[(*n)++] = e;
         }
     }
+    if (read) {
+        qsort(read, (size_t)*n, sizeof *read, s_by_name);
+    }
+    return read;
+}
+
+static const char *s_as_read(const entry *e)
+{
+    return e->canonical ? e->canonical : e->value;
+}
+
+uint64_t config_fingerprint(const config *c, const char *skip_section, const char *skip_key)
+{
+    char skipped[256];
+    snprintf(skipped, sizeof skipped, "%s.%s", skip_section, skip_key);
+    const char *skip[] = {skipped, NULL};
+    int n;
+    const entry **read = s_read_by_name(c, skip, &n);
     if (!read) {
         return 0;
     }
-    qsort(read, (size_t)n, sizeof *read, s_by_name);
     uint64_t h = 14695981039346656037u;
     for (int i = 0; i < n; i++) {
         h = s_fnv(h, read[i]->section);
         h = s_fnv(h, read[i]->key);
-        h = s_fnv(h, read[i]->canonical ? read[i]->canonical : read[i]->value);
+        h = s_fnv(h, s_as_read(read[i]));
     }
     free(read);
     return h;
+}
+
+char *config_settings(const config *c, const char *const *skip)
+{
+    int n;
+    const entry **read = s_read_by_name(c, skip, &n);
+    size_t len = 1;
+    for (int i = 0; read && i < n; i++) {
+        len += strlen(read[i]->section) + strlen(read[i]->key) + strlen(s_as_read(read[i])) + 5;
+    }
+    char *text = read ? malloc(len) : NULL;
+    size_t at = 0;
+    for (int i = 0; text && i < n; i++) {
+        at += (size_t)snprintf(text + at, len - at, "%s.%s = %s\n", read[i]->section,
+                               read[i]->key, s_as_read(read[i]));
+    }
+    if (text) {
+        text[at] = '\0';
+    }
+    free(read);
+    return text;
 }
 
 int config_each(config *c, const char *section,

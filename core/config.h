@@ -133,6 +133,10 @@ int config_write(const config *c, const char *path, error *err);
  * one list of numbers; other strings as written), skip_section.skip_key
  * aside: two configs with one fingerprint run the same. */
 uint64_t config_fingerprint(const config *c, const char *skip_section, const char *skip_key);
+/* The same keys and values as text, one "section.key = value" line each
+ * in order of their names, the keys skip names ("section.key",
+ * NULL-terminated) aside; NULL when out of memory (the caller frees it). */
+char *config_settings(const config *c, const char *const *skip);
 /* Whether a getter read section.key as a list (model.hidden = 256,128). */
 bool config_read_as_list(const config *c, const char *section, const char *key);
 /* Marks every key of section unread: a section this configuration reads

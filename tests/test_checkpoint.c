@@ -124,11 +124,11 @@ static void test_a_restored_shard_is_the_same_shard(void **state)
         snprintf(path, sizeof path, "%s/run", f->dir);
         checkpoint_path(path, sizeof path, path, 1);
         error err = {0};
-        assert_int_equal(checkpoint_save(path, a, ca, 4, &err), 0);
+        assert_int_equal(checkpoint_save(path, a, ca, 4, NULL, &err), 0);
         server *b = s_shard(cases[c][0], cases[c][1], 1, &pb);
         shard_client cb[WORKERS] = {{0}};
         uint32_t generation = 0;
-        if (checkpoint_load(path, b, cb, &generation, &err) < 0) {
+        if (checkpoint_load(path, b, cb, &generation, NULL, &err) < 0) {
             fail_msg("%s: %s", cases[c][0], err.msg);
         }
         assert_int_equal(generation, 4);
@@ -146,6 +146,56 @@ static void test_a_restored_shard_is_the_same_shard(void **state)
     }
 }
 
+/* A checkpoint of a job of other settings (a job run again in an earlier
+ * one's folder with another seed) is refused as a usage error, naming the
+ * first setting that differs, the shard untouched; one of the same
+ * settings, or read without them, is taken up. */
+static void test_another_jobs_checkpoint_is_refused(void **state)
+{
+    support_fixture *f = *state;
+    void *pa, *pb;
+    server *a = s_shard("sync", "sgd", 1, &pa);
+    s_train(a, "sync");
+    shard_client ca[WORKERS] = {{0}}, cb[WORKERS] = {{0}};
+    char path[400];
+    snprintf(path, sizeof path, "%s/settings.ckpt", f->dir);
+    error err = {0};
+    const char *saved = "experiment.seed = 1\ntrain.epochs = 2\ntrain.lr = 0.1\n";
+    assert_int_equal(checkpoint_save(path, a, ca, 1, saved, &err), 0);
+    const struct {
+        const char *settings, *said;
+    } others[] = {
+        {"experiment.seed = 2\ntrain.epochs = 2\ntrain.lr = 0.1\n",
+         "(experiment.seed = 1 in it, experiment.seed = 2 here)"},
+        {"experiment.seed = 1\ntrain.epochs = 2\n", "(train.lr = 0.1 in it, unset here)"},
+        {"experiment.seed = 1\ntrain.batch = 8\ntrain.epochs = 2\ntrain.lr = 0.1\n",
+         "(train.batch = 8 here, unset in it)"},
+        {"experiment.seed = 1\ntrain.epochs = 2\ntrain.lr = 0.1\ntrain.m = 0\n",
+         "(train.m = 0 here, unset in it)"},
+    };
+    server *b = s_shard("sync", "sgd", 1, &pb);
+    uint32_t generation;
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
+        assert_int_equal(checkpoint_load(path, b, cb, &generation, others[i].settings, &err), -1);
+        assert_int_equal(err.status, ERROR_USAGE);
+        if (!strstr(err.msg, others[i].said)) {
+            fail_msg("case %zu: %s", i, err.msg);
+        }
+        assert_int_equal(b->version, 0);
+    }
+    assert_int_equal(checkpoint_load(path, b, cb, &generation, NULL, &err), 0);
+    assert_int_equal(b->version, a->version);
+    server_destroy(&b);
+    free(pb);
+    b = s_shard("sync", "sgd", 1, &pb);
+    assert_int_equal(checkpoint_load(path, b, cb, &generation, saved, &err), 0);
+    s_expect_same(a, b, ca, cb);
+    server_destroy(&a);
+    server_destroy(&b);
+    free(pa);
+    free(pb);
+}
+
 /* Cut short, one byte changed, another shard's, another rule's, another
  * optimizer's: each refused with a reason, the shard untouched. */
 static void test_a_bad_checkpoint_is_refused_whole(void **state)
@@ -159,7 +209,7 @@ static void test_a_bad_checkpoint_is_refused_whole(void **state)
     snprintf(path, sizeof path, "%s/a.ckpt", f->dir);
     snprintf(bad, sizeof bad, "%s/bad.ckpt", f->dir);
     error err = {0};
-    assert_int_equal(checkpoint_save(path, a, ca, 1, &err), 0);
+    assert_int_equal(checkpoint_save(path, a, ca, 1, NULL, &err), 0);
     char *bytes = NULL;
     FILE *in = fopen(path, "rb");
     fseek(in, 0, SEEK_END);
@@ -186,7 +236,7 @@ static void test_a_bad_checkpoint_is_refused_whole(void **state)
             fputc(bytes[damages[d].flip] ^ 0x10, o);
         }
         fclose(o);
-        assert_int_equal(checkpoint_load(bad, fresh, cb, &generation, &err), -1);
+        assert_int_equal(checkpoint_load(bad, fresh, cb, &generation, NULL, &err), -1);
         if (!strstr(err.msg, damages[d].why)) {
             fail_msg("damage %d: %s", d, err.msg);
         }
@@ -194,28 +244,28 @@ static void test_a_bad_checkpoint_is_refused_whole(void **state)
         assert_int_equal(fresh->version, 0);
     }
     server *other = s_shard("sync", "adam", 0, &pc);   /* shard 0 */
-    assert_int_equal(checkpoint_load(path, other, cb, &generation, &err), -1);
+    assert_int_equal(checkpoint_load(path, other, cb, &generation, NULL, &err), -1);
     assert_non_null(strstr(err.msg, "another shard"));
     server_destroy(&other);
     free(pc);
     other = s_shard("sync", "sgd", 1, &pc);
-    assert_int_equal(checkpoint_load(path, other, cb, &generation, &err), -1);
+    assert_int_equal(checkpoint_load(path, other, cb, &generation, NULL, &err), -1);
     assert_non_null(strstr(err.msg, "another optimizer"));
     server_destroy(&other);
     free(pc);
     /* of the same shapes, but another rule's, or another optimizer's with
      * vectors of the same number (they were taken up as this one's) */
     other = s_shard("average", "adam", 1, &pc);
-    assert_int_equal(checkpoint_load(path, other, cb, &generation, &err), -1);
+    assert_int_equal(checkpoint_load(path, other, cb, &generation, NULL, &err), -1);
     assert_non_null(strstr(err.msg, "of another rule (sync, not average)"));
     server_destroy(&other);
     free(pc);
     server *momentum = s_shard("sync", "momentum", 1, &pc);
-    assert_int_equal(checkpoint_save(path, momentum, ca, 1, &err), 0);
+    assert_int_equal(checkpoint_save(path, momentum, ca, 1, NULL, &err), 0);
     server_destroy(&momentum);
     free(pc);
     other = s_shard("sync", "nesterov", 1, &pc);
-    assert_int_equal(checkpoint_load(path, other, cb, &generation, &err), -1);
+    assert_int_equal(checkpoint_load(path, other, cb, &generation, NULL, &err), -1);
     assert_non_null(strstr(err.msg, "of another optimizer of the shard (momentum, not nesterov)"));
     assert_int_equal(other->version, 0);
     server_destroy(&other);
@@ -268,6 +318,7 @@ int main(void)
 #define T(name) cmocka_unit_test_setup_teardown(name, support_fixture_setup, support_fixture_teardown)
     const struct CMUnitTest tests[] = {
         T(test_a_restored_shard_is_the_same_shard),
+        T(test_another_jobs_checkpoint_is_refused),
         T(test_a_bad_checkpoint_is_refused_whole),
         T(test_counters_from_before_read_as_zero),
     };

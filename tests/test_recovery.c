@@ -1109,6 +1109,26 @@ static void test_two_lives_from_one_checkpoint_are_two_generations(void **state)
     }
 }
 
+/* A job of other settings run with --restore in the folder of an earlier
+ * job (a Kubeflow job applied again under its name, its volume kept) is
+ * refused, exit 2, naming the setting that differs: its shard took up the
+ * other job's model and counters, its workers found their shares done,
+ * and its summary reported the earlier job's results as its own. */
+static void test_another_jobs_checkpoint_is_not_taken_up(void **state)
+{
+    support_fixture *f = *state;
+    by_hand h;
+    s_by_hand(f, "other", &h);
+    s_cut_by_hand(f, &h);
+    const char *args[] = {"ps", f->config, h.ps_hosts, "--worker_hosts=w0:1,w1:1",
+                          "--task_index=0", h.run_dir, "--restore", "experiment.seed=7", NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    if (f->r.status != 2 || !strstr(f->r.err, "of a job of other settings (experiment.seed = ")) {
+        fail_msg("another job's checkpoint: status %d, \"%s\"", f->r.status, f->r.err);
+    }
+    assert_true(s_restored_generation(f, &h) != 0);   /* this job's own is taken up */
+}
+
 /* A shard brought back with --restore where its checkpoint is gone (a pod
  * made anew, its emptyDir empty) fails once a worker that heard from its
  * earlier life speaks to it, saying why: it went on from the initial
@@ -1495,6 +1515,7 @@ int main(void)
         T(test_an_evaluator_restarted_in_a_resumed_session),
         T(test_a_resume_stopped_before_its_first_pull_keeps_the_time),
         T(test_two_lives_from_one_checkpoint_are_two_generations),
+        T(test_another_jobs_checkpoint_is_not_taken_up),
         T(test_an_evaluator_that_never_heard_a_shard_counts_nothing),
         T(test_an_evaluator_stopped_before_it_counted_keeps_the_summary),
         T(test_a_run_stopped_after_its_workers_resumes_to_its_end),

@@ -318,7 +318,8 @@ static void s_checkpoint(ps *p)
     double start = run_wall();
     error err;
     s_count_lost(p);
-    if (checkpoint_save(p->o->checkpoint, p->s, p->clients, p->generation, &err) < 0) {
+    if (checkpoint_save(p->o->checkpoint, p->s, p->clients, p->generation, p->o->settings,
+                        &err) < 0) {
         fprintf(stderr, "ps %d: %s\n", p->s->shard, err.msg);   /* the next one may do */
         return;
     }
@@ -867,7 +868,7 @@ static server *s_new_shard(const cluster_spec *cs, experiment *e, error *err)
 /* With --restore or --resume and a checkpoint on disk: s takes it up, as
  * the next generation; resumed, its clock moves so that the time between
  * does not count as training. */
-static int s_restore(const cluster_spec *cs, const char *path, server *s,
+static int s_restore(const cluster_spec *cs, const char *path, const char *settings, server *s,
                      shard_client *clients, uint32_t *generation, bool *restored, error *err)
 {
     /* a fresh shard's generation is new to every client, even to those of
@@ -883,7 +884,7 @@ static int s_restore(const cluster_spec *cs, const char *path, server *s,
     }
     fclose(f);
     uint32_t fresh = *generation;
-    if (checkpoint_load(path, s, clients, generation, err) < 0) {
+    if (checkpoint_load(path, s, clients, generation, settings, err) < 0) {
         return -1;
     }
     server_round_end(s);   /* a half-done round is retaken whole */
@@ -942,14 +943,17 @@ int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *e
     double started = run_wall();
     server *s = s_new_shard(cs, e, err);
     shard_client *clients = s ? calloc((size_t)e->workers, sizeof *clients) : NULL;
+    char *settings = clients ? checkpoint_settings(e->c) : NULL;
     char checkpoint[4200], endpoint[CLUSTER_ADDRESS_MAX + 16], who[32];
     checkpoint_path(checkpoint, sizeof checkpoint, run_dir, cs->task);
     uint32_t generation;
     bool restored;
-    if (!clients || s_restore(cs, checkpoint, s, clients, &generation, &restored, err) < 0) {
-        if (s && !clients) {
+    if (!settings ||
+        s_restore(cs, checkpoint, settings, s, clients, &generation, &restored, err) < 0) {
+        if (s && !settings) {
             error_set(err, ERROR_RUNTIME, "ps %d: out of memory", cs->task);
         }
+        free(settings);
         free(clients);
         server_destroy(&s);
         return -1;
@@ -979,6 +983,7 @@ int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *e
         ps_options o = {.endpoint = endpoint, .expect_evaluator = cs->evaluator,
                         .seen_version = resumed0 ? summary_evals_last_updates(evals) : 0,
                         .auth = curve ? &auth : NULL, .checkpoint = checkpoint,
+                        .settings = settings,
                         .checkpoint_every = e->checkpoint_every, .restored = restored,
                         .restore_asked = cs->restore != RESTORE_NONE,
                         .faults = e->faults, .seed = e->seed, .compress = e->compress};
@@ -1013,6 +1018,7 @@ int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *e
                                : "it has no checkpoint (see above): --resume cannot take it up");
         }
     }
+    free(settings);
     free(clients);
     server_destroy(&s);
     return rc;

@@ -284,7 +284,7 @@ void sim_checkpoint_all(sim *s)
             continue;
         }
         s_path(s, k, path, sizeof path);
-        if (checkpoint_save(path, sh->srv, sh->clients, sh->generation, &err) < 0) {
+        if (checkpoint_save(path, sh->srv, sh->clients, sh->generation, NULL, &err) < 0) {
             s->failed = true;
             error_set(s->err, ERROR_RUNTIME, "sim: %s", err.msg);
             return;
@@ -387,7 +387,7 @@ void sim_shard_back(sim *s, int k)
     s_path(s, k, path, sizeof path);
     uint32_t loaded;   /* without a checkpoint: the initial parameters */
     bool saved = access(path, F_OK) == 0;
-    if (saved && checkpoint_load(path, srv, sh->clients, &loaded, &err) < 0) {
+    if (saved && checkpoint_load(path, srv, sh->clients, &loaded, NULL, &err) < 0) {
         server_destroy(&srv);
         s->failed = true;
         error_set(s->err, ERROR_RUNTIME, "sim: shard %d cannot come back: %s", k, err.msg);
