@@ -257,15 +257,22 @@ int data_spec_configure(data_spec *s, config *c, error *err)
     return 0;
 }
 
-/* <folder>/<stem>.gz, or <folder>/<stem> when only that exists. */
-static void s_idx_path(char *buf, size_t n, const char *folder, const char *stem)
+/* <folder>/<stem>, or <folder>/<stem>.gz when only that exists; -1 (a
+ * usage error) when both do: which one a run reads was a guess (the
+ * plain one), and the two may differ. */
+static int s_idx_path(char *buf, size_t n, const char *folder, const char *stem, error *err)
 {
     struct stat st;
-    snprintf(buf, n, "%s/%s", folder, stem);
-    if (stat(buf, &st) == 0) {
-        return;
-    }
     snprintf(buf, n, "%s/%s.gz", folder, stem);
+    bool gz = stat(buf, &st) == 0;
+    snprintf(buf, n, "%s/%s", folder, stem);
+    if (stat(buf, &st) != 0) {
+        snprintf(buf, n, "%s/%s.gz", folder, stem);
+    } else if (gz) {
+        return error_set(err, ERROR_USAGE, "%s: both it and %s.gz exist, and either may be "
+                         "meant: remove one", buf, stem);
+    }
+    return 0;
 }
 
 int data_files(char paths[4][4096], const data_spec *s, error *err)
@@ -275,7 +282,9 @@ int data_files(char paths[4][4096], const data_spec *s, error *err)
         "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
     for (int i = 0; i < 4; i++) {
         struct stat st;
-        s_idx_path(paths[i], sizeof paths[i], s->path, stems[i]);
+        if (s_idx_path(paths[i], sizeof paths[i], s->path, stems[i], err) < 0) {
+            return -1;
+        }
         if (stat(paths[i], &st) != 0) {
             if (s->source == DATA_FASHION_MNIST && strcmp(s->path, DATA_FASHION_MNIST_PATH) == 0) {
                 return error_set(err, ERROR_USAGE, "%s: missing: Fashion-MNIST is "

@@ -166,9 +166,16 @@ static int s_idx_read(idx_file *out, const char *path, enum idx_mode mode, error
         goto done;
     }
     uint8_t extra;
-    int beyond = gzread(f, &extra, 1);
-    if (beyond < 0) {   /* the checksum, checked at the stream's end */
-        s_short(f, path, "unreadable past its data", err);
+    int beyond = gzread(f, &extra, 1), zerr = Z_OK;
+    if (beyond == 0) {
+        gzerror(f, &zerr);
+    }
+    if (beyond < 0 || zerr == Z_BUF_ERROR) {
+        /* the checksum, checked at the stream's end; a gzip stream that
+         * ends without it (cut short: zlib's "unexpected end of file" at
+         * a read of 0 bytes, no error returned) was taken unchecked */
+        s_short(f, path, zerr == Z_BUF_ERROR ? "truncated (its gzip stream ends before its "
+                         "checksum)" : "unreadable past its data", err);
         goto done;
     }
     if (beyond > 0) {

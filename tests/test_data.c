@@ -125,6 +125,13 @@ static void test_idx_rejects_truncated_files(void **state)
     fwrite(buf, 1, n / 2, o);
     fclose(o);
     s_expect_corrupt(path, "truncated");
+    /* its data whole, its trailer (the CRC-32 and size) gone: zlib reads
+     * it all and says so only when asked; its bytes went unchecked */
+    snprintf(path, sizeof path, "%s/no-trailer.gz", f->dir);
+    o = fopen(path, "wb");
+    fwrite(buf, 1, n - 8, o);
+    fclose(o);
+    s_expect_corrupt(path, "truncated (its gzip stream ends before its checksum)");
     /* whole, but its checksum wrong: corrupt, not short (it said truncated) */
     snprintf(path, sizeof path, "%s/crc.gz", f->dir);
     buf[n - 8] ^= 0xff;   /* the trailer's CRC-32 */
@@ -590,6 +597,14 @@ static void test_what_the_files_do_not_hold_is_refused(void **state)
     dataset_free(&train);
     dataset_free(&test);
     config_destroy(&c);
+    /* a file both plain and gzip-compressed: which is meant is no guess
+     * (the plain one was read, whatever the other held) */
+    char both[400];
+    snprintf(both, sizeof both, "%s/train-labels-idx1-ubyte.gz", f->dir);
+    const uint32_t twelve[1] = {12};
+    support_write_idx(both, 1, twelve, 1, labels);
+    s_expect_refused(f, "", "both it and train-labels-idx1-ubyte.gz exist");
+    remove(both);
     memset(labels, 0, sizeof labels);
     s_idx_set(f, labels);
     s_expect_refused(f, "", "every label is 0: a classification set needs 2 classes");
