@@ -122,6 +122,14 @@ static int s_resumable(const char *dir, experiment *e, error *err)
     if (complete) {
         return error_set(err, ERROR_USAGE, "%s: the run is complete; nothing to resume", dir);
     }
+    /* data or a trace changed since: its sessions would be of two inputs,
+     * under one summary that names the new ones alone */
+    char changed[4096], then[64], now[64];
+    if (provenance_input_changed(dir, NULL, changed, sizeof changed, then, now, sizeof now)) {
+        return error_set(err, ERROR_USAGE, "%s: %.1000s changed since the run began (%s then, "
+                         "%s now): its sessions would train on two inputs; put it back, or "
+                         "run it again with asgd train", dir, changed, then, now);
+    }
     /* without every shard's checkpoint a resume would start that shard's
      * part of the model over, and count the run as one */
     for (int k = 0; k < e->servers; k++) {

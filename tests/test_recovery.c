@@ -1167,6 +1167,62 @@ static void test_a_shard_back_without_its_checkpoint_fails(void **state)
     free(err);
 }
 
+/* Writes 2,000 training and 200 test images of 8 x 8 into dir as IDX
+ * files, their labels from seed. */
+static void s_write_idx_set(const char *dir, unsigned seed)
+{
+    static uint8_t px[2000 * 64], labels[2000];
+    srand(seed);
+    for (size_t i = 0; i < sizeof px; i++) {
+        px[i] = (uint8_t)(rand() & 0xff);
+    }
+    for (size_t i = 0; i < sizeof labels; i++) {
+        labels[i] = (uint8_t)(rand() % 10);
+    }
+    const char *stems[2][2] = {{"train-images-idx3-ubyte", "train-labels-idx1-ubyte"},
+                               {"t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"}};
+    for (int set = 0; set < 2; set++) {
+        uint32_t dims[3] = {set ? 200 : 2000, 8, 8};
+        char path[700];
+        snprintf(path, sizeof path, "%s/%s", dir, stems[set][0]);
+        support_write_idx(path, 0, dims, 3, px);
+        snprintf(path, sizeof path, "%s/%s", dir, stems[set][1]);
+        support_write_idx(path, 0, dims, 1, labels);
+    }
+}
+
+/* A run whose data changed while it was interrupted is not resumed (exit
+ * 2, naming the file): its sessions trained on two data sets, under one
+ * summary that named the second alone. */
+static void test_a_resume_on_changed_data_is_refused(void **state)
+{
+    support_fixture *f = *state;
+    char data[600], data_arg[620];
+    snprintf(data, sizeof data, "%s/idx", f->dir);
+    mkdir(data, 0755);
+    s_write_idx_set(data, 1);
+    snprintf(data_arg, sizeof data_arg, "data.path=%s", data);
+    const char *extra[] = {"experiment.run_id=moved", "train.algorithm=hogwild",
+                           "data.dataset=idx", data_arg, "data.train_size=2000",
+                           "train.epochs=60", "checkpoint.every=0.1", NULL};
+    int launcher = s_start(f, extra, 50);
+    kill(launcher, SIGTERM);
+    support_wait(launcher);
+    s_write_idx_set(data, 2);   /* the same shapes, other examples */
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/job/moved", f->out);
+    const char *resume[] = {"train", "--resume", dir, NULL};
+    support_run_asgd(&f->r, f->dir, resume);
+    if (f->r.status != 2 || !strstr(f->r.err, "-ubyte changed since the run began")) {
+        fail_msg("a resume on changed data: status %d, \"%s\"", f->r.status, f->r.err);
+    }
+    s_write_idx_set(data, 1);   /* put back: it goes on */
+    support_run_asgd(&f->r, f->dir, resume);
+    if (f->r.status != 0) {
+        fail_msg("the resume on the data put back failed: %s", f->r.err);
+    }
+}
+
 /* A run whose shard was killed before it wrote any checkpoint
  * ([checkpoint] every = 0: one only when a shard is stopped) is not
  * resumed: that would start the model over and call the run one. The
@@ -1522,6 +1578,7 @@ int main(void)
         T(test_a_stopped_worker_is_killed_and_named),
         T(test_a_shard_back_without_its_checkpoint_fails),
         T(test_a_resume_without_a_checkpoint_is_refused),
+        T(test_a_resume_on_changed_data_is_refused),
         T(test_a_resume_from_update_0_forgets_the_old_evaluations),
         T(test_a_killed_launchers_private_folder_is_removed),
     };
