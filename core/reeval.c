@@ -27,6 +27,45 @@ static void s_recorded(const char *run_dir, double *loss, double *acc)
     cJSON_Delete(j);
 }
 
+/* The normalisation the run's model takes its input with (model.json's
+ * input mean and std); false where it records none. */
+static bool s_recorded_input(const char *run_dir, double *mean, double *std)
+{
+    char path[4700];
+    snprintf(path, sizeof path, "%s/model.json", run_dir);
+    cJSON *j = run_read_json(path);
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(j, "input");
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(in, "mean");
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(in, "std");
+    bool have = cJSON_IsNumber(m) && cJSON_IsNumber(s) && isfinite(m->valuedouble) &&
+                s->valuedouble > 0;
+    *mean = have ? m->valuedouble : 0;
+    *std = have ? s->valuedouble : 1;
+    cJSON_Delete(j);
+    return have;
+}
+
+/* The test set d, normalised as these data give it, normalised as the
+ * run's model was trained instead (x = (raw - mean) / std with the run's
+ * mean and std), said on stderr: the training set's statistics differ
+ * with its size or file (an override's data.train_size), and the model
+ * was evaluated on inputs it never saw. */
+static void s_normalise_as_the_run(const char *run_dir, dataset *d)
+{
+    double mean, std;
+    if (!s_recorded_input(run_dir, &mean, &std) || (mean == d->mean && std == d->std)) {
+        return;
+    }
+    fprintf(stderr, "asgd: the test set normalised as the run's model takes it (mean %.9g, "
+            "std %.9g), not as these data give it (mean %.9g, std %.9g)\n", mean, std, d->mean,
+            d->std);
+    for (size_t i = 0; i < (size_t)d->n * (size_t)d->dim; i++) {
+        d->x[i] = (float)(((double)d->x[i] * d->std + d->mean - mean) / std);
+    }
+    d->mean = mean;
+    d->std = std;
+}
+
 /* Whether every parameter is finite. */
 static bool s_finite(const float *params, size_t n)
 {
@@ -50,9 +89,11 @@ int reeval_main(const char *run_dir, int noverrides, char **overrides, error *er
     backend *b = NULL;
     model *m = NULL;
     float *params = NULL;
+    e.data.cache = NULL;   /* the test set in memory of its own: it may be normalised again */
     if (experiment_load(&e, err) < 0) {
         goto done;
     }
+    s_normalise_as_the_run(run_dir, &e.test);
     if (!(b = backend_new(&e.backend, err))) {
         if (noverrides == 0) {   /* the run's own device, which this host may lack */
             char why[sizeof err->msg];

@@ -339,6 +339,42 @@ static void test_eval_of_data_that_moved(void **state)
     assert_non_null(strstr(f->r.err, want));
 }
 
+/* asgd eval with a training set of another size (data.train_size, whose
+ * mean and std standardise the test set) evaluates the test set as the
+ * run's model takes it, with the run's mean and std, and says so: it
+ * evaluated inputs standardised otherwise, another accuracy over the same
+ * test examples, without a word. */
+static void test_eval_normalises_as_the_run(void **state)
+{
+    support_fixture *f = *state;
+    char data[600], path_arg[700];
+    snprintf(data, sizeof data, "%s/data-norm", f->dir);
+    s_small_idx(data);
+    snprintf(path_arg, sizeof path_arg, "data.path=%s", data);
+    const char *args[] = {"train", "/dev/null", f->out_arg, "experiment.mode=sim",
+                          "data.dataset=idx", path_arg, "model.type=softmax",
+                          "train.algorithm=hogwild", "train.epochs=1", "train.batch=4", NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    char dir[4096];
+    s_newest(f->out, dir, sizeof dir);
+    const char *eval[] = {"eval", dir, "data.train_size=30", NULL};
+    support_run_asgd(&f->r, f->dir, eval);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.err, "the test set normalised as the run's model takes it"));
+    double loss, acc, was_loss, was_acc;
+    const char *at = strstr(f->r.out, "test_loss ");
+    assert_non_null(at);
+    assert_int_equal(sscanf(at, "test_loss %lf test_acc %lf", &loss, &acc), 2);
+    at = strstr(f->r.out, "(recorded: test_loss ");
+    assert_non_null(at);
+    assert_int_equal(sscanf(at, "(recorded: test_loss %lf test_acc %lf", &was_loss, &was_acc), 2);
+    if (!(fabs(loss - was_loss) <= 1e-5 * fabs(was_loss)) || acc != was_acc) {
+        fail_msg("evaluated again: loss %.9g, accuracy %g; recorded %.9g, %g", loss, acc,
+                 was_loss, was_acc);
+    }
+}
+
 /* A run trained on a GPU, evaluated again where there is none: the error
  * says how to evaluate it on the CPU, and that works (it was exit 2 with
  * nothing to do but edit the run's config.ini). */
@@ -634,6 +670,7 @@ int main(void)
         T(test_eval_says_what_it_evaluated),
         T(test_eval_of_a_gpu_run_without_a_gpu),
         T(test_eval_of_data_that_moved),
+        T(test_eval_normalises_as_the_run),
         T(test_a_full_disk_fails_the_run),
         T(test_the_trained_model_is_kept),
         T(test_a_row_cut_short_is_dropped_before_appending),
