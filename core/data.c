@@ -302,6 +302,22 @@ int data_files(char paths[4][4096], const data_spec *s, error *err)
     return 0;
 }
 
+bool data_image(const data_spec *s, long image[3])
+{
+    char paths[4][4096];
+    idx_file im;
+    error ignored;
+    if (s->source == DATA_SYNTHETIC || s->source == DATA_REGRESSION ||
+        data_files(paths, s, &ignored) < 0 || idx_read_header(&im, paths[0], &ignored) < 0 ||
+        im.ndims < 3 || im.ndims > 4) {
+        return false;
+    }
+    image[0] = (long)im.dims[1];
+    image[1] = (long)im.dims[2];
+    image[2] = im.ndims == 4 ? (long)im.dims[3] : 1;
+    return true;
+}
+
 int data_shape(const data_spec *s, long *n_train, int *dim, int *classes, error *err)
 {
     if (s->source == DATA_SYNTHETIC || s->source == DATA_REGRESSION) {

@@ -7,6 +7,7 @@
 #ifndef ASGD_DATA_H
 #define ASGD_DATA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -63,6 +64,10 @@ int data_load(dataset *train, dataset *test, const data_spec *s,
 /* The training set's size and shape without loading it (servers need only
  * the parameter count): reads the IDX headers and the label file. */
 int data_shape(const data_spec *s, long *n_train, int *dim, int *classes, error *err);
+/* The shape of the training images as their IDX header gives it: height,
+ * width and channels (1 for a file of 3 dimensions); false where it gives
+ * none (a generated set, a file of other dimensions, one unreadable). */
+bool data_image(const data_spec *s, long image[3]);
 /* The same after every check data_load makes, without keeping the data:
  * each file is read through once (the launcher's check before any process
  * starts), or not at all where one of the last four checks that passed

@@ -542,6 +542,16 @@ static int s_locate(experiment *e, const error *why, error *err)
 static int s_check_model(experiment *e, bool whole_job, error *err)
 {
     error why = {0};
+    long image[3];
+    if (e->model.type == MODEL_CNN && e->model.image_count == 0 && data_image(&e->data, image) &&
+        (image[0] != image[1] || image[2] != 1)) {
+        /* taken as a square one-channel image of as many pixels (56 x 14
+         * as 28 x 28), it trained on rows cut and joined anew */
+        return config_fail(e->c, "model", "type", err, "cnn: the data's images are %ld x %ld "
+                           "x %ld, and a cnn takes a square one-channel image unless told: "
+                           "give [model] image = %ld,%ld,%ld", image[0], image[1], image[2],
+                           image[0], image[1], image[2]);
+    }
     if (model_check(&e->model, e->dim, e->classes, &e->nparams, &why) < 0) {
         return s_locate(e, &why, err);
     }

@@ -375,6 +375,50 @@ static void test_eval_normalises_as_the_run(void **state)
     }
 }
 
+/* A cnn on images that are not square (4 x 1: four pixels, as a 2 x 2
+ * image has) is refused, naming the shape to give: it took them for 2 x 2
+ * images, rows cut and joined anew, without a word. */
+static void test_a_cnn_on_images_not_square_is_told_their_shape(void **state)
+{
+    support_fixture *f = *state;
+    static const char *const stems[4] = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+                                         "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
+    char data[600], path[900], path_arg[700];
+    snprintf(data, sizeof data, "%s/data-tall", f->dir);
+    mkdir(data, 0755);
+    uint8_t px[60 * 4], labels[60];
+    for (int i = 0; i < 60 * 4; i++) {
+        px[i] = (uint8_t)(i * 37 % 251);
+    }
+    for (int i = 0; i < 60; i++) {
+        labels[i] = (uint8_t)(i % 3);
+    }
+    const uint32_t dims[2][3] = {{60, 4, 1}, {20, 4, 1}};
+    for (int set = 0; set < 2; set++) {
+        snprintf(path, sizeof path, "%s/%s", data, stems[2 * set]);
+        support_write_idx(path, 0, dims[set], 3, px);
+        snprintf(path, sizeof path, "%s/%s", data, stems[2 * set + 1]);
+        support_write_idx(path, 0, dims[set], 1, labels);
+    }
+    snprintf(path_arg, sizeof path_arg, "data.path=%s", data);
+    const char *args[] = {"train", "/dev/null", f->out_arg, "data.dataset=idx", path_arg,
+                          "model.type=cnn", "model.channels=2", "model.kernel=1",
+                          "model.pool=1", "model.hidden=", "train.batch=4", NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    if (f->r.status != 2 || !strstr(f->r.err, "the data's images are 4 x 1 x 1") ||
+        !strstr(f->r.err, "give [model] image = 4,1,1")) {
+        fail_msg("a cnn on 4 x 1 images: status %d, \"%s\"", f->r.status, f->r.err);
+    }
+    const char *told[] = {"train", "/dev/null", f->out_arg, "data.dataset=idx", path_arg,
+                          "model.type=cnn", "model.channels=2", "model.kernel=1",
+                          "model.pool=1", "model.hidden=", "model.image=4,1,1", "train.batch=4",
+                          "train.epochs=0.1", NULL};
+    support_run_asgd(&f->r, f->dir, told);
+    if (f->r.status != 0) {
+        fail_msg("a cnn told the images' shape: %s", f->r.err);
+    }
+}
+
 /* A run trained on a GPU, evaluated again where there is none: the error
  * says how to evaluate it on the CPU, and that works (it was exit 2 with
  * nothing to do but edit the run's config.ini). */
@@ -671,6 +715,7 @@ int main(void)
         T(test_eval_of_a_gpu_run_without_a_gpu),
         T(test_eval_of_data_that_moved),
         T(test_eval_normalises_as_the_run),
+        T(test_a_cnn_on_images_not_square_is_told_their_shape),
         T(test_a_full_disk_fails_the_run),
         T(test_the_trained_model_is_kept),
         T(test_a_row_cut_short_is_dropped_before_appending),
