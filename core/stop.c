@@ -9,6 +9,7 @@
  * read it without a data race (a volatile sig_atomic_t is one there) */
 static atomic_int s_signal;
 static struct sigaction s_old_int, s_old_term, s_old_hup;
+static int s_installed;   /* stop_install calls not yet undone (the main thread's) */
 
 static void s_on_signal(int sig)
 {
@@ -17,6 +18,9 @@ static void s_on_signal(int sig)
 
 void stop_install(void)
 {
+    if (s_installed++ > 0) {   /* within an outer one: a signal already caught stays */
+        return;
+    }
     atomic_store(&s_signal, 0);
     struct sigaction sa = {.sa_handler = s_on_signal};
     sigemptyset(&sa.sa_mask);
@@ -37,6 +41,9 @@ int stop_requested(void)
 
 void stop_uninstall(void)
 {
+    if (s_installed == 0 || --s_installed > 0) {
+        return;
+    }
     sigaction(SIGINT, &s_old_int, NULL);
     sigaction(SIGTERM, &s_old_term, NULL);
     sigaction(SIGHUP, &s_old_hup, NULL);

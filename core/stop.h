@@ -6,11 +6,15 @@
 
 #include <stdbool.h>
 
-/* Installs the handlers (and clears the flag). */
+/* Installs the handlers (and clears the flag). Calls nest: one within
+ * another installed keeps the handlers and the flag as they are (a
+ * process that installs them first thing loses no signal that comes
+ * while it starts: as PID 1 in a container, one without a handler was
+ * ignored). */
 void stop_install(void);
 /* The signal that asked to stop, or 0. */
 int stop_requested(void);
-/* Restores the handlers stop_install replaced. */
+/* Undoes one stop_install: the last restores the handlers it replaced. */
 void stop_uninstall(void);
 
 #endif

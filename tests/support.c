@@ -276,6 +276,11 @@ int support_spawn_asgd(const char *dir, const char *const *args)
     return s_spawn(dir, NULL, args);
 }
 
+int support_spawn(const char *dir, const char *exe, const char *const *args)
+{
+    return s_spawn_program(dir, NULL, exe, args);
+}
+
 int support_wait(int pid)
 {
     int status;

@@ -53,6 +53,8 @@ int support_fixture_teardown(void **state);
 /* Starts asgd in the background with stdout and stderr to files in dir
  * (stdout, stderr); returns its pid. */
 int support_spawn_asgd(const char *dir, const char *const *args);
+/* The same for another program (found on the PATH). */
+int support_spawn(const char *dir, const char *exe, const char *const *args);
 /* Waits for pid; its exit status, or 128 + signal. */
 int support_wait(int pid);
 /* Waits for pid at most `seconds`: its exit status, or 128 + signal; past

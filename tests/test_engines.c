@@ -3,6 +3,7 @@
  * launcher wins when several are set, and an error naming the variable
  * for each wrong or missing one; TF_CONFIG's task types for `asgd role`. */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/config.h"
@@ -18,6 +20,7 @@
 #include "core/real/cluster.h"
 #include "core/real/engines.h"
 #include "support.h"
+#include "wire_client.h"
 
 static const char *const s_vars[] = {
     "TF_CONFIG", "RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "OMPI_COMM_WORLD_RANK",
@@ -592,6 +595,45 @@ static void test_tf_config_beside_a_rank_is_refused(void **state)
     rmdir(dir);
 }
 
+/* A role that is PID 1 (a container's first process) and gets SIGTERM
+ * while it starts (here loading its data) stops with 128 + 15 as soon as
+ * it can: PID 1 ignores a signal it has no handler for, and the handler
+ * came only after the start-up, so the role ran on and failed a timeout
+ * later (a pod waited out its grace period to be killed). */
+static void test_a_role_as_pid_1_stops_on_sigterm_while_it_starts(void **state)
+{
+    (void)state;
+    if (!support_have("unshare") || system("unshare --pid --fork true 2>/dev/null") != 0) {
+        skip();   /* no PID namespace here */
+    }
+    char dir[64] = "/tmp/asgd-engines-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char hosts[64], run_dir[128];
+    snprintf(hosts, sizeof hosts, "--ps_hosts=127.0.0.1:%d", wire_client_free_port());
+    snprintf(run_dir, sizeof run_dir, "--run_dir=%s/run", dir);
+    const char *args[] = {"--pid", "--fork", "--kill-child", ASGD_BINARY, "worker", "/dev/null",
+                          hosts, "--worker_hosts=w0:1", "--task_index=0", run_dir,
+                          "train.algorithm=hogwild", "data.dataset=synthetic",
+                          "data.train_size=400000", "cluster.timeout=30", NULL};
+    int outer = support_spawn(dir, "unshare", args), role = -1;
+    for (int i = 0; i < 200 && support_children(outer, "worker", &role, 1) == 0; i++) {
+        nanosleep(&(struct timespec){0, 5 * 1000 * 1000}, NULL);
+    }
+    assert_true(role > 0);
+    kill(role, SIGTERM);
+    int status = support_wait_within(outer, 15, "a role as PID 1 given SIGTERM");
+    char path[128];
+    snprintf(path, sizeof path, "%s/stderr", dir);
+    char *err = support_read_file(path);
+    if (status != 128 + SIGTERM) {
+        fail_msg("status %d: %s", status, err ? err : "");
+    }
+    free(err);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -604,6 +646,7 @@ int main(void)
         cmocka_unit_test(test_shard_addresses_and_placing_flags),
         cmocka_unit_test(test_a_launchers_shape_is_the_configs),
         cmocka_unit_test(test_tf_config_beside_a_rank_is_refused),
+        cmocka_unit_test(test_a_role_as_pid_1_stops_on_sigterm_while_it_starts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -553,6 +553,7 @@ int role_main(int role, int argc, char **argv)
     int rc = -1;
     char dir[4700];
     bool placed = false;   /* its task is known: a message names it */
+    stop_install();   /* a signal while it starts (loading data) stops it too */
     if (cluster_parse(&cs, role, argc, argv, &err) < 0 ||
         (role == ROLE_ANY && s_place(&cs, &err) < 0)) {
         goto done;
@@ -594,6 +595,7 @@ int role_main(int role, int argc, char **argv)
 done:
     experiment_destroy(&e);
     cluster_free(&cs);
+    stop_uninstall();
     if (rc < 0 && err.status == ERROR_RUNTIME && stop_requested()) {
         err.status = ERROR_SIGNALLED(stop_requested());   /* stopped before its work was done:
                                                            * retryable, as a shell says it */
