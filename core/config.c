@@ -447,22 +447,30 @@ static uint64_t s_fnv(uint64_t h, const char *text)
     return (h ^ 0xff) * 1099511628211u;   /* the end of one field */
 }
 
-/* The entries read, in order of their names, those skip names
- * ("section.key", NULL-terminated) aside, into *n; NULL when out of memory
- * (the caller frees the list). */
-static const entry **s_read_by_name(const config *c, const char *const *skip, int *n)
+/* Whether list (NULL-terminated: "section" or "section.key") names e. */
+static bool s_named(const char *const *list, const entry *e)
+{
+    size_t len = strlen(e->section);
+    for (int k = 0; list && list[k]; k++) {
+        if (strncmp(list[k], e->section, len) == 0 &&
+            (list[k][len] == '\0' || (list[k][len] == '.' && strcmp(list[k] + len + 1, e->key) == 0))) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The entries read, in order of their names: of those `only` names (NULL:
+ * all) those skip does not, into *n; NULL when out of memory (the caller
+ * frees the list). */
+static const entry **s_read_by_name(const config *c, const char *const *only,
+                                    const char *const *skip, int *n)
 {
     const entry **read = malloc((size_t)(c->count ? c->count : 1) * sizeof *read);
     *n = 0;
     for (int i = 0; read && i < c->count; i++) {
         const entry *e = &c->entries[i];
-        bool skipped = false;
-        for (int k = 0; skip && skip[k] && !skipped; k++) {
-            size_t len = strlen(e->section);
-            skipped = strncmp(skip[k], e->section, len) == 0 && skip[k][len] == '.' &&
-                      strcmp(skip[k] + len + 1, e->key) == 0;
-        }
-        if (e->used && !skipped) {
+        if (e->used && (!only || s_named(only, e)) && !s_named(skip, e)) {
             read[(*n)++] = e;
         }
     }
@@ -483,7 +491,7 @@ uint64_t config_fingerprint(const config *c, const char *skip_section, const cha
     snprintf(skipped, sizeof skipped, "%s.%s", skip_section, skip_key);
     const char *skip[] = {skipped, NULL};
     int n;
-    const entry **read = s_read_by_name(c, skip, &n);
+    const entry **read = s_read_by_name(c, NULL, skip, &n);
     if (!read) {
         return 0;
     }
@@ -497,10 +505,10 @@ uint64_t config_fingerprint(const config *c, const char *skip_section, const cha
     return h;
 }
 
-char *config_settings(const config *c, const char *const *skip)
+char *config_settings(const config *c, const char *const *only, const char *const *skip)
 {
     int n;
-    const entry **read = s_read_by_name(c, skip, &n);
+    const entry **read = s_read_by_name(c, only, skip, &n);
     size_t len = 1;
     for (int i = 0; read && i < n; i++) {
         len += strlen(read[i]->section) + strlen(read[i]->key) + strlen(s_as_read(read[i])) + 5;

@@ -134,9 +134,10 @@ int config_write(const config *c, const char *path, error *err);
  * aside: two configs with one fingerprint run the same. */
 uint64_t config_fingerprint(const config *c, const char *skip_section, const char *skip_key);
 /* The same keys and values as text, one "section.key = value" line each
- * in order of their names, the keys skip names ("section.key",
- * NULL-terminated) aside; NULL when out of memory (the caller frees it). */
-char *config_settings(const config *c, const char *const *skip);
+ * in order of their names: those that `only` names (NULL-terminated
+ * "section" or "section.key" items; NULL: every key) but skip does not;
+ * NULL when out of memory (the caller frees it). */
+char *config_settings(const config *c, const char *const *only, const char *const *skip);
 /* Whether a getter read section.key as a list (model.hidden = 256,128). */
 bool config_read_as_list(const config *c, const char *section, const char *key);
 /* Marks every key of section unread: a section this configuration reads

@@ -763,6 +763,19 @@ int experiment_load(experiment *e, error *err)
     return 0;
 }
 
+uint32_t experiment_job(const experiment *e)
+{
+    const char *only[] = {"data", "model", "train", "algorithm", "experiment.seed", NULL};
+    const char *where[] = {"data.path", "data.cache", NULL};
+    char *text = config_settings(e->c, only, where);
+    uint32_t h = 2166136261u;   /* FNV-1a */
+    for (const char *p = text ? text : ""; *p; p++) {
+        h = (h ^ (uint8_t)*p) * 16777619u;
+    }
+    free(text);
+    return h ? h : 1;
+}
+
 bool experiment_shares_segments(const experiment *e)
 {
     return e->shm && e->compress.kind == COMPRESS_NONE && !faults_on(&e->faults);

@@ -1219,6 +1219,44 @@ static void test_roles_started_by_hand(void **state)
     }
 }
 
+/* A worker given other settings than the shard's (another config file
+ * on its host: here another learning rate) fails at once, exit 2, saying
+ * so, and the shard took nothing of it: it trained with the others, its
+ * gradients of another experiment applied, and the job completed. */
+static void test_a_worker_of_other_settings_is_refused(void **state)
+{
+    support_fixture *f = *state;
+    support_write_file(f->config, "[data]\ndataset = synthetic\n[model]\ntype = softmax\n"
+                       "[train]\nalgorithm = hogwild\nepochs = 2\n[cluster]\ntimeout = 30\n");
+    int port = wire_client_free_port();
+    char ps_hosts[64], run_dir[400];
+    snprintf(ps_hosts, sizeof ps_hosts, "--ps_hosts=127.0.0.1:%d", port);
+    snprintf(run_dir, sizeof run_dir, "--run_dir=%s/other", f->dir);
+    const char *ps_args[] = {"ps", f->config, ps_hosts, "--worker_hosts=w0:1,w1:1",
+                             "--task_index=0", run_dir, "--evaluator=0", NULL};
+    int shard = support_spawn_asgd(f->dir, ps_args);
+    const char *other[] = {"worker", f->config, ps_hosts, "--worker_hosts=w0:1,w1:1",
+                           "--task_index=1", run_dir, "--evaluator=0", "train.lr=0.5", NULL};
+    support_run_asgd(&f->r, f->dir, other);
+    kill(shard, SIGKILL);
+    support_wait(shard);
+    if (f->r.status != 2 || !strstr(f->r.err, "ps 0 serves a job of other settings")) {
+        fail_msg("a worker of other settings: status %d, \"%s\"", f->r.status, f->r.err);
+    }
+    /* how long it waits for a shard is its own: no other setting, and it
+     * takes its share */
+    const char *own[] = {"worker", f->config, ps_hosts, "--worker_hosts=w0:1,w1:1",
+                         "--task_index=1", run_dir, "--evaluator=0", "cluster.timeout=20",
+                         NULL};
+    shard = support_spawn_asgd(f->dir, ps_args);
+    support_run_asgd(&f->r, f->dir, own);
+    kill(shard, SIGKILL);
+    support_wait(shard);
+    if (f->r.status != 0) {
+        fail_msg("a worker of its own timeout: status %d, \"%s\"", f->r.status, f->r.err);
+    }
+}
+
 /* A worker that refuses its config or data (label-skew leaving a worker
  * no example) fails the job with its reason on the one line, and the
  * config error's status, 2, as the simulator and threads mode refuse it
@@ -1627,6 +1665,7 @@ int main(void)
         T(test_nohup_keeps_a_hangup_ignored),
         T(test_a_diverging_run_is_a_result),
         T(test_roles_started_by_hand),
+        T(test_a_worker_of_other_settings_is_refused),
         T(test_roles_from_a_launchers_environment),
         T(test_a_process_refusing_its_data_says_why),
         T(test_short_evaluation_intervals_are_kept),

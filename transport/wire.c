@@ -55,7 +55,7 @@ void wire_encode(uint8_t out[WIRE_HEADER_SIZE], const wire_header *h)
     s_put64(out + 56, h->total);
     s_put64(out + 64, h->seq);
     s_put32(out + 72, h->generation);
-    s_put32(out + 76, 0);
+    s_put32(out + 76, h->job);
 }
 
 /* Fields common to every message: framing, magic, protocol, type. */
@@ -91,10 +91,7 @@ static int s_decode_common(wire_header *h, const uint8_t *buf, size_t len,
     h->total = s_get64(buf + 56);
     h->seq = s_get64(buf + 64);
     h->generation = s_get32(buf + 72);
-    if (s_get32(buf + 76) != 0) {
-        *why = "reserved bytes set";
-        return -1;
-    }
+    h->job = s_get32(buf + 76);
     if (h->type < WIRE_PULL || h->type > WIRE_CONTROL) {
         *why = "unknown message type";
         return -1;

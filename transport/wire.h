@@ -41,7 +41,11 @@
  *                          heard (0: none yet); reply: the shard's own
  *                          (drawn at random by each process of it, a
  *                          restored one's never its checkpoint's)
- *    76   4  reserved      0
+ *    76   4  job           a hash of the job's settings that every process of
+ *                          it must share (experiment_job: [data] but where
+ *                          its files are, [model], [train], [algorithm] and
+ *                          the seed); request: the sender's, reply: the
+ *                          shard's (0: none given, as a tool's; unchecked)
  *
  * A client on the shard's host may attach a shared segment (shm.h) and
  * then send pushes, and receive replies, whose values are in it: encoding
@@ -59,7 +63,7 @@
 #include <stdint.h>
 
 #define WIRE_MAGIC 0x44475341u     /* "ASGD" read as little-endian bytes */
-#define WIRE_PROTOCOL 3
+#define WIRE_PROTOCOL 4
 #define WIRE_HEADER_SIZE 80
 #define WIRE_EVALUATOR 0xfffffffeu /* worker field of the evaluator */
 #define WIRE_ANY 0xffffffffu       /* worker field of a tool: it may only ask for counters */
@@ -110,6 +114,7 @@ typedef struct wire_header {
     uint64_t total;
     uint64_t seq;
     uint32_t generation;
+    uint32_t job;
 } wire_header;
 
 /* What the receiver accepts: its shard index and element range, how many

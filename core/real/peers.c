@@ -211,6 +211,7 @@ static int s_ask(peers *p, int k, wire_header *h, const void *payload, size_t by
 {
     h->seq = ++p->seq[k];
     h->generation = p->generation[k];
+    h->job = p->o.job;
     return s_send(p, k, h, payload, bytes, false, err) < 0 ? -1 : 0;
 }
 
@@ -234,6 +235,12 @@ static int s_answer(peers *p, int k, net_msg *m, uint64_t seq, bool note, wire_h
                           m->count + m->dropped, payload, (uint32_t)k, p->lo[k], p->hi[k],
                           &why) < 0) {
         return error_set(err, ERROR_RUNTIME, "bad reply from ps %d: %s", k, why);
+    }
+    if (h->job != 0 && p->o.job != 0 && h->job != p->o.job) {
+        return error_set(err, ERROR_USAGE, "ps %d serves a job of other settings (%08x, this "
+                         "process's %08x): every process of a job needs the same [data] (its "
+                         "path aside), [model], [train], [algorithm] and experiment.seed", k,
+                         h->job, p->o.job);
     }
     if (h->seq != seq) {
         return 0;

@@ -37,6 +37,9 @@ typedef struct peers_options {
                                  total), so that a shard takes each step once; not a
                                  lockstep rule's, whose rounds take a worker once each
                                  and whose shards count rounds, not steps */
+    uint32_t job;             /* experiment_job: every request carries it, and a reply
+                                 of another (a shard of another job's settings) fails
+                                 the client, ERROR_USAGE */
 } peers_options;
 
 typedef struct peers {

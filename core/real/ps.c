@@ -127,7 +127,7 @@ static wire_header s_reply_header(ps *p, const request *r, uint16_t encoding,
         .total = worker ? atomic_load(&s->worker_samples[r->worker]) : atomic_load(&s->samples),
         .flags = (uint16_t)((server_workers_done(s) ? WIRE_FLAG_WORKERS_DONE : 0) |
                             (s_from_before(p, r) ? WIRE_FLAG_RESTARTED : 0)),
-        .seq = r->seq, .generation = p->generation,
+        .seq = r->seq, .generation = p->generation, .job = p->o->job,
     };
     if (encoding == WIRE_F32 || encoding == WIRE_SHM) {
         h.offset = s->lo;
@@ -297,6 +297,24 @@ static void s_foreign(ps *p, const wire_header *h, const char *user)
         fprintf(stderr, "ps %d: refused a message (type %u) for %s from a peer that does not "
                 "speak for it%s%s\n", s->shard, h->type, who, user[0] ? ": " : "", user);
     }
+}
+
+/* A request from a process of another job's settings (another config
+ * file on its host, another seed or data set): taken for nothing,
+ * counted rejected, the first few logged, and answered with no values, a
+ * reply whose job (this shard's) fails its sender with the reason. */
+static void s_other_job(ps *p, const zmq_msg_t *identity, const wire_header *h)
+{
+    char why[96];
+    snprintf(why, sizeof why, "of a job of other settings (%08x, this shard's %08x)", h->job,
+             p->o->job);
+    s_reject(p, why, h, true);
+    request r = {.type = h->type, .worker = h->worker, .seq = h->seq,
+                 .generation = h->generation};
+    zmq_msg_init(&r.identity);
+    zmq_msg_copy(&r.identity, (zmq_msg_t *)identity);
+    s_reply(p, &r, WIRE_NO_PAYLOAD, NULL, 0, NULL);
+    zmq_msg_close(&r.identity);
 }
 
 /* The updates lost by this shard's restorations: earlier lives' and, in
@@ -653,6 +671,10 @@ static int s_handle(ps *p, net_msg *m)
         s_foreign(p, &h, m->user);
         return 0;
     }
+    if (h.job != 0 && h.job != p->o->job && h.worker != WIRE_ANY) {
+        s_other_job(p, identity, &h);
+        return 0;
+    }
     if (h.generation != 0 && h.generation != p->generation) {
         s_note_old_version(p, &h);
         if (p->o->restore_asked && !p->o->restored && h.worker < (uint32_t)s->workers) {
@@ -986,7 +1008,8 @@ int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *e
                         .settings = settings,
                         .checkpoint_every = e->checkpoint_every, .restored = restored,
                         .restore_asked = cs->restore != RESTORE_NONE,
-                        .faults = e->faults, .seed = e->seed, .compress = e->compress};
+                        .faults = e->faults, .seed = e->seed, .compress = e->compress,
+                        .job = experiment_job(e)};
         /* the evaluations the interruption lost (after the checkpoint) go:
          * the time axis and shard 0's version go on from the checkpoint's */
         long cut = resumed0 ? summary_evals_cut(evals, atomic_load(&s->version),

@@ -42,6 +42,8 @@ typedef struct ps_options {
     fault_spec faults;         /* drop and duplicate for replies to pulls and pushes */
     uint64_t seed;             /* their stream's */
     compress_spec compress;    /* the encoding pushes must come in */
+    uint32_t job;              /* experiment_job: a request of another is not taken, and
+                                  its reply (every reply carries this) fails its sender */
 } ps_options;
 
 /* Serves s until it should stop; 0 on a normal end. clients (s->workers)

@@ -155,7 +155,7 @@ int worker_main(const cluster_spec *cs, experiment *e, const char *run_dir, erro
     int curve = w.steps_csv ? s_auth(cs, e, self, &auth, err) : -1;
     peers_options po = {.timeout = e->timeout, .resend = e->resend, .faults = e->faults,
                         .seed = e->seed, .compress = e->compress, .shm = e->shm,
-                        .count_steps = !e->rule_info.lockstep,
+                        .count_steps = !e->rule_info.lockstep, .job = experiment_job(e),
                         .auth = curve > 0 ? &auth : NULL};
     if (curve >= 0 && peers_open(&p, cs, w.nparams, (uint32_t)cs->task, &po, err) == 0) {
         w.link = e->compress.kind == COMPRESS_NONE ? &s_zmq_link : &s_zmq_link_whole;
@@ -453,7 +453,7 @@ int evaluator_main(const cluster_spec *cs, experiment *e, const char *run_dir, e
     net_auth auth;
     int curve = v.csv ? s_auth(cs, e, "evaluator", &auth, err) : -1;
     peers_options po = {.timeout = e->timeout, .resend = e->resend, .faults = e->faults,
-                        .seed = e->seed, .shm = e->shm,
+                        .seed = e->seed, .shm = e->shm, .job = experiment_job(e),
                         .auth = curve > 0 ? &auth : NULL};
     if (curve >= 0 && peers_open(&v.p, cs, v.m->nparams, WIRE_EVALUATOR, &po, err) == 0) {
         stop_install();
