@@ -1378,15 +1378,17 @@ static void test_shard_failure_restores_its_checkpoint(void **state)
     assert_true(s_num(dir, "lost_updates") == s_version_after(log, "shard 1 failed at"));
     free(log);
 
-    /* back from a checkpoint written before the first pull (at time 0):
+    /* back from the checkpoint of when training began (of version 0):
      * training still began at the first pull of the life that failed
      * (train_time_s once ran from the next life's, 0.07 s of 1.09, and
-     * samples/s was 16 times too high), and the checkpoint it read counts */
+     * samples/s was 16 times too high); the checkpoints are a real
+     * shard's: at time 0, when training began, the one read back, one at
+     * the new life's start and one at each worker's done */
     const char *const early[] = {"train.algorithm=hogwild", "cluster.workers=2",
                                  "model.type=softmax", "cluster.restart=on-failure",
                                  "sim.fail=ps0@0.02", "checkpoint.every=10", NULL};
     s_sim(f, early, dir, sizeof dir);
-    assert_true(s_num(dir, "shard_restarts") == 1 && s_num(dir, "checkpoints") == 1);
+    assert_true(s_num(dir, "shard_restarts") == 1 && s_num(dir, "checkpoints") == 5);
     if (fabs(s_num(dir, "train_time_s") - s_num(dir, "time_s")) > 0.01 * s_num(dir, "time_s")) {
         fail_msg("train_time_s %g, time_s %g", s_num(dir, "train_time_s"), s_num(dir, "time_s"));
     }
@@ -1931,6 +1933,33 @@ static void test_a_restarted_worker_goes_on_with_its_data(void **state)
     }
     for (int i = 0; i < n; i++) {
         assert_true(step[i] == i + 1);
+    }
+}
+
+/* A shard writes a checkpoint at each worker's done, as a real one does:
+ * failing after a worker has finished, it comes back with that worker's
+ * work (here worker 1 is away while worker 0 trains alone and finishes:
+ * nothing is pushed between its done and the failure). It came back from
+ * the checkpoint of time 0, and 158 updates of a worker that had left,
+ * which none would redo, were lost. */
+static void test_a_shard_keeps_a_finished_workers_work(void **state)
+{
+    support_fixture *f = *state;
+    char trace[400], trace_arg[420];
+    snprintf(trace, sizeof trace, "%s/away.csv", f->dir);
+    support_write_file(trace, "device,speed,bandwidth,latency,off\n0,1,,,\n1,1,,,0.002-3.0\n");
+    snprintf(trace_arg, sizeof trace_arg, "sim.trace=%s", trace);
+    const char *base[] = {"train.algorithm=hogwild", "cluster.workers=2",
+                          "cluster.restart=on-failure", "checkpoint.every=100", trace_arg, NULL,
+                          NULL};
+    char plain[4096], failed[4096];
+    s_sim(f, base, plain, sizeof plain);
+    base[5] = "sim.fail=ps0@1.5";
+    s_sim(f, base, failed, sizeof failed);
+    assert_true(s_num(failed, "shard_restarts") == 1);
+    if (s_num(failed, "lost_updates") != 0 || s_num(failed, "updates") != s_num(plain, "updates")) {
+        fail_msg("%.0f updates lost, %.0f of %.0f made", s_num(failed, "lost_updates"),
+                 s_num(failed, "updates"), s_num(plain, "updates"));
     }
 }
 
@@ -2988,6 +3017,7 @@ int main(void)
         T(test_sims_scenario_is_refused_by_other_modes),
         T(test_a_restarted_worker_goes_on_with_its_data),
         T(test_a_worker_restarted_while_its_shard_is_down),
+        T(test_a_shard_keeps_a_finished_workers_work),
         T(test_a_worker_restarted_after_a_restore_retakes_what_it_lost),
         T(test_ssp_goes_on_after_a_restart),
         T(test_bounded_rules_go_on_after_a_shard_is_restored),

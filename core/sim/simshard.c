@@ -117,6 +117,8 @@ static bool s_from_before(const sim_shard *sh, const sim_event *m)
     return m->generation != 0 && m->generation != sh->generation;
 }
 
+static void s_checkpoint(sim *s, int k);
+
 static void s_pull(sim *s, int k, const sim_event *m)
 {
     sim_shard *sh = &s->shards[k];
@@ -133,6 +135,11 @@ static void s_pull(sim *s, int k, const sim_event *m)
     } else if (server_wait(sh->srv, &pm, handle) < 0) {
         s->failed = true;
         error_set(s->err, ERROR_RUNTIME, "sim: out of memory");
+    }
+    if (!sh->began_saved && sh->srv->stats.first_pull_at > 0 && s->e->checkpoint_every > 0 &&
+        !server_workers_done(sh->srv)) {
+        s_checkpoint(s, k);   /* training began: a restart knows when (core/real/ps.c) */
+        sh->began_saved = true;
     }
 }
 
@@ -274,22 +281,40 @@ static void s_path(const sim *s, int k, char *buf, size_t n)
     checkpoint_path(buf, n, s->r->dir, k);
 }
 
+/* Shard k (up) writes its checkpoint; it takes no virtual time. */
+static void s_checkpoint(sim *s, int k)
+{
+    sim_shard *sh = &s->shards[k];
+    char path[4200];
+    error err;
+    s_path(s, k, path, sizeof path);
+    if (checkpoint_save(path, sh->srv, sh->clients, sh->generation, NULL, &err) < 0) {
+        s->failed = true;
+        error_set(s->err, ERROR_RUNTIME, "sim: %s", err.msg);
+        return;
+    }
+    sh->srv->stats.checkpoints++;
+}
+
 void sim_checkpoint_all(sim *s)
 {
-    for (int k = 0; k < s->nshards; k++) {
-        sim_shard *sh = &s->shards[k];
-        char path[4200];
-        error err;
-        if (sh->down) {
-            continue;
+    for (int k = 0; k < s->nshards && !s->failed; k++) {
+        if (!s->shards[k].down) {
+            s_checkpoint(s, k);
         }
-        s_path(s, k, path, sizeof path);
-        if (checkpoint_save(path, sh->srv, sh->clients, sh->generation, NULL, &err) < 0) {
-            s->failed = true;
-            error_set(s->err, ERROR_RUNTIME, "sim: %s", err.msg);
-            return;
+    }
+}
+
+void sim_shards_worker_done(sim *s, int w)
+{
+    for (int k = 0; k < s->nshards && !s->failed; k++) {
+        if (s->shards[k].down) {
+            continue;   /* told when it is back */
         }
-        sh->srv->stats.checkpoints++;   /* it takes no virtual time */
+        server_mark_done(s->shards[k].srv, (uint32_t)w);
+        if (s->e->checkpoint_every > 0) {
+            s_checkpoint(s, k);
+        }
     }
 }
 
@@ -419,6 +444,10 @@ void sim_shard_back(sim *s, int k)
     server_destroy(&sh->srv);
     sh->srv = srv;
     sh->down = false;
+    sh->began_saved = srv->stats.first_pull_at > 0;
+    if (s->e->checkpoint_every > 0) {   /* one at its start, as a real shard's */
+        s_checkpoint(s, k);
+    }
     for (int w = 0; w < s->nworkers; w++) {   /* those waiting to take up */
         if (s->workers[w].waiting == WAIT_SHARD_BACK) {
             sim_worker_wake(&s->workers[w]);

@@ -140,6 +140,8 @@ typedef struct sim_shard {
     bool down;               /* failed, until back */
     double back;
     uint32_t generation;     /* 1, one more each time it comes back */
+    bool began_saved;        /* this life wrote its checkpoint of when training began
+                                (its first worker pull; core/real/ps.c) */
     uint64_t version_at_fail;
     long restarts;           /* times it came back, */
     uint64_t lost;           /* and the updates lost in all (kept here, not in the
@@ -304,6 +306,11 @@ void sim_shard_back(sim *s, int k);
 void sim_shard_wake(sim *s, int k);
 /* Every shard that is up writes its checkpoint (RUN_DIR/checkpoints). */
 void sim_checkpoint_all(sim *s);
+/* Worker w is done: each shard that is up marks it so and, with
+ * [checkpoint] every, writes a checkpoint, as a real shard does at a
+ * worker's DONE (a shard failing later comes back with its work: the
+ * worker has left, and none would redo it). */
+void sim_shards_worker_done(sim *s, int w);
 
 /* simworker.c */
 /* (Re)starts worker k's coroutine and runs it to its first wait. */

@@ -381,9 +381,7 @@ static void s_trampoline(void *arg)
     if (sw->rc == 0 && !sw->failed) {
         sw->done = true;
         s->done_workers++;
-        for (int k = 0; k < s->nshards; k++) {
-            server_mark_done(s->shards[k].srv, (uint32_t)sw->w.id);
-        }
+        sim_shards_worker_done(s, sw->w.id);
         s->worker_finished = true;   /* the loop has the shards ask their pulls again */
     }
 #ifdef __SANITIZE_ADDRESS__
