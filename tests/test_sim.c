@@ -1963,6 +1963,42 @@ static void test_a_shard_keeps_a_finished_workers_work(void **state)
     }
 }
 
+/* A lockstep rule's evaluation waits for its shards to show one round,
+ * as the real evaluator's pulls do: each updates value of eval.csv is one
+ * model. With backups, shard 0 closes a round two latencies before the
+ * other (its verdict's way), and one row in five paired its updates with
+ * a model half of the next round. */
+static void test_a_lockstep_rows_model_is_one_rounds(void **state)
+{
+    support_fixture *f = *state;
+    const char *extra[] = {"model.type=softmax", "train.epochs=1", "train.algorithm=sync",
+                           "cluster.workers=3", "algorithm.backups=1", "cluster.servers=2",
+                           "eval.every=0.0001", "sim.latency=0.0002", NULL};
+    char dir[4096];
+    s_sim(f, extra, dir, sizeof dir);
+    char *text = s_file(dir, "eval.csv");
+    enum { MAX = 4096 };
+    static double loss_of[MAX];
+    for (int i = 0; i < MAX; i++) {
+        loss_of[i] = NAN;
+    }
+    int rows = 0;
+    for (char *line = strchr(text, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        double t, epoch, loss, acc;
+        long updates, samples;
+        assert_int_equal(sscanf(line + 1, "%lf,%lf,%ld,%ld,%lf,%lf", &t, &epoch, &updates,
+                                &samples, &loss, &acc), 6);
+        assert_true(updates >= 0 && updates < MAX);
+        if (!isnan(loss_of[updates]) && loss_of[updates] != loss) {
+            fail_msg("updates %ld: losses %.9g and %.9g", updates, loss_of[updates], loss);
+        }
+        loss_of[updates] = loss;
+        rows++;
+    }
+    free(text);
+    assert_true(rows > 100);   /* evaluations kept coming */
+}
+
 /* A worker restarted while shard 0 is down takes up its share from the
  * count that shard comes back with, as a real worker's first pull waits
  * for it: it took it from the dead shard's count, so that the steps whose
@@ -3018,6 +3054,7 @@ int main(void)
         T(test_a_restarted_worker_goes_on_with_its_data),
         T(test_a_worker_restarted_while_its_shard_is_down),
         T(test_a_shard_keeps_a_finished_workers_work),
+        T(test_a_lockstep_rows_model_is_one_rounds),
         T(test_a_worker_restarted_after_a_restore_retakes_what_it_lost),
         T(test_ssp_goes_on_after_a_restart),
         T(test_bounded_rules_go_on_after_a_shard_is_restored),

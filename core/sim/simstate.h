@@ -197,6 +197,8 @@ struct sim {
     bool eval_busy;          /* it is working on an evaluation, */
     bool eval_due;           /* and the next fell due meanwhile */
     bool eval_held;          /* one fell due while a shard was down: made once it is back */
+    double eval_waits_since; /* a lockstep rule's evaluation, due then (0: none), waits for
+                                the shards to show one round (core/real/roles.c) */
     long evaluations;        /* those during training, with eval_cost */
     double first_step;       /* when: time 0 of every row and of time_s */
     double evaluated_at;     /* eval.csv's last row's time, from first_step */
