@@ -43,6 +43,9 @@ char *shard_stats_json(const shard_stats *st)
     cJSON_AddNumberToObject(j, "resumed_at", st->resumed_at);
     cJSON_AddNumberToObject(j, "trained_s", st->trained_s);
     cJSON_AddNumberToObject(j, "started_at", st->started_at);
+    if (st->read_at > 0) {
+        cJSON_AddNumberToObject(j, "read_at", st->read_at);
+    }
     cJSON *h = cJSON_AddArrayToObject(j, "staleness_histogram");
     int last = SUMMARY_STALENESS_BINS - 1;
     while (last > 0 && st->histogram[last] == 0) {
@@ -110,6 +113,8 @@ static int s_stats_from(cJSON *j, shard_stats *st)
 #undef GET_SINCE
     ok = ok && (!cJSON_GetObjectItemCaseSensitive(j, "started_at") ||   /* added since */
                 s_number(j, "started_at", &st->started_at));
+    ok = ok && (!cJSON_GetObjectItemCaseSensitive(j, "read_at") ||   /* a STATS reply's */
+                s_number(j, "read_at", &st->read_at));
     cJSON *h = j ? cJSON_GetObjectItemCaseSensitive(j, "staleness_histogram") : NULL;
     ok = ok && cJSON_IsArray(h) && cJSON_GetArraySize(h) <= SUMMARY_STALENESS_BINS;
     for (int i = 0; ok && i < cJSON_GetArraySize(h); i++) {

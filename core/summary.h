@@ -60,6 +60,9 @@ typedef struct shard_stats {
                                  first_pull_at is that long before resumed_at */
     double started_at;        /* when this shard's process started (Unix time; 0: not
                                  known): a role-per-process job's session began no later */
+    double read_at;           /* a STATS reply's: the shard's clock when it read these
+                                 (Unix time), for its reader to place the times above on
+                                 its own clock; 0 elsewhere (ps-K.json, checkpoints) */
 } shard_stats;
 
 /* The counters as one line of JSON (caller frees), and ps-K.json itself:

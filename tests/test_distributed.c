@@ -1219,6 +1219,71 @@ static void test_roles_started_by_hand(void **state)
     }
 }
 
+/* An evaluator on a host whose clock is 20 s ahead of the shard's (no
+ * NTP) places the shard's times on its own clock, and says so: its rows
+ * were at 0, then 20.5, 21.0, ... s (the shard's first step read on the
+ * other clock), and the summary's time_s 20 s longer than the training. */
+static void test_an_evaluator_on_another_clock_places_the_shards_times(void **state)
+{
+    support_fixture *f = *state;
+    support_write_file(f->config, "[data]\ndataset = synthetic\n[model]\ntype = softmax\n"
+                       "[train]\nalgorithm = hogwild\nepochs = 30\n[eval]\nevery = 0.1\n");
+    int port = wire_client_free_port();
+    char ps_hosts[64], run_dir[420], dir[400], ev_dir[400];
+    snprintf(ps_hosts, sizeof ps_hosts, "--ps_hosts=127.0.0.1:%d", port);
+    snprintf(dir, sizeof dir, "%s/skewed", f->dir);
+    snprintf(run_dir, sizeof run_dir, "--run_dir=%s", dir);
+    snprintf(ev_dir, sizeof ev_dir, "%s/evaluator", f->dir);
+    mkdir(ev_dir, 0755);
+    const char *ps_args[] = {"ps", f->config, ps_hosts, "--worker_hosts=w0:1", "--task_index=0",
+                             run_dir, NULL};
+    const char *w_args[] = {"worker", f->config, ps_hosts, "--worker_hosts=w0:1",
+                            "--task_index=0", run_dir, NULL};
+    const char *ev_args[] = {"evaluator", f->config, ps_hosts, "--worker_hosts=w0:1", run_dir,
+                             NULL};
+    int pids[3];
+    pids[0] = support_spawn_asgd(f->dir, ps_args);
+    setenv("LD_PRELOAD", SKEW_CLOCK, 1);
+    setenv("SKEW_S", "20", 1);
+    setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 1);   /* a sanitizer build's */
+    pids[1] = support_spawn_asgd(ev_dir, ev_args);
+    unsetenv("LD_PRELOAD");
+    unsetenv("SKEW_S");
+    unsetenv("ASAN_OPTIONS");
+    pids[2] = support_spawn_asgd(f->dir, w_args);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(support_wait_within(pids[i], 120, "a job of a skewed evaluator"), 0);
+    }
+    char path[600];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    cJSON *j = support_json_file(path);
+    double time_s = support_json_number(j, "time_s"), train = support_json_number(j, "train_time_s");
+    cJSON_Delete(j);
+    if (!(time_s < 15 && fabs(time_s - train) < 0.5)) {
+        fail_msg("time_s %g, train_time_s %g", time_s, train);
+    }
+    snprintf(path, sizeof path, "%s/eval.csv", dir);
+    char *rows = support_read_file(path);
+    int n = 0;
+    for (char *line = strchr(rows, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        double t = strtod(line + 1, NULL);
+        if (!(t >= 0 && t <= time_s + 1e-6)) {
+            fail_msg("a row at %g s of a training of %g s", t, time_s);
+        }
+        n++;
+    }
+    free(rows);
+    assert_true(n >= 3);   /* the first, some during training, the last */
+    snprintf(path, sizeof path, "%s/stderr", ev_dir);
+    char *said = support_read_file(path);
+    const char *at = strstr(said, "ps 0's clock is ");
+    double skew = at ? strtod(at + strlen("ps 0's clock is "), NULL) : 0;
+    if (fabs(skew - 20) > 0.1 || !strstr(said, "s behind this host's")) {
+        fail_msg("the evaluator said: %s", said);
+    }
+    free(said);
+}
+
 /* A worker given other settings than the shard's (another config file
  * on its host: here another learning rate) fails at once, exit 2, saying
  * so, and the shard took nothing of it: it trained with the others, its
@@ -1666,6 +1731,7 @@ int main(void)
         T(test_a_diverging_run_is_a_result),
         T(test_roles_started_by_hand),
         T(test_a_worker_of_other_settings_is_refused),
+        T(test_an_evaluator_on_another_clock_places_the_shards_times),
         T(test_roles_from_a_launchers_environment),
         T(test_a_process_refusing_its_data_says_why),
         T(test_short_evaluation_intervals_are_kept),

@@ -613,6 +613,7 @@ static int s_control(ps *p, const request *r, const wire_header *h)
         s_count_lost(p);
         shard_stats st;
         server_snapshot(s, &st);
+        st.read_at = run_wall();   /* its clock, which a reader on another host places */
         char *json = shard_stats_json(&st);
         s_reply(p, r, WIRE_JSON, json ? json : "{}", json ? strlen(json) : 2, NULL);
         free(json);

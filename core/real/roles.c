@@ -212,7 +212,10 @@ typedef struct evaluator {
     float *theta;
     uint64_t *versions;
     uint16_t *flags;
-    shard_stats *stats;
+    shard_stats *stats;       /* its times on this host's clock (s_place_clock) */
+    double *offset, *rtt;     /* per shard: how far its clock is ahead of this host's, as
+                                 measured by the counters' round trip of rtt (the
+                                 shortest so far; 0: none yet) */
     bool counted;             /* the shards' counters were read once at least */
     FILE *csv;
     record *rec;              /* the run folder it completes (no launcher does), or NULL */
@@ -225,12 +228,53 @@ typedef struct evaluator {
     bool placed;              /* whether it knows if the job is fresh or under way */
 } evaluator;
 
+/* Shard k's counters, asked at `before` and answered by `after` (this
+ * host's clock), their times moved onto this host's clock: a shard's
+ * clock read between the two is this one's, to within the round trip;
+ * one beyond it is another host's, ahead or behind (no NTP), and its
+ * times, taken as they were, put rows of eval.csv 20 s late, or none
+ * during training, for a clock 20 s ahead or behind. Said once. */
+static void s_place_clock(evaluator *v, int k, double before, double after)
+{
+    shard_stats *st = &v->stats[k];
+    double rtt = fmax(after - before, 1e-9);
+    if (st->read_at > 0 && (v->rtt[k] == 0 || rtt < v->rtt[k])) {
+        double was = v->offset[k];
+        v->offset[k] = st->read_at - (before + after) / 2;
+        v->rtt[k] = rtt;
+        if (fabs(v->offset[k]) <= rtt / 2 + 1e-4) {
+            v->offset[k] = 0;   /* this host's clock, as far as can be told */
+        } else if (was == 0) {
+            char line[300];
+            snprintf(line, sizeof line, "evaluator: ps %d's clock is %.3f s %s this host's "
+                     "(to within %.3f s): its times are placed on this host's clock; the "
+                     "workers' steps.csv rows are on their hosts' clocks, which may differ too "
+                     "(synchronise the hosts' clocks: NTP)", k, fabs(v->offset[k]),
+                     v->offset[k] > 0 ? "ahead of" : "behind", rtt / 2);
+            fprintf(stderr, "%s\n", line);
+            if (v->rec) {
+                run_log(&v->rec->r, "%s", line);
+            }
+        }
+    }
+    double *times[] = {&st->first_pull_at, &st->last_push_at, &st->resumed_at,
+                       &st->started_at, &st->read_at};
+    for (size_t i = 0; i < sizeof times / sizeof times[0]; i++) {
+        *times[i] -= *times[i] > 0 ? v->offset[k] : 0;
+    }
+}
+
 /* Asks the shards' counters: learns t0, whether every worker is done, and
  * (in v->stats) whether a shard refused a push. */
 static int s_poll(evaluator *v, bool *done, error *err)
 {
+    double before = run_wall();
     if (peers_control(&v->p, WIRE_CONTROL_STATS, done, v->stats, err) < 0) {
         return -1;
+    }
+    double after = run_wall();
+    for (int k = 0; k < v->cs->servers; k++) {
+        s_place_clock(v, k, before, after);
     }
     v->counted = true;
     bool known = v->t0 > 0;
@@ -434,9 +478,11 @@ int evaluator_main(const cluster_spec *cs, experiment *e, const char *run_dir, e
     v.versions = calloc((size_t)cs->servers, sizeof *v.versions);
     v.flags = calloc((size_t)cs->servers, sizeof *v.flags);
     v.stats = calloc((size_t)cs->servers, sizeof *v.stats);
+    v.offset = calloc((size_t)cs->servers, sizeof *v.offset);
+    v.rtt = calloc((size_t)cs->servers, sizeof *v.rtt);
     char path[4200];
     snprintf(path, sizeof path, "%s/eval.csv", run_dir);
-    v.csv = v.theta && v.versions && v.flags && v.stats
+    v.csv = v.theta && v.versions && v.flags && v.stats && v.offset && v.rtt
                 ? run_append_csv(path, RUN_EVAL_HEADER, false, err) : NULL;
     int rc = -1;
     record rec;
@@ -481,6 +527,8 @@ int evaluator_main(const cluster_spec *cs, experiment *e, const char *run_dir, e
     free(v.versions);
     free(v.flags);
     free(v.stats);
+    free(v.offset);
+    free(v.rtt);
     if (v.theta) {
         v.b->ops->host_release(v.b, v.theta);
     }
