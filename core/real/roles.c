@@ -452,11 +452,8 @@ static int s_evaluate_all(evaluator *v, error *err)
         }
         if (last) {   /* the model as evaluated last is the run's, with its last counters */
             bool done;
-            if (export_model(v->m, v->theta, &v->e->test, v->run_dir, err) < 0 ||
-                s_poll(v, &done, err) < 0) {
-                return -1;
-            }
-            return peers_control(&v->p, WIRE_CONTROL_DONE, NULL, NULL, err);
+            return export_model(v->m, v->theta, &v->e->test, v->run_dir, err) < 0 ||
+                   s_poll(v, &done, err) < 0 ? -1 : 0;
         }
         if (s_wait(v, err) < 0) {
             return -1;
@@ -501,21 +498,18 @@ int evaluator_main(const cluster_spec *cs, experiment *e, const char *run_dir, e
     peers_options po = {.timeout = e->timeout, .resend = e->resend, .faults = e->faults,
                         .seed = e->seed, .shm = e->shm, .job = experiment_job(e),
                         .auth = curve > 0 ? &auth : NULL};
-    if (curve >= 0 && peers_open(&v.p, cs, v.m->nparams, WIRE_EVALUATOR, &po, err) == 0) {
+    bool open = curve >= 0 && peers_open(&v.p, cs, v.m->nparams, WIRE_EVALUATOR, &po, err) == 0;
+    if (open) {
         stop_install();
         rc = s_evaluate_all(&v, err);
         stop_uninstall();
         for (int k = 0; v.rec && v.p.faults && k < cs->servers; k++) {
-            /* its DONE told the shards after they last gave their counters */
+            /* the shards last gave their counters before these were known */
             v.rec->sum.injected_drops += (long)v.p.faults[k].dropped;
             v.rec->sum.injected_duplicates += (long)v.p.faults[k].duplicated;
         }
-        peers_close(&v.p);
     } else if (!v.csv && !err->msg[0]) {
         error_set(err, ERROR_RUNTIME, "evaluator: out of memory");
-    }
-    if (curve > 0) {
-        auth_free(&auth);
     }
     error lost;
     if (run_close_file(&v.csv, run_dir, "eval.csv", rc == 0 ? err : &lost) < 0) {
@@ -523,6 +517,18 @@ int evaluator_main(const cluster_spec *cs, experiment *e, const char *run_dir, e
     }
     if (v.rec) {
         rc = record_end(v.rec, e, v.counted ? v.stats : NULL, cs->servers, v.t0, rc, err);
+    }
+    if (open) {
+        /* its DONE once its files are written: the shards end on it, and a
+         * job whose end is shard 0's (a PyTorchJob's Master) ended while the
+         * summary was being written, its pod then removed */
+        if (rc == 0) {
+            rc = peers_control(&v.p, WIRE_CONTROL_DONE, NULL, NULL, err);
+        }
+        peers_close(&v.p);
+    }
+    if (curve > 0) {
+        auth_free(&auth);
     }
     free(v.versions);
     free(v.flags);
