@@ -304,6 +304,13 @@ static void test_bad_environments_name_the_variable(void **state)
          "rank 0 is shard 0, but GROUP_RANK=1"},
         {{"SLURM_PROCID=0", "SLURM_NTASKS=4", "SLURM_NODEID=1", "SLURM_JOB_NODELIST=n[1-2]",
           NULL}, "SLURM_NODEID=1: the shards listen on the first node (n1)"},
+        /* a RANK and WORLD_SIZE left exported under mpirun of as many
+         * ranks: every rank took RANK for its own */
+        {{"RANK=0", "WORLD_SIZE=4", "MASTER_ADDR=h", "OMPI_COMM_WORLD_RANK=2",
+          "OMPI_COMM_WORLD_SIZE=4", NULL},
+         "RANK=0 and OMPI_COMM_WORLD_RANK=2 both place this process"},
+        {{"RANK= 2", "WORLD_SIZE=4", "MASTER_ADDR=h", NULL}, "RANK= 2: expected an integer"},
+        {{"RANK=+2", "WORLD_SIZE=4", "MASTER_ADDR=h", NULL}, "RANK=+2: expected an integer"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         s_env(cases[i].env);

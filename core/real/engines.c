@@ -54,7 +54,9 @@ static int s_number(const char *var, long lo, long hi, long *out, error *err)
     }
     char *end;
     long v = strtol(text, &end, 10);
-    if (end == text || *end || v < lo || v > hi) {
+    /* digits alone (strtol takes " 2" and "+2" too, values no launcher sets) */
+    if (!(isdigit((unsigned char)text[0]) || (text[0] == '-' && isdigit((unsigned char)text[1]))) ||
+        end == text || *end || v < lo || v > hi) {
         return error_set(err, ERROR_USAGE, "%s=%s: expected an integer from %ld to "
                          "%ld", var, text, lo, hi);
     }
@@ -211,6 +213,20 @@ int engines_place(cluster_spec *s, int servers, char *said, size_t n, error *err
                          "(TFJob), RANK (torchrun, PyTorchJob), OMPI_COMM_WORLD_RANK (Open "
                          "MPI's mpirun), PMI_RANK (MPICH's or Intel MPI's mpiexec) or "
                          "SLURM_PROCID (srun)");
+    }
+    /* two launchers of one size whose ranks disagree: one is stale (a RANK
+     * and WORLD_SIZE left exported: every mpirun rank took RANK for its
+     * own, and all but one failed on a port taken); a torchrun started by
+     * mpirun on each node has more ranks than mpirun, and its own */
+    for (size_t i = 0; i < sizeof s_engines / sizeof s_engines[0]; i++) {
+        const engine *o = &s_engines[i];
+        if (o != e && strcmp(o->name, "Slurm") != 0 && s_set(o->rank) && s_set(o->size) &&
+            s_set(e->size) && strcmp(getenv(o->size), getenv(e->size)) == 0 &&
+            strcmp(getenv(o->rank), getenv(e->rank)) != 0) {
+            return error_set(err, ERROR_USAGE, "%s=%s and %s=%s both place this process: "
+                             "unset the one that is not this job's", e->rank, getenv(e->rank),
+                             o->rank, getenv(o->rank));
+        }
     }
     long size, rank, port = s_default_port(e);
     char host[CLUSTER_ADDRESS_MAX - 16];   /* with ":PORT" it fits an address */
