@@ -89,12 +89,6 @@ static void s_maybe(bytes *b, const float *v, size_t n)
     }
 }
 
-char *checkpoint_settings(const config *c)
-{
-    const char *where[] = {"experiment.out", "experiment.run_id", NULL};
-    return config_settings(c, NULL, where);
-}
-
 int checkpoint_save(const char *path, server *s, const shard_client *clients,
                     uint32_t generation, const char *settings, error *err)
 {

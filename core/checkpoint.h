@@ -9,9 +9,8 @@
  *   u64 lo, hi                          its range of the parameters
  *   u32 len, len bytes                  the rule's name (64 bytes at most)
  *   u32 optimizer                       the shard's optimizer (enum optim_kind)
- *   u32 len, len bytes                  the job's settings (config_settings: every
- *                                       key its config gave, where the run's files
- *                                       go aside), or none
+ *   u32 len, len bytes                  the job's settings (experiment_settings),
+ *                                       or none
  *   u32 generation                      of the process that wrote it
  *   u64 version, samples                the shard's counters...
  *   u64 len, len bytes                  ... and the rest, as ps-K.json's JSON
@@ -37,7 +36,6 @@
 #include <stdint.h>
 
 #include "algorithms/server.h"
-#include "core/config.h"
 #include "core/error.h"
 
 /* What a shard's process remembers of each client, beyond the server. */
@@ -48,11 +46,6 @@ typedef struct shard_client {
 
 /* path for shard k of the run in dir: dir/checkpoints/ps-K.ckpt. */
 void checkpoint_path(char *buf, size_t n, const char *dir, int shard);
-
-/* The settings of the job that e->c configures, as checkpoints keep them
- * (config_settings, experiment.out and experiment.run_id aside: where the
- * run's files go, not what it runs); NULL when out of memory. */
-char *checkpoint_settings(const config *c);
 
 /* Writes s (its counters, optimizer, rule state, round and theta), the
  * clients (s->workers of them), generation and the job's settings (NULL:

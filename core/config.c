@@ -452,8 +452,9 @@ static bool s_named(const char *const *list, const entry *e)
 {
     size_t len = strlen(e->section);
     for (int k = 0; list && list[k]; k++) {
-        if (strncmp(list[k], e->section, len) == 0 &&
-            (list[k][len] == '\0' || (list[k][len] == '.' && strcmp(list[k] + len + 1, e->key) == 0))) {
+        bool section = strncmp(list[k], e->section, len) == 0;
+        if (section && (list[k][len] == '\0' ||
+                        (list[k][len] == '.' && strcmp(list[k] + len + 1, e->key) == 0))) {
             return true;
         }
     }
@@ -550,7 +551,7 @@ void config_each_path(const config *c,
 {
     for (int i = 0; i < c->count; i++) {
         const entry *e = &c->entries[i];
-        if (e->path && e->value[0]) {
+        if (e->path && e->used && e->value[0]) {
             fn(ctx, e->section, e->key, e->value);
         }
     }

@@ -97,7 +97,9 @@ int config_each(config *c, const char *section,
                 void *ctx);
 
 /* Calls fn(ctx, section, key, value) for every path config_get_path read,
- * not empty, in order: the files a run reads, for its record. */
+ * not empty, and still used (not in a section config_forget_section left:
+ * a real run's [sim] profile), in order: the files a run reads, for its
+ * record (a resume refused a run whose unused profile had changed). */
 void config_each_path(const config *c,
                       void (*fn)(void *ctx, const char *section, const char *key,
                                  const char *path),

@@ -763,11 +763,18 @@ int experiment_load(experiment *e, error *err)
     return 0;
 }
 
-uint32_t experiment_job(const experiment *e)
+char *experiment_settings(const experiment *e)
 {
     const char *only[] = {"data", "model", "train", "algorithm", "experiment.seed", NULL};
-    const char *where[] = {"data.path", "data.cache", NULL};
-    char *text = config_settings(e->c, only, where);
+    /* where a host keeps its data, and how many threads a shard applies
+     * pushes with: the same job on other hosts */
+    const char *per_process[] = {"data.path", "data.cache", "algorithm.server_threads", NULL};
+    return config_settings(e->c, only, per_process);
+}
+
+uint32_t experiment_job(const experiment *e)
+{
+    char *text = experiment_settings(e);
     uint32_t h = 2166136261u;   /* FNV-1a */
     for (const char *p = text ? text : ""; *p; p++) {
         h = (h ^ (uint8_t)*p) * 16777619u;

@@ -120,12 +120,15 @@ int experiment_check_training(experiment *e, error *err);
  * shards of their host: [cluster] shm, without compression or injected
  * faults (core/real/peers.c). */
 bool experiment_shares_segments(const experiment *e);
-/* A hash of the settings every process of a distributed job must share:
- * [data] (where its files are aside: hosts keep them apart), [model],
- * [train], [algorithm] and experiment.seed, as read (config_settings);
- * never 0 (the wire's "none given"). A worker of another hash computes
- * another experiment: wire.h carries it, and a shard takes nothing from
- * one whose hash differs from its own. */
+/* The settings every process of a distributed job shares, whatever its
+ * host and role, as config_settings writes them: [data] (but where its
+ * files are), [model], [train], [algorithm] (but a shard's apply
+ * threads) and experiment.seed; NULL when out of memory (the caller frees
+ * it). A checkpoint keeps them: a shard restores only its own job's. */
+char *experiment_settings(const experiment *e);
+/* A hash of them, never 0 (the wire's "none given"). A worker of another
+ * hash computes another experiment: wire.h carries it, and a shard takes
+ * nothing from one whose hash differs from its own. */
 uint32_t experiment_job(const experiment *e);
 /* A summary with the run's identity filled in (algorithm, label, model,
  * mode, data set, cluster shape, seed, parameter count, epochs). */

@@ -321,7 +321,8 @@ static void s_report_skipped(const figure_options *o, const plot_runs *set, int 
         if (set->runs[r].g == g && !isnan(set->runs[r].x)) {
             runs++;
             skipped += !isfinite(set->runs[r].y);
-            cut += plot_run_cut_short(&set->runs[r], o->y);
+            cut += plot_run_cut_short(&set->runs[r], o->x) ||
+                   plot_run_cut_short(&set->runs[r], o->y);
         }
     }
     if (skipped > 0) {
@@ -387,9 +388,11 @@ static const char *s_scaling(const figure_options *o, plot_runs *set, const figu
 {
     bool xs_known = false, ys_known = false;
     for (int r = 0; r < set->count; r++) {
-        set->runs[r].x = plot_run_number(&set->runs[r], o->x);
-        double y = plot_run_number(&set->runs[r], o->y);
-        set->runs[r].y = plot_run_cut_short(&set->runs[r], o->y) ? NAN : y;
+        const plot_run *run = &set->runs[r];
+        double x = plot_run_number(run, o->x), y = plot_run_number(run, o->y);
+        bool cut = plot_run_cut_short(run, o->x) || plot_run_cut_short(run, o->y);
+        set->runs[r].x = x;
+        set->runs[r].y = cut ? NAN : y;
         xs_known = xs_known || !isnan(set->runs[r].x);
         ys_known = ys_known || !isnan(y);
     }
@@ -571,7 +574,7 @@ bool figure_run_drawn(const figure_options *o, const plot_run *run)
     }
     case KIND_SCALING:
         return !isnan(plot_run_number(run, o->x)) && isfinite(plot_run_number(run, o->y)) &&
-               !plot_run_cut_short(run, o->y);
+               !plot_run_cut_short(run, o->x) && !plot_run_cut_short(run, o->y);
     case KIND_STALENESS: {
         double pushes;
         return s_histogram(run, &pushes) != NULL;

@@ -205,8 +205,9 @@ static FILE *s_open_eval(const char *dir)
  * best_test_acc leaves it out too). */
 static bool s_eval_row(const char *line, double v[6])
 {
-    return strchr(line, '\n') && sscanf(line, "%lf,%lf,%lf,%lf,%lf,%lf", &v[0], &v[1], &v[2], &v[3], &v[4],
-                  &v[5]) == 6 && isfinite(v[0]) && isfinite(v[4]);
+    return strchr(line, '\n') &&
+           sscanf(line, "%lf,%lf,%lf,%lf,%lf,%lf", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) == 6 &&
+           isfinite(v[0]) && isfinite(v[4]);
 }
 
 /* Whether dir/eval.csv has a row of an evaluated model. */
@@ -287,15 +288,19 @@ static void s_collect(plot_runs *set, const char *dir, int depth)
     }
 }
 
-/* Groups in order of their values: as numbers where both are (2 workers
- * before 16, lr 1e-3 before 0.01), else with the digits in them compared
- * as numbers. */
+/* Groups in order of their values: numbers first, by value (2 workers
+ * before 16, lr 1e-3 before 0.01), then the others with the digits in
+ * them compared as numbers; one order whatever the mix (qsort needs it). */
 static int s_by_group(const void *a, const void *b)
 {
     const char *x = a, *y = b;
     char *xend, *yend;
     double u = strtod(x, &xend), v = strtod(y, &yend);
-    if (x[0] && y[0] && *xend == '\0' && *yend == '\0' && u != v) {
+    bool xn = x[0] && *xend == '\0', yn = y[0] && *yend == '\0';
+    if (xn != yn) {
+        return xn ? -1 : 1;
+    }
+    if (xn && u != v) {
         return u < v ? -1 : 1;
     }
     return strverscmp(x, y);

@@ -1292,6 +1292,60 @@ static void test_an_evaluator_on_another_clock_places_the_shards_times(void **st
     free(said);
 }
 
+/* A shard whose host's clock is 20 s ahead, killed and restored on a
+ * host whose clock is the evaluator's: the evaluator measures the new
+ * process's clock anew. It kept the first one's offset, and the summary
+ * gave 2.7 s of training for 13 s, at four times the samples/s. */
+static void test_a_shard_restored_on_another_clock_is_placed_anew(void **state)
+{
+    support_fixture *f = *state;
+    support_write_file(f->config, "[data]\ndataset = synthetic\n[model]\ntype = softmax\n"
+                       "[train]\nalgorithm = hogwild\nepochs = 150\n[eval]\nevery = 0.2\n"
+                       "[checkpoint]\nevery = 0.2\n");
+    int port = wire_client_free_port();
+    char ps_hosts[64], run_dir[420], dir[400], ps_dir[400];
+    snprintf(ps_hosts, sizeof ps_hosts, "--ps_hosts=127.0.0.1:%d", port);
+    snprintf(dir, sizeof dir, "%s/moved", f->dir);
+    snprintf(run_dir, sizeof run_dir, "--run_dir=%s", dir);
+    snprintf(ps_dir, sizeof ps_dir, "%s/shard", f->dir);
+    mkdir(ps_dir, 0755);
+    const char *ps_args[] = {"ps", f->config, ps_hosts, "--worker_hosts=w0:1", "--task_index=0",
+                             run_dir, NULL, NULL};
+    const char *w_args[] = {"worker", f->config, ps_hosts, "--worker_hosts=w0:1",
+                            "--task_index=0", run_dir, NULL};
+    const char *ev_args[] = {"evaluator", f->config, ps_hosts, "--worker_hosts=w0:1", run_dir,
+                             NULL};
+    setenv("LD_PRELOAD", SKEW_CLOCK, 1);
+    setenv("SKEW_S", "20", 1);
+    setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 1);
+    int shard = support_spawn_asgd(ps_dir, ps_args);
+    unsetenv("LD_PRELOAD");
+    unsetenv("SKEW_S");
+    unsetenv("ASAN_OPTIONS");
+    int evaluator = support_spawn_asgd(f->dir, ev_args), worker = support_spawn_asgd(f->dir, w_args);
+    char path[600];
+    snprintf(path, sizeof path, "%s/steps-0.csv", dir);
+    if (!support_wait_lines(path, 400, 60)) {
+        fail_msg("the job did not start");
+    }
+    kill(shard, SIGKILL);
+    support_wait(shard);
+    ps_args[6] = "--restore";
+    shard = support_spawn_asgd(ps_dir, ps_args);   /* on this host's clock */
+    int pids[3] = {shard, evaluator, worker};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(support_wait_within(pids[i], 120, "a job of a shard moved"), 0);
+    }
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    cJSON *j = support_json_file(path);
+    double time_s = support_json_number(j, "time_s"), train = support_json_number(j, "train_time_s");
+    double wall = support_json_number(j, "wall_time_s");
+    cJSON_Delete(j);
+    if (!(fabs(time_s - train) < 0.5 && time_s < 15 && wall < time_s + 10)) {
+        fail_msg("time_s %g, train_time_s %g, wall_time_s %g", time_s, train, wall);
+    }
+}
+
 /* A worker given other settings than the shard's (another config file
  * on its host: here another learning rate) fails at once, exit 2, saying
  * so, and the shard took nothing of it: it trained with the others, its
@@ -1311,17 +1365,26 @@ static void test_a_worker_of_other_settings_is_refused(void **state)
     const char *other[] = {"worker", f->config, ps_hosts, "--worker_hosts=w0:1,w1:1",
                            "--task_index=1", run_dir, "--evaluator=0", "train.lr=0.5", NULL};
     support_run_asgd(&f->r, f->dir, other);
-    kill(shard, SIGKILL);
+    kill(shard, SIGTERM);   /* it writes its counters */
     support_wait(shard);
     if (f->r.status != 2 || !strstr(f->r.err, "ps 0 serves a job of other settings")) {
         fail_msg("a worker of other settings: status %d, \"%s\"", f->r.status, f->r.err);
     }
-    /* how long it waits for a shard is its own: no other setting, and it
-     * takes its share */
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s/other", f->dir);
+    assert_true(support_shard_number(dir, 0, "samples") == 0);
+    assert_true(support_shard_number(dir, 0, "pushes") == 0);
+    assert_true(support_shard_number(dir, 0, "rejected") >= 1);
+    /* how long it waits for a shard, and how many threads the shard
+     * applies pushes with, are each process's own: no other setting, and
+     * the worker takes its share */
     const char *own[] = {"worker", f->config, ps_hosts, "--worker_hosts=w0:1,w1:1",
                          "--task_index=1", run_dir, "--evaluator=0", "cluster.timeout=20",
                          NULL};
-    shard = support_spawn_asgd(f->dir, ps_args);
+    const char *threads[] = {"ps", f->config, ps_hosts, "--worker_hosts=w0:1,w1:1",
+                             "--task_index=0", run_dir, "--evaluator=0",
+                             "algorithm.server_threads=2", NULL};
+    shard = support_spawn_asgd(f->dir, threads);
     support_run_asgd(&f->r, f->dir, own);
     kill(shard, SIGKILL);
     support_wait(shard);
@@ -1740,6 +1803,7 @@ int main(void)
         T(test_roles_started_by_hand),
         T(test_a_worker_of_other_settings_is_refused),
         T(test_an_evaluator_on_another_clock_places_the_shards_times),
+        T(test_a_shard_restored_on_another_clock_is_placed_anew),
         T(test_roles_from_a_launchers_environment),
         T(test_a_process_refusing_its_data_says_why),
         T(test_short_evaluation_intervals_are_kept),

@@ -1060,13 +1060,13 @@ static void test_an_evaluator_that_never_heard_a_shard_counts_nothing(void **sta
     cJSON_Delete(j);
 }
 
-/* The generation a shard of h's job restored with --restore answers in
- * (asked for its counters by a tool until it does); the shard is killed
- * then, as a failed one is. */
-static uint32_t s_restored_generation(support_fixture *f, const by_hand *h)
+/* The generation a shard of h's job restored with --restore (and the
+ * override extra, or none) answers in (asked for its counters by a tool
+ * until it does); the shard is killed then, as a failed one is. */
+static uint32_t s_restored_generation(support_fixture *f, const by_hand *h, const char *extra)
 {
     const char *args[] = {"ps", f->config, h->ps_hosts, "--worker_hosts=w0:1,w1:1",
-                          "--task_index=0", h->run_dir, "--restore", NULL};
+                          "--task_index=0", h->run_dir, "--restore", extra, NULL};
     int shard = support_spawn_asgd(f->dir, args);
     void *ctx = zmq_ctx_new(), *sock = wire_client_open(ctx, h->port, NULL);
     wire_header stats = {.type = WIRE_CONTROL, .worker = WIRE_ANY, .tag = WIRE_CONTROL_STATS,
@@ -1102,7 +1102,8 @@ static void test_two_lives_from_one_checkpoint_are_two_generations(void **state)
     char tmp[700];
     snprintf(tmp, sizeof tmp, "%s/checkpoints/ps-0.ckpt.tmp", h.dir);
     assert_int_equal(mkdir(tmp, 0755), 0);
-    uint32_t first = s_restored_generation(f, &h), second = s_restored_generation(f, &h);
+    uint32_t first = s_restored_generation(f, &h, NULL);
+    uint32_t second = s_restored_generation(f, &h, NULL);
     rmdir(tmp);
     if (first == 0 || first == second) {
         fail_msg("two lives from one checkpoint: generations %u and %u", first, second);
@@ -1126,7 +1127,10 @@ static void test_another_jobs_checkpoint_is_not_taken_up(void **state)
     if (f->r.status != 2 || !strstr(f->r.err, "of a job of other settings (experiment.seed = ")) {
         fail_msg("another job's checkpoint: status %d, \"%s\"", f->r.status, f->r.err);
     }
-    assert_true(s_restored_generation(f, &h) != 0);   /* this job's own is taken up */
+    /* this job's own is taken up, a setting of its process's own (how long
+     * it waits for a peer) changed or not */
+    assert_true(s_restored_generation(f, &h, NULL) != 0);
+    assert_true(s_restored_generation(f, &h, "cluster.timeout=40") != 0);
 }
 
 /* A shard brought back with --restore where its checkpoint is gone (a pod
@@ -1197,18 +1201,23 @@ static void s_write_idx_set(const char *dir, unsigned seed)
 static void test_a_resume_on_changed_data_is_refused(void **state)
 {
     support_fixture *f = *state;
-    char data[600], data_arg[620];
+    char data[600], data_arg[620], profile[600], profile_arg[620];
     snprintf(data, sizeof data, "%s/idx", f->dir);
     mkdir(data, 0755);
     s_write_idx_set(data, 1);
     snprintf(data_arg, sizeof data_arg, "data.path=%s", data);
+    /* a simulator's profile, which a real run does not read */
+    snprintf(profile, sizeof profile, "%s/profile.ini", f->dir);
+    support_write_file(profile, "[sim]\ncores = 1\n");
+    snprintf(profile_arg, sizeof profile_arg, "sim.profile=%s", profile);
     const char *extra[] = {"experiment.run_id=moved", "train.algorithm=hogwild",
                            "data.dataset=idx", data_arg, "data.train_size=2000",
-                           "train.epochs=60", "checkpoint.every=0.1", NULL};
+                           "train.epochs=60", "checkpoint.every=0.1", profile_arg, NULL};
     int launcher = s_start(f, extra, 50);
     kill(launcher, SIGTERM);
     support_wait(launcher);
     s_write_idx_set(data, 2);   /* the same shapes, other examples */
+    support_write_file(profile, "[sim]\ncores = 2\n");   /* no input of the run's */
     char dir[600];
     snprintf(dir, sizeof dir, "%s/job/moved", f->out);
     const char *resume[] = {"train", "--resume", dir, NULL};

@@ -239,7 +239,8 @@ static int s_answer(peers *p, int k, net_msg *m, uint64_t seq, bool note, wire_h
     if (h->job != 0 && p->o.job != 0 && h->job != p->o.job) {
         return error_set(err, ERROR_USAGE, "ps %d serves a job of other settings (%08x, this "
                          "process's %08x): every process of a job needs the same [data] (its "
-                         "path aside), [model], [train], [algorithm] and experiment.seed", k,
+                         "path aside), [model], [train], [algorithm] (its server_threads "
+                         "aside) and experiment.seed", k,
                          h->job, p->o.job);
     }
     if (h->seq != seq) {

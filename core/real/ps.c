@@ -966,7 +966,7 @@ int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *e
     double started = run_wall();
     server *s = s_new_shard(cs, e, err);
     shard_client *clients = s ? calloc((size_t)e->workers, sizeof *clients) : NULL;
-    char *settings = clients ? checkpoint_settings(e->c) : NULL;
+    char *settings = clients ? experiment_settings(e) : NULL;
     char checkpoint[4200], endpoint[CLUSTER_ADDRESS_MAX + 16], who[32];
     checkpoint_path(checkpoint, sizeof checkpoint, run_dir, cs->task);
     uint32_t generation;

@@ -30,7 +30,7 @@ typedef struct ps_options {
     bool expect_evaluator;
     const net_auth *auth;      /* NULL: no authentication */
     const char *checkpoint;    /* where to checkpoint ("": never) */
-    const char *settings;      /* the job's, kept in each checkpoint (checkpoint_settings) */
+    const char *settings;      /* the job's, kept in each checkpoint (experiment_settings) */
     double checkpoint_every;   /* seconds between checkpoints; 0: only when stopped */
     bool restored;             /* s was taken up from a checkpoint */
     bool restore_asked;        /* --restore or --resume: a shard that has lived before

@@ -203,6 +203,19 @@ int worker_main(const cluster_spec *cs, experiment *e, const char *run_dir, erro
  * first pull of a worker at any shard (their counters say when): the
  * initial evaluation is at time 0, the others every eval.every seconds
  * after that step. */
+/* A shard's clock against the evaluator's host's, and its times placed. */
+enum { SHARD_TIMES = 4 };   /* first_pull_at, last_push_at, resumed_at, started_at */
+typedef struct shard_clock {
+    double offset, rtt;       /* how far it is ahead, as measured by the counters' round
+                                 trip of rtt (the shortest so far; 0: none yet) */
+    uint32_t generation;      /* of the process measured: one restarted on another host
+                                 keeps another clock */
+    double raw[SHARD_TIMES];  /* each time as the shard last gave it, */
+    double placed[SHARD_TIMES];   /* and on this host's clock, as first placed: a
+                                     restored process gives its checkpoint's times,
+                                     taken on the clock of the process that wrote it */
+} shard_clock;
+
 typedef struct evaluator {
     const cluster_spec *cs;
     experiment *e;
@@ -213,9 +226,7 @@ typedef struct evaluator {
     uint64_t *versions;
     uint16_t *flags;
     shard_stats *stats;       /* its times on this host's clock (s_place_clock) */
-    double *offset, *rtt;     /* per shard: how far its clock is ahead of this host's, as
-                                 measured by the counters' round trip of rtt (the
-                                 shortest so far; 0: none yet) */
+    shard_clock *clocks;      /* per shard: where its clock is against this host's */
     bool counted;             /* the shards' counters were read once at least */
     FILE *csv;
     record *rec;              /* the run folder it completes (no launcher does), or NULL */
@@ -237,31 +248,41 @@ typedef struct evaluator {
 static void s_place_clock(evaluator *v, int k, double before, double after)
 {
     shard_stats *st = &v->stats[k];
+    shard_clock *c = &v->clocks[k];
     double rtt = fmax(after - before, 1e-9);
-    if (st->read_at > 0 && (v->rtt[k] == 0 || rtt < v->rtt[k])) {
-        double was = v->offset[k];
-        v->offset[k] = st->read_at - (before + after) / 2;
-        v->rtt[k] = rtt;
-        if (fabs(v->offset[k]) <= rtt / 2 + 1e-4) {
-            v->offset[k] = 0;   /* this host's clock, as far as can be told */
+    if (v->p.generation[k] != c->generation) {   /* a new process of the shard: anew */
+        c->generation = v->p.generation[k];
+        c->offset = c->rtt = 0;
+    }
+    if (st->read_at > 0 && (c->rtt == 0 || rtt < c->rtt)) {
+        double was = c->offset;
+        c->offset = st->read_at - (before + after) / 2;
+        c->rtt = rtt;
+        if (fabs(c->offset) <= rtt / 2 + 1e-4) {
+            c->offset = 0;   /* this host's clock, as far as can be told */
         } else if (was == 0) {
             char line[300];
             snprintf(line, sizeof line, "evaluator: ps %d's clock is %.3f s %s this host's "
                      "(to within %.3f s): its times are placed on this host's clock; the "
                      "workers' steps.csv rows are on their hosts' clocks, which may differ too "
-                     "(synchronise the hosts' clocks: NTP)", k, fabs(v->offset[k]),
-                     v->offset[k] > 0 ? "ahead of" : "behind", rtt / 2);
+                     "(synchronise the hosts' clocks: NTP)", k, fabs(c->offset),
+                     c->offset > 0 ? "ahead of" : "behind", rtt / 2);
             fprintf(stderr, "%s\n", line);
             if (v->rec) {
                 run_log(&v->rec->r, "%s", line);
             }
         }
     }
-    double *times[] = {&st->first_pull_at, &st->last_push_at, &st->resumed_at,
-                       &st->started_at, &st->read_at};
-    for (size_t i = 0; i < sizeof times / sizeof times[0]; i++) {
-        *times[i] -= *times[i] > 0 ? v->offset[k] : 0;
+    double *times[SHARD_TIMES] = {&st->first_pull_at, &st->last_push_at, &st->resumed_at,
+                                  &st->started_at};
+    for (int i = 0; i < SHARD_TIMES; i++) {
+        if (*times[i] > 0 && *times[i] != c->raw[i]) {
+            c->raw[i] = *times[i];
+            c->placed[i] = *times[i] - c->offset;
+        }
+        *times[i] = *times[i] > 0 ? c->placed[i] : 0;
     }
+    st->read_at = 0;   /* placed above, spent */
 }
 
 /* Asks the shards' counters: learns t0, whether every worker is done, and
@@ -475,11 +496,10 @@ int evaluator_main(const cluster_spec *cs, experiment *e, const char *run_dir, e
     v.versions = calloc((size_t)cs->servers, sizeof *v.versions);
     v.flags = calloc((size_t)cs->servers, sizeof *v.flags);
     v.stats = calloc((size_t)cs->servers, sizeof *v.stats);
-    v.offset = calloc((size_t)cs->servers, sizeof *v.offset);
-    v.rtt = calloc((size_t)cs->servers, sizeof *v.rtt);
+    v.clocks = calloc((size_t)cs->servers, sizeof *v.clocks);
     char path[4200];
     snprintf(path, sizeof path, "%s/eval.csv", run_dir);
-    v.csv = v.theta && v.versions && v.flags && v.stats && v.offset && v.rtt
+    v.csv = v.theta && v.versions && v.flags && v.stats && v.clocks
                 ? run_append_csv(path, RUN_EVAL_HEADER, false, err) : NULL;
     int rc = -1;
     record rec;
@@ -522,8 +542,11 @@ int evaluator_main(const cluster_spec *cs, experiment *e, const char *run_dir, e
         /* its DONE once its files are written: the shards end on it, and a
          * job whose end is shard 0's (a PyTorchJob's Master) ended while the
          * summary was being written, its pod then removed */
-        if (rc == 0) {
-            rc = peers_control(&v.p, WIRE_CONTROL_DONE, NULL, NULL, err);
+        if (rc == 0 && peers_control(&v.p, WIRE_CONTROL_DONE, NULL, NULL, err) < 0) {
+            char why[sizeof err->msg];
+            snprintf(why, sizeof why, "%s", err->msg);
+            rc = error_set(err, err->status, "the run's files are written, but the shards "
+                           "were not told the evaluator is done: %s", why);
         }
         peers_close(&v.p);
     }
@@ -533,8 +556,7 @@ int evaluator_main(const cluster_spec *cs, experiment *e, const char *run_dir, e
     free(v.versions);
     free(v.flags);
     free(v.stats);
-    free(v.offset);
-    free(v.rtt);
+    free(v.clocks);
     if (v.theta) {
         v.b->ops->host_release(v.b, v.theta);
     }

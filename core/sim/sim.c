@@ -108,6 +108,7 @@ static void s_eval_event(sim *s)
     if (s_a_shard_down(s)) {   /* as the real evaluator's pull waits for the shard's return
                                 * (rows showed the updates the shard then lost) */
         s->eval_held = true;
+        s->eval_waits_since = 0;   /* a wait for one round starts once it is back */
         return;
     }
     /* a lockstep rule's shards end a round one after another: looked at

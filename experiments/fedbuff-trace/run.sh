@@ -14,8 +14,10 @@ rm -rf "$out"
 target=0.80
 . "$root/bench/lib.sh"   # summary_field (nan for a null: never 0), mean_all
 field() { summary_field "$@"; }
-# virtual seconds until the test accuracy first reaches $2 (empty: never)
-reach() { awk -F, -v a="$2" 'NR > 1 && $6 >= a {print $1; exit}' "$1/eval.csv"; }
+# virtual seconds until the test accuracy of a trained model (updates > 0) with
+# a finite loss first reaches $2 (empty: never)
+reach() { LC_ALL=C awk -F, -v a="$2" 'NR > 1 && $3 > 0 && $5 ~ /^[0-9.eE+-]+$/ && $6 >= a {
+                                          print $1; exit}' "$1/eval.csv"; }
 mean() { awk -v f="$1" '{s += $1; n++} END {if (n) printf f, s / n; else printf "never"}'; }
 declare -A acc time
 for trace in none trace; do

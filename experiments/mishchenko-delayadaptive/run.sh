@@ -19,8 +19,10 @@ fi
 "$root/scripts/build.sh"
 out="$root/runs/mishchenko-delayadaptive"
 rm -rf "$out"
-# virtual seconds until the test loss first reaches $2 (never: "-")
-reach() { awk -F, -v t="$2" 'NR > 1 && $5 <= t {print $1; found = 1; exit}
+# virtual seconds until the test loss of a trained model (updates > 0), a
+# number, first reaches $2 (never: "-")
+reach() { LC_ALL=C awk -F, -v t="$2" 'NR > 1 && $3 > 0 && $5 ~ /^[0-9.eE+-]+$/ && $5 <= t {
+                                          print $1; found = 1; exit}
                              END {if (!found) print "-"}' "$1/eval.csv"; }
 errors=$(mktemp)   # a run's stderr: shown when it fails (diverged runs say so there too)
 trap 'rm -f "$errors"' EXIT
