@@ -73,6 +73,18 @@ int run_write_atomic(const char *path, const void *a, size_t alen, const void *b
         remove(tmp);
         return error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", path, strerror(saved));
     }
+    /* the rename itself on the disk: after a power loss the folder could
+     * still name the file before it (a checkpoint older than the one a
+     * restart was told of) */
+    char *slash = strrchr(tmp, '/');
+    if (slash) {
+        *slash = '\0';
+    }
+    int dir = open(slash ? (slash == tmp ? "/" : tmp) : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir >= 0) {
+        fsync(dir);
+        close(dir);
+    }
     return 0;
 }
 

@@ -88,8 +88,9 @@ void run_step_row(FILE *f, double time_s, int worker, long step, double loss,
  * cannot be read. */
 char *run_read_file(const char *path);
 /* Writes a then b (blen may be 0) to path.tmp, flushes it to the disk and
- * renames it to path, every step checked: path is afterwards either whole
- * and new or as it was. Errors name the path. */
+ * renames it to path, every step checked, then flushes its folder (the
+ * rename, through a power loss): path is afterwards either whole and new
+ * or as it was. Errors name the path. */
 int run_write_atomic(const char *path, const void *a, size_t alen, const void *b, size_t blen,
                      error *err);
 /* A whole JSON file parsed (cJSON_Delete it), or NULL when it is missing
