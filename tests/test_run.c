@@ -277,9 +277,9 @@ static void test_eval_says_what_it_evaluated(void **state)
     assert_non_null(strstr(f->r.err, "did you mean [data] test_size"));
 }
 
-/* An IDX data set of 60 training and 20 test images of 2 x 2, labels i % 3,
- * into dir. */
-static void s_small_idx(const char *dir)
+/* An IDX data set of 60 training and 20 test images of h x w (four
+ * pixels: 2 x 2, 4 x 1), labels i % 3, into dir. */
+static void s_small_idx(const char *dir, uint32_t h, uint32_t w)
 {
     static const char *const stems[4] = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
                                          "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
@@ -290,7 +290,8 @@ static void s_small_idx(const char *dir)
     for (int i = 0; i < 60; i++) {
         labels[i] = (uint8_t)(i % 3);
     }
-    const uint32_t dims[2][3] = {{60, 2, 2}, {20, 2, 2}};
+    assert_true(h * w == 4);
+    const uint32_t dims[2][3] = {{60, h, w}, {20, h, w}};
     mkdir(dir, 0755);
     for (int set = 0; set < 2; set++) {
         char path[900];
@@ -311,7 +312,7 @@ static void test_eval_of_data_that_moved(void **state)
     char before[600], after[600], path_arg[700], cmd[1400];
     snprintf(before, sizeof before, "%s/data-before", f->dir);
     snprintf(after, sizeof after, "%s/data-after", f->dir);
-    s_small_idx(before);
+    s_small_idx(before, 2, 2);
     snprintf(path_arg, sizeof path_arg, "data.path=%s", before);
     const char *args[] = {"train", "/dev/null", f->out_arg, "experiment.mode=sim",
                           "data.dataset=idx", path_arg, "data.cache=off", "model.type=softmax",
@@ -349,7 +350,7 @@ static void test_eval_normalises_as_the_run(void **state)
     support_fixture *f = *state;
     char data[600], path_arg[700];
     snprintf(data, sizeof data, "%s/data-norm", f->dir);
-    s_small_idx(data);
+    s_small_idx(data, 2, 2);
     snprintf(path_arg, sizeof path_arg, "data.path=%s", data);
     const char *args[] = {"train", "/dev/null", f->out_arg, "experiment.mode=sim",
                           "data.dataset=idx", path_arg, "model.type=softmax",
@@ -381,25 +382,9 @@ static void test_eval_normalises_as_the_run(void **state)
 static void test_a_cnn_on_images_not_square_is_told_their_shape(void **state)
 {
     support_fixture *f = *state;
-    static const char *const stems[4] = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
-                                         "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
-    char data[600], path[900], path_arg[700];
+    char data[600], path_arg[700];
     snprintf(data, sizeof data, "%s/data-tall", f->dir);
-    mkdir(data, 0755);
-    uint8_t px[60 * 4], labels[60];
-    for (int i = 0; i < 60 * 4; i++) {
-        px[i] = (uint8_t)(i * 37 % 251);
-    }
-    for (int i = 0; i < 60; i++) {
-        labels[i] = (uint8_t)(i % 3);
-    }
-    const uint32_t dims[2][3] = {{60, 4, 1}, {20, 4, 1}};
-    for (int set = 0; set < 2; set++) {
-        snprintf(path, sizeof path, "%s/%s", data, stems[2 * set]);
-        support_write_idx(path, 0, dims[set], 3, px);
-        snprintf(path, sizeof path, "%s/%s", data, stems[2 * set + 1]);
-        support_write_idx(path, 0, dims[set], 1, labels);
-    }
+    s_small_idx(data, 4, 1);
     snprintf(path_arg, sizeof path_arg, "data.path=%s", data);
     const char *args[] = {"train", "/dev/null", f->out_arg, "data.dataset=idx", path_arg,
                           "model.type=cnn", "model.channels=2", "model.kernel=1",
