@@ -414,10 +414,15 @@ static int s_run(sim *s, progress *p)
         }
         s->queued_work -= !sim_periodic(&ev);
         s_handle(s, &ev);
-        for (int k = 0; s->worker_finished && k < s->nshards; k++) {
-            sim_shard_wake(s, k);   /* at a DONE, as a real shard does */
+        for (; s->workers_finished > 0; s->workers_finished--) {
+            for (int k = 0; k < s->nshards && !s->failed; k++) {   /* at a DONE, as a real
+                                                                      * shard does */
+                if (s->e->checkpoint_every > 0 && !s->shards[k].down) {
+                    sim_checkpoint_shard(s, k);
+                }
+                sim_shard_wake(s, k);
+            }
         }
-        s->worker_finished = false;
         if (sim_periodic(&ev) && s->queued_work == 0 && s->started) {
             break;   /* only evaluations and checkpoints are left: nothing will move again */
         }

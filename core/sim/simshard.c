@@ -117,8 +117,6 @@ static bool s_from_before(const sim_shard *sh, const sim_event *m)
     return m->generation != 0 && m->generation != sh->generation;
 }
 
-static void s_checkpoint(sim *s, int k);
-
 static void s_pull(sim *s, int k, const sim_event *m)
 {
     sim_shard *sh = &s->shards[k];
@@ -138,7 +136,7 @@ static void s_pull(sim *s, int k, const sim_event *m)
     }
     if (!sh->began_saved && sh->srv->stats.first_pull_at > 0 && s->e->checkpoint_every > 0 &&
         !server_workers_done(sh->srv)) {
-        s_checkpoint(s, k);   /* training began: a restart knows when (core/real/ps.c) */
+        sim_checkpoint_shard(s, k);   /* training began: a restart knows when (core/real/ps.c) */
         sh->began_saved = true;
     }
 }
@@ -281,8 +279,7 @@ static void s_path(const sim *s, int k, char *buf, size_t n)
     checkpoint_path(buf, n, s->r->dir, k);
 }
 
-/* Shard k (up) writes its checkpoint; it takes no virtual time. */
-static void s_checkpoint(sim *s, int k)
+void sim_checkpoint_shard(sim *s, int k)
 {
     sim_shard *sh = &s->shards[k];
     char path[4200];
@@ -293,27 +290,14 @@ static void s_checkpoint(sim *s, int k)
         error_set(s->err, ERROR_RUNTIME, "sim: %s", err.msg);
         return;
     }
-    sh->srv->stats.checkpoints++;
+    sh->srv->stats.checkpoints++;   /* it takes no virtual time */
 }
 
 void sim_checkpoint_all(sim *s)
 {
     for (int k = 0; k < s->nshards && !s->failed; k++) {
         if (!s->shards[k].down) {
-            s_checkpoint(s, k);
-        }
-    }
-}
-
-void sim_shards_worker_done(sim *s, int w)
-{
-    for (int k = 0; k < s->nshards && !s->failed; k++) {
-        if (s->shards[k].down) {
-            continue;   /* told when it is back */
-        }
-        server_mark_done(s->shards[k].srv, (uint32_t)w);
-        if (s->e->checkpoint_every > 0) {
-            s_checkpoint(s, k);
+            sim_checkpoint_shard(s, k);
         }
     }
 }
@@ -446,7 +430,7 @@ void sim_shard_back(sim *s, int k)
     sh->down = false;
     sh->began_saved = srv->stats.first_pull_at > 0;
     if (s->e->checkpoint_every > 0) {   /* one at its start, as a real shard's */
-        s_checkpoint(s, k);
+        sim_checkpoint_shard(s, k);
     }
     for (int w = 0; w < s->nworkers; w++) {   /* those waiting to take up */
         if (s->workers[w].waiting == WAIT_SHARD_BACK) {

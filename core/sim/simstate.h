@@ -178,7 +178,8 @@ struct sim {
     const void *main_stack_bottom;
     size_t main_stack_size;
     int done_workers, restarts;
-    bool worker_finished;     /* since the loop last asked the shards' waiting pulls again */
+    int workers_finished;     /* since the loop last had the shards checkpoint and ask
+                                 their waiting pulls again */
     /* [sim] cores: each core, the idle ones (a stack, idle[0..nidle), and
      * where each stands in it, -1 when busy), the jobs in line for any
      * core, and how many wait in the cores' own lines */
@@ -308,11 +309,10 @@ void sim_shard_back(sim *s, int k);
 void sim_shard_wake(sim *s, int k);
 /* Every shard that is up writes its checkpoint (RUN_DIR/checkpoints). */
 void sim_checkpoint_all(sim *s);
-/* Worker w is done: each shard that is up marks it so and, with
- * [checkpoint] every, writes a checkpoint, as a real shard does at a
- * worker's DONE (a shard failing later comes back with its work: the
- * worker has left, and none would redo it). */
-void sim_shards_worker_done(sim *s, int w);
+/* Shard k (up) writes its checkpoint, as it does at a worker's done
+ * with [checkpoint] every (a shard failing later comes back with that
+ * worker's work: it has left, and none would redo it). */
+void sim_checkpoint_shard(sim *s, int k);
 
 /* simworker.c */
 /* (Re)starts worker k's coroutine and runs it to its first wait. */

@@ -381,8 +381,11 @@ static void s_trampoline(void *arg)
     if (sw->rc == 0 && !sw->failed) {
         sw->done = true;
         s->done_workers++;
-        sim_shards_worker_done(s, sw->w.id);
-        s->worker_finished = true;   /* the loop has the shards ask their pulls again */
+        for (int k = 0; k < s->nshards; k++) {
+            server_mark_done(s->shards[k].srv, (uint32_t)sw->w.id);
+        }
+        s->workers_finished++;   /* the loop has the shards checkpoint and ask their pulls
+                                    again, as at a real worker's DONE */
     }
 #ifdef __SANITIZE_ADDRESS__
     __sanitizer_start_switch_fiber(NULL, s->main_stack_bottom, s->main_stack_size);
