@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
@@ -602,11 +603,30 @@ static void test_tf_config_beside_a_rank_is_refused(void **state)
     rmdir(dir);
 }
 
-/* A role that is PID 1 (a container's first process) and gets SIGTERM
- * while it starts (here loading its data) stops with 128 + 15 as soon as
- * it can: PID 1 ignores a signal it has no handler for, and the handler
- * came only after the start-up, so the role ran on and failed a timeout
- * later (a pod waited out its grace period to be killed). */
+/* Whether process pid has a handler for sig (/proc/PID/status's SigCgt). */
+static bool s_catches(int pid, int sig)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", pid);
+    FILE *f = fopen(path, "r");
+    unsigned long long caught = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        if (sscanf(line, "SigCgt: %llx", &caught) == 1) {
+            break;
+        }
+    }
+    if (f) {
+        fclose(f);
+    }
+    return (caught >> (sig - 1)) & 1;
+}
+
+/* A role that is PID 1 (a container's first process) catches SIGTERM
+ * from its first step, before it loads its data (2 million examples:
+ * seconds), and given one then stops with 128 + 15 once loaded: PID 1
+ * ignores a signal it has no handler for, and the handler came only after
+ * the loading, so the role ran on and failed a timeout later (a pod
+ * waited out its grace period to be killed). */
 static void test_a_role_as_pid_1_stops_on_sigterm_while_it_starts(void **state)
 {
     (void)state;
@@ -621,14 +641,24 @@ static void test_a_role_as_pid_1_stops_on_sigterm_while_it_starts(void **state)
     const char *args[] = {"--pid", "--fork", "--kill-child", ASGD_BINARY, "worker", "/dev/null",
                           hosts, "--worker_hosts=w0:1", "--task_index=0", run_dir,
                           "train.algorithm=hogwild", "data.dataset=synthetic",
-                          "data.train_size=400000", "cluster.timeout=30", NULL};
+                          "data.train_size=2000000", "cluster.timeout=60", NULL};
     int outer = support_spawn(dir, "unshare", args), role = -1;
-    for (int i = 0; i < 200 && support_children(outer, "worker", &role, 1) == 0; i++) {
+    for (int i = 0; i < 2000 && support_children(outer, "worker", &role, 1) == 0; i++) {
         nanosleep(&(struct timespec){0, 5 * 1000 * 1000}, NULL);
     }
     assert_true(role > 0);
+    /* a handler within a second, while it loads (before its first step,
+     * the program itself loading, no process can have one) */
+    for (int i = 0; i < 1000 && !s_catches(role, SIGTERM); i++) {
+        nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+    }
+    if (!s_catches(role, SIGTERM)) {
+        kill(role, SIGKILL);
+        support_wait(outer);
+        fail_msg("no handler for SIGTERM a second after it started (loading its data)");
+    }
     kill(role, SIGTERM);
-    int status = support_wait_within(outer, 15, "a role as PID 1 given SIGTERM");
+    int status = support_wait_within(outer, 60, "a role as PID 1 given SIGTERM");
     char path[128];
     snprintf(path, sizeof path, "%s/stderr", dir);
     char *err = support_read_file(path);
