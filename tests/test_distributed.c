@@ -1224,6 +1224,12 @@ static void test_roles_started_by_hand(void **state)
         }
         snprintf(path, sizeof path, "%s/cluster", f->dir);
         s_expect_cluster_done(path);
+        /* the second job's evaluator says it replaced a complete run */
+        snprintf(path, sizeof path, "%s/cluster/log.txt", f->dir);
+        char *log = support_read_file(path);
+        assert_true((strstr(log, "held a complete run: this job's files replace") != NULL) ==
+                    (job == 1));
+        free(log);
     }
 }
 

@@ -22,7 +22,8 @@ int record_begin(record *rec, const experiment *e, const char *dir, error *err)
     char path[4800];
     snprintf(path, sizeof path, "%s/summary.json", dir);
     cJSON *old = run_read_json(path);
-    bool going_on = old && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(old, "complete"));
+    bool complete = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(old, "complete"));
+    bool going_on = old && !complete;
     rec->going_on = going_on;
     if (going_on) {
         rec->before_resumes = (int)run_json_positive(old, "resumes");
@@ -48,6 +49,14 @@ int record_begin(record *rec, const experiment *e, const char *dir, error *err)
     sum->base_wall_s = rec->base_wall_s;
     sum->base_startup_s = rec->base_startup_s;
     backend_resolve(&e->backend, sum->device, sizeof sum->device);
+    if (complete) {   /* said: its results go, replaced by this job's */
+        char line[600];
+        snprintf(line, sizeof line, "evaluator: %.300s held a complete run: this job's files "
+                 "replace its eval.csv and summary.json (give each job its own --run_dir or "
+                 "experiment.run_id to keep both)", dir);
+        fprintf(stderr, "%s\n", line);
+        run_log(&rec->r, "%s", line);
+    }
     run_log(&rec->r, "evaluator: %s, %d workers, %d shards, started by hand or by an engine; "
             "this folder is the run's", e->algorithm_name, e->workers, e->servers);
     return going_on ? 0 : summary_write(dir, sum, err);
