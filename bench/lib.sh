@@ -41,3 +41,14 @@ mean_all() {
                   {s += $1; n++}
                   END {if (n == 0 || bad) print "nan"; else printf "%.10g\n", s / n}'
 }
+
+# time_to_target DIR TARGET [NEVER]: the time_s of DIR/eval.csv's first
+# evaluation of a trained model (updates > 0: the untrained model's
+# accuracy is chance) with a finite loss (a diverged model's accuracy is
+# no model's) at or above TARGET accuracy, as asgd plot times it; NEVER
+# (default empty) where none is.
+time_to_target() {
+    LC_ALL=C awk -F, -v a="$2" -v never="${3:-}" \
+        'NR > 1 && $3 > 0 && $5 ~ /^[0-9.eE+-]+$/ && $6 >= a {print $1; found = 1; exit}
+         END {if (!found && never != "") print never}' "$1/eval.csv"
+}

@@ -12,12 +12,8 @@ root=$(cd "$here/../.." && pwd)
 out="$root/runs/fedbuff-trace"
 rm -rf "$out"
 target=0.80
-. "$root/bench/lib.sh"   # summary_field (nan for a null: never 0), mean_all
+. "$root/bench/lib.sh"   # summary_field (nan for a null: never 0), mean_all, time_to_target
 field() { summary_field "$@"; }
-# virtual seconds until the test accuracy of a trained model (updates > 0) with
-# a finite loss first reaches $2 (empty: never)
-reach() { LC_ALL=C awk -F, -v a="$2" 'NR > 1 && $3 > 0 && $5 ~ /^[0-9.eE+-]+$/ && $6 >= a {
-                                          print $1; exit}' "$1/eval.csv"; }
 mean() { awk -v f="$1" '{s += $1; n++} END {if (n) printf f, s / n; else printf "never"}'; }
 declare -A acc time
 for trace in none trace; do
@@ -31,7 +27,7 @@ for trace in none trace; do
                   train.algorithm="$rule" experiment.seed="$seed" experiment.run_id="$id" \
                   experiment.label="$rule, $trace" "${extra[@]}")
             accs+="$(field "$dir" final_test_acc)"$'\n'
-            t=$(reach "$dir" "$target")
+            t=$(time_to_target "$dir" "$target")
             times+="${t:-}${t:+$'\n'}"
             [ -n "$t" ] || times+="never"$'\n'
         done

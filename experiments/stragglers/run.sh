@@ -11,14 +11,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 "$root/scripts/build.sh"
 rm -rf "$root/runs/stragglers"
-. "$root/bench/lib.sh"   # summary_field (nan for a null: never 0), mean_all
+. "$root/bench/lib.sh"   # summary_field (nan for a null: never 0), mean_all, time_to_target
 field() { summary_field "$@"; }
 seeds=${SEEDS:-3}
-# virtual seconds until the test accuracy of a trained model (updates > 0) with
-# a finite loss first reaches $2 ("never": not a number)
-reach() { LC_ALL=C awk -F, -v a="$2" 'NR > 1 && $3 > 0 && $5 ~ /^[0-9.eE+-]+$/ && $6 >= a {
-                                          printf "%.3f", $1; found = 1; exit}
-                              END {if (!found) printf "never"}' "$1/eval.csv"; }
 # each_seed FIELD: FIELD of every seed's run folder (in $dirs), one a line
 each_seed() { for d in $dirs; do field "$d" "$1"; done; }
 # spread FORMAT WORD: mean (lo-hi) of the numbers on stdin, or "WORD (some
@@ -48,7 +43,7 @@ for rule in "sync" "sync backups=2" "hogwild" "dynsgd"; do
         done
         printf "| %s | %s | %.3f | %s | %.0f | %s | %.2f | %d | %.0f |\n" "$rule" \
             "$(awk -v f="$fraction" 'BEGIN {print f * 8}')" "$(each_seed time_s | mean_all)" \
-            "$(for d in $dirs; do reach "$d" 0.80; echo; done | spread .3f never)" \
+            "$(for d in $dirs; do time_to_target "$d" 0.80 never; done | spread .3f never)" \
             "$(each_seed samples_per_s | mean_all)" \
             "$(each_seed final_test_acc | spread .4f diverged)" \
             "$(each_seed staleness_mean | mean_all)" \
