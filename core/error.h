@@ -4,11 +4,17 @@
  * message) takes a `struct error *` and returns -1 after filling it; the
  * message is one line, ready to print, and `status` is the process exit
  * status the failure deserves (ERROR_USAGE for bad config or input files,
- * ERROR_RUNTIME otherwise). Programmer errors are assert()s instead. */
+ * ERROR_RETRYABLE for a peer not there yet, ERROR_RUNTIME otherwise).
+ * Programmer errors are assert()s instead. */
 #ifndef ASGD_ERROR_H
 #define ASGD_ERROR_H
 
-enum { ERROR_NONE = 0, ERROR_RUNTIME = 1, ERROR_USAGE = 2 };
+/* ERROR_RETRYABLE: a shard that never answered within [cluster] timeout,
+ * its pod not yet scheduled, say. A later try of the same process may
+ * succeed, so it exits 138 (128 + SIGUSR1), the code Kubeflow's training
+ * operator keeps for a user's retryable error: its restartPolicy ExitCode,
+ * and asgd's restart = exit-code, retry it where they take 1 for good. */
+enum { ERROR_NONE = 0, ERROR_RUNTIME = 1, ERROR_USAGE = 2, ERROR_RETRYABLE = 138 };
 /* A process stopped by signal sig before its work was done exits with
  * 128 + sig, as a shell reports one killed by it: a launcher such as
  * Kubernetes' (restartPolicy ExitCode) or asgd's (restart = exit-code)

@@ -15,6 +15,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "core/config.h"
 #include "core/experiment.h"
@@ -603,6 +606,40 @@ static void test_tf_config_beside_a_rank_is_refused(void **state)
     rmdir(dir);
 }
 
+/* A worker or an evaluator that never heard from its shard within
+ * [cluster] timeout exits 138 (Kubeflow's retryable code), naming it: its
+ * pod may have started before the shard's (pods start in any order), and
+ * exit 1 made restartPolicy ExitCode fail the whole job for good. The
+ * shard's port is bound here but not listening: nobody else takes it. */
+static void test_a_role_before_its_shard_exits_retryable(void **state)
+{
+    (void)state;
+    char dir[64] = "/tmp/asgd-engines-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in at = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t size = sizeof at;
+    assert_int_equal(bind(fd, (struct sockaddr *)&at, sizeof at), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&at, &size), 0);
+    char ps[64];
+    snprintf(ps, sizeof ps, "--ps_hosts=127.0.0.1:%d", ntohs(at.sin_port));
+    s_env((const char *const[]){NULL});
+    static support_result r;
+    const char *roles[] = {"worker", "evaluator"};
+    for (int i = 0; i < 2; i++) {
+        const char *args[] = {roles[i], "/dev/null", ps, "--worker_hosts=127.0.0.1:0",
+                              "--task_index=0", "data.dataset=synthetic",
+                              "train.algorithm=hogwild", "cluster.workers=1",
+                              "cluster.timeout=0.5", NULL};
+        support_run_asgd(&r, dir, args);
+        assert_int_equal(r.status, ERROR_RETRYABLE);
+        assert_non_null(strstr(r.err, "ps 0 did not answer within 0.5 s ([cluster] timeout), "
+                                      "nor ever before"));
+    }
+    close(fd);
+    support_rmtree(dir);
+}
+
 /* Whether process pid has a handler for sig (/proc/PID/status's SigCgt). */
 static bool s_catches(int pid, int sig)
 {
@@ -683,6 +720,7 @@ int main(void)
         cmocka_unit_test(test_shard_addresses_and_placing_flags),
         cmocka_unit_test(test_a_launchers_shape_is_the_configs),
         cmocka_unit_test(test_tf_config_beside_a_rank_is_refused),
+        cmocka_unit_test(test_a_role_before_its_shard_exits_retryable),
         cmocka_unit_test(test_a_role_as_pid_1_stops_on_sigterm_while_it_starts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -384,6 +384,29 @@ static void test_a_silent_shard_fails_at_the_timeout(void **state)
     assert_int_equal(s_pull(f, theta, 0, versions, NULL, NULL, NULL, &err), -1);
     assert_non_null(strstr(err.msg, "ps 0 did not answer within 0.3 s"));
     assert_int_equal(f->p.resent, 2);
+    /* never heard from, it may not have started: another try may succeed */
+    assert_int_equal(err.status, ERROR_RETRYABLE);
+    assert_non_null(strstr(err.msg, "nor ever before"));
+}
+
+/* A shard that answered and then went silent is gone: no retry brings
+ * back what it held, so the client fails for good (exit 1), unlike one
+ * it never heard from. */
+static void test_a_shard_silent_after_answering_fails_for_good(void **state)
+{
+    fixture *f = *state;
+    f->o.timeout = 0.3;
+    f->o.resend = 0.05;
+    s_start(f);
+    float theta[NPARAMS];
+    uint64_t versions[SHARDS];
+    error err = {0};
+    assert_int_equal(s_pull(f, theta, 0, versions, NULL, NULL, NULL, &err), 0);
+    f->shard[0].silent = true;
+    assert_int_equal(s_pull(f, theta, 0, versions, NULL, NULL, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "ps 0 did not answer within 0.3 s"));
+    assert_int_equal(err.status, ERROR_RUNTIME);
+    assert_null(strstr(err.msg, "nor ever before"));
 }
 
 /* A shard restored from a checkpoint says so once: the client counts it,
@@ -749,6 +772,8 @@ int main(void)
                                         s_setup, s_teardown),
         cmocka_unit_test_setup_teardown(test_a_silent_shard_fails_at_the_timeout, s_setup,
                                         s_teardown),
+        cmocka_unit_test_setup_teardown(test_a_shard_silent_after_answering_fails_for_good,
+                                        s_setup, s_teardown),
         cmocka_unit_test_setup_teardown(test_a_shard_gone_back_lowers_the_pull, s_setup,
                                         s_teardown),
         cmocka_unit_test_setup_teardown(test_a_restored_shard_under_a_leader, s_setup,

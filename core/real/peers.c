@@ -317,8 +317,12 @@ static int s_receive_any(peers *p, const awaited *a, int n, net_msg *m, wire_hea
         silent += wait_ms * 1e-3;
         since_sent += wait_ms * 1e-3;
         if (silent >= p->o.timeout) {
-            return error_set(err, ERROR_RUNTIME, "ps %d did not answer within %g s "
-                             "([cluster] timeout)", a[0].k, p->o.timeout);
+            /* one never heard from may not have started yet: retryable */
+            bool never = p->generation[a[0].k] == 0;
+            return error_set(err, never ? ERROR_RETRYABLE : ERROR_RUNTIME,
+                             "ps %d did not answer within %g s ([cluster] timeout)%s", a[0].k,
+                             p->o.timeout, never ? ", nor ever before: not started yet, or "
+                             "not at that address" : "");
         }
         if (since_sent >= interval) {   /* lost, or the shard has restarted: again */
             since_sent = 0;
