@@ -46,6 +46,8 @@ typedef struct fake_shard {
     /* the script */
     atomic_int drop;          /* requests to take and leave unanswered */
     bool silent;              /* answer nothing at all */
+    atomic_int refuse;        /* requests to refuse (WIRE_FLAG_REFUSED: another process
+                                 holds the sender's index); -1: every one */
     bool probe_first;         /* an empty probe frame before each answer */
     bool old_answer_first;    /* before each pull's answer, one to the request
                                  before it, its values -1 */
@@ -161,6 +163,15 @@ static void s_serve_one(fake_shard *s)
         bool asks = h.type != WIRE_PUSH || (h.flags & (WIRE_FLAG_VERDICT | WIRE_FLAG_ACK));
         if (atomic_load(&s->drop) > 0) {
             atomic_fetch_sub(&s->drop, 1);
+        } else if (atomic_load(&s->refuse) != 0) {
+            if (atomic_load(&s->refuse) > 0) {
+                atomic_fetch_sub(&s->refuse, 1);
+            }
+            wire_header no = {.type = WIRE_REPLY, .worker = h.worker, .shard = s->index,
+                              .seq = h.seq, .generation = s->generation,
+                              .encoding = WIRE_NO_PAYLOAD, .flags = WIRE_FLAG_REFUSED};
+            HANDED_OVER(s);
+            assert_true(net_send(s->router, &frames[0], &no, NULL, 0, NULL) > 0);
         } else if (asks && !s->silent) {
             if (h.type == WIRE_PULL && s->old_answer_first && h.seq > 1) {
                 s_answer(s, &frames[0], &h, h.seq - 1, true);
@@ -387,6 +398,32 @@ static void test_a_silent_shard_fails_at_the_timeout(void **state)
     /* never heard from, it may not have started: another try may succeed */
     assert_int_equal(err.status, ERROR_RETRYABLE);
     assert_non_null(strstr(err.msg, "nor ever before"));
+}
+
+/* A shard that refuses this process (another, still connected, holds its
+ * index: two processes given one rank) is asked again at each resend, and
+ * its refusals are no answer: the pull fails at the timeout, saying so,
+ * for good (exit 1: it is no shard's start-up). One that refuses only the
+ * first requests (a restarted worker's predecessor not yet seen gone)
+ * answers the next: the pull succeeds. */
+static void test_a_refused_process_fails_at_the_timeout(void **state)
+{
+    fixture *f = *state;
+    f->shard[0].refuse = 2;
+    f->o.timeout = 0.3;
+    f->o.resend = 0.05;
+    s_start(f);
+    float theta[NPARAMS];
+    uint64_t versions[SHARDS];
+    error err = {0};
+    assert_int_equal(s_pull(f, theta, 0, versions, NULL, NULL, NULL, &err), 0);
+    assert_int_equal(f->p.refused, 0);
+    f->shard[0].refuse = -1;
+    assert_int_equal(s_pull(f, theta, 0, versions, NULL, NULL, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "ps 0 refused every request for 0.3 s ([cluster] timeout): "
+                                    "another process, still connected, is worker 2"));
+    assert_int_equal(err.status, ERROR_RUNTIME);
+    assert_true(f->p.refused >= 2);   /* the first request and each sent again */
 }
 
 /* A shard that answered and then went silent is gone: no retry brings
@@ -774,6 +811,8 @@ int main(void)
                                         s_teardown),
         cmocka_unit_test_setup_teardown(test_a_shard_silent_after_answering_fails_for_good,
                                         s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown(test_a_refused_process_fails_at_the_timeout, s_setup,
+                                        s_teardown),
         cmocka_unit_test_setup_teardown(test_a_shard_gone_back_lowers_the_pull, s_setup,
                                         s_teardown),
         cmocka_unit_test_setup_teardown(test_a_restored_shard_under_a_leader, s_setup,

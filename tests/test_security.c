@@ -132,7 +132,28 @@ static bool s_answered(void *sock, const wire_header *h, size_t n, long ms)
     wire_client_send(sock, h, NULL, 0);
     float buf[64];
     wire_header reply;
-    return wire_client_receive(sock, &reply, buf, sizeof buf, n, ms) >= 0;
+    return wire_client_receive(sock, &reply, buf, sizeof buf, n, ms) >= 0 &&
+           !(reply.flags & WIRE_FLAG_REFUSED);
+}
+
+/* Whether the next reply on sock, within 10 s, is the refusal of a message
+ * numbered seq from a peer that does not speak for its index: no values,
+ * nothing else to read in it. */
+static bool s_refusal_came(void *sock, uint64_t seq, size_t n)
+{
+    float buf[64];
+    wire_header reply;
+    return wire_client_receive(sock, &reply, buf, sizeof buf, n, 10000) == 0 &&
+           reply.flags == WIRE_FLAG_REFUSED && reply.encoding == WIRE_NO_PAYLOAD &&
+           reply.seq == seq && reply.base_version == 0 && reply.total == 0;
+}
+
+/* Sends h over sock: whether the shard refused it as from a peer that does
+ * not speak for its index. */
+static bool s_refused(void *sock, const wire_header *h, size_t n)
+{
+    wire_client_send(sock, h, NULL, 0);
+    return s_refusal_came(sock, h->seq, n);
 }
 
 /* The shard's counters, asked as a tool (WIRE_ANY) over sock. */
@@ -929,9 +950,11 @@ static void test_a_job_under_way_passes_the_gate(void **state)
 }
 
 /* Without CURVE, worker 0 and the evaluator belong to the peers that first
- * spoke for them: another peer's push, DONE, SHUTDOWN or pull for them gets
- * no answer and changes nothing, and is counted as foreign. Once worker
- * 0's peer has gone, a new one (a restarted worker) takes its place. */
+ * spoke for them: another peer's push, DONE, SHUTDOWN or pull for them is
+ * answered with a refusal alone (to that peer: a second process given the
+ * same index learns why it is not served), changes nothing, and is counted
+ * as foreign. Once worker 0's peer has gone, a new one (a restarted
+ * worker) takes its place. */
 static void test_messages_speak_only_for_their_sender(void **state)
 {
     support_fixture *f = *state;
@@ -954,6 +977,7 @@ static void test_messages_speak_only_for_their_sender(void **state)
     wire_header push = {.type = WIRE_PUSH, .worker = 0, .count = n, .encoding = WIRE_F32,
                         .samples = 4000000};
     wire_client_send(forger, &push, huge, n * sizeof(float));
+    assert_true(s_refusal_came(forger, push.seq, n));
     free(huge);
     const wire_header forged[] = {
         {.type = WIRE_CONTROL, .worker = 0, .tag = WIRE_CONTROL_DONE, .encoding = WIRE_NO_PAYLOAD},
@@ -964,7 +988,9 @@ static void test_messages_speak_only_for_their_sender(void **state)
         {.type = WIRE_PULL, .worker = WIRE_EVALUATOR, .encoding = WIRE_NO_PAYLOAD},
     };
     for (int i = 0; i < 4; i++) {
-        assert_false(s_answered(forger, &forged[i], n, 300));
+        wire_header numbered = forged[i];
+        numbered.seq = 100 + (uint64_t)i;
+        assert_true(s_refused(forger, &numbered, n));
     }
     s_expect_untouched(worker, 0, init, n);
     cJSON *stats = s_stats(forger, n);   /* counters: anyone may ask */
@@ -978,10 +1004,15 @@ static void test_messages_speak_only_for_their_sender(void **state)
      * worker asked whether it is still there at most every 0.1 s, not once
      * per forgery (each ask an empty message it had to read and skip) */
     wire_header forged_pull = {.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD};
+    nanosleep(&(struct timespec){.tv_nsec = 150000000}, NULL);   /* past the last probe's
+                                                                   * 0.1 s: the first probes */
     for (int i = 0; i < 1000; i++) {
         wire_client_send(forger, &forged_pull, NULL, 0);
     }
-    stats = s_stats(forger, n);   /* after the 1,000: one pipe, in order */
+    for (int i = 0; i < 1000; i++) {   /* refused to the forger alone, each */
+        assert_true(s_refusal_came(forger, 0, n));
+    }
+    stats = s_stats(forger, n);
     assert_true(support_json_number(stats, "foreign") == 1005);
     cJSON_Delete(stats);
     int probes = 0;
@@ -994,13 +1025,17 @@ static void test_messages_speak_only_for_their_sender(void **state)
     }
 
     /* worker 0's peer goes; its successor is answered once the shard sees
-     * it gone (asked again until then, as a worker resends) */
+     * it gone (refused and asking again every 0.1 s until then, as a worker
+     * resends; for up to 10 s) */
     zmq_close(worker);
     worker = wire_client_open(ctx, port, NULL);
     wire_header pull = {.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD};
     bool answered = false;
-    for (int i = 0; i < 50 && !answered; i++) {
-        answered = s_answered(worker, &pull, n, 200);
+    for (int i = 0; i < 100 && !answered; i++) {
+        answered = s_answered(worker, &pull, n, 100);
+        if (!answered) {
+            nanosleep(&(struct timespec){.tv_nsec = 100000000}, NULL);
+        }
     }
     assert_true(answered);
 
@@ -1539,12 +1574,21 @@ static void test_unknown_curve_keys_get_nothing(void **state)
         }
     }
     wire_client_send(other, &push, huge, n * sizeof(float));   /* worker-1 as worker 0 */
-    assert_false(s_answered(other, &tries[2], n, 300));         /* nor the evaluator */
+    assert_true(s_refusal_came(other, push.seq, n));
+    assert_true(s_refused(other, &tries[2], n));                /* nor the evaluator */
+    /* a second process with worker 0's own key (two given one rank) is
+     * refused while the first is connected: both were served, and the
+     * shard took each one's pushes as the other's */
+    void *twin = wire_client_open(ctx, port, &w0);
+    wire_client_send(twin, &push, huge, n * sizeof(float));
+    assert_true(s_refusal_came(twin, push.seq, n));
+    assert_true(s_refused(twin, &tries[0], n));
+    zmq_close(twin);
     free(huge);
     s_expect_untouched(good, 0, init, n);
     cJSON *stats = s_stats(good, n);
     assert_true(support_json_number(stats, "pushes") == 0);
-    assert_true(support_json_number(stats, "foreign") == 2);
+    assert_true(support_json_number(stats, "foreign") == 4);
     assert_true(support_json_number(stats, "unauthenticated") >= 1);
     cJSON_Delete(stats);
     assert_true(support_alive(ps));
@@ -1679,9 +1723,10 @@ static int s_start_job(support_fixture *f, int port)
  * evaluator: none of it is taken, and the job completes as if it had not
  * been there (it once stopped the shard, and the job failed a minute later
  * blaming the evaluator). The workers are held (SIGSTOP) until the shard
- * has refused all five: the job, under a second of training, once ended
- * before a forger slowed by a busy host had been heard (the count fell
- * short once in 26 runs with both cores busy). */
+ * has refused all five (the forger reads each refusal): the job, under a
+ * second of training, once ended before a forger slowed by a busy host
+ * had been heard (the count fell short once in 26 runs with both cores
+ * busy). */
 static void test_forged_messages_do_not_stop_a_live_job(void **state)
 {
     support_fixture *f = *state;
@@ -1712,15 +1757,12 @@ static void test_forged_messages_do_not_stop_a_live_job(void **state)
                         .tag = WIRE_CONTROL_SHUTDOWN, .encoding = WIRE_NO_PAYLOAD};
     assert_true(wire_client_send(forger, &stop, NULL, 0));
     free(huge);
-    double foreign = 0;
-    for (int tries = 0; tries < 100 && foreign < 5; tries++) {   /* up to 10 s */
-        cJSON *st = s_stats(forger, n);
-        foreign = support_json_number(st, "foreign");
-        cJSON_Delete(st);
-        if (foreign < 5) {
-            nanosleep(&(struct timespec){.tv_nsec = 100000000}, NULL);
-        }
+    for (int i = 0; i < 5; i++) {   /* each refused, in the order sent */
+        assert_true(s_refusal_came(forger, 0, n));
     }
+    cJSON *st = s_stats(forger, n);
+    double foreign = support_json_number(st, "foreign");
+    cJSON_Delete(st);
     for (int w = 0; w < 2; w++) {
         kill(workers[w], SIGCONT);
     }

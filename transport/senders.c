@@ -51,14 +51,16 @@ bool senders_accept(senders *s, void *router, zmq_msg_t *identity, const char *u
     if (!evaluator && h->worker >= s->workers) {
         return false;
     }
-    if (s->curve) {
+    if (s->curve) {   /* the key first; then, as without it, one process at a time */
         char want[32];
         if (evaluator) {
             snprintf(want, sizeof want, "evaluator");
         } else {
             snprintf(want, sizeof want, "worker-%u", h->worker);
         }
-        return strcmp(user, want) == 0;
+        if (strcmp(user, want) != 0) {
+            return false;
+        }
     }
     sender_slot *slot = &s->slots[evaluator ? s->workers : h->worker];
     size_t len = zmq_msg_size(identity);

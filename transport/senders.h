@@ -1,11 +1,13 @@
 /* senders.h: a message speaks only for its sender.
  *
  * A shard binds each worker index, and the evaluator, to one peer. With
- * CURVE the keys fix the binding: worker K is the client admitted as
- * "worker-K" and the evaluator the one admitted as "evaluator" (the User-Id
- * of each message). Without CURVE it is the ZeroMQ routing identity of the
- * first peer that speaks for the index. Another peer may take the index
- * over only once that one has gone, as a restarted worker does; the shard
+ * CURVE only the client admitted as "worker-K" may speak for worker K and
+ * only the one admitted as "evaluator" for the evaluator (the User-Id of
+ * each message). With CURVE or without, the index is bound to the ZeroMQ
+ * routing identity of the first peer that speaks for it: two processes
+ * given one index (and one key) are not both served. Another peer may
+ * take the index over only once that one has gone, as a restarted worker
+ * does; the shard
  * learns it by probing the bound peer with an empty message (which clients
  * ignore) that the router cannot route once the peer has disconnected, at
  * most once every 0.1 s a slot (a message from another peer meanwhile is

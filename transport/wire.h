@@ -98,6 +98,9 @@ enum wire_flags {
                                      parameters and version went back */
     WIRE_FLAG_ACK = 32,           /* push: reply once it is taken (with faults
                                      injected, a lost push is sent again) */
+    WIRE_FLAG_REFUSED = 64,       /* reply, no payload: the shard took nothing, the
+                                     sender's worker index (or the evaluator's place)
+                                     speaking from another process still there */
 };
 
 typedef struct wire_header {

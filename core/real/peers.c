@@ -246,6 +246,12 @@ static int s_answer(peers *p, int k, net_msg *m, uint64_t seq, bool note, wire_h
     if (h->seq != seq) {
         return 0;
     }
+    if (h->flags & WIRE_FLAG_REFUSED) {
+        p->refused++;   /* asked again until the holder has gone (a restarted worker's
+                         * predecessor not yet seen to disconnect) or the timeout */
+        return 0;
+    }
+    p->refused = 0;
     if (p->generation[k] != 0 && h->generation != p->generation[k]) {
         shm_close(&p->segments[k]);   /* a new process of the shard: it holds no segment */
     }
@@ -268,6 +274,7 @@ static int s_receive_any(peers *p, const awaited *a, int n, net_msg *m, wire_hea
                          error *err)
 {
     double silent = 0, since_sent = 0, interval = p->o.resend;
+    long refused = p->refused;
     int wait_ms = p->o.resend < 0.1 ? (int)fmax(1, p->o.resend * 1000) : 100;
     if (p->dropped[0]) {
         return error_set(err, ERROR_RUNTIME, "%s", p->dropped);
@@ -311,11 +318,24 @@ static int s_receive_any(peers *p, const awaited *a, int n, net_msg *m, wire_hea
             net_msg_close(m);
         }
         if (ready > 0) {
-            silent = 0;   /* a shard is there */
+            if (p->refused == refused) {
+                silent = 0;   /* a shard is there (one refusing this process is not) */
+            }
+            refused = p->refused;
             continue;
         }
         silent += wait_ms * 1e-3;
         since_sent += wait_ms * 1e-3;
+        if (silent >= p->o.timeout && p->refused > 0) {
+            char who[32] = "the evaluator";
+            if (p->self != WIRE_EVALUATOR) {
+                snprintf(who, sizeof who, "worker %u", p->self);
+            }
+            return error_set(err, ERROR_RUNTIME, "ps %d refused every request for %g s "
+                             "([cluster] timeout): another process, still connected, is %s "
+                             "(two processes given one --task_index or rank?)", a[0].k,
+                             p->o.timeout, who);
+        }
         if (silent >= p->o.timeout) {
             /* one never heard from may not have started yet: retryable */
             bool never = p->generation[a[0].k] == 0;

@@ -57,6 +57,8 @@ typedef struct peers {
                                  across its processes (peers_take_up), each push's
                                  total */
     uint32_t self;            /* worker index or WIRE_EVALUATOR */
+    long refused;             /* refusals (WIRE_FLAG_REFUSED: another process holds this
+                                 one's index) since a shard last answered */
     peers_options o;
     long bytes;               /* sent and received */
     long resent;              /* requests sent again for want of an answer */

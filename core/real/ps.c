@@ -282,10 +282,21 @@ static void s_reject(ps *p, const char *why, const wire_header *h, bool decoded)
 }
 
 /* A message for a worker index (or the evaluator) from a peer that does
- * not speak for it: counted, the first few logged, dropped. */
-static void s_foreign(ps *p, const wire_header *h, const char *user)
+ * not speak for it: counted, the first few logged, and answered to that
+ * peer alone with a refusal (no values; neither counted in the shard's
+ * bytes nor routed to the peer that holds the index), so that a second
+ * process given the same index learns why it is not served. */
+static void s_foreign(ps *p, const zmq_msg_t *identity, const wire_header *h,
+                      const char *user)
 {
     server *s = p->s;
+    wire_header refusal = {
+        .type = WIRE_REPLY, .worker = h->worker, .shard = (uint32_t)s->shard,
+        .encoding = WIRE_NO_PAYLOAD, .flags = WIRE_FLAG_REFUSED, .seq = h->seq,
+        .generation = p->generation, .job = p->o->job,
+    };
+    net_send(p->router, identity, &refusal, NULL, 0, NULL);   /* gone, or not reading: no
+                                                                 * matter */
     s->stats.foreign++;
     if (s->stats.foreign <= PS_LOGGED_REJECTS) {
         char who[32];
@@ -669,7 +680,7 @@ static int s_handle(ps *p, net_msg *m)
         return 0;
     }
     if (!senders_accept(&p->senders, p->router, identity, m->user, &h)) {
-        s_foreign(p, &h, m->user);
+        s_foreign(p, identity, &h, m->user);
         return 0;
     }
     if (h.job != 0 && h.job != p->o->job && h.worker != WIRE_ANY) {
