@@ -9,7 +9,8 @@
 # training. The runs alternate, REPS times each; each line gives the
 # median samples/s (summary.json) with the smallest and largest, the
 # median over the sequential trainer's median, and the median accuracy
-# and staleness.
+# and staleness, each over the runs that completed without diverging
+# (which the last column counts).
 #   bench/hogwild_vs_sequential.sh [EPOCHS (2)] [REPS (5)]
 # OVERRIDES adds config overrides to every run, e.g. on a GPU with the CNN:
 #   OVERRIDES="model.type=cnn backend.device=cuda" bench/hogwild_vs_sequential.sh 1 3
@@ -21,7 +22,7 @@ reps=${2:-5}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-. "$root/bench/lib.sh"   # median
+. "$root/bench/lib.sh"   # median, record_run, kept_runs
 
 names=(sequential
        "hogwild, 1 worker process, sockets, prefetch off"
@@ -45,24 +46,23 @@ for ((r = 0; r < reps; r++)); do
               "${extra[@]}" "${overrides[@]}" 2>"$out/stderr" | tail -1) || true
         if [ ! -f "$dir/summary.json" ]; then   # the others still run
             echo "${names[$i]}: failed: $(tail -1 "$out/stderr")" >&2
-            continue
         fi
-        echo "$(summary_field "$dir" samples_per_s) $(summary_field "$dir" final_test_acc) \
-$(summary_field "$dir" staleness_mean)" >>"$out/$i"
+        record_run "$dir" "$out/$i" samples_per_s final_test_acc staleness_mean
     done
 done
 base=$( (cat "$out/0" 2>/dev/null || true) | awk '{print $1}' | median)
-echo "| run | samples/s, median | min | max | against sequential | final test acc | staleness mean |"
-echo "| --- | --- | --- | --- | --- | --- | --- |"
+echo "| run | samples/s, median | min | max | against sequential | final test acc | staleness mean | runs |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 for ((i = 0; i < runs; i++)); do
     if [ ! -s "$out/$i" ]; then
-        echo "| ${names[$i]} | failed | | | | | |"
+        echo "| ${names[$i]} | none usable | | | | | | $(kept_runs "$out/$i") |"
         continue
     fi
     rate=$(awk '{print $1}' "$out/$i" | median)
-    printf "| %s | %.0f | %.0f | %.0f | %.2f | %.4f | %.3f |\n" "${names[$i]}" "$rate" \
+    printf "| %s | %.0f | %.0f | %.0f | %.2f | %.4f | %.3f | %s |\n" "${names[$i]}" "$rate" \
         "$(awk '{print $1}' "$out/$i" | sort -g | head -1)" \
         "$(awk '{print $1}' "$out/$i" | sort -g | tail -1)" \
         "$(awk -v a="$rate" -v b="$base" 'BEGIN {print (b != "nan" && b + 0 > 0 ? a / b : "nan")}')" \
-        "$(awk '{print $2}' "$out/$i" | median)" "$(awk '{print $3}' "$out/$i" | median)"
+        "$(awk '{print $2}' "$out/$i" | median)" "$(awk '{print $3}' "$out/$i" | median)" \
+        "$(kept_runs "$out/$i")"
 done

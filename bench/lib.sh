@@ -36,7 +36,7 @@ summary_field() {
 # others' (0.8 and a null seed read 0.4000). Printed with 10 significant
 # digits.
 mean_all() {
-    LC_ALL=C awk 'NF == 0 {next}
+    LC_ALL=C awk 'NF == 0 {bad = 1; next}
                   $1 !~ /^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$/ {bad = 1}
                   {s += $1; n++}
                   END {if (n == 0 || bad) print "nan"; else printf "%.10g\n", s / n}'
@@ -51,4 +51,49 @@ time_to_target() {
     LC_ALL=C awk -F, -v a="$2" -v never="${3:-}" \
         'NR > 1 && $3 > 0 && $5 ~ /^[0-9.eE+-]+$/ && $6 >= a {print $1; found = 1; exit}
          END {if (!found && never != "") print never}' "$1/eval.csv"
+}
+
+# run_verdict DIR: ok for a complete run that did not diverge; else
+# diverged, or failed (no summary.json, or one not complete). A diverged
+# run's samples/s is that of the few steps before it stopped and its
+# accuracy is null: neither measures its setting.
+run_verdict() {
+    if [ "$(summary_field "$1" complete)" != true ]; then
+        echo failed
+    elif [ "$(summary_field "$1" diverged)" != false ]; then
+        echo diverged
+    else
+        echo ok
+    fi
+}
+
+# record_run DIR FILE KEY...: appends DIR's KEYs (summary_field), on one
+# line, to FILE where run_verdict says ok, and else its verdict to
+# FILE.left, so that a table's medians are of usable runs only and
+# kept_runs says how many those were.
+record_run() {
+    local dir=$1 file=$2 verdict line=""
+    shift 2
+    verdict=$(run_verdict "$dir")
+    if [ "$verdict" != ok ]; then
+        echo "$verdict" >>"$file.left"
+        return
+    fi
+    for key in "$@"; do
+        line+="${line:+ }$(summary_field "$dir" "$key")"
+    done
+    echo "$line" >>"$file"
+}
+
+# kept_runs FILE: "K of N" (the runs record_run kept of those it saw),
+# followed by how many diverged and failed where any did.
+kept_runs() {
+    local kept=0 diverged=0 failed=0
+    [ -f "$1" ] && kept=$(wc -l <"$1")
+    [ -f "$1.left" ] && diverged=$(grep -c '^diverged$' "$1.left" || true) &&
+        failed=$(grep -c '^failed$' "$1.left" || true)
+    printf "%d of %d" "$kept" "$((kept + diverged + failed))"
+    [ "$diverged" -gt 0 ] && printf ", %d diverged" "$diverged"
+    [ "$failed" -gt 0 ] && printf ", %d failed" "$failed"
+    echo
 }

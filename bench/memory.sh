@@ -17,6 +17,8 @@ out=$(mktemp -d)
 cache=$(mktemp -d)
 trap 'rm -rf "$out" "$cache"' EXIT
 
+. "$root/bench/lib.sh"   # summary_field
+
 kib() { awk -v k="$2" '$1 == k":" {print $2}' "/proc/$1/smaps_rollup" 2>/dev/null || true; }
 
 # The workers' PIDs: `asgd worker` children of the job.
@@ -55,8 +57,8 @@ for mode in off on; do
         exit 1
     fi
     dir=$(cat "$out/dir-$mode")
-    params=$(grep -o '"params":[^,]*' "$dir/summary.json" | grep -o '[0-9]*$')
-    acc=$(grep -o '"final_test_acc":[^,]*' "$dir/summary.json" | grep -o '[0-9.]*$')
+    params=$(summary_field "$dir" params)
+    acc=$(summary_field "$dir" final_test_acc)   # nan: the job diverged
     echo "$sample" | awk -v m="$mode" -v w="$workers" -v p="$params" -v a="$acc" '
         NF == 2 {n++; pss += $1; rss += $2; if ($1 > max) max = $1}
         END {printf "| %s | %d | %.1f | %.1f | %.1f | %.2f | %s |\n", m, w, pss / n / 1024,

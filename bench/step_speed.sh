@@ -48,9 +48,11 @@ for run in "${runs[@]}"; do
         t=$("$python" "$root/bench/torch_step.py" --device "$device" --model "$model" \
               --batch "$batch" --steps "$steps" --reps "$reps" --threads "$threads")
         g=none   # not a number: the median leaves a failed or skipped run out
-        [ "$device" = cuda ] && g=$("$python" "$root/bench/torch_step.py" --device cuda \
-              --model "$model" --batch "$batch" --steps "$steps" --reps "$reps" --graphs |
-              line_field samples_per_s) || g=failed   # the eager figures stand without it
+        if [ "$device" = cuda ]; then   # the eager figures stand without it
+            g=$("$python" "$root/bench/torch_step.py" --device cuda --model "$model" \
+                  --batch "$batch" --steps "$steps" --reps "$reps" --graphs |
+                  line_field samples_per_s) || g=failed
+        fi
         rows+="$(line_field samples_per_s <<<"$a") $(line_field samples_per_s <<<"$t") \
 $(line_field gemm_fraction <<<"$a") $g"$'\n'
         name=$(sed 's/.*device=\(.*\) model=.*/\1/' <<<"$a")
