@@ -4,7 +4,8 @@
  * first appear; empty where a run has none; a list as its values separated
  * by spaces; whole numbers in full, others to 9 significant digits), and
  * the run's folder relative to results.csv. A field holding
- * a comma, a quote or a line break is quoted, its quotes doubled. */
+ * a comma, a quote or a line break is quoted, its quotes doubled. Rows
+ * that another build or host made are counted on stderr. */
 #include "sweep/grid.h"
 
 #include <errno.h>
@@ -15,6 +16,7 @@
 
 #include <cJSON.h>
 
+#include "core/provenance.h"
 #include "core/run.h"
 
 #define RESULTS_MAX_FIELDS 128
@@ -131,6 +133,56 @@ static void s_row(FILE *f, const sweep *s, const sweep_run *run, const columns *
     fputc('\n', f);
 }
 
+/* A summary's build and host, "asgd 0.1.0, commit 1a2b3c4, Release, on
+ * host", into out; with summary NULL, those of a run this process (p)
+ * would make. */
+static void s_made_by(const cJSON *summary, const provenance *p, char *out, size_t n)
+{
+    const char *keys[] = {"asgd_version", "git_commit", "build", "host"};
+    const char *mine[] = {p->version, p->commit, p->build, p->host};
+    const char *v[4];
+    for (int i = 0; i < 4; i++) {
+        const cJSON *j = summary ? cJSON_GetObjectItemCaseSensitive(summary, keys[i]) : NULL;
+        v[i] = !summary ? mine[i] : cJSON_IsString(j) ? j->valuestring : "?";
+    }
+    bool dirty = summary ? cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(summary, "git_dirty"))
+                         : p->dirty;
+    snprintf(out, n, "asgd %s, commit %.7s%s, %s, on %s", v[0], v[1],
+             dirty ? " with uncommitted changes" : "", v[2], v[3]);
+}
+
+/* Says on stderr how many of the runs in results.csv another build, or
+ * another host, made (complete runs a sweep keeps from an earlier call):
+ * their times and results are that build's, beside this one's rows. Two
+ * builds of one commit, both with uncommitted changes, cannot be told
+ * apart, and are not. */
+static void s_say_other_builds(const sweep *s, cJSON *const *summaries)
+{
+    char here[800], first[800] = "", made[800];
+    provenance p;
+    provenance_get(&p);
+    s_made_by(NULL, &p, here, sizeof here);
+    int others = 0, rows = 0;
+    const char *dir = "";
+    for (int r = 0; r < s->nruns; r++) {
+        if (!summaries[r]) {
+            continue;
+        }
+        rows++;
+        s_made_by(summaries[r], &p, made, sizeof made);
+        if (strcmp(made, here) != 0 && others++ == 0) {
+            snprintf(first, sizeof first, "%s", made);
+            dir = s->runs[r].id;
+        }
+    }
+    if (others > 0) {
+        fprintf(stderr, "asgd sweep: %d of the %d runs in results.csv %s made by another "
+                "build or host than this one (%s: %s; this one: %s): their times and results "
+                "are that build's; remove their folders to run them again with this one\n",
+                others, rows, others > 1 ? "were" : "was", dir, first, here);
+    }
+}
+
 int sweep_results(const sweep *s, error *err)
 {
     cJSON **summaries = calloc((size_t)s->nruns, sizeof *summaries);
@@ -173,6 +225,9 @@ int sweep_results(const sweep *s, error *err)
     }
     if (bad) {
         rc = error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", path, strerror(errno));
+    }
+    if (rc == 0) {
+        s_say_other_builds(s, summaries);
     }
     for (int r = 0; r < s->nruns; r++) {
         cJSON_Delete(summaries[r]);

@@ -119,6 +119,44 @@ static void test_expansion_and_results(void **state)
     free(r);
 }
 
+/* A complete run a sweep keeps from an earlier call by another build (an
+ * edited commit, as a rebuild after a change leaves) is said on stderr,
+ * naming it and both builds: results.csv mixed builds without a word, the
+ * git_commit column the only trace. Runs of this build are not. */
+static void test_runs_of_another_build_are_said(void **state)
+{
+    support_fixture *f = *state;
+    s_files(f, s_grid);
+    const char *args[] = {"sweep", f->config, NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    support_run_asgd(&f->r, f->dir, args);
+    assert_non_null(strstr(f->r.out, "8 runs, 0 ran now, 8 already complete"));
+    assert_null(strstr(f->r.err, "another build"));
+    char path[700];
+    snprintf(path, sizeof path, "%s/demo/train.algorithm=sync,cluster.workers=2,seed=1/"
+             "summary.json", f->out);
+    char *text = support_read_file(path);
+    assert_non_null(text);
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    cJSON_ReplaceItemInObjectCaseSensitive(j, "git_commit",
+                                           cJSON_CreateString("0123456789abcdef"));
+    text = cJSON_Print(j);
+    support_write_file(path, text);
+    free(text);
+    cJSON_Delete(j);
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "8 runs, 0 ran now, 8 already complete"));
+    if (!strstr(f->r.err, "1 of the 8 runs in results.csv was made by another build or host "
+                          "than this one (train.algorithm=sync,cluster.workers=2,seed=1: "
+                          "asgd ") ||
+        !strstr(f->r.err, "commit 0123456")) {
+        fail_msg("no word of the other build's run: \"%s\"", f->r.err);
+    }
+}
+
 /* A grid over rules from a base config with one rule's keys: each run
  * ignores the keys its rule does not read (a warning, said once), and the
  * sweep runs. */
@@ -624,6 +662,7 @@ int main(void)
         T(test_complete_runs_of_a_changed_config),
         T(test_a_sim_sweep_without_a_rule),
         T(test_large_counters_are_exact),
+        T(test_runs_of_another_build_are_said),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
