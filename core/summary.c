@@ -478,9 +478,13 @@ int summary_write(const char *dir, const run_summary *s, error *err)
         return error_set(err, ERROR_RUNTIME, "summary: out of memory");
     }
     s_add_identity(j, s);
-    cJSON_AddNumberToObject(j, "final_test_acc", s->final_test_acc);
+    /* a diverged run's final numbers are no result (null), also where its
+     * model stayed finite because the shards refused the NaN pushes: the
+     * accuracy of a model the rule had stopped moving (0.102 at a loss of
+     * 2e27) read as a seed's result beside the others' */
+    cJSON_AddNumberToObject(j, "final_test_acc", s->diverged ? NAN : s->final_test_acc);
     cJSON_AddNumberToObject(j, "best_test_acc", s->best_test_acc);
-    cJSON_AddNumberToObject(j, "final_test_loss", s->final_test_loss);
+    cJSON_AddNumberToObject(j, "final_test_loss", s->diverged ? NAN : s->final_test_loss);
     cJSON_AddBoolToObject(j, "diverged", s->diverged);
     cJSON_AddNumberToObject(j, "time_s", s->time_s);
     cJSON_AddNumberToObject(j, "startup_s", s->startup_s);

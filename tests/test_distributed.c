@@ -1116,6 +1116,29 @@ static void test_a_diverging_run_is_a_result(void **state)
         s_run_dir(f, dir, sizeof dir);
         s_expect_diverged(f, dir);
     }
+    /* without evaluations during training, the shards' refusal of a NaN
+     * push ends the run as soon as the evaluator hears of it: a lockstep
+     * round waited for good, and the job failed at [cluster] timeout, "ps
+     * 0 did not answer" (the model it keeps is the last finite one) */
+    const char *rules[] = {"train.algorithm=sync", "train.algorithm=easgd"};
+    for (int i = 0; i < 2; i++) {
+        const char *args[] = {"train", "/dev/null", f->out_arg, rules[i], "experiment.mode=real",
+                              "data.dataset=synthetic", "model.type=mlp", "model.hidden=16",
+                              "train.lr=1000", "train.epochs=20", "eval.every=0",
+                              "cluster.workers=2", "cluster.timeout=5", NULL};
+        support_run_asgd(&f->r, f->dir, args);
+        if (f->r.status != 0 || !strstr(f->r.err, " diverged: ")) {
+            fail_msg("%s, eval.every=0: exit %d: %s", rules[i], f->r.status, f->r.err);
+        }
+        char dir[4096], path[4200];
+        s_run_dir(f, dir, sizeof dir);
+        snprintf(path, sizeof path, "%s/summary.json", dir);
+        cJSON *j = support_json_file(path);
+        assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")));
+        assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "diverged")));
+        assert_true(support_json_number(j, "nonfinite") > 0);
+        cJSON_Delete(j);
+    }
 }
 
 /* Checks a role-per-process job's folder, which its evaluator made a whole

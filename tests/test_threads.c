@@ -255,7 +255,9 @@ static int s_run_within(support_fixture *f, const char *const *args, double seco
 
 /* A run that cannot go on ends, and says why: a sync round whose workers
  * diverge (their NaN pushes refused, so the round never fills) is a
- * diverged result; without evaluations during training too. */
+ * diverged result; without evaluations during training too. Its final
+ * accuracy and loss are null, as any diverged run's, though the model it
+ * keeps stayed finite (they were that model's numbers, a seed's result). */
 static void test_a_stuck_run_ends(void **state)
 {
     support_fixture *f = *state;
@@ -269,6 +271,21 @@ static void test_a_stuck_run_ends(void **state)
     snprintf(path, sizeof path, "%s/wild/r/summary.json", f->out);
     cJSON *j = support_json_file(path);
     assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "diverged")));
+    cJSON_Delete(j);
+    /* sagn's last test loss stays finite (3.7e25), its NaN pushes refused */
+    const char *sagn[] = {"train", "/dev/null", f->out_arg, "experiment.mode=threads",
+                          "experiment.name=wild", "experiment.run_id=s",
+                          "data.dataset=synthetic", "data.train_size=4000", "model.type=mlp",
+                          "model.hidden=128", "train.algorithm=sagn", "train.batch=10",
+                          "cluster.workers=3", "train.lr=1000", "train.epochs=2",
+                          "eval.every=0", NULL};
+    assert_int_equal(s_run_within(f, sagn, 60), 0);
+    snprintf(path, sizeof path, "%s/wild/s/summary.json", f->out);
+    j = support_json_file(path);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "diverged")));
+    assert_true(support_json_number(j, "nonfinite") > 0);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, "final_test_acc")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, "final_test_loss")));
     cJSON_Delete(j);
 }
 

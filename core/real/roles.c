@@ -312,8 +312,9 @@ static int s_poll(evaluator *v, bool *done, error *err)
     return 0;
 }
 
-/* Waits until the next evaluation is due (0) or every worker is done (1);
- * -1 on failure. Until training has begun it asks the shards often, to
+/* Waits until the next evaluation is due, or a shard has refused a push
+ * of NaN or infinite values (0), or every worker is done (1); -1 on
+ * failure. Until training has begun it asks the shards often, to
  * learn when it did. */
 static int s_wait(evaluator *v, error *err)
 {
@@ -333,6 +334,12 @@ static int s_wait(evaluator *v, error *err)
             }
             if (done) {
                 return 1;
+            }
+            for (int k = 0; k < v->cs->servers; k++) {
+                if (v->stats[k].nonfinite > 0) {
+                    return 0;   /* evaluated now, the run ends diverged: a lockstep
+                                 * rule's round waits for good for a push refused */
+                }
             }
             check = now + (v->t0 > 0 ? 0.5 : 0.05);
         }
