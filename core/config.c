@@ -619,6 +619,14 @@ void config_forget_section(config *c, const char *section)
     }
 }
 
+void config_forget_key(config *c, const char *section, const char *key)
+{
+    entry *e = s_find(c, section, key);
+    if (e) {
+        e->used = false;
+    }
+}
+
 bool config_used(const config *c, const char *section, const char *key)
 {
     const entry *e = s_find(c, section, key);

@@ -147,6 +147,8 @@ bool config_read_as_list(const config *c, const char *section, const char *key);
  * a key given there is "not used by this configuration" and the resolved
  * config (config_print) leaves the section out. */
 void config_forget_section(config *c, const char *section);
+/* The same for one key. */
+void config_forget_key(config *c, const char *section, const char *key);
 /* Whether a getter read section.key (a key given but never read is "not
  * used by this configuration"). */
 bool config_used(const config *c, const char *section, const char *key);

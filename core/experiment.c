@@ -54,6 +54,35 @@ static void s_default_name(char *buf, size_t n, const char *path)
     snprintf(buf, n, "%.*s", len, base);
 }
 
+/* The [cluster] keys a mode without sockets reads only to check them
+ * (a value out of range is still an error; faults and a trace that are
+ * set are refused by s_check_sim and s_check_threads): "not used by this
+ * configuration", and left out of the run's config.ini. Threads mode
+ * uses none of the network's or the supervision's, nor checkpoints; the
+ * simulator models the transport, shared segments, restarts and resends,
+ * and no more. A threads run's config.ini once said auth = curve,
+ * transport = tcp and restart = on-failure, none of which it had. */
+static void s_forget_network(experiment *e)
+{
+    static const char *const unused_in_sim[] = {"host", "port", "timeout", "auth", "keys",
+                                                "latency", "jitter", "drop", "duplicate",
+                                                "trace", NULL};
+    static const char *const unused_in_threads[] = {"transport", "shm", "restart",
+                                                    "backoff_limit", "resend", NULL};
+    if (e->mode == MODE_REAL) {
+        return;
+    }
+    for (int i = 0; unused_in_sim[i]; i++) {
+        config_forget_key(e->c, "cluster", unused_in_sim[i]);
+    }
+    for (int i = 0; e->mode == MODE_THREADS && unused_in_threads[i]; i++) {
+        config_forget_key(e->c, "cluster", unused_in_threads[i]);
+    }
+    if (e->mode == MODE_THREADS) {
+        config_forget_key(e->c, "checkpoint", "every");
+    }
+}
+
 /* [cluster]: a distributed rule's processes or threads, and their
  * network. */
 static int s_read_cluster(experiment *e, error *err)
@@ -117,6 +146,7 @@ static int s_read_cluster(experiment *e, error *err)
     e->shm = shm == 0;
     e->workers = (int)workers;
     e->servers = (int)servers;
+    s_forget_network(e);
     return 0;
 }
 

@@ -253,6 +253,51 @@ static int s_run_within(support_fixture *f, const char *const *args, double seco
     return support_wait_within(support_spawn_asgd(f->dir, args), seconds, "asgd");
 }
 
+/* The network's and the supervision's keys mean nothing to threads mode:
+ * each is "not used by this configuration", and the run's config.ini
+ * leaves it out (it said auth = curve and transport = tcp, of a run with
+ * neither); a value out of range is still refused. */
+static void test_network_keys_are_not_a_threads_runs(void **state)
+{
+    support_fixture *f = *state;
+    const char *args[] = {"train", "/dev/null", f->out_arg, "experiment.mode=threads",
+                          "experiment.name=net", "experiment.run_id=r",
+                          "data.dataset=synthetic", "data.train_size=500", "model.type=softmax",
+                          "train.algorithm=hogwild", "cluster.workers=2", "cluster.auth=curve",
+                          "cluster.transport=tcp", "cluster.restart=on-failure",
+                          "cluster.timeout=5", "cluster.drop=0", "checkpoint.every=0", NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    const char *keys[] = {"cluster.auth=curve", "cluster.transport=tcp",
+                          "cluster.restart=on-failure", "cluster.timeout=5", "cluster.drop=0",
+                          "checkpoint.every=0"};
+    for (int i = 0; i < 6; i++) {
+        char said[128];
+        snprintf(said, sizeof said, "%s: not used by this configuration", keys[i]);
+        if (!strstr(f->r.err, said)) {
+            fail_msg("no word of %s: %s", keys[i], f->r.err);
+        }
+    }
+    char path[600];
+    snprintf(path, sizeof path, "%s/net/r/config.ini", f->out);
+    char *config = support_read_file(path);
+    assert_non_null(config);
+    assert_non_null(strstr(config, "workers = 2"));
+    const char *gone[] = {"auth", "transport", "restart", "timeout", "drop", "[checkpoint]"};
+    for (int i = 0; i < 6; i++) {
+        if (strstr(config, gone[i])) {
+            fail_msg("config.ini keeps %s:\n%s", gone[i], config);
+        }
+    }
+    free(config);
+    const char *bad[] = {"train", "/dev/null", f->out_arg, "experiment.mode=threads",
+                         "data.dataset=synthetic", "train.algorithm=hogwild",
+                         "cluster.timeout=-1", NULL};
+    support_run_asgd(&f->r, f->dir, bad);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "cluster.timeout=-1: -1 is out of range"));
+}
+
 /* A run that cannot go on ends, and says why: a sync round whose workers
  * diverge (their NaN pushes refused, so the round never fills) is a
  * diverged result; without evaluations during training too. Its final
@@ -539,6 +584,7 @@ int main(void)
         T(test_what_needs_a_network_is_refused),
         T(test_a_stuck_run_ends),
         T(test_a_diverged_runs_last_row_is_the_diverged_model),
+        T(test_network_keys_are_not_a_threads_runs),
         T(test_sigint_stops_the_threads),
         T(test_sigint_during_the_write_up_waits_for_it),
     };
