@@ -4,20 +4,34 @@
 Each seed is a well-formed input in its harness's layout (see the header
 comment of fuzz/fuzz_NAME.c), so that fuzzing starts from messages, configs,
 cluster environments and IDX files that are accepted, and mutates from
-there. Run it again after changing a harness's input layout."""
+there. Run it again after changing a harness's input layout, or a config;
+`--check` writes them elsewhere and fails, naming each, where the
+committed corpus differs (its wire seeds once carried protocol 2 after the
+wire had moved to 4: every one refused at the version, no message
+accepted to mutate from)."""
+import filecmp
 import glob
 import gzip
 import json
 import os
+import re
 import struct
+import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "fuzz", "corpus")
 
-MAGIC, PROTOCOL = 0x44475341, 2
+
+def wire_protocol():
+    with open(os.path.join(ROOT, "transport", "wire.h")) as f:
+        return int(re.search(r"#define WIRE_PROTOCOL (\d+)", f.read()).group(1))
+
+
+MAGIC, PROTOCOL = 0x44475341, wire_protocol()
 PULL, PUSH, REPLY, CONTROL = 1, 2, 3, 4
 F32, NO_PAYLOAD, JSON_ENC, SHM = 0, 1, 2, 8
-DONE, STATS, SHUTDOWN, ATTACH = 1, 2, 3, 4
+DONE, STATS, RETIRED, ATTACH = 1, 2, 3, 4  # 3 was SHUTDOWN: refused now
 ATTACH_SIZE = 80  # a shared segment's path and token
 EVALUATOR, ANY = 0xFFFFFFFE, 0xFFFFFFFF
 LO, HI = 100, 1100  # the element range fuzz_wire's receiver owns
@@ -50,7 +64,7 @@ def wire_seeds():
                                                     encoding=F32, flags=4, samples=64)),
         "done": wire_seed(0, 0, header(CONTROL, 3, tag=DONE)),
         "stats": wire_seed(0, 0, header(CONTROL, ANY, tag=STATS)),
-        "shutdown": wire_seed(0, 0, header(CONTROL, EVALUATOR, tag=SHUTDOWN)),
+        "shutdown": wire_seed(0, 0, header(CONTROL, EVALUATOR, tag=RETIRED)),
         "reply-params": wire_seed(3, 4 * n, header(REPLY, 0, offset=LO, count=n, encoding=F32,
                                                    base=9, total=640, generation=1)),
         "reply-json": wire_seed(3, 40, header(REPLY, ANY, encoding=JSON_ENC)),
@@ -135,9 +149,36 @@ def compress_seeds():
     write("compress", "levels", seed(5, 4, 3, struct.pack("<fI", 2.0, 4) + bytes([0x3F, 0x51])))
 
 
-if __name__ == "__main__":
+def write_all():
     wire_seeds()
     compress_seeds()
     config_seeds()
     cluster_seeds()
     idx_seeds()
+
+
+def differences(made, kept):
+    """The seeds written into made that kept lacks or holds otherwise (kept
+    may hold more: inputs fuzzing found, kept as seeds)."""
+    names = set()
+    for folder, _, files in os.walk(made):
+        names.update(os.path.relpath(os.path.join(folder, f), made) for f in files)
+    return sorted(n for n in names
+                  if not (os.path.isfile(os.path.join(kept, n)) and
+                          filecmp.cmp(os.path.join(made, n), os.path.join(kept, n),
+                                      shallow=False)))
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--check"]:
+        kept = OUT
+        with tempfile.TemporaryDirectory() as made:
+            OUT = made
+            write_all()
+            stale = differences(made, kept)
+        if stale:
+            sys.exit("fuzz/corpus differs from what scripts/fuzz_seeds.py writes: %s; run it "
+                     "again" % ", ".join(stale))
+        print("fuzz/corpus is what scripts/fuzz_seeds.py writes")
+    else:
+        write_all()
