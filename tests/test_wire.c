@@ -207,18 +207,21 @@ static void test_rejects_bad_pulls_and_controls(void **state)
     assert_int_equal(s_decode(&ctl, 1, 0, &why), -1);
     ctl.tag = WIRE_CONTROL_DONE;                                  /* a tool is not a worker */
     assert_int_equal(s_decode(&ctl, 1, 0, &why), -1);
-    ctl.tag = WIRE_CONTROL_SHUTDOWN;                              /* nor may it stop a shard */
-    assert_int_equal(s_decode(&ctl, 1, 0, &why), -1);
-    ctl.worker = 0;                                               /* nor may a worker */
-    assert_int_equal(s_decode(&ctl, 1, 0, &why), -1);
-    ctl.worker = WIRE_EVALUATOR;                                  /* the evaluator may */
+    ctl.tag = 3;   /* SHUTDOWN once, which nothing sent: no one may stop a shard */
+    const uint32_t anyone[] = {WIRE_ANY, 0, WIRE_EVALUATOR};
+    for (int i = 0; i < 3; i++) {
+        ctl.worker = anyone[i];
+        assert_int_equal(s_decode(&ctl, 1, 0, &why), -1);
+        assert_string_equal(why, "unknown control message");
+    }
+    ctl.tag = WIRE_CONTROL_DONE;                                  /* the evaluator's done */
     assert_int_equal(s_decode(&ctl, 1, 0, &why), 0);
     bad = pull;
     bad.worker = WIRE_ANY;                                        /* a tool may not pull */
     assert_int_equal(s_decode(&bad, 1, 0, &why), -1);
     /* in a job without an evaluator, a message as the evaluator is a
-     * stranger's: its slot, never taken, let anyone stop the shard (exit
-     * 0, a half-trained run a success) or pull the model */
+     * stranger's: its slot, never taken, let anyone end the shard's wait
+     * for it or pull the model */
     wire_limits none = s_lim;
     none.no_evaluator = true;
     uint8_t buf[WIRE_HEADER_SIZE];

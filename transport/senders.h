@@ -13,9 +13,9 @@
  * most once every 0.1 s a slot (a message from another peer meanwhile is
  * refused without one: a forger's flood is not reflected onto the worker).
  *
- * Everything else is refused: a pull, push, DONE or SHUTDOWN for an index
- * from any other peer. Tools (WIRE_ANY) may only ask for the counters, and
- * only the evaluator may send SHUTDOWN (wire_decode checks both). */
+ * Everything else is refused: a pull, push or DONE for an index from any
+ * other peer. Tools (WIRE_ANY) may only ask for the counters (wire_decode
+ * checks it). */
 #ifndef ASGD_SENDERS_H
 #define ASGD_SENDERS_H
 

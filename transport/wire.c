@@ -223,17 +223,14 @@ int wire_decode(wire_header *h, const uint8_t *buf, size_t len, int frames,
         return s_check_range(h, frames, payload_len, lim->lo, lim->hi, lim->push_encoding,
                              lim->push_bits, why);
     case WIRE_CONTROL:
-        if (h->tag < WIRE_CONTROL_DONE || h->tag > WIRE_CONTROL_ATTACH) {
+        if (h->tag != WIRE_CONTROL_DONE && h->tag != WIRE_CONTROL_STATS &&
+            h->tag != WIRE_CONTROL_ATTACH) {
             *why = "unknown control message";
             return -1;
         }
         if (!is_worker && h->worker != WIRE_EVALUATOR &&
             (h->worker != WIRE_ANY || h->tag != WIRE_CONTROL_STATS)) {
             *why = "unknown worker (a tool may only ask for the counters)";
-            return -1;
-        }
-        if (h->tag == WIRE_CONTROL_SHUTDOWN && h->worker != WIRE_EVALUATOR) {
-            *why = "only the evaluator may stop a shard";
             return -1;
         }
         if (h->tag == WIRE_CONTROL_ATTACH) {

@@ -81,8 +81,10 @@ enum wire_encoding {
 enum wire_control {
     WIRE_CONTROL_DONE = 1,     /* this worker / the evaluator has finished */
     WIRE_CONTROL_STATS,        /* reply carries the shard's counters as JSON */
-    WIRE_CONTROL_SHUTDOWN,     /* stop serving now */
-    WIRE_CONTROL_ATTACH,       /* take this shared segment (payload: WIRE_ATTACH_SIZE
+    /* 3 was SHUTDOWN, "stop serving now", which no asgd process sent: a
+     * forged one as the evaluator stopped a shard, exit 0 (refused now as
+     * an unknown control message) */
+    WIRE_CONTROL_ATTACH = 4,   /* take this shared segment (payload: WIRE_ATTACH_SIZE
                                   bytes, encoding WIRE_SHM); reply tag 1: taken */
 };
 #define WIRE_ATTACH_SIZE 80        /* a segment's path (64 bytes) and token (16) */

@@ -630,12 +630,6 @@ static int s_control(ps *p, const request *r, const wire_header *h)
         free(json);
         return 0;
     }
-    if (h->tag == WIRE_CONTROL_SHUTDOWN) {
-        fprintf(stderr, "ps %d: the evaluator stopped the shard (%s)\n", s->shard,
-                server_workers_done(s) ? "every worker done" : "before every worker was done");
-        s_reply(p, r, WIRE_NO_PAYLOAD, NULL, 0, NULL);
-        return 1;
-    }
     /* DONE: every push this peer sent came before it on the same pipe */
     apply_drain(&p->apply);
     bool was_done = h->worker == WIRE_EVALUATOR ? s->evaluator_done : s->done[h->worker];
@@ -856,7 +850,7 @@ int ps_serve(server *s, void *zmq_ctx, const ps_options *o, shard_client *client
     free(p.held);
     free(p.held_pull);
     if (p.router) {
-        /* The last replies (DONE and SHUTDOWN acks) must reach their peers:
+        /* The last replies (DONE's acknowledgements) must reach their peers:
          * give them time to leave, which linger 0 would not. */
         int linger = stop_requested() ? 0 : 2000;
         zmq_setsockopt(p.router, ZMQ_LINGER, &linger, sizeof linger);

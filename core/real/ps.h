@@ -10,8 +10,7 @@
  * stats.foreign and dropped. With auth, the shard is a CURVE server and
  * admits only the keys of its folder (auth.h); refused handshakes are
  * counted in stats.unauthenticated. The shard stops when every worker and
- * the expected evaluator have said DONE, on the evaluator's SHUTDOWN, or
- * on SIGINT / SIGTERM. */
+ * the expected evaluator have said DONE, or on SIGINT / SIGTERM. */
 #ifndef ASGD_PS_H
 #define ASGD_PS_H
 
