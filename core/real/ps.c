@@ -673,16 +673,29 @@ static int s_handle(ps *p, net_msg *m)
         s_reject(p, why, &h, false);
         return 0;
     }
-    if (!senders_accept(&p->senders, p->router, identity, m->user, &h)) {
-        s_foreign(p, identity, &h, m->user);
-        return 0;
-    }
+    /* before the binding: a peer turned away held the index it named */
     if (h.job != 0 && h.job != p->o->job && h.worker != WIRE_ANY) {
         s_other_job(p, identity, &h);
         return 0;
     }
+    if (!senders_accept(&p->senders, p->router, identity, m->user, &h)) {
+        s_foreign(p, identity, &h, m->user);
+        return 0;
+    }
+    if (h.type == WIRE_PUSH && s->done[h.worker]) {
+        /* a worker pushes nothing after its DONE; a new process of it finds
+         * its share done. A stranger taking the place of one that had left
+         * (without auth) pushed into the final model */
+        s_reject(p, "a push after its worker said it was done", &h, true);
+        return 0;
+    }
     if (h.generation != 0 && h.generation != p->generation) {
-        s_note_old_version(p, &h);
+        bool done = h.worker == WIRE_EVALUATOR ? s->evaluator_done
+                    : h.worker < (uint32_t)s->workers && s->done[h.worker];
+        if (!done) {   /* one that has left says nothing of an earlier life: a
+                        * stranger in its place (without auth) planted 10^12 */
+            s_note_old_version(p, &h);
+        }
         if (p->o->restore_asked && !p->o->restored && h.worker < (uint32_t)s->workers) {
             p->lost_state = true;   /* it lived before, and what it applied is gone (a
                                      * pod made anew with an empty folder): it went on
