@@ -422,6 +422,20 @@ static void s_push(ps *p, const request *r, const wire_header *h, zmq_msg_t *bod
         }
         return;
     }
+    if (p->s->done[h->worker]) {
+        /* a new step after the worker's DONE: none is (a new process of it
+         * redoes only steps some shard lacked, which this one has, above).
+         * A stranger taking the place of one that had left (without auth)
+         * pushed into the final model. Refused, and answered late if asked,
+         * so that a sender waiting for a verdict does not wait for good */
+        c->push_seq = before;
+        s_reject(p, "a push after its worker said it was done", h, true);
+        if (answer) {
+            uint64_t tag = PUSH_LATE;
+            s_reply(p, r, WIRE_NO_PAYLOAD, NULL, 0, &tag);
+        }
+        return;
+    }
     if (s_from_before(p, r)) {   /* computed on what this shard no longer holds */
         server_stats_lock(p->s);   /* a rule's apply threads count drops too */
         p->s->stats.dropped++;
@@ -680,13 +694,6 @@ static int s_handle(ps *p, net_msg *m)
     }
     if (!senders_accept(&p->senders, p->router, identity, m->user, &h)) {
         s_foreign(p, identity, &h, m->user);
-        return 0;
-    }
-    if (h.type == WIRE_PUSH && s->done[h.worker]) {
-        /* a worker pushes nothing after its DONE; a new process of it finds
-         * its share done. A stranger taking the place of one that had left
-         * (without auth) pushed into the final model */
-        s_reject(p, "a push after its worker said it was done", &h, true);
         return 0;
     }
     if (h.generation != 0 && h.generation != p->generation) {
