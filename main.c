@@ -66,7 +66,9 @@ static const char s_usage[] =
     "                                         role flags\n"
     "\n"
     "exit status: 0 success, 1 runtime failure, 2 usage or config error; a role (ps,\n"
-    "worker, evaluator, role) stopped by signal N before its work was done: 128 + N\n";
+    "worker, evaluator, role) stopped by signal N before its work was done: 128 + N;\n"
+    "one whose shard never answered, or whose place another process held, within\n"
+    "[cluster] timeout: 138 (retryable, as Kubeflow's ExitCode policy takes it)\n";
 
 static const char s_role_usage[] =
     "usage: asgd ps|worker|evaluator CONFIG [flags] [section.key=value ...]\n"

@@ -5,10 +5,11 @@ Each seed is a well-formed input in its harness's layout (see the header
 comment of fuzz/fuzz_NAME.c), so that fuzzing starts from messages, configs,
 cluster environments and IDX files that are accepted, and mutates from
 there. Run it again after changing a harness's input layout, or a config;
-`--check` writes them elsewhere and fails, naming each, where the
-committed corpus differs (its wire seeds once carried protocol 2 after the
-wire had moved to 4: every one refused at the version, no message
-accepted to mutate from)."""
+`--check` writes the seeds of the layouts asgd's code defines (wire,
+compress, cluster, idx: not the configs, which stay seeds when edited)
+elsewhere and fails, naming each, where the committed corpus differs (its
+wire seeds once carried protocol 2 after the wire had moved to 4: every
+one refused at the version, no message accepted to mutate from)."""
 import filecmp
 import glob
 import gzip
@@ -31,7 +32,7 @@ def wire_protocol():
 MAGIC, PROTOCOL = 0x44475341, wire_protocol()
 PULL, PUSH, REPLY, CONTROL = 1, 2, 3, 4
 F32, NO_PAYLOAD, JSON_ENC, SHM = 0, 1, 2, 8
-DONE, STATS, RETIRED, ATTACH = 1, 2, 3, 4  # 3 was SHUTDOWN: refused now
+DONE, STATS, ATTACH = 1, 2, 4  # 3 was SHUTDOWN, refused now
 ATTACH_SIZE = 80  # a shared segment's path and token
 EVALUATOR, ANY = 0xFFFFFFFE, 0xFFFFFFFF
 LO, HI = 100, 1100  # the element range fuzz_wire's receiver owns
@@ -64,7 +65,6 @@ def wire_seeds():
                                                     encoding=F32, flags=4, samples=64)),
         "done": wire_seed(0, 0, header(CONTROL, 3, tag=DONE)),
         "stats": wire_seed(0, 0, header(CONTROL, ANY, tag=STATS)),
-        "shutdown": wire_seed(0, 0, header(CONTROL, EVALUATOR, tag=RETIRED)),
         "reply-params": wire_seed(3, 4 * n, header(REPLY, 0, offset=LO, count=n, encoding=F32,
                                                    base=9, total=640, generation=1)),
         "reply-json": wire_seed(3, 40, header(REPLY, ANY, encoding=JSON_ENC)),
@@ -174,11 +174,15 @@ if __name__ == "__main__":
         kept = OUT
         with tempfile.TemporaryDirectory() as made:
             OUT = made
-            write_all()
+            wire_seeds()
+            compress_seeds()
+            cluster_seeds()
+            idx_seeds()
             stale = differences(made, kept)
         if stale:
             sys.exit("fuzz/corpus differs from what scripts/fuzz_seeds.py writes: %s; run it "
                      "again" % ", ".join(stale))
-        print("fuzz/corpus is what scripts/fuzz_seeds.py writes")
+        print("fuzz/corpus's wire, compress, cluster and idx seeds are what "
+              "scripts/fuzz_seeds.py writes")
     else:
         write_all()

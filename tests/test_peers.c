@@ -28,6 +28,7 @@
 #include "core/real/peers.h"
 #include "core/run.h"
 #include "support.h"
+#include "transport/senders.h"
 
 enum { NPARAMS = 11, SHARDS = 2, SEEN_MAX = 64, SELF = 2 };
 
@@ -46,8 +47,8 @@ typedef struct fake_shard {
     /* the script */
     atomic_int drop;          /* requests to take and leave unanswered */
     bool silent;              /* answer nothing at all */
-    atomic_int refuse;        /* requests to refuse (WIRE_FLAG_REFUSED: another process
-                                 holds the sender's index); -1: every one */
+    atomic_int refuse;        /* requests to refuse (WIRE_FLAG_REFUSED); -1: every one */
+    uint64_t refusal;         /* their tag, the reason (senders_verdict) */
     bool probe_first;         /* an empty probe frame before each answer */
     bool old_answer_first;    /* before each pull's answer, one to the request
                                  before it, its values -1 */
@@ -168,7 +169,7 @@ static void s_serve_one(fake_shard *s)
                 atomic_fetch_sub(&s->refuse, 1);
             }
             wire_header no = {.type = WIRE_REPLY, .worker = h.worker, .shard = s->index,
-                              .seq = h.seq, .generation = s->generation,
+                              .seq = h.seq, .generation = s->generation, .tag = s->refusal,
                               .encoding = WIRE_NO_PAYLOAD, .flags = WIRE_FLAG_REFUSED};
             HANDED_OVER(s);
             assert_true(net_send(s->router, &frames[0], &no, NULL, 0, NULL) > 0);
@@ -400,16 +401,19 @@ static void test_a_silent_shard_fails_at_the_timeout(void **state)
     assert_non_null(strstr(err.msg, "nor ever before"));
 }
 
-/* A shard that refuses this process (another, still connected, holds its
- * index: two processes given one rank) is asked again at each resend, and
- * its refusals are no answer: the pull fails at the timeout, saying so,
- * for good (exit 1: it is no shard's start-up). One that refuses only the
- * first requests (a restarted worker's predecessor not yet seen gone)
- * answers the next: the pull succeeds. */
+/* A shard that refuses this process as another, still connected, holds
+ * its index (two processes given one rank, or a restarted worker's
+ * predecessor not yet seen gone) is asked again at each resend, and its
+ * refusals are no answer: one that refuses only the first requests
+ * answers the next, and the pull succeeds; one that refuses every one
+ * fails the pull at the timeout, saying so, retryable (138: the
+ * predecessor's half-open connection outlives no later try). A refusal of
+ * this process's key (another worker's) fails it at once: exit 2. */
 static void test_a_refused_process_fails_at_the_timeout(void **state)
 {
     fixture *f = *state;
     f->shard[0].refuse = 2;
+    f->shard[0].refusal = SENDERS_HELD;
     f->o.timeout = 0.3;
     f->o.resend = 0.05;
     s_start(f);
@@ -422,8 +426,14 @@ static void test_a_refused_process_fails_at_the_timeout(void **state)
     assert_int_equal(s_pull(f, theta, 0, versions, NULL, NULL, NULL, &err), -1);
     assert_non_null(strstr(err.msg, "ps 0 refused every request for 0.3 s ([cluster] timeout): "
                                     "another process, still connected, is worker 2"));
-    assert_int_equal(err.status, ERROR_RUNTIME);
+    assert_int_equal(err.status, ERROR_RETRYABLE);
     assert_true(f->p.refused >= 2);   /* the first request and each sent again */
+    f->shard[0].refusal = SENDERS_OTHER_KEY;
+    f->p.o.timeout = 600;   /* at the first refusal: waiting would take this long */
+    assert_int_equal(s_pull(f, theta, 0, versions, NULL, NULL, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "ps 0 refused worker 2: this process's CURVE key is not "
+                                    "that one's"));
+    assert_int_equal(err.status, ERROR_USAGE);
 }
 
 /* A shard that answered and then went silent is gone: no retry brings

@@ -33,6 +33,7 @@
 #include "core/model.h"
 #include "core/summary.h"
 #include "transport/auth.h"
+#include "transport/senders.h"
 #include "transport/shm.h"
 #include "transport/wire.h"
 #include "support.h"
@@ -137,23 +138,25 @@ static bool s_answered(void *sock, const wire_header *h, size_t n, long ms)
 }
 
 /* Whether the next reply on sock, within 10 s, is the refusal of a message
- * numbered seq from a peer that does not speak for its index: no values,
- * nothing else to read in it. */
-static bool s_refusal_came(void *sock, uint64_t seq, size_t n)
+ * numbered seq from a peer that does not speak for its index, for the
+ * reason why (senders.h's verdict, the tag): no values, nothing else to
+ * read in it. */
+static bool s_refusal_came(void *sock, uint64_t seq, size_t n, senders_verdict why)
 {
     float buf[64];
     wire_header reply;
     return wire_client_receive(sock, &reply, buf, sizeof buf, n, 10000) == 0 &&
            reply.flags == WIRE_FLAG_REFUSED && reply.encoding == WIRE_NO_PAYLOAD &&
-           reply.seq == seq && reply.base_version == 0 && reply.total == 0;
+           reply.seq == seq && reply.tag == why && reply.base_version == 0 &&
+           reply.total == 0;
 }
 
-/* Sends h over sock: whether the shard refused it as from a peer that does
- * not speak for its index. */
-static bool s_refused(void *sock, const wire_header *h, size_t n)
+/* Sends h over sock: whether the shard refused it, for the reason why, as
+ * from a peer that does not speak for its index. */
+static bool s_refused(void *sock, const wire_header *h, size_t n, senders_verdict why)
 {
     wire_client_send(sock, h, NULL, 0);
-    return s_refusal_came(sock, h->seq, n);
+    return s_refusal_came(sock, h->seq, n, why);
 }
 
 /* The shard's counters, asked as a tool (WIRE_ANY) over sock. */
@@ -1082,7 +1085,7 @@ static void test_messages_speak_only_for_their_sender(void **state)
     wire_header push = {.type = WIRE_PUSH, .worker = 0, .count = n, .encoding = WIRE_F32,
                         .samples = 4000000};
     wire_client_send(forger, &push, huge, n * sizeof(float));
-    assert_true(s_refusal_came(forger, push.seq, n));
+    assert_true(s_refusal_came(forger, push.seq, n, SENDERS_HELD));
     free(huge);
     const wire_header forged[] = {
         {.type = WIRE_CONTROL, .worker = 0, .tag = WIRE_CONTROL_DONE, .encoding = WIRE_NO_PAYLOAD},
@@ -1093,7 +1096,7 @@ static void test_messages_speak_only_for_their_sender(void **state)
     for (int i = 0; i < 3; i++) {
         wire_header numbered = forged[i];
         numbered.seq = 100 + (uint64_t)i;
-        assert_true(s_refused(forger, &numbered, n));
+        assert_true(s_refused(forger, &numbered, n, SENDERS_HELD));
     }
     /* control 3, SHUTDOWN once (which nothing sent), stops no shard: it
      * is no message, from anyone */
@@ -1125,7 +1128,7 @@ static void test_messages_speak_only_for_their_sender(void **state)
             wire_client_send(forger, &forged_pull, NULL, 0);
         }
         for (int i = 0; i < 5; i++) {
-            assert_true(s_refusal_came(forger, 0, n));
+            assert_true(s_refusal_came(forger, 0, n, SENDERS_HELD));
         }
     }
     stats = s_stats(forger, n);
@@ -1689,15 +1692,15 @@ static void test_unknown_curve_keys_get_nothing(void **state)
         }
     }
     wire_client_send(other, &push, huge, n * sizeof(float));   /* worker-1 as worker 0 */
-    assert_true(s_refusal_came(other, push.seq, n));
-    assert_true(s_refused(other, &tries[2], n));                /* nor the evaluator */
+    assert_true(s_refusal_came(other, push.seq, n, SENDERS_OTHER_KEY));
+    assert_true(s_refused(other, &tries[2], n, SENDERS_OTHER_KEY));   /* nor the evaluator */
     /* a second process with worker 0's own key (two given one rank) is
      * refused while the first is connected: both were served, and the
      * shard took each one's pushes as the other's */
     void *twin = wire_client_open(ctx, port, &w0);
     wire_client_send(twin, &push, huge, n * sizeof(float));
-    assert_true(s_refusal_came(twin, push.seq, n));
-    assert_true(s_refused(twin, &tries[0], n));
+    assert_true(s_refusal_came(twin, push.seq, n, SENDERS_HELD));
+    assert_true(s_refused(twin, &tries[0], n, SENDERS_HELD));
     zmq_close(twin);
     free(huge);
     s_expect_untouched(good, 0, init, n);
@@ -1874,7 +1877,7 @@ static void test_forged_messages_do_not_stop_a_live_job(void **state)
     assert_true(wire_client_send(forger, &stop, NULL, 0));
     free(huge);
     for (int i = 0; i < 4; i++) {   /* each refused, in the order sent */
-        assert_true(s_refusal_came(forger, 0, n));
+        assert_true(s_refusal_came(forger, 0, n, SENDERS_HELD));
     }
     cJSON *st = s_stats(forger, n);   /* after the stop, on the same pipe */
     double foreign = support_json_number(st, "foreign");

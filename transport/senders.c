@@ -41,15 +41,15 @@ static bool s_still_there(void *router, const sender_slot *slot)
     return true;
 }
 
-bool senders_accept(senders *s, void *router, zmq_msg_t *identity, const char *user,
-                    const wire_header *h)
+senders_verdict senders_accept(senders *s, void *router, zmq_msg_t *identity,
+                               const char *user, const wire_header *h)
 {
     if (h->worker == WIRE_ANY) {
-        return true;   /* counters only: wire_decode refuses the rest */
+        return SENDERS_ACCEPTED;   /* counters only: wire_decode refuses the rest */
     }
     bool evaluator = h->worker == WIRE_EVALUATOR;
     if (!evaluator && h->worker >= s->workers) {
-        return false;
+        return SENDERS_NO_INDEX;
     }
     if (s->curve) {   /* the key first; then, as without it, one process at a time */
         char want[32];
@@ -59,29 +59,29 @@ bool senders_accept(senders *s, void *router, zmq_msg_t *identity, const char *u
             snprintf(want, sizeof want, "worker-%u", h->worker);
         }
         if (strcmp(user, want) != 0) {
-            return false;
+            return SENDERS_OTHER_KEY;
         }
     }
     sender_slot *slot = &s->slots[evaluator ? s->workers : h->worker];
     size_t len = zmq_msg_size(identity);
     const void *id = zmq_msg_data(identity);
     if (slot->len == len && memcmp(slot->id, id, len) == 0) {
-        return true;
+        return SENDERS_ACCEPTED;
     }
     if (len > sizeof slot->id) {
-        return false;
+        return SENDERS_HELD;   /* no routing identity is that long (255 bytes at most) */
     }
     if (slot->len > 0) {   /* taken: by a peer still there, or asked too lately to tell */
         double now = run_now();
         if (now - slot->probed_at < SENDERS_PROBE_EVERY) {
-            return false;
+            return SENDERS_HELD;
         }
         slot->probed_at = now;
         if (s_still_there(router, slot)) {
-            return false;
+            return SENDERS_HELD;
         }
     }
     memcpy(slot->id, id, len);   /* free, or its peer has gone: this one takes it */
     slot->len = len;
-    return true;
+    return SENDERS_ACCEPTED;
 }

@@ -42,10 +42,20 @@ typedef struct senders {
 int senders_init(senders *s, uint32_t workers, bool curve);
 void senders_free(senders *s);
 
+/* Whether the message h may speak for its index, and if not why. */
+typedef enum senders_verdict {
+    SENDERS_ACCEPTED = 0,
+    SENDERS_HELD,          /* another peer, still there, holds the index: a second
+                              process given it, or the predecessor of a restarted one
+                              not yet seen gone */
+    SENDERS_OTHER_KEY,     /* with CURVE, the peer's key is not the index's own */
+    SENDERS_NO_INDEX,      /* no such worker */
+} senders_verdict;
+
 /* Whether the message h, received on router from the peer whose routing
  * identity is `identity` and whose CURVE name is user ("" without CURVE),
  * speaks for its sender; binds a free index to the peer. */
-bool senders_accept(senders *s, void *router, zmq_msg_t *identity, const char *user,
-                    const wire_header *h);
+senders_verdict senders_accept(senders *s, void *router, zmq_msg_t *identity,
+                               const char *user, const wire_header *h);
 
 #endif

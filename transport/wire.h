@@ -63,7 +63,7 @@
 #include <stdint.h>
 
 #define WIRE_MAGIC 0x44475341u     /* "ASGD" read as little-endian bytes */
-#define WIRE_PROTOCOL 4
+#define WIRE_PROTOCOL 5
 #define WIRE_HEADER_SIZE 80
 #define WIRE_EVALUATOR 0xfffffffeu /* worker field of the evaluator */
 #define WIRE_ANY 0xffffffffu       /* worker field of a tool: it may only ask for counters */
@@ -100,9 +100,11 @@ enum wire_flags {
                                      parameters and version went back */
     WIRE_FLAG_ACK = 32,           /* push: reply once it is taken (with faults
                                      injected, a lost push is sent again) */
-    WIRE_FLAG_REFUSED = 64,       /* reply, no payload: the shard took nothing, the
-                                     sender's worker index (or the evaluator's place)
-                                     speaking from another process still there */
+    WIRE_FLAG_REFUSED = 64,       /* reply, no payload: the shard took nothing, as
+                                     the sender does not speak for its index; the tag
+                                     says why (senders.h: 1, another process still
+                                     there holds it; 2, the sender's CURVE key is
+                                     another's) */
 };
 
 typedef struct wire_header {

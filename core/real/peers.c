@@ -10,6 +10,7 @@
 #include "core/partition.h"
 #include "core/run.h"
 #include "core/stop.h"
+#include "transport/senders.h"
 
 /* Payloads smaller than this are copied into their messages; larger ones
  * are sent without copying (net_settle). */
@@ -205,6 +206,17 @@ static int s_send(peers *p, int k, const wire_header *h, const void *payload,
     return 1;
 }
 
+/* "worker 3" or "the evaluator", who this process speaks as, into buf. */
+static const char *s_who(const peers *p, char *buf, size_t n)
+{
+    if (p->self == WIRE_EVALUATOR) {
+        snprintf(buf, n, "the evaluator");
+    } else {
+        snprintf(buf, n, "worker %u", p->self);
+    }
+    return buf;
+}
+
 /* Numbers request h for shard k (a new number, and the shard's generation
  * as last heard) and sends it. */
 static int s_ask(peers *p, int k, wire_header *h, const void *payload, size_t bytes, error *err)
@@ -245,6 +257,12 @@ static int s_answer(peers *p, int k, net_msg *m, uint64_t seq, bool note, wire_h
     }
     if (h->seq != seq) {
         return 0;
+    }
+    char who[32];
+    if ((h->flags & WIRE_FLAG_REFUSED) && h->tag == SENDERS_OTHER_KEY) {
+        return error_set(err, ERROR_USAGE, "ps %d refused %s: this process's CURVE key is "
+                         "not that one's (the wrong --keys, or the wrong --task_index or "
+                         "rank)", k, s_who(p, who, sizeof who));
     }
     if (h->flags & WIRE_FLAG_REFUSED) {
         p->refused++;   /* asked again until the holder has gone (a restarted worker's
@@ -327,14 +345,14 @@ static int s_receive_any(peers *p, const awaited *a, int n, net_msg *m, wire_hea
         silent += wait_ms * 1e-3;
         since_sent += wait_ms * 1e-3;
         if (silent >= p->o.timeout && p->refused > 0) {
-            char who[32] = "the evaluator";
-            if (p->self != WIRE_EVALUATOR) {
-                snprintf(who, sizeof who, "worker %u", p->self);
-            }
-            return error_set(err, ERROR_RUNTIME, "ps %d refused every request for %g s "
+            /* retryable: the holder may be this one's predecessor, its
+             * connection half open (a host lost), which a later try outlives */
+            char who[32];
+            return error_set(err, ERROR_RETRYABLE, "ps %d refused every request for %g s "
                              "([cluster] timeout): another process, still connected, is %s "
-                             "(two processes given one --task_index or rank?)", a[0].k,
-                             p->o.timeout, who);
+                             "(two processes given one --task_index or rank, or this one's "
+                             "predecessor not yet seen gone)", a[0].k, p->o.timeout,
+                             s_who(p, who, sizeof who));
         }
         if (silent >= p->o.timeout) {
             /* one never heard from may not have started yet: retryable */

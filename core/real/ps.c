@@ -283,17 +283,18 @@ static void s_reject(ps *p, const char *why, const wire_header *h, bool decoded)
 
 /* A message for a worker index (or the evaluator) from a peer that does
  * not speak for it: counted, the first few logged, and answered to that
- * peer alone with a refusal (no values; neither counted in the shard's
- * bytes nor routed to the peer that holds the index), so that a second
- * process given the same index learns why it is not served. */
+ * peer alone with a refusal whose tag is the verdict (no values; neither
+ * counted in the shard's bytes nor routed to the peer that holds the
+ * index), so that a second process given the same index, or one holding
+ * another's key, learns why it is not served. */
 static void s_foreign(ps *p, const zmq_msg_t *identity, const wire_header *h,
-                      const char *user)
+                      const char *user, senders_verdict verdict)
 {
     server *s = p->s;
     wire_header refusal = {
         .type = WIRE_REPLY, .worker = h->worker, .shard = (uint32_t)s->shard,
-        .encoding = WIRE_NO_PAYLOAD, .flags = WIRE_FLAG_REFUSED, .seq = h->seq,
-        .generation = p->generation, .job = p->o->job,
+        .tag = (uint64_t)verdict, .encoding = WIRE_NO_PAYLOAD, .flags = WIRE_FLAG_REFUSED,
+        .seq = h->seq, .generation = p->generation, .job = p->o->job,
     };
     net_send(p->router, identity, &refusal, NULL, 0, NULL);   /* gone, or not reading: no
                                                                  * matter */
@@ -692,8 +693,9 @@ static int s_handle(ps *p, net_msg *m)
         s_other_job(p, identity, &h);
         return 0;
     }
-    if (!senders_accept(&p->senders, p->router, identity, m->user, &h)) {
-        s_foreign(p, identity, &h, m->user);
+    senders_verdict verdict = senders_accept(&p->senders, p->router, identity, m->user, &h);
+    if (verdict != SENDERS_ACCEPTED) {
+        s_foreign(p, identity, &h, m->user, verdict);
         return 0;
     }
     if (h.generation != 0 && h.generation != p->generation) {
