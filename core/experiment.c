@@ -484,6 +484,35 @@ void experiment_value_text(const char *section, const char *key, const char *val
     }
 }
 
+/* A key looked up by config_each_entry: its value, NULL until found. */
+typedef struct key_lookup {
+    const char *section, *key, *value;
+} key_lookup;
+
+static int s_look_up(void *ctx, const char *section, const char *key, const char *value)
+{
+    key_lookup *l = ctx;
+    if (strcmp(section, l->section) == 0 && strcmp(key, l->key) == 0) {
+        l->value = value;
+        return 1;
+    }
+    return 0;
+}
+
+bool experiment_default_text(const char *section, const char *key, char *out, size_t n)
+{
+    const config *known = s_known_keys();
+    key_lookup l = {.section = section, .key = key};
+    if (known) {
+        config_each_entry(known, s_look_up, &l);
+    }
+    out[0] = '\0';
+    if (l.value) {
+        experiment_value_text(section, key, l.value, out, n);
+    }
+    return l.value != NULL;
+}
+
 /* config_check_unused's warn: one line more in e->warnings. */
 static void s_warn(void *ctx, const char *msg)
 {

@@ -101,7 +101,9 @@ static int s_inputs_match(const char *dir, error *err)
 
 /* A key the run's config.ini gives that the config now does not read: a
  * run of another build (or a key since removed), whose setting this one
- * cannot repeat. */
+ * cannot repeat; unless it holds the key's default, which an older build
+ * wrote out where this one no longer reads the key (a sim or threads
+ * run's [cluster] host, timeout, auth): that changed nothing. */
 typedef struct extra {
     const config *now;
     const char *dir;
@@ -115,6 +117,13 @@ static int s_extra(void *ctx, const char *section, const char *key, const char *
     config_each_entry(x->now, s_find, &l);
     if (l.value) {
         return 0;
+    }
+    char given[512], fallback[512];
+    if (experiment_default_text(section, key, fallback, sizeof fallback)) {
+        experiment_value_text(section, key, value, given, sizeof given);
+        if (strcmp(given, fallback) == 0) {
+            return 0;
+        }
     }
     error_set(x->err, ERROR_USAGE, "%s: a complete run, but its config.ini has [%s] %s = %.200s, "
               "which the sweep's config does not read (another build's run?); give the sweep "
