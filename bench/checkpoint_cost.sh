@@ -6,7 +6,8 @@
 # setting's ratio to none, the
 # checkpoints written and the mean time one took (checkpoint_s / checkpoints,
 # the shard's pause: nothing is applied meanwhile), each the median over
-# the rounds, and the file's size.
+# the rounds that completed without diverging, the file's size, and how
+# many rounds those were.
 #   bench/checkpoint_cost.sh [EPOCHS] [ROUNDS] [INTERVAL...]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,7 +20,7 @@ intervals=("$@")
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-. "$root/bench/lib.sh"   # median
+. "$root/bench/lib.sh"   # median, run_verdict
 
 settings=(0 "${intervals[@]}")
 declare -A rates counts seconds sizes
@@ -27,7 +28,12 @@ for ((r = 0; r < rounds; r++)); do
     for every in "${settings[@]}"; do
         dir=$("$root/build/asgd" train "$root/experiments/hogwild/config.ini" \
               experiment.out="$out" train.epochs="$epochs" eval.every=0 \
-              checkpoint.every="$every")
+              checkpoint.every="$every" | tail -1) || true
+        verdict=$(run_verdict "$dir")
+        if [ "$verdict" != ok ]; then   # a word the medians leave out, counted below
+            rates[$every]+="$verdict "
+            continue
+        fi
         rates[$every]+="$(summary_field "$dir" samples_per_s) "
         n=$(summary_field "$dir" checkpoints)
         counts[$every]+="$n "   # each round's, for their medians beside the rate's
@@ -39,20 +45,21 @@ for ((r = 0; r < rounds; r++)); do
     done
 done
 
-echo "| checkpoint.every | samples/s (median of $rounds) | range | / none | checkpoints (median) | ms each (median) | file |"
-echo "| --- | --- | --- | --- | --- | --- | --- |"
+echo "| checkpoint.every | samples/s (median of $rounds) | range | / none | checkpoints (median) | ms each (median) | file | usable runs |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 base=$(tr ' ' '\n' <<<"${rates[0]}" | grep . | median)
 for every in "${settings[@]}"; do
     rate=$(tr ' ' '\n' <<<"${rates[$every]}" | grep . | median)
-    range=$(tr ' ' '\n' <<<"${rates[$every]}" | grep . | sort -g |
+    range=$(tr ' ' '\n' <<<"${rates[$every]}" | grep '^[0-9]' | sort -g |
             awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.0f-%.0f", lo, hi}')
+    usable="$(tr ' ' '\n' <<<"${rates[$every]}" | grep -c '^[0-9]' || true) of $rounds"
     if [ "$every" = 0 ]; then
-        printf "| none | %.0f | %s | 1.00 | 0 | - | - |\n" "$rate" "$range"
+        printf "| none | %.0f | %s | 1.00 | 0 | - | - | %s |\n" "$rate" "$range" "$usable"
         continue
     fi
-    printf "| %s s | %.0f | %s | %.3f | %s | %.1f | %.2f MB |\n" "$every" "$rate" "$range" \
+    printf "| %s s | %.0f | %s | %.3f | %s | %.1f | %.2f MB | %s |\n" "$every" "$rate" "$range" \
         "$(awk -v a="$rate" -v b="$base" 'BEGIN {print a / b}')" \
         "$(tr ' ' '\n' <<<"${counts[$every]}" | grep . | median)" \
         "$(tr ' ' '\n' <<<"${seconds[$every]}" | grep . | median)" \
-        "$(awk -v b="${sizes[$every]:-0}" 'BEGIN {print b / 1e6}')"
+        "$(awk -v b="${sizes[$every]:-0}" 'BEGIN {print b / 1e6}')" "$usable"
 done
