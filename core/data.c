@@ -253,6 +253,11 @@ int data_spec_configure(data_spec *s, config *c, error *err)
     } else if (s->path[0] == '\0') {
         return config_fail(c, "data", "path", err, "dataset = %s needs the folder holding its "
                            "IDX files", s_sources[s->source]);
+    } else if (s->source == DATA_MNIST && strcmp(s->path, DATA_FASHION_MNIST_PATH) == 0) {
+        /* a run's config.ini gives its path: `asgd eval RUN data.dataset=mnist`
+         * read Fashion-MNIST and said it was MNIST */
+        return config_fail(c, "data", "path", err, "%s is Debian's Fashion-MNIST, not MNIST: "
+                           "give MNIST's folder with dataset = mnist", s->path);
     }
     return 0;
 }

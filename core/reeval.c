@@ -140,9 +140,10 @@ int reeval_main(const char *run_dir, int noverrides, char **overrides, error *er
             acc = NAN;
         }
         s_recorded(run_dir, &was_loss, &was_acc);
-        printf("test_loss %.9g test_acc %.6f over %d test examples of %s (recorded: test_loss "
-               "%.9g test_acc %.6f)\n", loss, acc, e.test.n, data_source_name(e.data.source),
-               was_loss, was_acc);
+        printf("test_loss %.9g test_acc %.6f over %d test examples of %s%s%s%s (recorded: "
+               "test_loss %.9g test_acc %.6f)\n", loss, acc, e.test.n,
+               data_source_name(e.data.source), read_now[2] ? " (" : "",
+               read_now[2] ? read_now[2] : "", read_now[2] ? ")" : "", was_loss, was_acc);
         rc = 0;
     }
 done:

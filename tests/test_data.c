@@ -276,6 +276,23 @@ static void test_missing_dataset_says_how_to_install(void **state)
     config_destroy(&c);
 }
 
+/* dataset = mnist over Debian's Fashion-MNIST folder is refused, naming
+ * both: a run's config.ini gives its path, and `asgd eval RUN
+ * data.dataset=mnist` read Fashion-MNIST and said it was MNIST. */
+static void test_mnist_in_fashion_mnists_folder_is_refused(void **state)
+{
+    (void)state;
+    error err = {0};
+    config *c = config_parse_string("[data]\ndataset = mnist\npath = " DATA_FASHION_MNIST_PATH
+                                    "\n", "m.ini", &err);
+    data_spec s;
+    assert_int_equal(data_spec_configure(&s, c, &err), -1);
+    assert_int_equal(err.status, ERROR_USAGE);
+    assert_non_null(strstr(err.msg, "m.ini:3: [data] path: " DATA_FASHION_MNIST_PATH
+                                    " is Debian's Fashion-MNIST, not MNIST"));
+    config_destroy(&c);
+}
+
 static void test_synthetic_is_seeded_and_learnable_shape(void **state)
 {
     (void)state;
@@ -736,6 +753,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dataset_from_idx_pairs_and_checks, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test(test_fashion_mnist_loads_with_its_shape),
         cmocka_unit_test_setup_teardown(test_missing_dataset_says_how_to_install, support_fixture_setup, support_fixture_teardown),
+        cmocka_unit_test(test_mnist_in_fashion_mnists_folder_is_refused),
         cmocka_unit_test(test_synthetic_is_seeded_and_learnable_shape),
         cmocka_unit_test_setup_teardown(test_normalize_none_keeps_raw_pixels, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_idx_header_limits, support_fixture_setup, support_fixture_teardown),
