@@ -548,11 +548,10 @@ static const char *s_staleness(const figure_options *o, plot_runs *set,
     }
     char words[160];
     if (open && xmax > 63) {   /* the last point is of every push from 63 on */
-        snprintf(words, sizeof words, "staleness (updates; 63 stands for 63 and more, "
-                 "largest %d)", largest);
-    } else if (largest >= xmax) {   /* a few pushes lie beyond the axis: say how far */
-        snprintf(words, sizeof words, "staleness (updates; 99.9%% of pushes shown, largest %d)",
-                 largest);
+        snprintf(words, sizeof words, "staleness (updates; 63: 63 or more; max %d)", largest);
+    } else if (largest >= xmax) {   /* a few pushes lie beyond the axis: say how far (the
+                                     * label as short as a column's width allows) */
+        snprintf(words, sizeof words, "staleness (updates; 99.9%% shown; max %d)", largest);
     } else {
         snprintf(words, sizeof words, "staleness (updates)");
     }

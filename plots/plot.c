@@ -165,7 +165,7 @@ static int s_parse(options *o, int argc, char **argv, error *err)
     }
     if (f->kind == KIND_CONVERGENCE && strcmp(f->y, "acc") && strcmp(f->y, "loss")) {
         return error_set(err, ERROR_USAGE, "asgd plot: --y %s: convergence plots acc or loss "
-                         "(it drew acc)", f->y);
+                         "(a summary field is a scaling plot's: --kind scaling)", f->y);
     }
     if (!o->out || o->ndirs == 0) {
         return error_set(err, ERROR_USAGE, "%s", s_usage);
@@ -613,8 +613,9 @@ int plot_main(int argc, char **argv, error *err)
                                              "(or ./scripts/setup.sh)");
     }
     if (rc == 0) {
-        printf("%s (%d runs, %d groups; script %s/%s.gp)\n", o.out, set.count, set.ngroups,
-               pl.dir, pl.stem);
+        printf("%s (%d run%s, %d group%s; script %s/%s.gp)\n", o.out, set.count,
+               set.count == 1 ? "" : "s", set.ngroups, set.ngroups == 1 ? "" : "s", pl.dir,
+               pl.stem);
     }
     plot_runs_free(&set);
     return rc;

@@ -16,6 +16,7 @@
 #include "core/config.h"
 #include "core/experiment.h"
 #include "core/run.h"
+#include "core/suggest.h"
 
 void plot_run_value(const plot_run *r, const char *key, char *out, size_t n)
 {
@@ -601,6 +602,71 @@ static void s_say_unread_config(const plot_run *run, const char *key)
     config_destroy(&c);
 }
 
+/* The candidates for a mistyped --group KEY: the keys of run's
+ * config.ini (section.key) and its summary's fields, into names. */
+typedef struct key_names {
+    char names[512][80];
+    const char *list[513];
+    int count;
+} key_names;
+
+static int s_add_key(void *ctx, const char *section, const char *key, const char *value)
+{
+    (void)value;
+    key_names *k = ctx;
+    if (k->count < 512) {
+        snprintf(k->names[k->count], sizeof k->names[0], "%s.%s", section, key);
+        k->list[k->count] = k->names[k->count];
+        k->count++;
+    }
+    return 0;
+}
+
+/* -1 with err set where no run has key, as a config key or a summary
+ * field, and asgd reads no such config key: a typo (cluster.worker) made
+ * one group "(no cluster.worker)" of every run, exit 0. The nearest key
+ * of the first run is suggested. */
+static int s_check_group_key(const plot_runs *set, const char *key, error *err)
+{
+    const char *dot = strchr(key, '.');
+    char section[128], fallback[256];
+    snprintf(section, sizeof section, "%.*s", dot ? (int)(dot - key) : 0, key);
+    if (dot && experiment_default_text(section, dot + 1, fallback, sizeof fallback)) {
+        return 0;   /* a key asgd reads, which these runs' configs may leave out */
+    }
+    for (int r = 0; r < set->count; r++) {
+        if (strncmp(set->runs[r].group, "(no ", 4) != 0) {
+            return 0;
+        }
+    }
+    key_names *k = calloc(1, sizeof *k);
+    if (!k) {
+        return error_set(err, ERROR_RUNTIME, "out of memory");
+    }
+    char path[4200];
+    snprintf(path, sizeof path, "%s/config.ini", set->runs[0].dir);
+    error ignored;
+    config *c = config_load(path, &ignored);
+    if (c) {
+        config_each_entry(c, s_add_key, k);
+    }
+    config_destroy(&c);
+    const cJSON *field;
+    cJSON_ArrayForEach(field, set->runs[0].summary) {
+        if (k->count < 512 && field->string) {
+            snprintf(k->names[k->count], sizeof k->names[0], "%s", field->string);
+            k->list[k->count] = k->names[k->count];
+            k->count++;
+        }
+    }
+    const char *near = suggest_nearest(key, k->list);
+    error_set(err, ERROR_USAGE, "--group %s: no run has it, as a key of its config.ini or a "
+              "field of its summary.json%s%s%s", key, near ? "; did you mean " : "",
+              near ? near : "", near ? "?" : "");
+    free(k);
+    return -1;
+}
+
 int plot_runs_collect(plot_runs *set, const char *const *dirs, int ndirs, const char *group_key,
                       error *err)
 {
@@ -654,6 +720,10 @@ int plot_runs_collect(plot_runs *set, const char *const *dirs, int ndirs, const 
             plot_runs_free(set);
             return -1;
         }
+    }
+    if (s_check_group_key(set, group_key, err) < 0) {
+        plot_runs_free(set);
+        return -1;
     }
     qsort(set->groups, (size_t)set->ngroups, sizeof set->groups[0], s_by_group);
     for (int r = 0; r < set->count; r++) {

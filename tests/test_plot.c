@@ -120,6 +120,22 @@ static void test_every_kind_in_every_format(void **state)
     assert_int_equal(f->r.status, 0);
     assert_non_null(strstr(f->r.out, "8 runs, 2 groups"));
     s_expect_figure(out);
+    /* a mistyped --group, which no run has, is refused with the nearest:
+     * it drew one group "(no cluster.worker)" of every run, exit 0; a key
+     * asgd reads that some runs leave out is a group of its own */
+    const char *typos[][2] = {{"cluster.worker", "did you mean cluster.workers?"},
+                              {"algoritm", "did you mean algorithm?"}};
+    for (int i = 0; i < 2; i++) {
+        const char *typo[] = {"plot", s_runs, "-o", out, "--group", typos[i][0], NULL};
+        support_run_asgd(&f->r, f->dir, typo);
+        if (f->r.status != 2 || !strstr(f->r.err, "no run has it") ||
+            !strstr(f->r.err, typos[i][1])) {
+            fail_msg("--group %s: %d, \"%s\"", typos[i][0], f->r.status, f->r.err);
+        }
+    }
+    const char *unread[] = {"plot", s_runs, "-o", out, "--group", "sim.latency", NULL};
+    support_run_asgd(&f->r, f->dir, unread);
+    assert_int_equal(f->r.status, 0);
 }
 
 /* Every data row of .dat files PREFIX-1.dat, PREFIX-2.dat...: whether
@@ -237,7 +253,7 @@ static void test_runs_too_deep_are_said(void **state)
     const char *args[] = {"plot", top, "-o", out, NULL};
     support_run_asgd(&f->r, f->dir, args);
     assert_int_equal(f->r.status, 0);
-    assert_non_null(strstr(f->r.out, "(1 runs, 1 groups"));
+    assert_non_null(strstr(f->r.out, "(1 run, 1 group;"));
     assert_non_null(strstr(f->r.err, "1 folder 8 levels down holds folders not searched"));
 }
 
@@ -974,7 +990,7 @@ static void test_errors(void **state)
     support_run_asgd(&f->r, f->dir, words);
     assert_int_equal(f->r.status, 2);
     assert_non_null(strstr(f->r.err, "--x train.algorithm: no run has a number there"));
-    const char *empty[] = {"plot", f->dir, "-o", out, "--group", "x", NULL};
+    const char *empty[] = {"plot", f->dir, "-o", out, "--group", "workers", NULL};
     support_run_asgd(&f->r, "/", empty);
     assert_int_equal(f->r.status, 0);      /* the fixture's runs are under f->dir too */
     const char *none[] = {"plot", "/nonexistent", "-o", out, NULL};
@@ -1507,8 +1523,8 @@ static void test_staleness_beyond_the_last_bin_is_said(void **state)
     char *gp = support_read_file(sum);
     assert_non_null(gp);
     char want[120];
-    snprintf(want, sizeof want, "xlabel = 'staleness (updates; 63 stands for 63 and more, "
-             "largest %d)'", 119);   /* hogwild: the pushes of the 119 others */
+    snprintf(want, sizeof want, "xlabel = 'staleness (updates; 63: 63 or more; max %d)'",
+             119);   /* hogwild: the pushes of the 119 others */
     if (!strstr(gp, want)) {
         const char *at = strstr(gp, "xlabel");
         fail_msg("want %s; the script says %.100s", want, at ? at : "(no xlabel)");
@@ -1976,7 +1992,7 @@ static void test_incomplete_runs_left_out_are_named(void **state)
     const char *plot[] = {"plot", runs, "-o", fig, NULL};
     support_run_asgd(&f->r, f->dir, plot);
     assert_int_equal(f->r.status, 0);
-    assert_non_null(strstr(f->r.out, "(1 runs, 1 groups"));
+    assert_non_null(strstr(f->r.out, "(1 run, 1 group;"));
     if (!strstr(f->r.err, said)) {
         fail_msg("asgd plot's stderr \"%s\" does not say \"%s\"", f->r.err, said);
     }
@@ -2384,8 +2400,7 @@ static void test_staleness_cdf_pools_a_groups_runs(void **state)
     char *gp = support_read_file(path);
     assert_non_null(gp);
     assert_non_null(strstr(gp, "\nxmax = 2\n"));
-    assert_non_null(strstr(gp, "xlabel = 'staleness (updates; 99.9% of pushes shown, "
-                               "largest 2)'"));
+    assert_non_null(strstr(gp, "xlabel = 'staleness (updates; 99.9% shown; max 2)'"));
     free(gp);
     /* two runs past the last bin: the larger of their largest, read first */
     char summary[600], histogram[400];
@@ -2405,7 +2420,7 @@ static void test_staleness_cdf_pools_a_groups_runs(void **state)
     snprintf(path, sizeof path, "%s.gp", fig);
     gp = support_read_file(path);
     assert_non_null(gp);
-    assert_non_null(strstr(gp, "largest 150)'"));
+    assert_non_null(strstr(gp, "max 150)'"));
     free(gp);
 }
 
@@ -2805,7 +2820,7 @@ static void test_an_eval_csv_of_other_columns_is_left_out(void **state)
         return;   /* the figure cannot be drawn; what is left out is said before */
     }
     assert_int_equal(f->r.status, 0);
-    assert_non_null(strstr(f->r.out, "1 runs, 1 groups"));
+    assert_non_null(strstr(f->r.out, "1 run, 1 group;"));
     assert_non_null(strstr(f->r.err, "1 incomplete run left out ("));
     assert_non_null(strstr(f->r.err, "theirs"));
     const double a[1][6] = {{1, 0.9, 0.9, 0.9}};
