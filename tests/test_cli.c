@@ -404,6 +404,11 @@ static void test_usage_errors(void **state)
     assert_int_equal(f->r.status, 2);
     assert_non_null(strstr(f->r.err, "asgd plot: unknown option --kindd; did you mean --kind?"));
     assert_null(strstr(f->r.err, "asgd: asgd"));
+    /* a role flag written with dashes, the likeliest slip, gets the flag */
+    const char *role_flag[] = {"worker", "/dev/null", "--ps_hosts=h:1", "--task-index=0", NULL};
+    support_run_asgd(&f->r, f->dir, role_flag);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "--task-index: unknown flag; did you mean --task_index?"));
     const char *sweep_flag[] = {"sweep", "-k", "2", "grid.ini", NULL};
     support_run_asgd(&f->r, f->dir, sweep_flag);
     assert_int_equal(f->r.status, 2);

@@ -8,6 +8,7 @@
 
 #include <cJSON.h>
 
+#include "core/suggest.h"
 #include "transport/net.h"
 
 static const char *const s_roles[] = {"ps", "worker", "evaluator"};
@@ -310,9 +311,14 @@ int cluster_parse(cluster_spec *s, int role, int argc, char **argv, error *err)
             if (s_parse_index(value, "--report_fd", &s->report_fd, err) < 0) {
                 return -1;
             }
-        } else {
-            return error_set(err, ERROR_USAGE, "%s: unknown flag (see `asgd help %s`)", name,
-                             cluster_role_name(role));
+        } else {   /* --task-index, the likeliest slip, is one edit from the flag */
+            static const char *const flags[] = {"--ps_hosts", "--worker_hosts", "--job_name",
+                                                "--task_index", "--evaluator", "--run_dir",
+                                                "--keys", "--restore", "--resume", NULL};
+            const char *near = suggest_nearest(name, flags);
+            return error_set(err, ERROR_USAGE, "%s: unknown flag%s%s%s (see `asgd help %s`)",
+                             name, near ? "; did you mean " : "", near ? near : "",
+                             near ? "?" : "", cluster_role_name(role));
         }
     }
     const char *tf = getenv("TF_CONFIG");
