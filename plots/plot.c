@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/stop.h"
@@ -589,6 +590,12 @@ int plot_main(int argc, char **argv, error *err)
     const char *slash = strrchr(o.out, '/');
     snprintf(pl.dir, sizeof pl.dir, "%.*s", slash ? (int)(slash - o.out) : 1, slash ? o.out : ".");
     const char *file = slash ? slash + 1 : o.out;
+    struct stat st;
+    if (pl.dir[0] && (stat(pl.dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
+        /* it said "asgd: FIG.gp: cannot write", of a file never asked for */
+        return error_set(err, ERROR_USAGE, "asgd plot: -o %s: %s is no folder to write it in",
+                         o.out, pl.dir);
+    }
     /* the whole name: fig.pdf and fig.png keep a script and data each */
     snprintf(pl.stem, sizeof pl.stem, "%s", file);
     plot_runs set;

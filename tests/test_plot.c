@@ -993,6 +993,10 @@ static void test_errors(void **state)
     const char *empty[] = {"plot", f->dir, "-o", out, "--group", "workers", NULL};
     support_run_asgd(&f->r, "/", empty);
     assert_int_equal(f->r.status, 0);      /* the fixture's runs are under f->dir too */
+    const char *nowhere[] = {"plot", s_runs, "-o", "/nonexistent/fig.png", NULL};
+    support_run_asgd(&f->r, f->dir, nowhere);
+    assert_int_equal(f->r.status, 2);
+    assert_non_null(strstr(f->r.err, "/nonexistent is no folder to write it in"));
     const char *none[] = {"plot", "/nonexistent", "-o", out, NULL};
     support_run_asgd(&f->r, f->dir, none);
     assert_int_equal(f->r.status, 2);
