@@ -39,6 +39,10 @@ static void s_duration(char *out, size_t n, double s)
 
 void progress_say(progress *p, bool final, double done, const char *fmt, ...)
 {
+    if (done > 0 && p->first_at == 0) {
+        p->first_done = done;
+        p->first_at = run_wall();
+    }
     if (!progress_due(p, final)) {
         return;
     }
@@ -50,8 +54,9 @@ void progress_say(progress *p, bool final, double done, const char *fmt, ...)
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
     s_duration(took, sizeof took, elapsed);
-    if (!final && done > 0 && done < 1) {
-        s_duration(left, sizeof left, elapsed * (1 - done) / done);
+    if (!final && done > p->first_done && done < 1 && p->first_at > 0) {
+        s_duration(left, sizeof left,
+                   (now - p->first_at) * (1 - done) / (done - p->first_done));
     }
     fprintf(stderr, "%s%s | %s%s%s%s", p->tty ? "\r" : "", text, took, left[0] ? ", ETA " : "",
             left, p->tty && !final ? "   " : "\n");

@@ -15,6 +15,8 @@ typedef struct progress {
     bool tty;
     double every;             /* seconds between lines when not on a terminal */
     double started, last;     /* wall clock (run_wall) */
+    double first_done;        /* the first share done past 0 it was told of */
+    double first_at;          /* when (0: not yet) */
     bool open;                /* a terminal line is waiting for its newline */
 } progress;
 
@@ -22,7 +24,10 @@ void progress_start(progress *p);
 /* Whether a line is due now; a final one always is. */
 bool progress_due(const progress *p, bool final);
 /* Prints text (one line, no newline) if a line is due, with the elapsed
- * time and, when 0 < done < 1, the time left; final ends the line. */
+ * time and, when 0 < done < 1, the time left at the pace since the first
+ * call that had done past 0 (the start-up before it, loading data and a
+ * first evaluation, made a CNN's first ETA 5 min for an 18 s run); final
+ * ends the line. */
 void progress_say(progress *p, bool final, double done, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
