@@ -892,8 +892,9 @@ int launcher_train(experiment *e, run *r, bool resume, error *err)
     if (s_start_summary(&j, err) < 0) {
         goto done;
     }
-    run_log(r, "%s: %d workers, %d servers over %s (%s), restart = %s", e->algorithm_name,
-            e->workers, e->servers, e->transport == TRANSPORT_IPC ? "ipc" : "tcp", j.ps_hosts,
+    run_log(r, "%s: %d worker%s, %d server%s over %s (%s), restart = %s", e->algorithm_name,
+            e->workers, e->workers == 1 ? "" : "s", e->servers, e->servers == 1 ? "" : "s",
+            e->transport == TRANSPORT_IPC ? "ipc" : "tcp", j.ps_hosts,
             e->restart == RESTART_NEVER ? "never" : e->restart == RESTART_ON_FAILURE
                                                       ? "on-failure" : "exit-code");
     /* a signal while the run is written up (the shards' counters, the

@@ -82,7 +82,8 @@ def main():
         seeds = f"{min(counts)}-{seeds}"
     print(f"# Every rule, {first['workers']} workers, {first['model']} on {first['dataset']}, "
           f"{first['epochs_target']:g} epochs\n")
-    print(f"Mean ± standard deviation over {seeds} seeds of each rule; time to {target} is "
+    plural = "" if seeds == 1 else "s"
+    print(f"Mean ± standard deviation over {seeds} seed{plural} of each rule; time to {target} is "
           f"from the first training step, over the seeds that reached it. "
           f"{provenance(rules)}.\n")
     print(f"| rule | final test accuracy | time to {target} (s) | reached | samples/s "
