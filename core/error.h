@@ -9,11 +9,12 @@
 #ifndef ASGD_ERROR_H
 #define ASGD_ERROR_H
 
-/* ERROR_RETRYABLE: a shard that never answered within [cluster] timeout,
- * its pod not yet scheduled, say. A later try of the same process may
- * succeed, so it exits 138 (128 + SIGUSR1), the code Kubeflow's training
- * operator keeps for a user's retryable error: its restartPolicy ExitCode,
- * and asgd's restart = exit-code, retry it where they take 1 for good. */
+/* ERROR_RETRYABLE: a shard that did not answer within [cluster] timeout
+ * (its pod not yet scheduled, or being made anew), or whose place another
+ * process still held. A later try of the same process may succeed, so it
+ * exits 138 (128 + SIGUSR1), the code Kubeflow's training operator keeps
+ * for a user's retryable error: its restartPolicy ExitCode, and asgd's
+ * restart = exit-code, retry it where they take 1 for good. */
 enum { ERROR_NONE = 0, ERROR_RUNTIME = 1, ERROR_USAGE = 2, ERROR_RETRYABLE = 138 };
 /* A process stopped by signal sig before its work was done exits with
  * 128 + sig, as a shell reports one killed by it: a launcher such as

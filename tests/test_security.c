@@ -770,6 +770,35 @@ static void test_a_stranger_holds_no_place_and_plants_no_count(void **state)
     s_raw_shard_close(&r);
 }
 
+/* A shard started with --restore that finds no checkpoint (a pod made
+ * anew, its emptyDir empty) fails, saying why, when the evaluator of its
+ * earlier life speaks to it, as when a worker of it does: with the workers
+ * done, the job waited for good, and with new workers beside the old
+ * evaluator it trained anew under the old rows of eval.csv, complete. */
+static void test_the_evaluator_of_an_earlier_life_tells_of_lost_state(void **state)
+{
+    support_fixture *f = *state;
+    support_write_file(f->config, s_small);
+    int port = wire_client_free_port();
+    const char *extra[] = {"--restore", NULL};
+    int ps = s_start_ps(f, port, 1, extra);
+    void *ctx = zmq_ctx_new();
+    void *evaluator = wire_client_open(ctx, port, NULL);
+    wire_header pull = {.type = WIRE_PULL, .worker = WIRE_EVALUATOR,
+                        .encoding = WIRE_NO_PAYLOAD, .seq = 9, .generation = 0x5eed};
+    wire_client_send(evaluator, &pull, NULL, 0);
+    assert_int_equal(support_wait_within(ps, 30, "the shard"), 1);
+    char path[700];
+    snprintf(path, sizeof path, "%s/stderr", f->dir);
+    char *err = support_read_file(path);
+    if (!err || !strstr(err, "no checkpoint to come back from")) {
+        fail_msg("\"%s\"", err ? err : "");
+    }
+    free(err);
+    zmq_close(evaluator);
+    zmq_ctx_term(ctx);
+}
+
 /* A pull's reply says what its sender needs: the examples that worker's
  * pushes carried (every worker's, to the evaluator), the staleness of its
  * last push; a sender that last heard from an earlier generation of the
@@ -2017,6 +2046,7 @@ int main(void)
         T(test_a_pull_sent_again_gets_the_same_answer),
         T(test_a_push_from_another_generation_is_dropped),
         T(test_no_push_after_done),
+        T(test_the_evaluator_of_an_earlier_life_tells_of_lost_state),
         T(test_a_stranger_holds_no_place_and_plants_no_count),
         T(test_a_new_process_is_not_answered_through_an_old_segment),
         T(test_a_reply_says_what_its_sender_needs),

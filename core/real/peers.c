@@ -355,12 +355,15 @@ static int s_receive_any(peers *p, const awaited *a, int n, net_msg *m, wire_hea
                              s_who(p, who, sizeof who));
         }
         if (silent >= p->o.timeout) {
-            /* one never heard from may not have started yet: retryable */
+            /* retryable: one never heard from may not have started yet, and
+             * one gone silent may come back (a pod made anew, from its
+             * checkpoint), slower than the timeout; a shard that cannot is
+             * itself a failure that ends the job */
             bool never = p->generation[a[0].k] == 0;
-            return error_set(err, never ? ERROR_RETRYABLE : ERROR_RUNTIME,
+            return error_set(err, ERROR_RETRYABLE,
                              "ps %d did not answer within %g s ([cluster] timeout)%s", a[0].k,
-                             p->o.timeout, never ? ", nor ever before: not started yet, or "
-                             "not at that address" : "");
+                             p->o.timeout, never ? ", nor ever before: not started yet, not at "
+                             "that address, or not admitting this process's key" : "");
         }
         if (since_sent >= interval) {   /* lost, or the shard has restarted: again */
             since_sent = 0;

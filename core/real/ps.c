@@ -705,10 +705,14 @@ static int s_handle(ps *p, net_msg *m)
                         * stranger in its place (without auth) planted 10^12 */
             s_note_old_version(p, &h);
         }
-        if (p->o->restore_asked && !p->o->restored && h.worker < (uint32_t)s->workers) {
+        if (p->o->restore_asked && !p->o->restored &&
+            (h.worker < (uint32_t)s->workers || h.worker == WIRE_EVALUATOR)) {
             p->lost_state = true;   /* it lived before, and what it applied is gone (a
                                      * pod made anew with an empty folder): it went on
-                                     * from the initial model, and the job succeeded */
+                                     * from the initial model, and the job succeeded; the
+                                     * evaluator's word too (the workers done, or new
+                                     * ones started over beside it: stuck, or trained
+                                     * anew under the old rows) */
             return 1;
         }
     }
@@ -858,7 +862,11 @@ int ps_serve(server *s, void *zmq_ctx, const ps_options *o, shard_client *client
         s_checkpoint(&p);   /* stopped from outside: resume from here */
     }
     if (p.lost_state) {
-        rc = error_set(err, ERROR_RUNTIME, "ps %d: a worker heard from an earlier life of this "
+        /* the checkpoint this life wrote (none was there when it began) is
+         * of the initial model: the next try restored it as the job's and
+         * completed from there, under OnFailure */
+        unlink(o->checkpoint);
+        rc = error_set(err, ERROR_RUNTIME, "ps %d: a process heard from an earlier life of this "
                        "shard, but there is no checkpoint to come back from (%s): what it "
                        "applied is lost; keep the run folder on a volume that outlives the "
                        "process (a pod's emptyDir does not) and set [checkpoint] every",
