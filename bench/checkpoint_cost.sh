@@ -51,7 +51,7 @@ base=$(tr ' ' '\n' <<<"${rates[0]}" | grep . | median)
 for every in "${settings[@]}"; do
     rate=$(tr ' ' '\n' <<<"${rates[$every]}" | grep . | median)
     range=$(tr ' ' '\n' <<<"${rates[$every]}" | grep '^[0-9]' | sort -g |
-            awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.0f-%.0f", lo, hi}')
+            awk 'NR == 1 {lo = $1} {hi = $1} END {if (NR) printf "%.0f-%.0f", lo, hi; else print "-"}')
     usable="$(tr ' ' '\n' <<<"${rates[$every]}" | grep -c '^[0-9]' || true) of $rounds"
     if [ "$every" = 0 ]; then
         printf "| none | %.0f | %s | 1.00 | 0 | - | - | %s |\n" "$rate" "$range" "$usable"

@@ -37,12 +37,13 @@ for rule in ${RULES:-sync hogwild}; do
         verdict=$(run_verdict "$dir")
         if [ "$verdict" != ok ]; then
             echo "| $rule | $n | $verdict | | | |"
+            [ -n "$base" ] || base=nan   # no speed-up over a count that has no rate
             continue
         fi
         rate=$(summary_field "$dir" samples_per_s)
         [ -n "$base" ] || base=$rate
         printf "| %s | %d | %.0f | %.2f | %.4f | %.2f |\n" "$rule" "$n" "$rate" \
-            "$(awk -v a="$rate" -v b="$base" 'BEGIN {print a / b}')" \
+            "$(awk -v a="$rate" -v b="$base" 'BEGIN {print (b != "nan" && b + 0 > 0 ? a / b : "nan")}')" \
             "$(summary_field "$dir" final_test_acc)" "$(summary_field "$dir" staleness_mean)"
     done
 done

@@ -1,5 +1,6 @@
 /* data.c: the IDX reader, data set loading, the synthetic generator and
  * normalisation. */
+#define _XOPEN_SOURCE 700   /* realpath */
 #include "core/data.h"
 
 #include <errno.h>
@@ -209,6 +210,24 @@ const char *data_source_name(int source)
     return s_sources[source];
 }
 
+/* Whether paths a and b name one folder (a trailing slash, a "." or a link
+ * aside); as strings where either cannot be resolved. */
+static bool s_same_folder(const char *a, const char *b)
+{
+    char ra[PATH_MAX], rb[PATH_MAX];
+    if (realpath(a, ra) && realpath(b, rb)) {
+        return strcmp(ra, rb) == 0;
+    }
+    size_t la = strlen(a), lb = strlen(b);
+    while (la > 1 && a[la - 1] == '/') {
+        la--;
+    }
+    while (lb > 1 && b[lb - 1] == '/') {
+        lb--;
+    }
+    return la == lb && strncmp(a, b, la) == 0;
+}
+
 int data_spec_configure(data_spec *s, config *c, error *err)
 {
     memset(s, 0, sizeof *s);
@@ -253,7 +272,7 @@ int data_spec_configure(data_spec *s, config *c, error *err)
     } else if (s->path[0] == '\0') {
         return config_fail(c, "data", "path", err, "dataset = %s needs the folder holding its "
                            "IDX files", s_sources[s->source]);
-    } else if (s->source == DATA_MNIST && strcmp(s->path, DATA_FASHION_MNIST_PATH) == 0) {
+    } else if (s->source == DATA_MNIST && s_same_folder(s->path, DATA_FASHION_MNIST_PATH)) {
         /* a run's config.ini gives its path: `asgd eval RUN data.dataset=mnist`
          * read Fashion-MNIST and said it was MNIST */
         return config_fail(c, "data", "path", err, "%s is Debian's Fashion-MNIST, not MNIST: "

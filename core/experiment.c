@@ -499,16 +499,12 @@ static int s_look_up(void *ctx, const char *section, const char *key, const char
     return 0;
 }
 
-bool experiment_default_text(const char *section, const char *key, char *out, size_t n)
+bool experiment_knows_key(const char *section, const char *key)
 {
     const config *known = s_known_keys();
     key_lookup l = {.section = section, .key = key};
     if (known) {
         config_each_entry(known, s_look_up, &l);
-    }
-    out[0] = '\0';
-    if (l.value) {
-        experiment_value_text(section, key, l.value, out, n);
     }
     return l.value != NULL;
 }

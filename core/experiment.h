@@ -141,10 +141,9 @@ int experiment_known_variants(int *failed);
  * asgd reads): for comparing and grouping run folders' config.ini values. */
 void experiment_value_text(const char *section, const char *key, const char *value, char *out,
                            size_t n);
-/* section.key's default as experiment_value_text writes it, into out;
- * false (out empty) for a key asgd does not read. A default that depends
- * on another choice (a rule's key) is the first variant's. */
-bool experiment_default_text(const char *section, const char *key, char *out, size_t n);
+/* Whether asgd reads section.key in some configuration (a key it knows,
+ * which this or that configuration may leave unread). */
+bool experiment_knows_key(const char *section, const char *key);
 /* Minibatches of every worker together: train.epochs passes over n_train
  * examples. */
 long experiment_total_steps(const experiment *e, long n_train);

@@ -16,7 +16,8 @@ typedef struct progress {
     double every;             /* seconds between lines when not on a terminal */
     double started, last;     /* wall clock (run_wall) */
     double first_done;        /* the first share done past 0 it was told of */
-    double first_at;          /* when (0: not yet) */
+    double first_at;          /* when (0: not yet); a caller whose work has no start-up
+                                 sets it to started, for the pace from the start */
     bool open;                /* a terminal line is waiting for its newline */
 } progress;
 

@@ -26,6 +26,8 @@ void plot_run_value(const plot_run *r, const char *key, char *out, size_t n)
         cJSON *v = cJSON_GetObjectItemCaseSensitive(r->summary, key);
         if (cJSON_IsString(v)) {
             snprintf(out, n, "%s", v->valuestring);
+        } else if (cJSON_IsBool(v)) {   /* --group diverged: "(no diverged)" of every run */
+            snprintf(out, n, "%s", cJSON_IsTrue(v) ? "true" : "false");
         } else if (cJSON_IsNumber(v)) {
             /* a whole number in full, others to 9 digits: "%g" made seeds
              * 10000001 and 10000002 one group, "seed = 1e+07" */
@@ -629,14 +631,15 @@ static int s_add_key(void *ctx, const char *section, const char *key, const char
 static int s_check_group_key(const plot_runs *set, const char *key, error *err)
 {
     const char *dot = strchr(key, '.');
-    char section[128], fallback[256];
+    char section[128];
     snprintf(section, sizeof section, "%.*s", dot ? (int)(dot - key) : 0, key);
-    if (dot && experiment_default_text(section, dot + 1, fallback, sizeof fallback)) {
+    if (dot && experiment_knows_key(section, dot + 1)) {
         return 0;   /* a key asgd reads, which these runs' configs may leave out */
     }
     for (int r = 0; r < set->count; r++) {
-        if (strncmp(set->runs[r].group, "(no ", 4) != 0) {
-            return 0;
+        if (strncmp(set->runs[r].group, "(no ", 4) != 0 ||
+            (!dot && cJSON_GetObjectItemCaseSensitive(set->runs[r].summary, key))) {
+            return 0;   /* a run has it (a field that is null, a list, in every run) */
         }
     }
     key_names *k = calloc(1, sizeof *k);

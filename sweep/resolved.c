@@ -99,11 +99,13 @@ static int s_inputs_match(const char *dir, error *err)
     return 0;
 }
 
-/* A key the run's config.ini gives that the config now does not read: a
- * run of another build (or a key since removed), whose setting this one
- * cannot repeat; unless it holds the key's default, which an older build
- * wrote out where this one no longer reads the key (a sim or threads
- * run's [cluster] host, timeout, auth): that changed nothing. */
+/* A key the run's config.ini gives that the config now does not read, and
+ * asgd reads in no configuration: a run of another build (or a key since
+ * removed), whose setting this one cannot repeat. A key asgd knows that
+ * this configuration does not read (a sim or threads run's [cluster]
+ * host, timeout or auth, which an older build wrote out) changes nothing
+ * here, whatever its value; that an older build made the run is said
+ * apart (results.c). */
 typedef struct extra {
     const config *now;
     const char *dir;
@@ -115,18 +117,11 @@ static int s_extra(void *ctx, const char *section, const char *key, const char *
     extra *x = ctx;
     lookup l = {.section = section, .key = key};
     config_each_entry(x->now, s_find, &l);
-    if (l.value) {
+    if (l.value || experiment_knows_key(section, key)) {
         return 0;
     }
-    char given[512], fallback[512];
-    if (experiment_default_text(section, key, fallback, sizeof fallback)) {
-        experiment_value_text(section, key, value, given, sizeof given);
-        if (strcmp(given, fallback) == 0) {
-            return 0;
-        }
-    }
     error_set(x->err, ERROR_USAGE, "%s: a complete run, but its config.ini has [%s] %s = %.200s, "
-              "which the sweep's config does not read (another build's run?); give the sweep "
+              "a key asgd does not read (another build's run?); give the sweep "
               "another [sweep] out or name, or remove the folder to run it again", x->dir,
               section, key, value);
     return 1;

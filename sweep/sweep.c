@@ -246,6 +246,9 @@ int sweep_main(const char *path, long jobs, error *err)
     rn.skipped = rn.done;
     progress p;
     progress_start(&p);
+    p.first_at = p.started;   /* runs finish whole and start at once: the pace is from
+                               * the start (from the first run done, a 2-run sweep
+                               * never had an ETA) */
     s_run_all(&rn, &p);
     int stopped = stop_requested();
     s_progress(&rn, &p, true);

@@ -409,6 +409,12 @@ static void test_usage_errors(void **state)
     support_run_asgd(&f->r, f->dir, role_flag);
     assert_int_equal(f->r.status, 2);
     assert_non_null(strstr(f->r.err, "--task-index: unknown flag; did you mean --task_index?"));
+    const char *last[] = {"worker", "/dev/null", "--ps_hosts=h:1", "--restor", NULL};
+    support_run_asgd(&f->r, f->dir, last);   /* it said "missing value" */
+    assert_non_null(strstr(f->r.err, "--restor: unknown flag; did you mean --restore?"));
+    const char *valued[] = {"worker", "/dev/null", "--ps_hosts=h:1", "--resume=1", NULL};
+    support_run_asgd(&f->r, f->dir, valued);   /* it said "did you mean --resume?" */
+    assert_non_null(strstr(f->r.err, "--resume takes no value"));
     const char *sweep_flag[] = {"sweep", "-k", "2", "grid.ini", NULL};
     support_run_asgd(&f->r, f->dir, sweep_flag);
     assert_int_equal(f->r.status, 2);

@@ -291,6 +291,11 @@ static void test_mnist_in_fashion_mnists_folder_is_refused(void **state)
     assert_non_null(strstr(err.msg, "m.ini:3: [data] path: " DATA_FASHION_MNIST_PATH
                                     " is Debian's Fashion-MNIST, not MNIST"));
     config_destroy(&c);
+    /* written otherwise, it is the same folder */
+    c = config_parse_string("[data]\ndataset = mnist\npath = " DATA_FASHION_MNIST_PATH "//\n",
+                            "m.ini", &err);
+    assert_int_equal(data_spec_configure(&s, c, &err), -1);
+    config_destroy(&c);
 }
 
 static void test_synthetic_is_seeded_and_learnable_shape(void **state)

@@ -136,6 +136,11 @@ static void test_every_kind_in_every_format(void **state)
     const char *unread[] = {"plot", s_runs, "-o", out, "--group", "sim.latency", NULL};
     support_run_asgd(&f->r, f->dir, unread);
     assert_int_equal(f->r.status, 0);
+    /* a summary field every run has, true or false, is a grouping */
+    const char *flag[] = {"plot", s_runs, "-o", out, "--group", "diverged", NULL};
+    support_run_asgd(&f->r, f->dir, flag);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.out, "8 runs, 1 group;"));
 }
 
 /* Every data row of .dat files PREFIX-1.dat, PREFIX-2.dat...: whether

@@ -104,7 +104,7 @@ enum wire_flags {
                                      the sender does not speak for its index; the tag
                                      says why (senders.h: 1, another process still
                                      there holds it; 2, the sender's CURVE key is
-                                     another's) */
+                                     another's; 3, no such index) */
 };
 
 typedef struct wire_header {

@@ -229,6 +229,31 @@ done:
     return rc;
 }
 
+/* -1 with err set when name is no role flag: the nearest one said
+ * (--task-index, the likeliest slip, is one edit from --task_index), or
+ * that --restore and --resume take no value. */
+static int s_unknown_flag(const char *name, int role, error *err)
+{
+    static const char *const valued[] = {"--ps_hosts", "--worker_hosts", "--job_name",
+                                         "--task_index", "--evaluator", "--run_dir", "--keys",
+                                         "--report_fd", NULL};
+    for (int i = 0; valued[i]; i++) {
+        if (strcmp(name, valued[i]) == 0) {
+            return 0;
+        }
+    }
+    if (strcmp(name, "--restore") == 0 || strcmp(name, "--resume") == 0) {
+        return error_set(err, ERROR_USAGE, "%s takes no value", name);
+    }
+    static const char *const all[] = {"--ps_hosts", "--worker_hosts", "--job_name",
+                                      "--task_index", "--evaluator", "--run_dir", "--keys",
+                                      "--restore", "--resume", NULL};
+    const char *near = suggest_nearest(name, all);
+    return error_set(err, ERROR_USAGE, "%s: unknown flag%s%s%s (see `asgd help %s`)", name,
+                     near ? "; did you mean " : "", near ? near : "", near ? "?" : "",
+                     cluster_role_name(role));
+}
+
 int cluster_parse(cluster_spec *s, int role, int argc, char **argv, error *err)
 {
     memset(s, 0, sizeof *s);
@@ -260,11 +285,14 @@ int cluster_parse(cluster_spec *s, int role, int argc, char **argv, error *err)
         const char *eq = strchr(a, '=');
         char name[64];
         const char *value;
+        snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - a) : (int)strlen(a), a);
+        if (s_unknown_flag(name, role, err) < 0) {   /* before its value: --restor last
+                                                      * was "missing value" */
+            return -1;
+        }
         if (eq) {
-            snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
             value = eq + 1;
         } else {
-            snprintf(name, sizeof name, "%s", a);
             if (i + 1 == argc) {
                 return error_set(err, ERROR_USAGE, "%s: missing value", a);
             }
@@ -311,14 +339,6 @@ int cluster_parse(cluster_spec *s, int role, int argc, char **argv, error *err)
             if (s_parse_index(value, "--report_fd", &s->report_fd, err) < 0) {
                 return -1;
             }
-        } else {   /* --task-index, the likeliest slip, is one edit from the flag */
-            static const char *const flags[] = {"--ps_hosts", "--worker_hosts", "--job_name",
-                                                "--task_index", "--evaluator", "--run_dir",
-                                                "--keys", "--restore", "--resume", NULL};
-            const char *near = suggest_nearest(name, flags);
-            return error_set(err, ERROR_USAGE, "%s: unknown flag%s%s%s (see `asgd help %s`)",
-                             name, near ? "; did you mean " : "", near ? near : "",
-                             near ? "?" : "", cluster_role_name(role));
         }
     }
     const char *tf = getenv("TF_CONFIG");
