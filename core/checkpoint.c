@@ -392,7 +392,8 @@ int checkpoint_stats(const char *path, shard_stats *st, error *err)
     return r.problem ? error_set(err, ERROR_RUNTIME, "%s: cannot read: %s", path, r.problem) : 0;
 }
 
-int checkpoint_workers_done(const char *path, int workers, bool *all_done, error *err)
+int checkpoint_workers_done(const char *path, int workers, bool *all_done, bool *evaluator_done,
+                            error *err)
 {
     reader r;
     shard_stats st;
@@ -406,8 +407,12 @@ int checkpoint_workers_done(const char *path, int workers, bool *all_done, error
         all = all && s_get8(&r) != 0;
         s_take(&r, 1);
     }
+    bool evaluator = s_get8(&r) != 0;
     free(data);
     *all_done = all && !r.problem;
+    if (evaluator_done) {
+        *evaluator_done = evaluator && !r.problem;
+    }
     return r.problem ? error_set(err, ERROR_RUNTIME, "%s: cannot read: %s", path, r.problem) : 0;
 }
 

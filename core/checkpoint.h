@@ -65,7 +65,8 @@ int checkpoint_load(const char *path, server *s, shard_client *clients, uint32_t
  * as checkpoint_load checks them, whoever's shard it is. */
 int checkpoint_stats(const char *path, shard_stats *st, error *err);
 /* Whether the checkpoint at path (of a job of `workers` workers) holds
- * every worker done. */
-int checkpoint_workers_done(const char *path, int workers, bool *all_done, error *err);
+ * every worker done, and (evaluator_done, may be NULL) the evaluator. */
+int checkpoint_workers_done(const char *path, int workers, bool *all_done, bool *evaluator_done,
+                            error *err);
 
 #endif

@@ -1177,6 +1177,79 @@ static void test_a_shard_back_without_its_checkpoint_fails(void **state)
     free(err);
 }
 
+/* Runs a small job's four roles by hand in dir, every pod's way under
+ * Kubeflow (the shard with --restore, checkpoints every 0.2 s), to its
+ * end; the shard's stderr into *shard_err and worker 0's into *worker_err
+ * (the caller frees them). */
+static void s_job_as_pods(support_fixture *f, const char *dir, char **shard_err,
+                          char **worker_err)
+{
+    char hosts[64], run_dir[600], shard_dir[600], worker_dir[600];
+    snprintf(hosts, sizeof hosts, "--ps_hosts=127.0.0.1:%d", wire_client_free_port());
+    snprintf(run_dir, sizeof run_dir, "--run_dir=%s", dir);
+    snprintf(shard_dir, sizeof shard_dir, "%s/shard-out", f->dir);
+    snprintf(worker_dir, sizeof worker_dir, "%s/worker-out", f->dir);
+    mkdir(shard_dir, 0755);
+    mkdir(worker_dir, 0755);
+    const char *ps_args[] = {"ps", f->config, hosts, "--worker_hosts=w0:1,w1:1",
+                             "--task_index=0", run_dir, "--restore", NULL};
+    int pids[4];
+    pids[0] = support_spawn_asgd(shard_dir, ps_args);
+    const char *ev_args[] = {"evaluator", f->config, hosts, "--worker_hosts=w0:1,w1:1", run_dir,
+                             NULL};
+    pids[1] = support_spawn_asgd(f->dir, ev_args);
+    for (int w = 0; w < 2; w++) {
+        char task[32];
+        snprintf(task, sizeof task, "--task_index=%d", w);
+        const char *args[] = {"worker", f->config, hosts, "--worker_hosts=w0:1,w1:1", task,
+                              run_dir, NULL};
+        pids[2 + w] = support_spawn_asgd(w == 0 ? worker_dir : f->dir, args);
+    }
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(support_wait_within(pids[i], 120, "a role"), 0);
+    }
+    char path[700];
+    snprintf(path, sizeof path, "%s/stderr", shard_dir);
+    *shard_err = support_read_file(path);
+    snprintf(path, sizeof path, "%s/stderr", worker_dir);
+    *worker_err = support_read_file(path);
+}
+
+/* The same job applied again in the folder of its complete run (a Kubeflow
+ * job applied again under its name, its volume kept, every pod's shard
+ * with --restore) trains anew: it took up the complete job's last
+ * checkpoint, its workers found their shares done, and it reported the
+ * earlier job's model and results as its own in 0.3 s, complete. */
+static void test_a_job_applied_again_after_its_end_trains_anew(void **state)
+{
+    support_fixture *f = *state;
+    support_write_file(f->config, "[data]\ndataset = synthetic\ntrain_size = 10000\n"
+                       "[model]\ntype = softmax\n[train]\nalgorithm = hogwild\nepochs = 3\n"
+                       "[eval]\nevery = 0.2\n[cluster]\nworkers = 2\n[checkpoint]\nevery = 0.2\n");
+    char dir[600], path[700], *err, *worker;
+    snprintf(dir, sizeof dir, "%s/pods", f->dir);
+    s_job_as_pods(f, dir, &err, &worker);
+    assert_non_null(err);
+    assert_null(strstr(err, "starts anew"));   /* its first life: no checkpoint yet */
+    free(err);
+    free(worker);
+    s_job_as_pods(f, dir, &err, &worker);
+    if (!err || !strstr(err, "is of a job that completed: this job starts anew")) {
+        fail_msg("the shard of the job applied again: \"%s\"", err ? err : "");
+    }
+    if (!worker || !strstr(worker, "(235 minibatches)")) {   /* 3 x 10,000 / 2 / 64, ceil */
+        fail_msg("worker 0 of the job applied again: \"%s\"", worker ? worker : "");
+    }
+    free(err);
+    free(worker);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    cJSON *j = support_json_file(path);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")));
+    assert_true(support_json_number(j, "epochs") > 2.9);
+    assert_true(support_json_number(j, "shard_restarts") == 0);
+    cJSON_Delete(j);
+}
+
 /* Writes 2,000 training and 200 test images of 8 x 8 into dir as IDX
  * files, their labels from seed. */
 static void s_write_idx_set(const char *dir, unsigned seed)
@@ -1592,6 +1665,7 @@ int main(void)
         T(test_a_run_stopped_after_its_workers_resumes_to_its_end),
         T(test_a_stopped_worker_is_killed_and_named),
         T(test_a_shard_back_without_its_checkpoint_fails),
+        T(test_a_job_applied_again_after_its_end_trains_anew),
         T(test_a_resume_without_a_checkpoint_is_refused),
         T(test_a_resume_on_changed_data_is_refused),
         T(test_a_resume_from_update_0_forgets_the_old_evaluations),

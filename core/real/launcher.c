@@ -759,7 +759,7 @@ static bool s_workers_were_done(const job *j)
         checkpoint_path(path, sizeof path, j->r->dir, k);
         bool done;
         error ignored;
-        if (checkpoint_workers_done(path, j->e->workers, &done, &ignored) < 0 || !done) {
+        if (checkpoint_workers_done(path, j->e->workers, &done, NULL, &ignored) < 0 || !done) {
             return false;
         }
     }

@@ -848,6 +848,17 @@ int ps_serve(server *s, void *zmq_ctx, const ps_options *o, shard_client *client
             break;
         }
     }
+    if (rc == 0 && !p.lost_state && server_workers_done(s) &&
+        (s->evaluator_done || !o->expect_evaluator) && o->checkpoint_every > 0) {
+        /* the job's end, which a new job in this folder (--restore) starts
+         * anew from; not counted: the evaluator has read the counters */
+        error why;
+        apply_drain(&p.apply);
+        s_count_lost(&p);
+        if (checkpoint_save(o->checkpoint, s, p.clients, p.generation, o->settings, &why) < 0) {
+            fprintf(stderr, "ps %d: %s\n", s->shard, why.msg);
+        }
+    }
     apply_drain(&p.apply);
     apply_stop(&p.apply);
     for (int w = 0; w <= s->workers; w++) {
@@ -941,6 +952,19 @@ static int s_restore(const cluster_spec *cs, const char *path, const char *setti
         return 0;
     }
     fclose(f);
+    bool workers_done, evaluator_done;
+    if (cs->restore == RESTORE_RESTART &&
+        checkpoint_workers_done(path, s->workers, &workers_done, &evaluator_done, err) == 0 &&
+        workers_done && (evaluator_done || !cs->evaluator)) {
+        /* the checkpoint of a job that completed (its last one, at its end):
+         * this is a new job in its folder (a Kubeflow job applied again, its
+         * volume kept), which took up the model and trained nothing, the
+         * earlier results reported as its own. A resume (--resume) of a
+         * run stopped in its write-up still finishes it from there */
+        fprintf(stderr, "ps %d: %s is of a job that completed: this job starts anew\n",
+                cs->task, path);
+        return 0;
+    }
     uint32_t fresh = *generation;
     if (checkpoint_load(path, s, clients, generation, settings, err) < 0) {
         return -1;
