@@ -186,6 +186,17 @@ def test_pytorchjob_keys_and_gpus(work, hosts):
             for s in ["", "_secret"]}
     check(set(keys) == want, f"keys {sorted(keys)}")
     check("secret-key" in keys["server.key_secret"], "a secret key")
+    # the manifest made again has fresh keys, so another job's name: applied
+    # over the running job under its name, it gave restarted pods new keys,
+    # which the running shard never admitted (their workers exited 138 for
+    # good); the same manifest applied twice stays one job
+    again = manifest(config, "--image=asgd:test", "--kind", "pytorchjob", "cluster.workers=2",
+                     "cluster.auth=curve", "cluster.restart=exit-code")
+    check(again["Secret"]["stringData"] != keys, "fresh keys each time")
+    check(again["PyTorchJob"]["metadata"]["name"] != py["metadata"]["name"],
+          "other keys, another job's name")
+    check(docs["Secret"]["metadata"]["name"] == py["metadata"]["name"] + "-keys",
+          "the Secret is the job's")
     for spec in specs.values():
         check("--keys=/etc/asgd/keys" in container(spec)["command"], "--keys")
         check("--restore" in container(spec)["command"], "--restore")

@@ -27,16 +27,21 @@ typedef struct k8s_job {
     bool pytorch;
     char name[48];            /* a DNS-1123 label: experiment.name and the config's hash */
     char *config_text;        /* the resolved config */
+    char *keys_text;          /* with auth: the Secret's stringData, fresh keys */
 } k8s_job;
 
 /* The job's name, a Kubernetes name (lower-case letters, digits and '-',
  * starting with a letter and ending with an alphanumeric; its Services
  * add "-worker-N", within 63): experiment.name's letters and digits, at
- * most 38 of them, then 8 hex digits of the resolved config's FNV-1a hash,
- * so that runs of other settings get other names (they shared one, and a
- * second `kubectl apply` rewrote the running job's config and keys) and
- * the same config the same. */
-static void s_job_name(char *out, size_t n, const char *name, const char *config_text)
+ * most 38 of them, then 8 hex digits of the FNV-1a hash of the resolved
+ * config and, with auth, of the keys, so that runs of other settings get
+ * other names (they shared one, and a second `kubectl apply` rewrote the
+ * running job's config and keys) and the same config the same; each call
+ * with auth makes fresh keys, so another job (a manifest made again and
+ * applied over the running one gave its pods new keys, and a worker
+ * restarted with them was never admitted). */
+static void s_job_name(char *out, size_t n, const char *name, const char *config_text,
+                       const char *keys_text)
 {
     char stem[40] = "asgd-";   /* Services start with a letter */
     size_t k = 0;
@@ -62,6 +67,9 @@ static void s_job_name(char *out, size_t n, const char *name, const char *config
             hash = (hash ^ (unsigned char)line[i]) * 16777619u;
         }
         line += len + (line[len] == '\n');
+    }
+    for (const char *c = keys_text ? keys_text : ""; *c; c++) {
+        hash = (hash ^ (unsigned char)*c) * 16777619u;
     }
     snprintf(out, n, "%s%s%08x", k ? stem : "asgd", "-", hash);
 }
@@ -108,18 +116,20 @@ static void s_block(FILE *out, const char *text, int indent)
     }
 }
 
-/* A Secret with fresh CURVE keys for every role: asgd keys into a private
- * folder, its files copied as stringData, the folder removed. */
-static int s_secret(FILE *out, const k8s_job *j, error *err)
+/* Fresh CURVE keys for every role as a Secret's stringData into
+ * j->keys_text: asgd keys into a private folder, its files copied, the
+ * folder removed. */
+static int s_make_keys(k8s_job *j, error *err)
 {
     char dir[] = "/tmp/asgd-k8s-keys-XXXXXX";
     if (!mkdtemp(dir)) {
         return error_set(err, ERROR_RUNTIME, "cannot make a private folder for the keys");
     }
-    int rc = auth_make_keys(dir, j->e.workers, err);
-    fprintf(out, "---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: %s-keys\n"
-            "type: Opaque\nstringData:\n", j->name);
-    for (int i = -2; rc == 0 && i < j->e.workers; i++) {
+    size_t size = 0;
+    FILE *out = open_memstream(&j->keys_text, &size);
+    int rc = out ? auth_make_keys(dir, j->e.workers, err)
+                 : error_set(err, ERROR_RUNTIME, "out of memory");
+    for (int i = -2; out && rc == 0 && i < j->e.workers; i++) {
         char who[32];
         snprintf(who, sizeof who, i == -2 ? "server" : i == -1 ? "evaluator" : "worker-%d", i);
         for (int secret = 0; secret < 2 && rc == 0; secret++) {
@@ -135,9 +145,19 @@ static int s_secret(FILE *out, const k8s_job *j, error *err)
             free(text);
         }
     }
+    if (out && fclose(out) != 0 && rc == 0) {
+        rc = error_set(err, ERROR_RUNTIME, "out of memory");
+    }
     error ignored;
-    run_remove_dir(dir, &ignored);   /* best effort: the keys are printed already */
+    run_remove_dir(dir, &ignored);   /* best effort: the keys are in memory now */
     return rc;
+}
+
+/* The Secret of the keys s_make_keys made. */
+static void s_secret(FILE *out, const k8s_job *j)
+{
+    fprintf(out, "---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: %s-keys\n"
+            "type: Opaque\nstringData:\n%s", j->name, j->keys_text);
 }
 
 static const char *s_restart_policy(int restart)
@@ -278,15 +298,15 @@ static int s_read(k8s_job *j, int argc, char **argv, error *err)
                            "pod, which holds the shard: servers must be 1 (or use --kind tfjob)");
     }
     j->config_text = s_resolved(j->e.c, err);
-    if (!j->config_text) {
+    if (!j->config_text || (j->e.auth == AUTH_CURVE && s_make_keys(j, err) < 0)) {
         return -1;
     }
-    s_job_name(j->name, sizeof j->name, j->e.name, j->config_text);
+    s_job_name(j->name, sizeof j->name, j->e.name, j->config_text, j->keys_text);
     return 0;
 }
 
 /* The whole manifest into out. */
-static int s_manifest(FILE *out, k8s_job *j, error *err)
+static void s_manifest(FILE *out, k8s_job *j)
 {
     fprintf(out, "# asgd k8s: a %s for experiment %s: %d shard%s, %d worker%s and an "
             "evaluator.\n# kubectl apply -f this file. Each pod's files, checkpoints "
@@ -297,11 +317,10 @@ static int s_manifest(FILE *out, k8s_job *j, error *err)
             j->e.servers == 1 ? "" : "s", j->e.workers, j->e.workers == 1 ? "" : "s",
             K8S_RUN_DIR, j->name);
     s_block(out, j->config_text, 4);
-    if (j->e.auth == AUTH_CURVE && s_secret(out, j, err) < 0) {
-        return -1;
+    if (j->e.auth == AUTH_CURVE) {
+        s_secret(out, j);
     }
     s_job(out, j);
-    return 0;
 }
 
 int k8s_main(int argc, char **argv)
@@ -318,7 +337,10 @@ int k8s_main(int argc, char **argv)
     }
     if (rc == 0) {   /* all or nothing: a manifest cut short must not reach kubectl */
         FILE *out = open_memstream(&text, &len);
-        rc = out ? s_manifest(out, &j, &err) : error_set(&err, ERROR_RUNTIME, "out of memory");
+        if (out) {
+            s_manifest(out, &j);
+        }
+        rc = out ? 0 : error_set(&err, ERROR_RUNTIME, "out of memory");
         if (out && fclose(out) != 0 && rc == 0) {
             rc = error_set(&err, ERROR_RUNTIME, "out of memory");
         }
@@ -328,6 +350,7 @@ int k8s_main(int argc, char **argv)
     }
     free(text);
     free(j.config_text);
+    free(j.keys_text);
     experiment_destroy(&j.e);
     if (rc < 0) {
         fprintf(stderr, "asgd k8s: %s\n", err.msg);
