@@ -635,6 +635,7 @@ static void test_a_role_before_its_shard_exits_retryable(void **state)
         assert_int_equal(r.status, ERROR_RETRYABLE);
         assert_non_null(strstr(r.err, "ps 0 did not answer within 0.5 s ([cluster] timeout), "
                                       "nor ever before"));
+        assert_non_null(strstr(r.err, i == 0 ? "asgd worker 0: ps 0" : "asgd evaluator: ps 0"));
     }
     close(fd);
     support_rmtree(dir);

@@ -1097,8 +1097,10 @@ int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *e
                                                        * master it is would succeed) */
             rc = error_set(err, ERROR_RUNTIME, "stopped by signal %d before the job was done; "
                            "%s", stop_requested(), access(checkpoint, R_OK) == 0
-                               ? "--resume goes on from its last checkpoint"
-                               : "it has no checkpoint (see above): --resume cannot take it up");
+                               ? "--restore (a restart) or --resume goes on from its last "
+                                 "checkpoint"
+                               : "it has no checkpoint (see above): --restore and --resume "
+                                 "cannot take it up");
         }
     }
     free(settings);

@@ -688,6 +688,8 @@ done:
             fprintf(stderr, "asgd role: %s\n", err.msg);
         } else if (!placed) {   /* a flag wrong before its --task_index was read */
             fprintf(stderr, "asgd %s: %s\n", cluster_role_name(role), err.msg);
+        } else if (role == ROLE_EVALUATOR) {   /* one, of no index */
+            fprintf(stderr, "asgd evaluator: %s\n", err.msg);
         } else {
             fprintf(stderr, "asgd %s %d: %s\n", cluster_role_name(role), cs.task, err.msg);
         }
