@@ -2,6 +2,7 @@
 #include "core/real/ps.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1041,8 +1042,13 @@ int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *e
         return -1;
     }
     /* this process's start, not a checkpoint's: where an evaluator started
-     * by hand, later than the shards, counts this session's time from */
-    s->stats.started_at = started;
+     * by hand, later than the shards, counts this session's time from; but
+     * a restart (not a resume) goes on in the checkpoint's session, which
+     * began when the earlier life did (every pod made anew: wall_time_s
+     * 6.5 s against a time_s of 11.3 s) */
+    double began = s->stats.started_at;   /* the checkpoint's; 0 when fresh */
+    s->stats.started_at = restored && cs->restore == RESTORE_RESTART && began > 0
+                              ? fmin(began, started) : started;
     /* an earlier life's counters (they go on in the checkpoint): a killed
      * process writes none, and the launcher summed the earlier one's as
      * this session's, none missing */
