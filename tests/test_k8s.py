@@ -221,6 +221,14 @@ def test_pytorchjob_keys_and_gpus(work, hosts):
     err = manifest(config, "--image=i", "--kind=pytorchjob", "cluster.servers=2", status=2)
     check("servers must be 1" in err and "one master" in err, err)
     check("--image" in manifest(config, status=2), "--image is needed")
+    # pods start in any order: restart = never is said to fail a job whose
+    # shard's pod starts late (its workers exit 138, which Never does not retry)
+    run = subprocess.run([ASGD, "k8s", config, "--image=i", "cluster.restart=never"],
+                         capture_output=True, text=True)
+    check(run.returncode == 0 and "warning: cluster.restart = never" in run.stderr, run.stderr)
+    run = subprocess.run([ASGD, "k8s", config, "--image=i", "cluster.restart=exit-code",
+                          "checkpoint.every=10"], capture_output=True, text=True)
+    check(run.returncode == 0 and "warning" not in run.stderr, run.stderr)
     check("not an image reference" in manifest(config, "--image", "a: b", status=2), "image")
     dns = r"[a-z]([-a-z0-9]*[a-z0-9])?"
     for given, stem in [("4 Workers", "asgd-4-workers-"), ("9" + "a" * 40 + " " + "b" * 20,

@@ -330,6 +330,12 @@ int k8s_main(int argc, char **argv)
     char *text = NULL;
     size_t len = 0;
     int rc = s_read(&j, argc, argv, &err);
+    if (rc == 0 && j.e.restart == RESTART_NEVER) {   /* pods start in any order */
+        fprintf(stderr, "asgd k8s: warning: cluster.restart = never: a pod that waits longer "
+                "than [cluster] timeout (%g s) for a shard's pod to start fails the job (exit "
+                "138, which restartPolicy ExitCode retries: cluster.restart = exit-code)\n",
+                j.e.timeout);
+    }
     if (rc == 0 && j.e.restart != RESTART_NEVER && j.e.checkpoint_every <= 0) {
         fprintf(stderr, "asgd k8s: warning: cluster.restart = %s but no [checkpoint] every: "
                 "a shard's pod restarted by Kubernetes cannot take up where it was\n",
