@@ -19,10 +19,12 @@ rules=("$@")
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-. "$root/bench/lib.sh"   # summary_field
+. "$root/bench/lib.sh"   # summary_field, run_verdict
 
-echo "| rule | compress | error feedback | bytes per push | fewer bytes | final test accuracy | samples/s |"
-echo "|---|---|---|---|---|---|---|"
+# a run that diverged or failed says so in its last column: its samples/s
+# are of the steps before it stopped, its accuracy null
+echo "| rule | compress | error feedback | bytes per push | fewer bytes | final test accuracy | samples/s | run |"
+echo "|---|---|---|---|---|---|---|---|"
 for rule in "${rules[@]}"; do
     config="$root/experiments/$rule/config.ini"
     plain=""
@@ -32,12 +34,13 @@ for rule in "${rules[@]}"; do
             args=(experiment.out="$out" cluster.shm=off algorithm.compress="$compress"
                   algorithm.error_feedback="$feedback")
             [ -n "$epochs" ] && args+=(train.epochs="$epochs")
-            dir=$("$root/build/asgd" train "$config" "${args[@]}")
+            dir=$("$root/build/asgd" train "$config" "${args[@]}" | tail -1) || true
             bytes=$(summary_field "$dir" bytes_per_push)
             [ -n "$plain" ] || plain=$bytes
-            printf "| %s | %s | %s | %.0f | %.1fx | %.4f | %.0f |\n" "$rule" "$compress" \
-                "$feedback" "$bytes" "$(awk "BEGIN { print $plain / $bytes }")" \
-                "$(summary_field "$dir" final_test_acc)" "$(summary_field "$dir" samples_per_s)"
+            printf "| %s | %s | %s | %.0f | %.1fx | %.4f | %.0f | %s |\n" "$rule" "$compress" \
+                "$feedback" "$bytes" "$(awk -v a="$plain" -v b="$bytes" 'BEGIN {print (b != "nan" && b + 0 > 0 ? a / b : "nan")}')" \
+                "$(summary_field "$dir" final_test_acc)" "$(summary_field "$dir" samples_per_s)" \
+                "$(run_verdict "$dir")"
         done
     done
 done

@@ -19,10 +19,10 @@ resend=${4:-0.02}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-. "$root/bench/lib.sh"   # summary_field
+. "$root/bench/lib.sh"   # summary_field, run_verdict
 
-echo "| rule | accuracy clean | accuracy faulty | dropped | sent twice | pushes clean | pushes faulty | time clean (s) | time faulty (s) |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| rule | accuracy clean | accuracy faulty | dropped | sent twice | pushes clean | pushes faulty | time clean (s) | time faulty (s) | runs |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 if [ -z "${RULES:-}" ]; then
     for r in $("$root/build/asgd" help algorithms --names); do
         [ -f "$root/experiments/$r/config.ini" ] || continue
@@ -32,12 +32,15 @@ if [ -z "${RULES:-}" ]; then
 fi
 for rule in $RULES; do
     config="$root/experiments/$rule/config.ini"
-    clean=$("$root/build/asgd" train "$config" experiment.out="$out" train.epochs="$epochs")
+    clean=$("$root/build/asgd" train "$config" experiment.out="$out" train.epochs="$epochs" |
+            tail -1) || true
     faulty=$("$root/build/asgd" train "$config" experiment.out="$out" train.epochs="$epochs" \
-             cluster.drop="$drop" cluster.duplicate="$dup" cluster.resend="$resend")
-    printf "| %s | %.4f | %.4f | %s | %s | %s | %s | %.1f | %.1f |\n" "$rule" \
+             cluster.drop="$drop" cluster.duplicate="$dup" cluster.resend="$resend" | tail -1) ||
+        true
+    printf "| %s | %.4f | %.4f | %s | %s | %s | %s | %.1f | %.1f | %s, %s |\n" "$rule" \
         "$(summary_field "$clean" final_test_acc)" "$(summary_field "$faulty" final_test_acc)" \
         "$(summary_field "$faulty" injected_drops)" "$(summary_field "$faulty" injected_duplicates)" \
         "$(summary_field "$clean" pushes)" "$(summary_field "$faulty" pushes)" \
-        "$(summary_field "$clean" time_s)" "$(summary_field "$faulty" time_s)"
+        "$(summary_field "$clean" time_s)" "$(summary_field "$faulty" time_s)" \
+        "$(run_verdict "$clean")" "$(run_verdict "$faulty")"
 done

@@ -46,16 +46,18 @@ else
     done
 fi
 
-. "$root/bench/lib.sh"   # summary_field
+. "$root/bench/lib.sh"   # summary_field, run_verdict
 
-echo "| experiment | rule | workers | final acc | best acc | time_s | samples/s | staleness mean | staleness max |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "| experiment | rule | workers | final acc | best acc | time_s | samples/s | staleness mean | staleness max | run |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for i in "${!configs[@]}"; do
     # shellcheck disable=SC2086
-    dir=$("$asgd" train ${configs[$i]} experiment.out="$out" cluster.workers="$workers")
-    rule=$(grep -o '"algorithm":[^,]*' "$dir/summary.json" | cut -d'"' -f4)
+    dir=$("$asgd" train ${configs[$i]} experiment.out="$out" cluster.workers="$workers" |
+          tail -1) || true
+    rule=$(grep -o '"algorithm":[^,]*' "$dir/summary.json" 2>/dev/null | cut -d'"' -f4)
     printf "| %s | %s | %d | %.4f | %.4f | %.1f | %.0f | %.2f | %d |\n" "${labels[$i]}" "$rule" \
         "$workers" "$(summary_field "$dir" final_test_acc)" "$(summary_field "$dir" best_test_acc)" \
         "$(summary_field "$dir" time_s)" "$(summary_field "$dir" samples_per_s)" \
-        "$(summary_field "$dir" staleness_mean)" "$(summary_field "$dir" staleness_max)"
+        "$(summary_field "$dir" staleness_mean)" "$(summary_field "$dir" staleness_max)" \
+        "$(run_verdict "$dir")"
 done
