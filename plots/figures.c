@@ -598,13 +598,17 @@ typedef struct bar {
                                * "(diverged)" when one diverged */
     double mean, lo, hi;
     bool reached;             /* some run has a value */
+    double share;             /* of its runs, those with a value */
 } bar;
 
-/* The groups with a value first, by it; those with none last. */
+/* The groups whose every run has a value first, by it; then those of
+ * which only some have one, the larger share first (a mean of the seeds
+ * that reached the target put a rule that missed it on one seed ahead of
+ * rules that always got there), then by it; those with none last. */
 static int s_bar_order(const bar *x, const bar *y, int sign)
 {
-    if (x->reached != y->reached) {
-        return x->reached ? -1 : 1;
+    if (x->share != y->share) {
+        return x->share > y->share ? -1 : 1;
     }
     return sign * (x->mean < y->mean ? -1 : x->mean > y->mean);
 }
@@ -639,7 +643,8 @@ static void s_bar_label(char *out, size_t n, const plot_runs *set, int g, int k,
     }
 }
 
-/* Bars best first: the least time to the target, the most samples/s. */
+/* Bars best first: the least time to the target, the most samples/s, of
+ * the groups whose every run has one (s_bar_order). */
 static const char *s_bars(const figure_options *o, plot_runs *set, const figure_place *place,
                           FILE *gp, error *err)
 {
@@ -667,7 +672,7 @@ static const char *s_bars(const figure_options *o, plot_runs *set, const figure_
             }
         }
         bars[g] = (bar){.mean = k ? sum / k : 0, .lo = k ? lo : 0, .hi = k ? hi : 0,
-                        .reached = k > 0};
+                        .reached = k > 0, .share = runs ? (double)k / runs : 0};
         s_bar_label(bars[g].label, sizeof bars[g].label, set, g, k, runs,
                     throughput ? "measured" : "reached");
         if (!k && throughput) {

@@ -1811,26 +1811,33 @@ static void test_results_md_names_every_build(void **state)
     s_results_run(root, "hogwild-seed2", "2222222222222222222222222222222222222222", true,
                   false);
     snprintf(script, sizeof script, "%s/experiments/compare-rules/results.py", ASGD_SOURCE_DIR);
-    const char *py[] = {script, root, "0.85", NULL};
+    char one[800], two[800];
+    snprintf(one, sizeof one, "%s/hogwild-seed1", root);
+    snprintf(two, sizeof two, "%s/hogwild-seed2", root);
+    const char *py[] = {script, "0.85", "2", one, two, NULL};
     support_run(&f->r, f->dir, support_python(), py);
     assert_int_equal(f->r.status, 0);
     assert_non_null(strstr(f->r.out, "at 111111111111 (1 run)"));
     assert_non_null(strstr(f->r.out, "at 222222222222 with uncommitted changes (1 run)"));
     assert_non_null(strstr(f->r.out, "| hogwild | 0.8700 ± 0.0000 | 1.00 ± 0.00 | 2/2 |"));
-    /* one seed of two reaches the target: its time has no spread to give
-     * (it said "1.00 ± 0.00") */
+    /* one seed of two reaches the target: no time is given, a mean of the
+     * seeds that reached it (1.00) flattering a rule that missed it on
+     * the others (it ranked such rules ahead of those that always got
+     * there); the reached column says how many did */
     char path[900];
     snprintf(path, sizeof path, "%s/hogwild-seed2/eval.csv", root);
     support_write_file(path, "time_s,epoch,updates,samples,test_loss,test_acc\n"
                              "0,0,0,0,2.3,0.1\n1,3,100,6400,0.4,0.84\n");
     support_run(&f->r, f->dir, support_python(), py);
     assert_int_equal(f->r.status, 0);
-    assert_non_null(strstr(f->r.out, "| 1.00 (one run) | 1/2 |"));
+    assert_non_null(strstr(f->r.out, "| 0.8700 ± 0.0000 | - | 1/2 |"));
 }
 
-/* The default job's table is of the seeds asked for: a third seed kept
- * from an earlier call (of another config) was averaged in, under "over 3
- * seeds" where 2 were asked for; a rule with fewer complete says so. */
+/* The default job's table is of the run folders given, this call's (the
+ * figures are of the same): a third seed, or any complete run, kept in the
+ * folder from an earlier call (of another config) was averaged in, under
+ * "over 3 seeds" where 2 were asked for; a rule with fewer complete says
+ * so, and one with none is a row that says so (it vanished). */
 static void test_results_md_is_of_the_seeds_asked_for(void **state)
 {
     support_fixture *f = *state;
@@ -1851,23 +1858,32 @@ static void test_results_md_is_of_the_seeds_asked_for(void **state)
     support_write_file(path, text);
     free(text);
     snprintf(script, sizeof script, "%s/experiments/compare-rules/results.py", ASGD_SOURCE_DIR);
-    const char *two[] = {script, root, "0.85", "2", NULL};
+    char runs[5][800];
+    const char *names[] = {"hogwild-seed1", "hogwild-seed2", "hogwild-seed3", "hogwild-seed4",
+                           "sagn-seed1"};
+    for (int i = 0; i < 5; i++) {
+        snprintf(runs[i], sizeof runs[i], "%s/%s", root, names[i]);
+    }
+    const char *two[] = {script, "0.85", "2", runs[0], runs[1], NULL};
     support_run(&f->r, f->dir, support_python(), two);
     assert_int_equal(f->r.status, 0);
     assert_non_null(strstr(f->r.out, "over 2 seeds"));
     assert_non_null(strstr(f->r.out, "| hogwild | 0.8700 ± 0.0000 |"));
-    const char *four[] = {script, root, "0.85", "4", NULL};
+    const char *four[] = {script, "0.85", "4", runs[0], runs[1], runs[2], runs[3], runs[4],
+                          NULL};
     support_run(&f->r, f->dir, support_python(), four);
     assert_int_equal(f->r.status, 0);
     assert_non_null(strstr(f->r.out, "over 4 seeds"));
     assert_non_null(strstr(f->r.out, "| hogwild (3 of 4 seeds complete) | 0.7500 ± 0.2078 |"));
+    assert_non_null(strstr(f->r.out, "| sagn (none of 4 seeds complete) | - |"));
 }
 
 /* A rule of which a seed diverged says so on its row of the default job's
  * table, as the figures mark "(diverged)": the diverged seed's accuracy
  * (of a NaN model) was averaged in without a word; null now, unknown, it
  * is left out of the mean, which the row says is the others' (the table
- * stopped at a traceback). */
+ * stopped at a traceback), and so are its samples/s (of the steps before
+ * it stopped: 900,000 were averaged in) and its staleness. */
 static void test_results_md_marks_a_diverged_seed(void **state)
 {
     support_fixture *f = *state;
@@ -1886,12 +1902,21 @@ static void test_results_md_marks_a_diverged_seed(void **state)
     snprintf(path, sizeof path, "%s/hogwild-seed2/eval.csv", root);
     support_write_file(path, "time_s,epoch,updates,samples,test_loss,test_acc\n"
                              "0,0,0,0,2.3,0.1\n0.5,1,50,3200,nan,0.9\n");
+    snprintf(path, sizeof path, "%s/hogwild-seed2/summary.json", root);
+    char *text = support_read_file(path);
+    memcpy(strstr(text, "40000"), "90000", 5);
+    support_write_file(path, text);
+    free(text);
     snprintf(script, sizeof script, "%s/experiments/compare-rules/results.py", ASGD_SOURCE_DIR);
-    const char *py[] = {script, root, "0.85", NULL};
+    char one[800], two[800];
+    snprintf(one, sizeof one, "%s/hogwild-seed1", root);
+    snprintf(two, sizeof two, "%s/hogwild-seed2", root);
+    const char *py[] = {script, "0.85", "2", one, two, NULL};
     support_run(&f->r, f->dir, support_python(), py);
     assert_int_equal(f->r.status, 0);
-    assert_non_null(strstr(f->r.out, "\n| hogwild (1 of 2 diverged: the others' mean) | "
-                                     "0.8700 (one run) | 1.00 (one run) | 1/2 |"));
+    assert_non_null(strstr(f->r.out, "\n| hogwild (1 of 2 diverged: the others' numbers) | "
+                                     "0.8700 (one run) | 1.00 (one run) | 1/2 | "
+                                     "40000 (one run) | 2.00 (one run) |"));
 }
 
 /* Two folders given to asgd report may each hold a run of the same name
@@ -2433,8 +2458,9 @@ static void test_staleness_cdf_pools_a_groups_runs(void **state)
     free(gp);
 }
 
-/* Runs in root of three groups for bars at test accuracy 0.5: fast (both
- * reach it, one exactly), slow (one of two), never. */
+/* Runs in root of four groups for bars at test accuracy 0.5: fast (both
+ * reach it, one exactly), slow (one of two), lucky (one of two, before
+ * fast), never. */
 static void s_hand_bars(const char *root)
 {
     char dir[800], summary[200];
@@ -2444,6 +2470,8 @@ static void s_hand_bars(const char *root)
         {"g2-r1", "fast", "1,0.1,4,64,1,0.3\n2,0.2,8,128,1,0.5\n3,0.3,12,192,1,0.7\n", 100},
         {"g2-r2", "fast", "1,0.1,4,64,1,0.3\n4,0.4,16,256,1,0.6\n", 300},
         {"g3-r1", "never", "1,0.1,4,64,1,0.1\n", 1000},
+        {"g4-r1", "lucky", "1,0.1,4,64,1,0.6\n", 500},
+        {"g4-r2", "lucky", "1,0.1,4,64,1,0.2\n", 500},
     };
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
         snprintf(dir, sizeof dir, "%s/%s", root, runs[i].name);
@@ -2456,8 +2484,10 @@ static void s_hand_bars(const char *root)
 /* A bar is the mean of its group's runs' values with their min and max:
  * time to the target is the first evaluation at it or above (exactly at
  * it counts); a group some of whose runs miss says how many of its own
- * runs reached it; the least time first, groups that never reach it last;
- * samples/s the most first. */
+ * runs reached it; the least time first of the groups whose every run
+ * reached it, then those of which some did (lucky's 1 s, of one run of
+ * two, came ahead of fast, which always got there), groups that never
+ * reach it last; samples/s the most first. */
 static void test_bars_are_means_over_seeds(void **state)
 {
     support_fixture *f = *state;
@@ -2472,6 +2502,7 @@ static void test_bars_are_means_over_seeds(void **state)
     char *dat = support_read_file(path);
     assert_non_null(dat);
     assert_string_equal(dat, "# group mean min max reached\n\"fast\" 3 2 4 1\n"
+                             "\"lucky (1/2 reached)\" 1 1 1 1\n"
                              "\"slow (1/2 reached)\" 10 10 10 1\n\"never\" 0 0 0 0\n");
     free(dat);
     snprintf(fig, sizeof fig, "%s/hand-throughput.png", f->dir);
@@ -2481,7 +2512,8 @@ static void test_bars_are_means_over_seeds(void **state)
     dat = support_read_file(path);
     assert_non_null(dat);
     assert_string_equal(dat, "# group mean min max reached\n\"never\" 1000 1000 1000 1\n"
-                             "\"fast\" 200 100 300 1\n\"slow\" 60 50 70 1\n");
+                             "\"lucky\" 500 500 500 1\n\"fast\" 200 100 300 1\n"
+                             "\"slow\" 60 50 70 1\n");
     free(dat);
     /* runs without samples/s are said to be so, not to miss a target */
     snprintf(root, sizeof root, "%s/hand-unmeasured", f->dir);
@@ -2678,10 +2710,11 @@ static void test_figures_draw_their_columns(void **state)
     const char *const tta[] = {"--kind", "time-to-accuracy", "--target", "0.5", NULL};
     s_plot_hand(f, root, fig, tta);
     table = s_drawn(f, "drawn-bars.png");
-    /* fast 3 (2 to 4), slow 10, never: no bar; fast's whisker (x y dx dy) */
-    const double boxes[3][6] = {{0, 3}, {1, 10}, {2, 0}};
+    /* fast 3 (2 to 4), lucky 1, slow 10, never: no bar; fast's whisker
+     * (x y dx dy) */
+    const double boxes[4][6] = {{0, 3}, {1, 1}, {2, 10}, {3, 0}};
     const double whisker[1][6] = {{0, 2, 0, 2}};
-    s_expect_curve(table, 0, 2, boxes, 3);
+    s_expect_curve(table, 0, 2, boxes, 4);
     s_expect_curve(table, 1, 4, whisker, 1);
     free(table);
 }

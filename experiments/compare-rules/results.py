@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
-"""results.py DIR TARGET [SEEDS]: the default job's table, in Markdown: for
-each rule (its runs grouped by summary.json's label), over its seeds (with
-SEEDS, seeds 1 to SEEDS alone: DIR keeps the runs of earlier calls, which
-may have run more; a rule with fewer of them complete says how many), the mean
-± sd of the final test accuracy, of the time until the test accuracy
-first reached TARGET (eval.csv; a seed that never did is counted and left
-out of the mean), of samples/s and of mean staleness. Rules in the order
-of their mean final accuracy, best first, a rule with a diverged seed
-saying how many (its accuracy is unknown: the mean is the others'); then
-every host and build the runs came from."""
+"""results.py TARGET SEEDS RUN_DIR...: the default job's table, in
+Markdown, of the run folders given (this call's: run.sh draws its figures
+of the same ones; a folder of earlier calls may keep other runs, which were
+averaged in without a word): for each rule (its runs grouped by
+summary.json's label), over its SEEDS seeds (a rule with fewer complete
+says how many, one with none is a row that says so), the mean ± sd of the
+final test accuracy, of the time until the test accuracy first reached
+TARGET (eval.csv; only where every seed did: a mean of the seeds that
+reached it flattered a rule that missed it on others, the reached column
+says how many did), of samples/s and of mean staleness. A diverged seed's
+numbers are no result (its accuracy is null, its samples/s of the steps
+before it stopped): left out of every column, and the row says how many.
+Rules that never diverged first, in the order of their mean final
+accuracy, best first; then every host and build the runs came from."""
 import csv
 import glob
 import json
@@ -64,49 +68,61 @@ def provenance(rules):
 
 
 def main():
-    root, target = sys.argv[1], float(sys.argv[2])
-    wanted = int(sys.argv[3]) if len(sys.argv) > 3 else None
-    rules = {}
-    for path in sorted(glob.glob(os.path.join(root, "*", "summary.json"))):
+    if len(sys.argv) < 4:
+        sys.exit("usage: results.py TARGET SEEDS RUN_DIR...")
+    target, wanted, dirs = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
+    rules, first = {}, None
+    for run_dir in dirs:
+        label = os.path.basename(run_dir.rstrip("/")).rsplit("-seed", 1)[0]
+        rules.setdefault(label, [])
+        path = os.path.join(run_dir, "summary.json")
+        if not os.path.exists(path):
+            continue
         with open(path) as f:
             s = json.load(f)
-        if not s.get("complete") or (wanted and not 1 <= s.get("seed", 0) <= wanted):
+        if not s.get("complete"):
             continue
-        if s["algorithm"] != s["label"]:   # a row must be the rule it names
+        if s["algorithm"] != s["label"] or s["label"] != label:   # a row is the rule it names
             sys.exit(f"results.py: {path}: label {s['label']} but it ran {s['algorithm']}")
-        rules.setdefault(s["label"], []).append((os.path.dirname(path), s))
-    first = next(iter(rules.values()))[0][1]
-    counts = [len(runs) for runs in rules.values()]
-    seeds = wanted or max(counts)
-    if not wanted and min(counts) < seeds:   # "over 3 seeds" claimed of a rule of 2
-        seeds = f"{min(counts)}-{seeds}"
+        rules[label].append((run_dir, s))
+        first = first or s
+    if first is None:
+        sys.exit("results.py: no complete run among the folders given")
     print(f"# Every rule, {first['workers']} workers, {first['model']} on {first['dataset']}, "
           f"{first['epochs_target']:g} epochs\n")
-    plural = "" if seeds == 1 else "s"
-    print(f"Mean ± standard deviation over {seeds} seed{plural} of each rule; time to {target} is "
-          f"from the first training step, over the seeds that reached it. "
-          f"{provenance(rules)}.\n")
+    plural = "" if wanted == 1 else "s"
+    print(f"Mean ± standard deviation over {wanted} seed{plural} of each rule, a diverged "
+          f"seed left out of every column; time to {target} is from the first training step, "
+          f"given where every seed reached it. {provenance(rules)}.\n")
     print(f"| rule | final test accuracy | time to {target} (s) | reached | samples/s "
           f"| mean staleness |")
     print("|---|---|---|---|---|---|")
     rows = []
     for rule, runs in rules.items():
-        accs = [s["final_test_acc"] for _, s in runs]
+        usable = [(d, s) for d, s in runs if not s.get("diverged")]
+        accs = [s["final_test_acc"] for _, s in usable]
         known = [a for a in accs if a is not None]
-        times = [t for t in (time_to(d, target) for d, _ in runs) if t is not None]
-        rows.append((statistics.fmean(known) if known else -1.0, rule, accs, times, runs))
-    for _, rule, accs, times, runs in sorted(rows, key=lambda r: (r[0], r[1]), reverse=True):
-        # a diverged seed's accuracy is unknown (null), left out of the mean
-        # of the others: said on the row, as the figures' "(diverged)" says
-        diverged = sum(1 for _, s in runs if s.get("diverged"))
+        times = [time_to(d, target) for d, _ in usable]
+        rows.append((len(usable) == len(runs) and bool(runs),
+                     statistics.fmean(known) if known else -1.0, rule, runs, usable, times))
+    for _, _, rule, runs, usable, times in sorted(rows, key=lambda r: (r[0], r[1], r[2]),
+                                                   reverse=True):
+        name = rule
+        if not runs:
+            print(f"| {rule} (none of {wanted} seeds complete) | - | - | - | - | - |")
+            continue
+        diverged = len(runs) - len(usable)
         if diverged:
-            rule = f"{rule} ({diverged} of {len(runs)} diverged: the others' mean)"
-        if wanted and len(runs) < wanted:
-            rule = f"{rule} ({len(runs)} of {wanted} seeds complete)"
-        print(f"| {rule} | {spread(accs, 4)} | {spread(times, 2)} | {len(times)}/{len(runs)} "
-              f"| {spread([s['samples_per_s'] for _, s in runs], 0)} "
-              f"| {spread([s['staleness_mean'] for _, s in runs], 2)} |")
-
+            others = "the others' numbers" if usable else "no numbers"
+            name = f"{name} ({diverged} of {len(runs)} diverged: {others})"
+        if len(runs) < wanted:
+            name = f"{name} ({len(runs)} of {wanted} seeds complete)"
+        reached = [t for t in times if t is not None]
+        every = len(reached) == len(usable) and usable
+        print(f"| {name} | {spread([s['final_test_acc'] for _, s in usable], 4)} "
+              f"| {spread(reached, 2) if every else '-'} | {len(reached)}/{len(runs)} "
+              f"| {spread([s['samples_per_s'] for _, s in usable], 0)} "
+              f"| {spread([s['staleness_mean'] for _, s in usable], 2)} |")
 
 if __name__ == "__main__":
     main()

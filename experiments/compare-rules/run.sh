@@ -68,7 +68,7 @@ for kind in convergence time-to-accuracy throughput staleness; do
     "$asgd" plot "${dirs[@]}" -o "$out/$kind.png" --kind "$kind" --target "$target" --size page \
         "${range[@]}" >/dev/null 2> >(grep -v "never reaches\|empty y range" >&2)
 done
-python3 "$here/results.py" "$out" "$target" "$seeds" > "$out/results.md"
+python3 "$here/results.py" "$target" "$seeds" "${dirs[@]}" > "$out/results.md"
 echo "figures: $out/{convergence,time-to-accuracy,throughput,staleness}.png"
 echo "table:   $out/results.md"
 echo "runs:    $out/<rule>-seed<k>/ (config.ini, eval.csv, steps.csv, summary.json, log.txt)"
