@@ -7,6 +7,7 @@ set style fill solid 0.6 border -1
 set boxwidth 0.6
 if (!exists("yrange_set")) { set yrange [0:*] }
 set xtics rotate by -30 nomirror
+set rmargin bars_rmargin   # the last labels hang past the last bar
 set offsets 0.5, 0.5, graph 0.08, 0
 set key off
 set xlabel group_label
