@@ -114,6 +114,21 @@ def test_rows_compared_only_where_every_run_has_the_metric(out):
     check("(in 1 of 2 real runs, 2 of 2 simulated)" in text, "the table says how many reached")
 
 
+def test_rescore_takes_the_last_whole_tables_runs(out):
+    """A table's settings.json names its run folders: --rescore takes those,
+    not a newer run a call stopped part way left beside them (it took the
+    newest of each, and mixed two calls of two calibrations)."""
+    write_run(out, "1-a", "r", 1, 1, "real", 2.0, [0.7, 0.9])
+    write_run(out, "1-b", "r", 1, 1, "sim", 2.0, [0.7, 0.9])
+    write_run(out, "2-a", "r", 1, 1, "real", 7.0, [0.7, 0.9])   # the stopped call's
+    with open(os.path.join(out, "settings.json"), "w") as f:
+        json.dump({"rules": ["r"], "workers": [1], "seeds": 1, "epochs": 1, "target": 0.8,
+                   "runs": ["sim-validation/1-a", "sim-validation/1-b"]}, f)
+    rescore(out)
+    got = points(out)[("r", 1, "train_s")]
+    check(float(got["real"]) == 2.0, "the table's own run, not the newer one: " + got["real"])
+
+
 def test_the_untrained_model_reaches_no_target(out):
     """The untrained model's evaluation at 0 s reaches no target, however
     high its accuracy by chance: the first trained one does (0 s once)."""
@@ -222,6 +237,7 @@ def test_resim_save_keeps_the_real_columns(out):
 
 
 for test in (test_rows_compared_only_where_every_run_has_the_metric,
+             test_rescore_takes_the_last_whole_tables_runs,
              test_the_untrained_model_reaches_no_target,
              test_a_real_mean_of_zero_is_named,
              test_a_diverged_run_is_not_compared,

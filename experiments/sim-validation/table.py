@@ -19,8 +19,13 @@ percentage error (MAPE) of each metric over all rows, and draws the
 simulated values against the measured ones (prediction.png, the data in
 points.csv). Metrics are read from each run's summary.json and eval.csv.
 Run folders go to --out (default runs/sim-validation-table), with the
-calibrations (profile-RULE.ini), the settings (settings.json), the table
-(table.md) and the points.
+calibrations (calibrations-STAMP/profile-RULE.ini, this call's, copied to
+profile-RULE.ini), the settings (settings.json, naming them and the run
+folders this table is of), the table (table.md) and the points. The
+settings, the copies and the points are written together, once every run
+is done: a call stopped part way left its settings and some calibrations
+beside the last call's points, which --resim then compared without a word
+(another number of epochs: a MAPE of 69%).
 
   experiments/sim-validation/table.py --resim [--out DIR] [--sim KEY=VALUE ...] [--save]
 
@@ -35,7 +40,9 @@ figure again with the new simulated column (the real columns kept).
   experiments/sim-validation/table.py --rescore [--out DIR]
 
 makes DIR's table.md, points.csv and figure again from the run folders
-the table's runs left in DIR (no run), as the metrics are defined now.
+of DIR's last complete table (settings.json names them; an older table's,
+which does not, from the newest of each), as the metrics are defined now:
+a stopped call's runs are not mixed in.
 
 Beside each MAPE: the error a simulator that predicted every mean exactly
 would still show, from the spread of the seeds alone (real and
@@ -56,9 +63,11 @@ import glob
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -181,27 +190,36 @@ def main():
         return
     config = os.path.join(HERE, "config.ini")
     os.makedirs(a.out, exist_ok=True)
+    calibrations = "calibrations-" + time.strftime("%Y%m%d-%H%M%S")   # this call's
+    os.makedirs(os.path.join(a.out, calibrations), exist_ok=True)
     settings = {"rules": a.rules.split(","), "workers": [int(w) for w in a.workers.split(",")],
-                "seeds": a.seeds, "epochs": a.epochs, "target": a.target}
-    with open(os.path.join(a.out, "settings.json"), "w") as f:
-        json.dump(settings, f, indent=1)
+                "seeds": a.seeds, "epochs": a.epochs, "target": a.target,
+                "calibrations": calibrations, "runs": []}
     table = Table(os.path.join(a.out, "table.md"))
     rows = []
     for rule in settings["rules"]:
         # the rule's own costs: its worker loop's local work, its server step
-        profile = os.path.join(a.out, "profile-%s.ini" % rule)
+        profile = os.path.join(a.out, calibrations, "profile-%s.ini" % rule)
         subprocess.run([ASGD, "calibrate", config, "-o", profile, "train.algorithm=" + rule],
                        cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
         for n in settings["workers"]:
             real, sim = [], []
             for seed in range(1, a.seeds + 1):
                 common = run_args(a.out, rule, n, seed, a.epochs)
-                real.append(metrics(run(common), a.target))
-                sim.append(metrics(run(sim_args(common, profile)), a.target))
+                folders = (run(common), run(sim_args(common, profile)))
+                settings["runs"] += [os.path.relpath(d, a.out) for d in folders]
+                real.append(metrics(folders[0], a.target))
+                sim.append(metrics(folders[1], a.target))
             row = (rule, n, summarize(real, sim, a.seeds))
             rows.append(row)
             table.row(*row)
     table.mape(rows)
+    for rule in settings["rules"]:   # the call's files together, once it is whole
+        shutil.copyfile(os.path.join(a.out, calibrations, "profile-%s.ini" % rule),
+                        os.path.join(a.out, "profile-%s.ini" % rule))
+    with open(os.path.join(a.out, "settings.json.new"), "w") as f:
+        json.dump(settings, f, indent=1)
+    os.replace(os.path.join(a.out, "settings.json.new"), os.path.join(a.out, "settings.json"))
     write_points(rows, a.out)
     draw(a.out)
 
@@ -298,7 +316,7 @@ def resim(out, extra, save=False):
         table = Table(os.path.join(out, "table.md") if save else None)
         rows = []
         for rule in settings["rules"]:
-            profile = os.path.join(out, "profile-%s.ini" % rule)
+            profile = os.path.join(out, settings.get("calibrations", ""), "profile-%s.ini" % rule)
             for n in settings["workers"]:
                 sim = [metrics(run(sim_args(run_args(runs, rule, n, seed, settings["epochs"]),
                                             profile, extra)), settings["target"])
@@ -335,8 +353,9 @@ def rescore(out):
         settings = json.load(f)
     seeds = settings["seeds"]
     runs = {}
-    for folder in sorted(glob.glob(os.path.join(out, "*", "*", "summary.json")),
-                         key=started):
+    folders = [os.path.join(out, d, "summary.json") for d in settings["runs"]] \
+        if "runs" in settings else glob.glob(os.path.join(out, "*", "*", "summary.json"))
+    for folder in sorted(folders, key=started):
         with open(folder) as f:
             j = json.load(f)
         key = (j["algorithm"], j["workers"], j["seed"], j["mode"])
