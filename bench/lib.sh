@@ -67,6 +67,17 @@ run_verdict() {
     fi
 }
 
+# result_field DIR KEY: summary_field, but nan for a run that diverged or
+# failed (run_verdict), whose time, rate and counts are of the steps before
+# it stopped and so no result of its setting; its staleness_* fields stay
+# (each push's staleness was measured).
+result_field() {
+    case $2 in
+        staleness_*) summary_field "$1" "$2" ;;
+        *) if [ "$(run_verdict "$1")" = ok ]; then summary_field "$1" "$2"; else echo nan; fi ;;
+    esac
+}
+
 # record_run DIR FILE KEY...: appends DIR's KEYs (summary_field), on one
 # line, to FILE where run_verdict says ok, and else its verdict to
 # FILE.left, so that a table's medians are of usable runs only and

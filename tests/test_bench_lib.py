@@ -72,6 +72,10 @@ def test_only_usable_runs_are_kept(work):
     check(acc == "0.8", "accuracy of the kept runs: %s" % acc)
     check(kept == "2 of 5, 1 diverged, 2 failed", "the row counts its runs: %s" % kept)
     check(none == "0 of 0", "no runs: %s" % none)
+    fields = bash('cd "%s"; for d in good diverged; do result_field "$d" samples_per_s; '
+                  'result_field "$d" staleness_mean; done' % work).split()
+    check(fields == ["1000.0", "1.5", "nan", "1.5"],
+          "a diverged run's rate is no result, its staleness is: %s" % fields)
 
 
 def test_time_to_target(work):

@@ -10,11 +10,10 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 "$root/scripts/build.sh"
-. "$root/bench/lib.sh"   # summary_field (nan for a null: never 0), mean_all
+. "$root/bench/lib.sh"   # summary_field (nan for a null: never 0), mean_all, result_field
 seeds=${SEEDS:-3}
-field() { summary_field "$@"; }
 # each_seed FIELD: FIELD of every seed's run folder (in $dirs), one a line
-each_seed() { for d in $dirs; do field "$d" "$1"; done; }
+each_seed() { for d in $dirs; do result_field "$d" "$1"; done; }   # nan: one diverged
 echo "| rule | workers | final acc, mean of $seeds seeds (range) | staleness mean | staleness max | updates | virtual time s | wall s |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 for rule in hogwild downpour easgd dynsgd; do

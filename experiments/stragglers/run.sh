@@ -11,11 +11,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 "$root/scripts/build.sh"
 rm -rf "$root/runs/stragglers"
-. "$root/bench/lib.sh"   # summary_field (nan for a null: never 0), mean_all, time_to_target
-field() { summary_field "$@"; }
+. "$root/bench/lib.sh"   # summary_field (nan for a null: never 0), mean_all, time_to_target,
+                          # result_field
 seeds=${SEEDS:-3}
 # each_seed FIELD: FIELD of every seed's run folder (in $dirs), one a line
-each_seed() { for d in $dirs; do field "$d" "$1"; done; }
+each_seed() { for d in $dirs; do result_field "$d" "$1"; done; }   # nan: one diverged
 # spread FORMAT WORD: mean (lo-hi) of the numbers on stdin, or "WORD (some
 # seeds)" where a seed has none (never reached; a null accuracy: diverged)
 spread() { LC_ALL=C sort -g | awk -v f="$1" -v w="$2" '$1 !~ /^[0-9.]+$/ {bad = 1}
