@@ -54,8 +54,8 @@ for i in "${!configs[@]}"; do
     # shellcheck disable=SC2086
     dir=$("$asgd" train ${configs[$i]} experiment.out="$out" cluster.workers="$workers" |
           tail -1) || true
-    rule=$(grep -o '"algorithm":[^,]*' "$dir/summary.json" 2>/dev/null | cut -d'"' -f4)
-    printf "| %s | %s | %d | %.4f | %.4f | %.1f | %.0f | %.2f | %d |\n" "${labels[$i]}" "$rule" \
+    rule=$(summary_field "$dir" algorithm | tr -d '"')
+    printf "| %s | %s | %d | %.4f | %.4f | %.1f | %.0f | %.2f | %s | %s |\n" "${labels[$i]}" "$rule" \
         "$workers" "$(summary_field "$dir" final_test_acc)" "$(summary_field "$dir" best_test_acc)" \
         "$(summary_field "$dir" time_s)" "$(summary_field "$dir" samples_per_s)" \
         "$(summary_field "$dir" staleness_mean)" "$(summary_field "$dir" staleness_max)" \

@@ -685,15 +685,17 @@ static const char *s_bars(const figure_options *o, plot_runs *set, const figure_
     }
     qsort(bars, (size_t)set->ngroups, sizeof *bars,
           throughput ? s_bar_descending : s_bar_ascending);
-    /* the labels hang right of their bars, 30 degrees down: the last ones
-     * past the plot's right edge ("aeasgd (2/3 reach" was cut off), so
-     * the margin is as wide as the longest of the last three runs on */
+    /* the labels hang right of their bars, 30 degrees down, the last ones
+     * past the plot's right edge ("aeasgd (2/3 reach" was cut off): the
+     * right margin is as wide as the longest of the last three reaches,
+     * up to 24 characters (wider, it left no room for the bars: a label
+     * longer than that is cut, as before) */
     size_t longest = 0;
     for (int g = set->ngroups > 3 ? set->ngroups - 3 : 0; g < set->ngroups; g++) {
         size_t len = strlen(bars[g].label);
         longest = len > longest ? len : longest;
     }
-    fprintf(gp, "bars_rmargin = %d\n", (int)ceil(0.87 * (double)longest) + 2);
+    fprintf(gp, "bars_rmargin = %d\n", (int)fmin(ceil(0.87 * (double)longest) + 2, 24));
     for (int g = 0; g < set->ngroups; g++) {
         char quoted[600];
         gnuplot_data_quote(quoted, sizeof quoted, bars[g].label);

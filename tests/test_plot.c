@@ -1915,7 +1915,7 @@ static void test_results_md_marks_a_diverged_seed(void **state)
     support_run(&f->r, f->dir, support_python(), py);
     assert_int_equal(f->r.status, 0);
     assert_non_null(strstr(f->r.out, "\n| hogwild (1 of 2 diverged: the others' numbers) | "
-                                     "0.8700 (one run) | 1.00 (one run) | 1/2 | "
+                                     "0.8700 (one run) | 1.00 (one run) | 1/1 | "
                                      "40000 (one run) | 2.00 (one run) |"));
 }
 

@@ -799,6 +799,59 @@ static void test_the_evaluator_of_an_earlier_life_tells_of_lost_state(void **sta
     zmq_ctx_term(ctx);
 }
 
+/* A job's last checkpoint says it completed (every worker and the
+ * evaluator done): a new job started with --restore over it starts anew.
+ * A run resumed from it (--resume: a launcher killed in its write-up) is
+ * a new session, whose evaluator has yet to say it is done: a restart of
+ * its shard in that session (--restore) restores, where it took the
+ * checkpoint for a completed job's and started anew, the model lost. */
+static void test_a_resumed_sessions_shard_restarts_from_its_checkpoint(void **state)
+{
+    support_fixture *f = *state;
+    char text[600], path[700];
+    snprintf(text, sizeof text, "%s[checkpoint]\nevery = 100\n", s_small);
+    support_write_file(f->config, text);
+    int port = wire_client_free_port();
+    int ps = s_start_ps(f, port, 1, NULL);
+    size_t n;
+    float *init = s_initial(f, &n);
+    void *ctx = zmq_ctx_new();
+    void *sock = wire_client_open(ctx, port, NULL);
+    const uint32_t who[] = {0, 1, WIRE_EVALUATOR};
+    for (int i = 0; i < 3; i++) {   /* a peer of its own for each place */
+        void *peer = wire_client_open(ctx, port, NULL);
+        wire_header done = {.type = WIRE_CONTROL, .worker = who[i], .tag = WIRE_CONTROL_DONE,
+                            .encoding = WIRE_NO_PAYLOAD, .seq = 1};
+        assert_true(s_answered(peer, &done, n, 5000));
+        zmq_close(peer);
+    }
+    assert_int_equal(support_wait_within(ps, 30, "the shard of a job done"), 0);
+    zmq_close(sock);
+    const char *resume[] = {"--resume", NULL}, *restore[] = {"--restore", NULL};
+    ps = s_start_ps(f, port, 1, resume);
+    sock = wire_client_open(ctx, port, NULL);
+    cJSON_Delete(s_stats(sock, n));   /* serving */
+    kill(ps, SIGTERM);   /* its checkpoint of this session */
+    support_wait(ps);
+    zmq_close(sock);
+    ps = s_start_ps(f, port, 1, restore);
+    sock = wire_client_open(ctx, port, NULL);
+    cJSON *st = s_stats(sock, n);
+    assert_true(support_json_number(st, "restarts") == 1);   /* restored */
+    cJSON_Delete(st);
+    kill(ps, SIGTERM);
+    support_wait(ps);
+    snprintf(path, sizeof path, "%s/stderr", f->dir);
+    char *err = support_read_file(path);
+    if (!err || strstr(err, "starts anew")) {
+        fail_msg("the resumed session's shard restarted anew: %s", err ? err : "");
+    }
+    free(err);
+    zmq_close(sock);
+    zmq_ctx_term(ctx);
+    free(init);
+}
+
 /* A pull's reply says what its sender needs: the examples that worker's
  * pushes carried (every worker's, to the evaluator), the staleness of its
  * last push; a sender that last heard from an earlier generation of the
@@ -2055,6 +2108,7 @@ int main(void)
         T(test_a_push_from_another_generation_is_dropped),
         T(test_no_push_after_done),
         T(test_the_evaluator_of_an_earlier_life_tells_of_lost_state),
+        T(test_a_resumed_sessions_shard_restarts_from_its_checkpoint),
         T(test_a_stranger_holds_no_place_and_plants_no_count),
         T(test_a_new_process_is_not_answered_through_an_old_segment),
         T(test_a_reply_says_what_its_sender_needs),

@@ -971,6 +971,13 @@ static int s_restore(const cluster_spec *cs, const char *path, const char *setti
         return -1;
     }
     server_round_end(s);   /* a half-done round is retaken whole */
+    if (cs->restore == RESTORE_RESUME) {
+        /* a new session, whose evaluator has not said it is done: the job's
+         * last checkpoint says the last session's had, and a restart of this
+         * shard later in the session took it for a job that completed and
+         * started anew, its model thrown away */
+        s->evaluator_done = false;
+    }
     /* drawn anew, not the checkpoint's one more: two lives that read one
      * checkpoint (the first could not write its own) were one generation,
      * and workers took the second for the first (nothing lost, stale

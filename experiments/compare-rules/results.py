@@ -83,7 +83,8 @@ def main():
         if not s.get("complete"):
             continue
         if s["algorithm"] != s["label"] or s["label"] != label:   # a row is the rule it names
-            sys.exit(f"results.py: {path}: label {s['label']} but it ran {s['algorithm']}")
+            sys.exit(f"results.py: {path}: its folder names {label}, its label is {s['label']} "
+                     f"and it ran {s['algorithm']}: a row must be the rule it names")
         rules[label].append((run_dir, s))
         first = first or s
     if first is None:
@@ -120,7 +121,7 @@ def main():
         reached = [t for t in times if t is not None]
         every = len(reached) == len(usable) and usable
         print(f"| {name} | {spread([s['final_test_acc'] for _, s in usable], 4)} "
-              f"| {spread(reached, 2) if every else '-'} | {len(reached)}/{len(runs)} "
+              f"| {spread(reached, 2) if every else '-'} | {len(reached)}/{len(usable)} "
               f"| {spread([s['samples_per_s'] for _, s in usable], 0)} "
               f"| {spread([s['staleness_mean'] for _, s in usable], 2)} |")
 

@@ -214,6 +214,7 @@ def main():
             rows.append(row)
             table.row(*row)
     table.mape(rows)
+    table.done()
     for rule in settings["rules"]:   # the call's files together, once it is whole
         shutil.copyfile(os.path.join(a.out, calibrations, "profile-%s.ini" % rule),
                         os.path.join(a.out, "profile-%s.ini" % rule))
@@ -331,6 +332,7 @@ def resim(out, extra, save=False):
                 rows.append(row)
                 table.row(*row)
         table.mape(rows)
+        table.done()
     if save:
         write_points(rows, out)
         draw(out)
@@ -377,6 +379,7 @@ def rescore(out):
             rows.append(row)
             table.row(*row)
     table.mape(rows)
+    table.done()
     write_points(rows, out)
     draw(out)
 
@@ -467,13 +470,21 @@ def error(sim, real):
 
 
 class Table:
-    """The table as it is made: printed, and written to path (when given)."""
+    """The table as it is made: printed, and written to path (when given)
+    once done() says it is whole (a call stopped part way left the last
+    whole table's table.md cut to its header)."""
 
     def __init__(self, path):
-        self.file = open(path, "w") if path else None
+        self.path = path
+        self.file = open(path + ".new", "w") if path else None
         self.say("| rule | workers | " + " | ".join("%s: real (spread) / sim / error" % m
                                                   for m in METRICS) + " |")
         self.say("| --- | --- |" + " --- |" * len(METRICS))
+
+    def done(self):
+        if self.file:
+            self.file.close()
+            os.replace(self.path + ".new", self.path)
 
     def say(self, line):
         print(line, flush=True)

@@ -43,7 +43,9 @@ for rule in "sync" "sync backups=2" "hogwild" "dynsgd"; do
         done
         printf "| %s | %s | %.3f | %s | %.0f | %s | %.2f | %d | %.0f |\n" "$rule" \
             "$(awk -v f="$fraction" 'BEGIN {print f * 8}')" "$(each_seed time_s | mean_all)" \
-            "$(for d in $dirs; do time_to_target "$d" 0.80 never; done | spread .3f never)" \
+            "$(for d in $dirs; do if [ "$(run_verdict "$d")" = ok ]; then
+                   time_to_target "$d" 0.80 never; else echo diverged; fi; done |
+               spread .3f never)" \
             "$(each_seed samples_per_s | mean_all)" \
             "$(each_seed final_test_acc | spread .4f diverged)" \
             "$(each_seed staleness_mean | mean_all)" \
