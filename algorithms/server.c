@@ -136,8 +136,10 @@ int server_push(server *s, const push_msg *m)
     s->alg->server_on_push(s, m);
     double now = s->clock(s->clock_ctx);
     server_stats_lock(s);
-    if (now > s->stats.last_push_at) {
+    if (now > s->stats.last_push_at || s->stats.clock_of[1] != 0) {   /* a checkpoint's was
+                                                                        * on another clock */
         s->stats.last_push_at = now;
+        s->stats.clock_of[1] = 0;
     }
     server_stats_unlock(s);
     return s->threads == 1 ? s->verdict : PUSH_UNDECIDED;
@@ -147,6 +149,7 @@ bool server_pull_ready(server *s, const pull_msg *m)
 {
     if (m->worker < (uint32_t)s->workers && s->stats.first_pull_at == 0) {
         s->stats.first_pull_at = s->clock(s->clock_ctx);
+        s->stats.clock_of[0] = 0;
     }
     return s->alg->server_pull_ready(s, m);
 }

@@ -46,6 +46,10 @@ char *shard_stats_json(const shard_stats *st)
     if (st->read_at > 0) {
         cJSON_AddNumberToObject(j, "read_at", st->read_at);
     }
+    cJSON *clocks = cJSON_AddArrayToObject(j, "clock_of");
+    for (int i = 0; clocks && i < SHARD_TIMES; i++) {
+        cJSON_AddItemToArray(clocks, cJSON_CreateNumber(st->clock_of[i]));
+    }
     cJSON *h = cJSON_AddArrayToObject(j, "staleness_histogram");
     int last = SUMMARY_STALENESS_BINS - 1;
     while (last > 0 && st->histogram[last] == 0) {
@@ -115,6 +119,14 @@ static int s_stats_from(cJSON *j, shard_stats *st)
                 s_number(j, "started_at", &st->started_at));
     ok = ok && (!cJSON_GetObjectItemCaseSensitive(j, "read_at") ||   /* a STATS reply's */
                 s_number(j, "read_at", &st->read_at));
+    cJSON *clocks = j ? cJSON_GetObjectItemCaseSensitive(j, "clock_of") : NULL;   /* added
+                                                                                 * since */
+    ok = ok && (!clocks || (cJSON_IsArray(clocks) && cJSON_GetArraySize(clocks) == SHARD_TIMES));
+    for (int i = 0; ok && clocks && i < SHARD_TIMES; i++) {
+        cJSON *g = cJSON_GetArrayItem(clocks, i);
+        ok = cJSON_IsNumber(g) && g->valuedouble >= 0 && g->valuedouble < 4294967296.0;
+        st->clock_of[i] = ok ? (uint32_t)g->valuedouble : 0;
+    }
     cJSON *h = j ? cJSON_GetObjectItemCaseSensitive(j, "staleness_histogram") : NULL;
     ok = ok && cJSON_IsArray(h) && cJSON_GetArraySize(h) <= SUMMARY_STALENESS_BINS;
     for (int i = 0; ok && i < cJSON_GetArraySize(h); i++) {

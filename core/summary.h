@@ -20,6 +20,8 @@
 
 /* One shard's counters, as the shard keeps them and as ps-K.json holds
  * them. Times are the driver's clock (wall or virtual seconds). */
+enum { SHARD_TIMES = 4 };   /* first_pull_at, last_push_at, resumed_at, started_at */
+
 typedef struct shard_stats {
     int shard;
     uint64_t lo, hi;          /* its range of the parameter vector */
@@ -63,6 +65,10 @@ typedef struct shard_stats {
     double read_at;           /* a STATS reply's: the shard's clock when it read these
                                  (Unix time), for its reader to place the times above on
                                  its own clock; 0 elsewhere (ps-K.json, checkpoints) */
+    uint32_t clock_of[SHARD_TIMES];   /* per time (first_pull_at, last_push_at,
+                                 resumed_at, started_at): the generation of the process
+                                 on whose clock it was taken, where it is a checkpoint's
+                                 (another host's clock, maybe); 0: this process's */
 } shard_stats;
 
 /* The counters as one line of JSON (caller frees), and ps-K.json itself:

@@ -2,7 +2,6 @@
 #include "core/real/ps.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -595,10 +594,12 @@ static void s_pull(ps *p, const zmq_msg_t *identity, const wire_header *h)
     shard_stats *st = &p->s->stats;
     if (p->o->restored && h->worker < (uint32_t)p->s->workers && st->resumed_at == 0) {
         st->resumed_at = run_wall();   /* training goes on from the checkpoint */
+        st->clock_of[2] = 0;
         if (st->trained_s > 0) {       /* resumed: the time between does not count */
             server_stats_lock(p->s);   /* apply threads move last_push_at */
             st->first_pull_at = st->resumed_at - st->trained_s;
             st->last_push_at = st->resumed_at;
+            st->clock_of[0] = st->clock_of[1] = 0;
             server_stats_unlock(p->s);
         }
     }
@@ -970,6 +971,16 @@ static int s_restore(const cluster_spec *cs, const char *path, const char *setti
     if (checkpoint_load(path, s, clients, generation, settings, err) < 0) {
         return -1;
     }
+    /* its times are on the clock of the process that wrote it (or of one
+     * before, that one's own inherited), which may be another host's: an
+     * evaluator places each with that process's offset */
+    double *times[SHARD_TIMES] = {&s->stats.first_pull_at, &s->stats.last_push_at,
+                                  &s->stats.resumed_at, &s->stats.started_at};
+    for (int i = 0; i < SHARD_TIMES; i++) {
+        if (*times[i] > 0 && s->stats.clock_of[i] == 0) {
+            s->stats.clock_of[i] = *generation;
+        }
+    }
     server_round_end(s);   /* a half-done round is retaken whole */
     if (cs->restore == RESTORE_RESUME) {
         /* a new session, whose evaluator has not said it is done: the job's
@@ -1053,9 +1064,11 @@ int ps_main(const cluster_spec *cs, experiment *e, const char *run_dir, error *e
      * a restart (not a resume) goes on in the checkpoint's session, which
      * began when the earlier life did (every pod made anew: wall_time_s
      * 6.5 s against a time_s of 11.3 s) */
-    double began = s->stats.started_at;   /* the checkpoint's; 0 when fresh */
-    s->stats.started_at = restored && cs->restore == RESTORE_RESTART && began > 0
-                              ? fmin(began, started) : started;
+    double began = s->stats.started_at;   /* the checkpoint's, on its clock_of; 0: fresh */
+    if (!(restored && cs->restore == RESTORE_RESTART && began > 0)) {
+        s->stats.started_at = started;
+        s->stats.clock_of[3] = 0;
+    }
     /* an earlier life's counters (they go on in the checkpoint): a killed
      * process writes none, and the launcher summed the earlier one's as
      * this session's, none missing */

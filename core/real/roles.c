@@ -204,16 +204,19 @@ int worker_main(const cluster_spec *cs, experiment *e, const char *run_dir, erro
  * initial evaluation is at time 0, the others every eval.every seconds
  * after that step. */
 /* A shard's clock against the evaluator's host's, and its times placed. */
-enum { SHARD_TIMES = 4 };   /* first_pull_at, last_push_at, resumed_at, started_at */
 typedef struct shard_clock {
     double offset, rtt;       /* how far it is ahead, as measured by the counters' round
                                  trip of rtt (the shortest so far; 0: none yet) */
     uint32_t generation;      /* of the process measured: one restarted on another host
                                  keeps another clock */
+    uint32_t earlier[8];      /* the generations measured before it, and their */
+    double earlier_offset[8]; /* offsets, the latest in slot (count - 1) % 8 */
+    int earlier_count;
     double raw[SHARD_TIMES];  /* each time as the shard last gave it, */
     double placed[SHARD_TIMES];   /* and on this host's clock, as first placed: a
                                      restored process gives its checkpoint's times,
-                                     taken on the clock of the process that wrote it */
+                                     taken on the clock of the process that wrote it
+                                     (their clock_of), placed with that one's offset */
 } shard_clock;
 
 typedef struct evaluator {
@@ -251,6 +254,11 @@ static void s_place_clock(evaluator *v, int k, double before, double after)
     shard_clock *c = &v->clocks[k];
     double rtt = fmax(after - before, 1e-9);
     if (v->p.generation[k] != c->generation) {   /* a new process of the shard: anew */
+        if (c->generation != 0 && c->rtt > 0) {   /* the one before, for its times */
+            c->earlier[c->earlier_count % 8] = c->generation;
+            c->earlier_offset[c->earlier_count % 8] = c->offset;
+            c->earlier_count++;
+        }
         c->generation = v->p.generation[k];
         c->offset = c->rtt = 0;
     }
@@ -277,8 +285,18 @@ static void s_place_clock(evaluator *v, int k, double before, double after)
                                   &st->started_at};
     for (int i = 0; i < SHARD_TIMES; i++) {
         if (*times[i] > 0 && *times[i] != c->raw[i]) {
+            /* a checkpoint's time on an earlier process's clock, with its
+             * offset: placed with this one's, a time the evaluator had not
+             * seen from that process (it restored before a look) was put
+             * 20 s off, and time_s with it */
+            double offset = c->offset;
+            for (int e = 0; st->clock_of[i] != 0 && e < 8 && e < c->earlier_count; e++) {
+                if (c->earlier[e] == st->clock_of[i]) {
+                    offset = c->earlier_offset[e];
+                }
+            }
             c->raw[i] = *times[i];
-            c->placed[i] = *times[i] - c->offset;
+            c->placed[i] = *times[i] - offset;
         }
         *times[i] = *times[i] > 0 ? c->placed[i] : 0;
     }
