@@ -619,6 +619,12 @@ void config_forget_section(config *c, const char *section)
     }
 }
 
+const char *config_value(const config *c, const char *section, const char *key)
+{
+    const entry *e = s_find(c, section, key);
+    return e ? e->value : NULL;
+}
+
 void config_forget_key(config *c, const char *section, const char *key)
 {
     entry *e = s_find(c, section, key);

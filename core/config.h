@@ -149,6 +149,9 @@ bool config_read_as_list(const config *c, const char *section, const char *key);
 void config_forget_section(config *c, const char *section);
 /* The same for one key. */
 void config_forget_key(config *c, const char *section, const char *key);
+/* section.key's value as given, or NULL where c has none (nothing is
+ * marked read): for tools that compare whole configs. */
+const char *config_value(const config *c, const char *section, const char *key);
 /* Whether a getter read section.key (a key given but never read is "not
  * used by this configuration"). */
 bool config_used(const config *c, const char *section, const char *key);

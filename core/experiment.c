@@ -484,29 +484,10 @@ void experiment_value_text(const char *section, const char *key, const char *val
     }
 }
 
-/* A key looked up by config_each_entry: its value, NULL until found. */
-typedef struct key_lookup {
-    const char *section, *key, *value;
-} key_lookup;
-
-static int s_look_up(void *ctx, const char *section, const char *key, const char *value)
-{
-    key_lookup *l = ctx;
-    if (strcmp(section, l->section) == 0 && strcmp(key, l->key) == 0) {
-        l->value = value;
-        return 1;
-    }
-    return 0;
-}
-
 bool experiment_knows_key(const char *section, const char *key)
 {
     const config *known = s_known_keys();
-    key_lookup l = {.section = section, .key = key};
-    if (known) {
-        config_each_entry(known, s_look_up, &l);
-    }
-    return l.value != NULL;
+    return known && config_value(known, section, key) != NULL;
 }
 
 /* config_check_unused's warn: one line more in e->warnings. */

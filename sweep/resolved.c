@@ -13,22 +13,6 @@
 #include "core/provenance.h"
 #include "core/run.h"
 
-/* A key looked up in a config by config_each_entry. */
-typedef struct lookup {
-    const char *section, *key;
-    const char *value;   /* NULL until found */
-} lookup;
-
-static int s_find(void *ctx, const char *section, const char *key, const char *value)
-{
-    lookup *l = ctx;
-    if (strcmp(section, l->section) == 0 && strcmp(key, l->key) == 0) {
-        l->value = value;
-        return 1;
-    }
-    return 0;
-}
-
 /* The first difference between the config a run ran with and the one
  * resolved now. */
 typedef struct compare {
@@ -44,17 +28,16 @@ static int s_compare(void *ctx, const char *section, const char *key, const char
         (strcmp(key, "out") == 0 || strcmp(key, "run_id") == 0)) {
         return 0;
     }
-    lookup l = {.section = section, .key = key};
-    config_each_entry(cmp->ran, s_find, &l);
+    const char *given = config_value(cmp->ran, section, key);
     char ran[512], now[512];
-    experiment_value_text(section, key, l.value ? l.value : "", ran, sizeof ran);
+    experiment_value_text(section, key, given ? given : "", ran, sizeof ran);
     experiment_value_text(section, key, value, now, sizeof now);
-    if (l.value && strcmp(ran, now) == 0) {   /* lr = 0.05 ran as 5e-2 would now */
+    if (given && strcmp(ran, now) == 0) {   /* lr = 0.05 ran as 5e-2 would now */
         return 0;
     }
     char was[300];
-    if (l.value) {
-        snprintf(was, sizeof was, "has [%s] %s = %.200s", section, key, l.value);
+    if (given) {
+        snprintf(was, sizeof was, "has [%s] %s = %.200s", section, key, given);
     } else {
         snprintf(was, sizeof was, "has no [%s] %s", section, key);
     }
@@ -115,9 +98,7 @@ typedef struct extra {
 static int s_extra(void *ctx, const char *section, const char *key, const char *value)
 {
     extra *x = ctx;
-    lookup l = {.section = section, .key = key};
-    config_each_entry(x->now, s_find, &l);
-    if (l.value || experiment_knows_key(section, key)) {
+    if (config_value(x->now, section, key) || experiment_knows_key(section, key)) {
         return 0;
     }
     error_set(x->err, ERROR_USAGE, "%s: a complete run, but its config.ini has [%s] %s = %.200s, "
