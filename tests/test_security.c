@@ -151,6 +151,24 @@ static bool s_refusal_came(void *sock, uint64_t seq, size_t n, senders_verdict w
            reply.total == 0;
 }
 
+/* Sends h (and payload, when not NULL) over sock, 0.1 s apart, until the
+ * shard takes it: once it sees the peer that held h's index gone (for up
+ * to 10 s); whether it did, its reply in *reply. */
+static bool s_taken_once_gone(void *sock, const wire_header *h, const void *payload,
+                              size_t bytes, size_t n, wire_header *reply)
+{
+    float got[64];
+    for (int i = 0; i < 100; i++) {
+        wire_client_send(sock, h, payload, bytes);
+        if (wire_client_receive(sock, reply, got, sizeof got, n, 100) >= 0 &&
+            !(reply->flags & WIRE_FLAG_REFUSED)) {
+            return true;
+        }
+        nanosleep(&(struct timespec){.tv_nsec = 100000000}, NULL);
+    }
+    return false;
+}
+
 /* Sends h over sock: whether the shard refused it, for the reason why, as
  * from a peer that does not speak for its index. */
 static bool s_refused(void *sock, const wire_header *h, size_t n, senders_verdict why)
@@ -705,16 +723,7 @@ static void test_no_push_after_done(void **state)
     r.sock = wire_client_open(r.ctx, r.port, NULL);
     push.seq = 1;
     push.total = 12;
-    bool in_place = false;   /* once the shard sees the worker gone (for up to 10 s) */
-    for (int i = 0; i < 100 && !in_place; i++) {
-        wire_client_send(r.sock, &push, grad, n * sizeof(float));
-        s_receive(r.sock, &reply, got, sizeof got, n);
-        in_place = !(reply.flags & WIRE_FLAG_REFUSED);
-        if (!in_place) {
-            nanosleep(&(struct timespec){.tv_nsec = 100000000}, NULL);
-        }
-    }
-    assert_true(in_place);
+    assert_true(s_taken_once_gone(r.sock, &push, grad, n * sizeof(float), n, &reply));
     assert_int_equal(reply.tag, PUSH_LATE);
     cJSON *st = s_stats(r.sock, n);
     assert_true(support_json_number(st, "pushes") == 1);
@@ -753,16 +762,7 @@ static void test_a_stranger_holds_no_place_and_plants_no_count(void **state)
     zmq_close(worker);   /* worker 1 leaves, done; a stranger takes its place */
     wire_header old = {.type = WIRE_PULL, .worker = 1, .encoding = WIRE_NO_PAYLOAD, .seq = 1,
                        .generation = 7, .tag = 1000000000000};
-    bool answered = false;   /* once the shard sees worker 1 gone (for up to 10 s) */
-    for (int i = 0; i < 100 && !answered; i++) {
-        wire_client_send(stranger, &old, NULL, 0);
-        answered = wire_client_receive(stranger, &reply, got, sizeof got, n, 100) >= 0 &&
-                   !(reply.flags & WIRE_FLAG_REFUSED);
-        if (!answered) {
-            nanosleep(&(struct timespec){.tv_nsec = 100000000}, NULL);
-        }
-    }
-    assert_true(answered);
+    assert_true(s_taken_once_gone(stranger, &old, NULL, 0, n, &reply));
     cJSON *st = s_stats(r.sock, n);
     assert_true(support_json_number(st, "lost_updates") == 0);
     cJSON_Delete(st);
@@ -1238,15 +1238,8 @@ static void test_messages_speak_only_for_their_sender(void **state)
      * resends; for up to 10 s) */
     zmq_close(worker);
     worker = wire_client_open(ctx, port, NULL);
-    wire_header pull = {.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD};
-    bool answered = false;
-    for (int i = 0; i < 100 && !answered; i++) {
-        answered = s_answered(worker, &pull, n, 100);
-        if (!answered) {
-            nanosleep(&(struct timespec){.tv_nsec = 100000000}, NULL);
-        }
-    }
-    assert_true(answered);
+    wire_header pull = {.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD}, reply;
+    assert_true(s_taken_once_gone(worker, &pull, NULL, 0, n, &reply));
 
     /* the shard ends when the workers and the evaluator say DONE */
     void *second = wire_client_open(ctx, port, NULL);
