@@ -1458,11 +1458,10 @@ static void test_a_process_refusing_its_data_says_why(void **state)
 /* Evaluations come every eval.every, even a short one (5 ms): one per
  * interval, those that fell due while one was made skipped (they were
  * made at once, a burst of rows 0.4 ms apart holding one model, then a
- * 20 ms gap), and one due within the evaluator's 20 ms nap made on time:
- * at least half the intervals of the training have their row (about 0.9
- * do; 20 ms naps gave a quarter). In real and threads mode. Counted
- * against the run's own time_s: a fixed 10 rows failed a real run that
- * trained for 0.07 s (8 rows of 14 intervals) on an idle host. */
+ * 20 ms gap), and rows keep coming through the training (10 at least). In
+ * real and threads mode. How many of the intervals have their row (about
+ * 0.9 on an idle host; 20 ms naps gave a quarter) is the host's to give,
+ * not asserted: with both cores busy a real run had 236 rows of 611. */
 static void test_short_evaluation_intervals_are_kept(void **state)
 {
     support_fixture *f = *state;
@@ -1494,14 +1493,10 @@ static void test_short_evaluation_intervals_are_kept(void **state)
             slot = now;
         }
         fclose(in);
-        snprintf(path, sizeof path, "%s/summary.json", dir);
-        cJSON *j = support_json_file(path);
-        double intervals = floor(support_json_number(j, "time_s") / 0.005);
-        cJSON_Delete(j);
         /* the last row: the end of training, any time */
-        if (twice > 1 || rows < 10 || (double)rows < intervals / 2) {
-            fail_msg("%s: %ld rows for %g intervals, %ld of them in an interval the one "
-                     "before was in", modes[m], rows, intervals, twice);
+        if (twice > 1 || rows < 10) {
+            fail_msg("%s: %ld rows, %ld of them in an interval the one before was in",
+                     modes[m], rows, twice);
         }
     }
 }
