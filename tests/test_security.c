@@ -151,17 +151,22 @@ static bool s_refusal_came(void *sock, uint64_t seq, size_t n, senders_verdict w
            reply.total == 0;
 }
 
-/* Sends h (and payload, when not NULL) over sock, 0.1 s apart, until the
- * shard takes it: once it sees the peer that held h's index gone (for up
- * to 10 s); whether it did, its reply in *reply. */
+/* Sends h (and payload, when not NULL) over sock, each copy after the
+ * last one's reply (a refusal comes at once; 10 s at most for any) and
+ * 0.1 s apart, until the shard takes it: once it sees the peer that held
+ * h's index gone (for up to 10 s); whether it did, its reply in *reply.
+ * One reply a copy: none is left for the next read (a copy sent again
+ * before a slow reply left one, which a later read took for its own). */
 static bool s_taken_once_gone(void *sock, const wire_header *h, const void *payload,
                               size_t bytes, size_t n, wire_header *reply)
 {
     float got[64];
     for (int i = 0; i < 100; i++) {
         wire_client_send(sock, h, payload, bytes);
-        if (wire_client_receive(sock, reply, got, sizeof got, n, 100) >= 0 &&
-            !(reply->flags & WIRE_FLAG_REFUSED)) {
+        if (wire_client_receive(sock, reply, got, sizeof got, n, 10000) < 0) {
+            return false;
+        }
+        if (!(reply->flags & WIRE_FLAG_REFUSED)) {
             return true;
         }
         nanosleep(&(struct timespec){.tv_nsec = 100000000}, NULL);
