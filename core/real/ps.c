@@ -338,8 +338,9 @@ static void s_count_lost(ps *p)
                                                  ? p->old_version - p->restored_version : 0);
 }
 
-/* Writes the shard's checkpoint (no push may be in an apply thread). */
-static void s_checkpoint(ps *p)
+/* Writes the shard's checkpoint (no push may be in an apply thread), counted in its
+ * counters unless the evaluator has already read them for the last time. */
+static void s_checkpoint(ps *p, bool counted)
 {
     if (!p->o->checkpoint[0]) {
         return;
@@ -353,8 +354,10 @@ static void s_checkpoint(ps *p)
         fprintf(stderr, "ps %d: %s\n", p->s->shard, err.msg);   /* the next one may do */
         return;
     }
-    p->s->stats.checkpoints++;
-    p->s->stats.checkpoint_us += (uint64_t)((run_wall() - start) * 1e6);
+    if (counted) {
+        p->s->stats.checkpoints++;
+        p->s->stats.checkpoint_us += (uint64_t)((run_wall() - start) * 1e6);
+    }
 }
 
 /* A push. Its values may arrive at any offset of ZeroMQ's buffer; floats
@@ -661,7 +664,7 @@ static int s_control(ps *p, const request *r, const wire_header *h)
      * its last look at the counters (a job started role by role takes its
      * summary from that look: a checkpoint here was missing from it) */
     if (!was_done && h->worker != WIRE_EVALUATOR && p->o->checkpoint_every > 0) {
-        s_checkpoint(p);
+        s_checkpoint(p, true);
     }
     s_reply(p, r, WIRE_NO_PAYLOAD, NULL, 0, NULL);
     s_wake(p);
@@ -806,7 +809,7 @@ int ps_serve(server *s, void *zmq_ctx, const ps_options *o, shard_client *client
     if (rc == 0 && o->checkpoint_every > 0) {
         /* a shard that fails before its first interval comes back from this
          * one, as a generation of its own, and counts what it lost */
-        s_checkpoint(&p);
+        s_checkpoint(&p, true);
     }
     while (rc == 0 && !stop_requested()) {
         net_msg m;
@@ -833,7 +836,7 @@ int ps_serve(server *s, void *zmq_ctx, const ps_options *o, shard_client *client
          * pull for the job's (time_s short, the rows before it at 0) */
         if (!p.began_saved && s->stats.first_pull_at > 0 && o->checkpoint_every > 0 &&
             !server_workers_done(s)) {
-            s_checkpoint(&p);
+            s_checkpoint(&p, true);
             p.began_saved = true;
         }
         /* none once every worker is done: nothing can change any more (the
@@ -843,7 +846,7 @@ int ps_serve(server *s, void *zmq_ctx, const ps_options *o, shard_client *client
          * 1 run in 8 with both cores busy) */
         if (p.next_checkpoint > 0 && run_wall() >= p.next_checkpoint &&
             !server_workers_done(s)) {
-            s_checkpoint(&p);
+            s_checkpoint(&p, true);
             p.next_checkpoint = run_wall() + o->checkpoint_every;
         }
         if (done) {
@@ -854,12 +857,7 @@ int ps_serve(server *s, void *zmq_ctx, const ps_options *o, shard_client *client
         (s->evaluator_done || !o->expect_evaluator) && o->checkpoint_every > 0) {
         /* the job's end, which a new job in this folder (--restore) starts
          * anew from; not counted: the evaluator has read the counters */
-        error why;
-        apply_drain(&p.apply);
-        s_count_lost(&p);
-        if (checkpoint_save(o->checkpoint, s, p.clients, p.generation, o->settings, &why) < 0) {
-            fprintf(stderr, "ps %d: %s\n", s->shard, why.msg);
-        }
+        s_checkpoint(&p, false);
     }
     apply_drain(&p.apply);
     apply_stop(&p.apply);
@@ -872,7 +870,7 @@ int ps_serve(server *s, void *zmq_ctx, const ps_options *o, shard_client *client
     free(p.answered_version);
     free(p.kept);
     if (stop_requested()) {
-        s_checkpoint(&p);   /* stopped from outside: resume from here */
+        s_checkpoint(&p, true);   /* stopped from outside: resume from here */
     }
     if (p.lost_state) {
         /* the checkpoint this life wrote (none was there when it began) is
