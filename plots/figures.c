@@ -432,8 +432,22 @@ static const char *s_scaling(const figure_options *o, plot_runs *set, const figu
             }
         }
         fprintf(gp, ")\n");
+        if (xs[0] == xs[nx - 1]) {   /* one x: the template gives it a range (gnuplot
+                                      * warned of an empty one on stderr) */
+            fprintf(gp, "x_single = %.9g\n", xs[0]);
+        }
     }
     free(xs);
+    double y_lo = INFINITY, y_hi = -INFINITY;   /* likewise one y */
+    for (int r = 0; r < set->count; r++) {
+        if (isfinite(set->runs[r].y) && !isnan(set->runs[r].x)) {
+            y_lo = fmin(y_lo, set->runs[r].y);
+            y_hi = fmax(y_hi, set->runs[r].y);
+        }
+    }
+    if (y_lo == y_hi) {
+        fprintf(gp, "y_single = %.9g\n", y_lo);
+    }
     char words[200];
     if (one_base && !isnan(base)) {
         snprintf(words, sizeof words, "speed-up over %g %s", base,
@@ -696,6 +710,7 @@ static const char *s_bars(const figure_options *o, plot_runs *set, const figure_
         longest = len > longest ? len : longest;
     }
     fprintf(gp, "bars_rmargin = %d\n", (int)fmin(ceil(0.87 * (double)longest) + 2, 24));
+    fprintf(gp, "bars_none = %d\n", !bars[0].reached);   /* best first: none has a bar */
     for (int g = 0; g < set->ngroups; g++) {
         char quoted[600];
         gnuplot_data_quote(quoted, sizeof quoted, bars[g].label);

@@ -1173,6 +1173,38 @@ static void test_scaling_skips_a_nan(void **state)
     free(dat);
 }
 
+/* A figure of one point (one run's scaling, on linear and log axes) or
+ * of no bar (a target no run reaches) has ranges around it: gnuplot
+ * warned of an empty range on stderr ("empty x range [16:16]") and drew
+ * the point in a 2% sliver of axis. */
+static void test_one_point_or_no_bar_has_a_range(void **state)
+{
+    support_fixture *f = *state;
+    s_need_gnuplot();
+    char out[700], calm[4200], fig[800];
+    s_diverging(f, out, sizeof out);
+    s_labelled_run(out, "calm", calm, sizeof calm);
+    snprintf(fig, sizeof fig, "%s/one-point.png", f->dir);
+    const char *scaling[] = {"plot", calm, "-o", fig, "--kind", "scaling", "--x", "model.hidden",
+                             "--y", "final_test_loss", NULL, NULL};
+    const char *logs[] = {NULL, "--logx", "--logy"};
+    for (int i = 0; i < 3; i++) {
+        scaling[10] = logs[i];
+        char *script = s_plot_and_read(f, scaling, fig, ".gp");
+        assert_null(strstr(f->r.err, "arning"));
+        assert_non_null(strstr(script, "\nx_single = "));
+        assert_non_null(strstr(script, "\ny_single = "));
+        free(script);
+    }
+    const char *bars[] = {"plot", calm, "-o", fig, "--kind", "time-to-accuracy", "--target",
+                          "0.999", NULL};
+    char *script = s_plot_and_read(f, bars, fig, ".gp");
+    assert_non_null(strstr(f->r.err, "never reaches test accuracy 0.999"));
+    assert_null(strstr(f->r.err, "arning"));
+    assert_non_null(strstr(script, "\nbars_none = 1\n"));
+    free(script);
+}
+
 /* Folders that overlap (a sweep, one of its runs, the sweep again by
  * another path) reach runs more than once: each is counted, and
  * averaged, once. */
@@ -2915,6 +2947,7 @@ int main(void)
         cmocka_unit_test(test_numbers_in_order),
         cmocka_unit_test(test_a_row_cut_short_is_no_point),
         cmocka_unit_test(test_scaling_skips_a_nan),
+        cmocka_unit_test(test_one_point_or_no_bar_has_a_range),
         cmocka_unit_test(test_each_group_has_its_own_ideal_line),
         cmocka_unit_test(test_report_names_the_rule_that_ran),
         cmocka_unit_test(test_groups_by_a_long_number_stay_apart),

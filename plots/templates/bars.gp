@@ -6,6 +6,7 @@
 set style fill solid 0.6 border -1
 set boxwidth 0.6
 if (!exists("yrange_set")) { set yrange [0:*] }
+if (!exists("yrange_set") && bars_none) { set yrange [0:1] }   # no bar: not [0:0]
 set xtics rotate by -30 nomirror
 set rmargin bars_rmargin   # the last labels hang past the last bar
 set offsets 0.5, 0.5, graph 0.08, 0
