@@ -66,8 +66,8 @@ static void s_read_curves(curves *c, const plot_runs *set, int g, int xc, int yc
         int back;
         c->n[k] = plot_run_eval(&set->runs[r], xc, yc, &c->xs[k], &c->ys[k], &back);
         if (back > 0) {   /* a shard restored from its checkpoint took its updates back */
-            fprintf(stderr, "asgd plot: %s: %d evaluation%s after its %s went back left out "
-                    "(a curve is a function of x)\n", set->runs[r].dir, back,
+            fprintf(stderr, "%s: %s: %d evaluation%s after its %s went back left out "
+                    "(a curve is a function of x)\n", plot_name, set->runs[r].dir, back,
                     back > 1 ? "s" : "", xc == 2 ? "updates" : xc == 1 ? "epoch" : "time");
         }
         if (c->n[k] > 0) {
@@ -173,8 +173,8 @@ static void s_say_off_log_axes(const figure_options *o, const plot_runs *set, in
                                int of)
 {
     if (left > 0) {
-        fprintf(stderr, "asgd plot: %s: %d of its %d points are at or below 0 on a log axis "
-                "(--log%s) and left out%s\n", set->groups[g], left, of,
+        fprintf(stderr, "%s: %s: %d of its %d points are at or below 0 on a log axis "
+                "(--log%s) and left out%s\n", plot_name, set->groups[g], left, of,
                 o->logx && o->logy ? "x, --logy" : o->logx ? "x" : "y",
                 left == of ? ": it has no line" : "");
     }
@@ -198,8 +198,8 @@ static int s_convergence_group(const figure_options *o, const plot_runs *set, in
                                                       "diverged"))) {
         /* the mean of all its runs ends there: a seed that diverged at
          * once left a group of good runs one point */
-        fprintf(stderr, "asgd plot: %s: its line ends at %s %g, where %s diverged; its other "
-                "runs go on to %g (--group seed draws each run)\n", set->groups[g],
+        fprintf(stderr, "%s: %s: its line ends at %s %g, where %s diverged; its other "
+                "runs go on to %g (--group seed draws each run)\n", plot_name, set->groups[g],
                 xc == 0 ? "time" : xc == 1 ? "epoch" : "updates", c->xmax,
                 set->runs[c->shortest].dir, c->longest);
     }
@@ -253,8 +253,8 @@ static const char *s_convergence(const figure_options *o, plot_runs *set,
         curves += n;
     }
     if (curves == 0) {   /* not a figure of empty axes */
-        error_set(err, ERROR_USAGE, "asgd plot: --y %s: no run has a test %s at any evaluation%s",
-                  o->y, yc == 4 ? "loss" : "accuracy",
+        error_set(err, ERROR_USAGE, "%s: --y %s: no run has a test %s at any evaluation%s",
+                  plot_name, o->y, yc == 4 ? "loss" : "accuracy",
                   yc == 5 ? " (a regression run has none: --y loss)" : "");
         return NULL;
     }
@@ -330,8 +330,8 @@ static void s_report_skipped(const figure_options *o, const plot_runs *set, int 
         if (cut > 0) {
             snprintf(why, sizeof why, "; %d of them diverged, and so ran short", cut);
         }
-        fprintf(stderr, "asgd plot: %s: %d of %d runs have no finite %s (left out of its "
-                "points%s)\n", set->groups[g], skipped, runs, o->y, why);
+        fprintf(stderr, "%s: %s: %d of %d runs have no finite %s (left out of its "
+                "points%s)\n", plot_name, set->groups[g], skipped, runs, o->y, why);
     }
 }
 
@@ -397,9 +397,9 @@ static const char *s_scaling(const figure_options *o, plot_runs *set, const figu
         ys_known = ys_known || !isnan(y);
     }
     if (!xs_known || !ys_known) {
-        error_set(err, ERROR_USAGE, "asgd plot: %s %s: no run has a number there (a summary "
+        error_set(err, ERROR_USAGE, "%s: %s %s: no run has a number there (a summary "
                   "field such as samples_per_s, or a config key such as cluster.workers)",
-                  xs_known ? "--y" : "--x", xs_known ? o->y : o->x);
+                  plot_name, xs_known ? "--y" : "--x", xs_known ? o->y : o->x);
         return NULL;
     }
     s_string(gp, "xlabel", label_of(o->x));
@@ -509,8 +509,9 @@ static int s_staleness_group(const plot_runs *set, int g, const figure_place *pl
         total += pushes;
     }
     if (without > 0) {
-        fprintf(stderr, "asgd plot: %s: %d of %d runs recorded no pushes' staleness (%s)\n",
-                set->groups[g], without, runs, without == runs ? "no line" : "left out of its line");
+        fprintf(stderr, "%s: %s: %d of %d runs recorded no pushes' staleness (%s)\n",
+                plot_name, set->groups[g], without, runs,
+                without == runs ? "no line" : "left out of its line");
     }
     FILE *f = s_data(place, g + 1, set->groups[g], err);
     if (!f) {
@@ -556,8 +557,8 @@ static const char *s_staleness(const figure_options *o, plot_runs *set,
         open = open || group_open;
     }
     if (lines == 0) {   /* not a figure of empty axes */
-        error_set(err, ERROR_USAGE, "asgd plot: --kind staleness: no run recorded the "
-                  "staleness of a push (sequential runs push nothing)");
+        error_set(err, ERROR_USAGE, "%s: --kind staleness: no run recorded the "
+                  "staleness of a push (sequential runs push nothing)", plot_name);
         return NULL;
     }
     char words[160];
@@ -690,11 +691,11 @@ static const char *s_bars(const figure_options *o, plot_runs *set, const figure_
         s_bar_label(bars[g].label, sizeof bars[g].label, set, g, k, runs,
                     throughput ? "measured" : "reached");
         if (!k && throughput) {
-            fprintf(stderr, "asgd plot: %s has no samples/s in any run (shown as not "
-                    "measured)\n", set->groups[g]);
+            fprintf(stderr, "%s: %s has no samples/s in any run (shown as not "
+                    "measured)\n", plot_name, set->groups[g]);
         } else if (!k) {
-            fprintf(stderr, "asgd plot: %s never reaches test accuracy %g (shown as not "
-                    "reached)\n", set->groups[g], o->target);
+            fprintf(stderr, "%s: %s never reaches test accuracy %g (shown as not "
+                    "reached)\n", plot_name, set->groups[g], o->target);
         }
     }
     qsort(bars, (size_t)set->ngroups, sizeof *bars,

@@ -43,8 +43,8 @@ static int s_kind(const char *name, error *err)
             return j;
         }
     }
-    return error_set(err, ERROR_USAGE, "asgd plot: --kind %s is not one of convergence, "
-                     "scaling, staleness, time-to-accuracy, throughput", name);
+    return error_set(err, ERROR_USAGE, "%s: --kind %s is not one of convergence, "
+                     "scaling, staleness, time-to-accuracy, throughput", plot_name, name);
 }
 
 /* "LO:HI" with finite numbers, LO below HI (either may be left out:
@@ -67,9 +67,9 @@ static int s_check_range(const char *option, const char *value, error *err)
         }
     }
     ok = ok && ends[0] < ends[1];
-    return ok ? 0 : error_set(err, ERROR_USAGE, "asgd plot: %s %s: expected LO:HI, finite "
+    return ok ? 0 : error_set(err, ERROR_USAGE, "%s: %s %s: expected LO:HI, finite "
                               "numbers with LO below HI (either may be left out, as in 0.8:)",
-                              option, value);
+                              plot_name, option, value);
 }
 
 static const char *const s_known[] = {"-o", "--kind", "--group", "--x", "--y", "--title",
@@ -80,7 +80,7 @@ static const char *const s_known[] = {"-o", "--kind", "--group", "--x", "--y", "
 static int s_unknown(const char *a, error *err)
 {
     const char *near = suggest_nearest(a, s_known);
-    return error_set(err, ERROR_USAGE, "asgd plot: unknown option %s%s%s%s", a,
+    return error_set(err, ERROR_USAGE, "%s: unknown option %s%s%s%s", plot_name, a,
                      near ? "; did you mean " : "", near ? near : "", near ? "?" : "");
 }
 
@@ -105,8 +105,8 @@ static int s_option(options *o, const char *a, const char *value, error *err)
         char *end;
         o->figure.target = strtod(value, &end);
         if (*end || end == value || !(o->figure.target > 0 && o->figure.target <= 1)) {
-            return error_set(err, ERROR_USAGE, "asgd plot: --target %s: expected a test "
-                             "accuracy above 0, at most 1", value);
+            return error_set(err, ERROR_USAGE, "%s: --target %s: expected a test "
+                             "accuracy above 0, at most 1", plot_name, value);
         }
     } else if (strcmp(a, "--xrange") == 0 || strcmp(a, "--yrange") == 0) {
         if (s_check_range(a, value, err) < 0) {
@@ -117,8 +117,8 @@ static int s_option(options *o, const char *a, const char *value, error *err)
         for (o->size = 0; s_sizes[o->size] && strcmp(s_sizes[o->size], value); o->size++) {
         }
         if (!s_sizes[o->size]) {
-            return error_set(err, ERROR_USAGE, "asgd plot: --size %s is not one of column, "
-                             "page, slide", value);
+            return error_set(err, ERROR_USAGE, "%s: --size %s is not one of column, "
+                             "page, slide", plot_name, value);
         }
     } else {
         return s_unknown(a, err);
@@ -140,14 +140,14 @@ static int s_parse(options *o, int argc, char **argv, error *err)
             for (int k = 0; s_known[k]; k++) {
                 known = known || strcmp(a, s_known[k]) == 0;
             }
-            return known ? error_set(err, ERROR_USAGE, "asgd plot: %s needs a value", a)
+            return known ? error_set(err, ERROR_USAGE, "%s: %s needs a value", plot_name, a)
                          : s_unknown(a, err);
         } else if (a[0] == '-') {
             if (s_option(o, a, argv[++i], err) < 0) {
                 return -1;
             }
         } else if (o->ndirs == PLOT_MAX_DIRS) {
-            return error_set(err, ERROR_USAGE, "asgd plot: too many folders");
+            return error_set(err, ERROR_USAGE, "%s: too many folders", plot_name);
         } else {
             o->dirs[o->ndirs++] = a;
         }
@@ -161,12 +161,12 @@ static int s_parse(options *o, int argc, char **argv, error *err)
     }
     if (f->kind == KIND_CONVERGENCE && strcmp(f->x, "time") && strcmp(f->x, "epoch") &&
         strcmp(f->x, "updates")) {
-        return error_set(err, ERROR_USAGE, "asgd plot: --x %s: convergence plots against "
-                         "time, epoch or updates", f->x);
+        return error_set(err, ERROR_USAGE, "%s: --x %s: convergence plots against "
+                         "time, epoch or updates", plot_name, f->x);
     }
     if (f->kind == KIND_CONVERGENCE && strcmp(f->y, "acc") && strcmp(f->y, "loss")) {
-        return error_set(err, ERROR_USAGE, "asgd plot: --y %s: convergence plots acc or loss "
-                         "(a summary field is a scaling plot's: --kind scaling)", f->y);
+        return error_set(err, ERROR_USAGE, "%s: --y %s: convergence plots acc or loss "
+                         "(a summary field is a scaling plot's: --kind scaling)", plot_name, f->y);
     }
     if (!o->out || o->ndirs == 0) {
         return error_set(err, ERROR_USAGE, "%s", s_usage);
@@ -340,9 +340,9 @@ static void s_warn_modes(const plot_runs *set, const figure_options *o)
 {
     char groups[600];
     if (s_shows_time(o) && plot_runs_modes_mixed(set, groups, sizeof groups)) {
-        fprintf(stderr, "asgd plot: simulated and measured runs share its time axis or rates "
+        fprintf(stderr, "%s: simulated and measured runs share its time axis or rates "
                 "(%s): simulated seconds are the model's, not this host's; --group "
-                "experiment.mode draws them apart\n", groups);
+                "experiment.mode draws them apart\n", plot_name, groups);
     }
 }
 
@@ -583,8 +583,8 @@ int plot_main(int argc, char **argv, error *err)
     const char *dot = strrchr(o.out, '.');
     const char *terminal = dot ? s_terminal(dot, o.size, 0) : NULL;
     if (!terminal) {
-        return error_set(err, ERROR_USAGE, "asgd plot: -o %s: the figure must end in .pdf, .png "
-                         "or .svg", o.out);
+        return error_set(err, ERROR_USAGE, "%s: -o %s: the figure must end in .pdf, .png "
+                         "or .svg", plot_name, o.out);
     }
     figure_place pl;
     const char *slash = strrchr(o.out, '/');
@@ -593,7 +593,7 @@ int plot_main(int argc, char **argv, error *err)
     struct stat st;
     if (pl.dir[0] && (stat(pl.dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
         /* it said "asgd: FIG.gp: cannot write", of a file never asked for */
-        return error_set(err, ERROR_USAGE, "asgd plot: -o %s: %s is no folder to write it in",
+        return error_set(err, ERROR_USAGE, "%s: -o %s: %s is no folder to write it in", plot_name,
                          o.out, pl.dir);
     }
     /* the whole name: fig.pdf and fig.png keep a script and data each */
@@ -602,12 +602,12 @@ int plot_main(int argc, char **argv, error *err)
     int rc = plot_runs_collect(&set, o.dirs, o.ndirs, o.group, err);
     int sig = stop_requested();   /* while many runs were read */
     if (rc == 0 && sig) {
-        rc = error_set(err, ERROR_SIGNALLED(sig), "asgd plot: interrupted (signal %d)", sig);
+        rc = error_set(err, ERROR_SIGNALLED(sig), "%s: interrupted (signal %d)", plot_name, sig);
     }
     if (rc == 0) {
         char left[2400];
         if (plot_runs_left_out(&set, left, sizeof left)) {
-            fprintf(stderr, "asgd plot: %s\n", left);
+            fprintf(stderr, "%s: %s\n", plot_name, left);
         }
         plot_runs_warn_mixed(&set, o.group, o.figure.kind == KIND_SCALING ? o.figure.x : NULL);
         s_warn_modes(&set, &o.figure);

@@ -460,6 +460,7 @@ static int s_parse(report_options *o, int argc, char **argv, error *err)
 int report_main(int argc, char **argv, error *err)
 {
     report_options o;
+    plot_name = "asgd report";   /* the figures' modules' messages are its own */
     if (s_parse(&o, argc, argv, err) < 0) {
         return -1;
     }
@@ -500,8 +501,8 @@ int report_main(int argc, char **argv, error *err)
         char when[64];
         gmtime_r(&now, &tm);
         strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &tm);
-        s_para(&d, "%d complete runs in %d groups under %s%s, written %s by %s.", set.count,
-               set.ngroups, o.dirs[0], o.ndirs > 1 ? " and the other folders given" : "", when,
+        s_para(&d, "%d complete run%s in %d group%s under %s%s, written %s by %s.", set.count,
+               set.count == 1 ? "" : "s", set.ngroups, set.ngroups == 1 ? "" : "s", o.dirs[0], o.ndirs > 1 ? " and the other folders given" : "", when,
                provenance_version_line());
         char left[1800];
         if (plot_runs_left_out(&set, left, sizeof left)) {   /* a sweep cut short is no smaller sweep */
@@ -531,7 +532,7 @@ int report_main(int argc, char **argv, error *err)
         remove(html_tmp);
     }
     if (rc == 0) {
-        printf("%s %s (%d runs)\n", md_path, html_path, set.count);
+        printf("%s %s (%d run%s)\n", md_path, html_path, set.count, set.count == 1 ? "" : "s");
     }
     free(names);
     plot_runs_free(&set);

@@ -18,6 +18,8 @@
 #include "core/run.h"
 #include "core/suggest.h"
 
+const char *plot_name = "asgd plot";
+
 void plot_run_value(const plot_run *r, const char *key, char *out, size_t n)
 {
     out[0] = '\0';
@@ -536,7 +538,7 @@ void plot_runs_warn_mixed(const plot_runs *set, const char *group_key, const cha
     for (int g = 0; g < set->ngroups; g++) {
         char why[2400];
         if (plot_runs_mixed(set, g, group_key, x_key, why, sizeof why)) {
-            fprintf(stderr, "asgd plot: %s: %s%s\n", set->groups[g], why,
+            fprintf(stderr, "%s: %s: %s%s\n", plot_name, set->groups[g], why,
                     strstr(why, "its runs differ") == why ? ": its lines and points average them"
                                                           : "");
         }
@@ -552,8 +554,8 @@ void plot_runs_warn_mixed(const plot_runs *set, const char *group_key, const cha
             if (set->runs[q].g == set->runs[r].g && texts[q] && strcmp(texts[q], texts[r]) == 0) {
                 char seed[64];
                 plot_run_value(&set->runs[r], "seed", seed, sizeof seed);
-                fprintf(stderr, "asgd plot: %s: %s and %s are one config with seed %s, run "
-                        "twice: its mean counts that seed twice\n",
+                fprintf(stderr, "%s: %s: %s and %s are one config with seed %s, run "
+                        "twice: its mean counts that seed twice\n", plot_name,
                         set->groups[set->runs[r].g], set->runs[q].dir, set->runs[r].dir, seed);
                 break;
             }
@@ -599,7 +601,7 @@ static void s_say_unread_config(const plot_run *run, const char *key)
     snprintf(path, sizeof path, "%s/config.ini", run->dir);
     config *c = strchr(key, '.') ? config_load(path, &err) : NULL;
     if (strchr(key, '.') && !c) {
-        fprintf(stderr, "asgd plot: %s: %s: grouped as \"(no %s)\"\n", run->dir, err.msg, key);
+        fprintf(stderr, "%s: %s: %s: grouped as \"(no %s)\"\n", plot_name, run->dir, err.msg, key);
     }
     config_destroy(&c);
 }
@@ -690,8 +692,8 @@ int plot_runs_collect(plot_runs *set, const char *const *dirs, int ndirs, const 
         s_collect(set, dirs[i], PLOT_MAX_DEPTH);
     }
     if (set->too_deep > 0) {   /* runs below were left out without a word */
-        fprintf(stderr, "asgd plot: %d folder%s %d levels down hold%s folders not searched "
-                "(%s, ...): give a folder nearer the runs\n", set->too_deep,
+        fprintf(stderr, "%s: %d folder%s %d levels down hold%s folders not searched "
+                "(%s, ...): give a folder nearer the runs\n", plot_name, set->too_deep,
                 set->too_deep > 1 ? "s" : "", PLOT_MAX_DEPTH, set->too_deep > 1 ? "" : "s",
                 set->too_deep_dir);
     }

@@ -16,6 +16,10 @@
 
 struct cJSON;
 
+/* The command whose messages the figures' modules give: "asgd plot", or
+ * "asgd report" while it draws (its warnings said "asgd plot"). */
+extern const char *plot_name;
+
 typedef struct plot_run {
     char dir[4096];           /* as reached from the folders given */
     char real[4096];          /* its realpath(): a run is collected once */
