@@ -228,6 +228,14 @@ static const char *s_fault_key(const experiment *e)
            : e->faults.drop > 0 ? "drop" : e->faults.duplicate > 0 ? "duplicate" : NULL;
 }
 
+/* config_check_unused's warn: one line more in e->warnings. */
+static void s_warn(void *ctx, const char *msg)
+{
+    experiment *e = ctx;
+    size_t len = strlen(e->warnings);
+    snprintf(e->warnings + len, sizeof e->warnings - len, "asgd: %s\n", msg);
+}
+
 /* The simulator's network is [sim]'s: real mode's injected faults and
  * trace replay are refused, not ignored (a run with cluster.drop = 0.1
  * once ran as if it were 0, the key kept in its config.ini). */
@@ -242,6 +250,26 @@ static int s_check_sim(experiment *e, error *err)
     if (e->replay.n > 0) {
         return config_fail(e->c, "cluster", "trace", err, "experiment.mode = sim does not "
                            "replay real mode's trace (sim.trace simulates one)");
+    }
+    /* a simulated shard serves one message at a time ([sim] apply): more
+     * apply threads changed no simulated time, and config.ini kept them */
+    if (e->rule_info.server_threads > 1) {
+        config_forget_key(e->c, "algorithm", "server_threads");
+    }
+    const sim_spec *s = &e->sim;
+    if (s->compute == SIM_NORMAL && s->compute_sd > 0) {
+        /* a draw below 0 is a step of no time: the mean of max(0, X) */
+        double a = s->compute_mean / s->compute_sd;
+        double mean = s->compute_mean * 0.5 * erfc(-a / sqrt(2)) +
+                      s->compute_sd * exp(-a * a / 2) / sqrt(2 * 3.14159265358979323846);
+        if (mean > 1.01 * s->compute_mean) {
+            error why;
+            config_fail(e->c, "sim", "compute_sd", &why, "%g beside compute_mean %g: compute = "
+                        "normal draws below 0, taken as no time, and its steps take %.4g s on "
+                        "average, not %g (compute = lognormal keeps the mean)", s->compute_sd,
+                        s->compute_mean, mean, s->compute_mean);
+            s_warn(e, why.msg);
+        }
     }
     return 0;
 }
@@ -488,14 +516,6 @@ bool experiment_knows_key(const char *section, const char *key)
 {
     const config *known = s_known_keys();
     return known && config_value(known, section, key) != NULL;
-}
-
-/* config_check_unused's warn: one line more in e->warnings. */
-static void s_warn(void *ctx, const char *msg)
-{
-    experiment *e = ctx;
-    size_t len = strlen(e->warnings);
-    snprintf(e->warnings + len, sizeof e->warnings - len, "asgd: %s\n", msg);
 }
 
 /* The cluster's shape from outside the config, put into it, so that the

@@ -84,7 +84,10 @@ static int s_read_costs(config *c, const sim_spec *def, sim_spec *s, error *err)
 /* empirical draws from the quantiles alone: a mean or sd the experiment
  * gives beside it (over a profile's, or with its own compute = empirical)
  * changed nothing, without a word. (A profile records its measured mean
- * beside its quantiles: def holds what it gave.) */
+ * beside its quantiles: def holds what it gave.) A key the compute model
+ * does not read is not used (said, and left out of the run's config.ini):
+ * compute_sd beside exponential, say, was kept there as if it had shaped
+ * the run. */
 static int s_check_compute_keys(config *c, const sim_spec *def, const sim_spec *s, error *err)
 {
     const char *unused = s->compute_mean != def->compute_mean ? "compute_mean"
@@ -94,6 +97,18 @@ static int s_check_compute_keys(config *c, const sim_spec *def, const sim_spec *
                             "compute_quantiles alone; give compute = constant, normal or "
                             "lognormal with it", def->compute == SIM_EMPIRICAL
                                                      ? " (the profile's)" : "");
+    }
+    int m = s->compute;
+    bool mean = m == SIM_CONSTANT || m == SIM_NORMAL || m == SIM_LOGNORMAL ||
+                m == SIM_EXPONENTIAL;   /* measured times its own */
+    if (!mean) {
+        config_forget_key(c, "sim", "compute_mean");
+    }
+    if (m != SIM_NORMAL && m != SIM_LOGNORMAL) {
+        config_forget_key(c, "sim", "compute_sd");
+    }
+    if (m != SIM_EMPIRICAL) {
+        config_forget_key(c, "sim", "compute_quantiles");
     }
     return 0;
 }

@@ -698,6 +698,50 @@ static void test_a_profile_round_trips_and_sets_the_time(void **state)
     assert_non_null(strstr(f->r.err, "profile"));
 }
 
+/* A compute key the model does not read is not used: said, and left out
+ * of config.ini (compute_sd beside exponential was kept as if it had
+ * shaped the run); so are apply threads, which no simulated shard has.
+ * normal's draws below 0 take no time: the mean they make is said where it
+ * is off (1.396 ms for a mean of 1 ms and an sd of 2), and is what the
+ * run takes. */
+static void test_compute_keys_the_model_does_not_read(void **state)
+{
+    support_fixture *f = *state;
+    const char *exponential[] = {"train.algorithm=hogwild", "sim.compute=exponential",
+                                 "sim.compute_sd=0.0005", "sim.compute_quantiles=1,2",
+                                 "algorithm.server_threads=2", NULL};
+    char dir[4096];
+    s_sim(f, exponential, dir, sizeof dir);
+    const char *keys[] = {"sim.compute_sd=0.0005", "sim.compute_quantiles=1,2",
+                          "algorithm.server_threads=2"};
+    for (int i = 0; i < 3; i++) {
+        char said[128];
+        snprintf(said, sizeof said, "%s: not used by this configuration", keys[i]);
+        if (!strstr(f->r.err, said)) {
+            fail_msg("no word of %s: %s", keys[i], f->r.err);
+        }
+    }
+    char *config = s_file(dir, "config.ini");
+    assert_non_null(strstr(config, "compute = exponential"));
+    assert_null(strstr(config, "compute_sd"));
+    assert_null(strstr(config, "compute_quantiles"));
+    assert_null(strstr(config, "server_threads"));
+    free(config);
+    const char *normal[] = {"train.algorithm=sync", "cluster.workers=1", "eval.every=0",
+                            "sim.latency=0", "sim.bandwidth=1e15", "sim.compute=normal",
+                            "sim.compute_mean=0.001", "sim.compute_sd=0.002", NULL};
+    s_sim(f, normal, dir, sizeof dir);
+    assert_non_null(strstr(f->r.err, "sim.compute_sd=0.002: 0.002 beside compute_mean 0.001: "
+                                     "compute = normal draws below 0, taken as no time, and "
+                                     "its steps take 0.001396 s on average"));
+    double step = s_num(dir, "time_s") / s_num(dir, "updates");
+    assert_true(step > 0.0012 && step < 0.0016);   /* 1.396 ms, not 1 ms */
+    const char *narrow[] = {"train.algorithm=hogwild", "sim.compute=normal",
+                            "sim.compute_mean=0.001", "sim.compute_sd=0.0003", NULL};
+    s_sim(f, narrow, dir, sizeof dir);
+    assert_null(strstr(f->r.err, "on average"));   /* 0.01% off: not worth a word */
+}
+
 /* Ctrl-C stops a simulated run, incomplete, with no final evaluation (an
  * extra row of an incomplete run, which real and threads mode do not
  * make: with eval.every = 0, eval.csv keeps its initial row alone), and
@@ -3066,6 +3110,7 @@ int main(void)
         T(test_a_thousand_workers),
         T(test_sync_rounds_agree_across_shards),
         T(test_budgets_add_up_to_the_epochs),
+        T(test_compute_keys_the_model_does_not_read),
         T(test_sigint_stops_a_simulation),
         T(test_easgd_two_workers_by_hand),
         T(test_evaluations_with_a_cost_keep_their_times),
