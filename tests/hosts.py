@@ -8,10 +8,12 @@ k" runs in k's network namespace and in mount and UTS namespaces of its
 own, where the host is named asgdhK and /etc/hosts names every host (a
 file bound over it); the rest of the machine (files, /sys, cgroups) it
 sees as it is, so daemons such as slurmd run there as on a node. Names carry this
-process's id (asgd-PID-h0, ..., asgd-PID-sw), so tests running at once do
-not meet; namespaces left by a test process that was killed are removed
-by the next one. Leaving the `with` block (a failed check, an exception,
-SIGTERM or Ctrl-C) stops every process it started and removes every
+process's id and start time (asgd-PID.START-h0, ..., asgd-PID.START-sw), so
+tests running at once do not meet; namespaces left by a test process that
+was killed are removed by the next one, with what still runs in them (a
+process that has the dead one's id since is not it). Leaving the `with`
+block (a failed check, an exception, SIGTERM or Ctrl-C, while the hosts
+are being made too) stops every process it started and removes every
 namespace, and with them every link.
 
     with Hosts(3) as h:
@@ -39,34 +41,52 @@ def _ip(*args):
         raise RuntimeError(f"ip {' '.join(args)}: {run.stderr.strip()}")
 
 
-def _alive(pid):
+def _started(pid):
+    """Process pid's start time (clock ticks after boot), or None if it is
+    gone."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _kill_inside(name):
+    """Kills what still runs in namespace name (a launcher's orphans: ranks,
+    job steps, daemons)."""
+    pids = subprocess.run(["ip", "netns", "pids", name], capture_output=True,
+                          text=True).stdout.split()
+    for pid in pids:
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except (ProcessLookupError, ValueError):
+            pass
 
 
 def _remove_stale():
-    """Namespaces, and their host tables, of test processes that are gone
-    (killed by a timeout)."""
+    """Namespaces, their host tables and what runs in them, of test
+    processes that are gone (killed by a timeout): a process alive under a
+    dead one's id, started later, is not its owner (its namespaces were kept,
+    and the next test skipped on "File exists")."""
     listing = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     names = {line.split()[0] for line in listing.splitlines() if line.split()}
     if os.path.isdir("/etc/netns"):
         names |= set(os.listdir("/etc/netns"))
     for name in names:
         parts = name.split("-")
-        if len(parts) == 3 and name.startswith(PREFIX) and parts[1].isdigit() \
-                and not _alive(int(parts[1])):
+        owner = parts[1].split(".") if len(parts) == 3 else []
+        if not name.startswith(PREFIX) or len(owner) not in (1, 2) or not owner[0].isdigit():
+            continue
+        started = _started(int(owner[0]))
+        if started is None or (len(owner) == 2 and started != owner[1]):
+            _kill_inside(name)
             subprocess.run(["ip", "netns", "del", name], capture_output=True)
             shutil.rmtree(f"/etc/netns/{name}", ignore_errors=True)
 
 
 class Hosts:
     def __init__(self, count):
-        tag = f"{PREFIX}{os.getpid()}"
+        tag = f"{PREFIX}{os.getpid()}.{_started(os.getpid())}"
         self.names = [f"{tag}-h{k}" for k in range(count)]
         self.switch = f"{tag}-sw"
         self.addresses = [f"{SUBNET}{k + 1}" for k in range(count)]
@@ -95,6 +115,9 @@ class Hosts:
         except (RuntimeError, OSError) as e:
             self.close()
             raise Unavailable(f"cannot make network namespaces: {e}")
+        except BaseException:   # a stop (SystemExit) while they were made
+            self.close()
+            raise
         return self
 
     def __exit__(self, *exc):
@@ -165,14 +188,7 @@ class Hosts:
                 p.wait()
         self.procs = []
         for name in reversed(self._made):
-            # what is still inside (a launcher's orphans: ranks, job steps)
-            pids = subprocess.run(["ip", "netns", "pids", name], capture_output=True,
-                                  text=True).stdout.split()
-            for pid in pids:
-                try:
-                    os.kill(int(pid), signal.SIGKILL)
-                except (ProcessLookupError, ValueError):
-                    pass
+            _kill_inside(name)
             # a namespace takes its links with it
             subprocess.run(["ip", "netns", "del", name], capture_output=True)
             shutil.rmtree(f"/etc/netns/{name}", ignore_errors=True)
