@@ -181,6 +181,19 @@ static void test_ranks_become_roles(void **state)
                                 "SLURM_PROCID=0", "MASTER_ADDR=m0", NULL});
     assert_int_equal(s_place(&s, 1, &err), 0);
     assert_true(s.role == ROLE_WORKER && s.task == 1);
+    /* torchrun's rendezvous orders its nodes as it will: of mpirun's size,
+     * its rank is its own all the same; and a RANK set by hand for each
+     * process of an sbatch script (its SLURM_PROCID is 0 in every one, and
+     * it is in no job step) places it */
+    s_env((const char *const[]){"RANK=0", "WORLD_SIZE=4", "LOCAL_RANK=0", "GROUP_RANK=0",
+                                "OMPI_COMM_WORLD_RANK=2", "OMPI_COMM_WORLD_SIZE=4",
+                                "MASTER_ADDR=m0", NULL});
+    assert_int_equal(s_place(&s, 1, &err), 0);
+    assert_true(s.role == ROLE_PS && s.task == 0);
+    s_env((const char *const[]){"RANK=3", "WORLD_SIZE=4", "SLURM_PROCID=0", "SLURM_NTASKS=4",
+                                "MASTER_ADDR=localhost", NULL});
+    assert_int_equal(s_place(&s, 1, &err), 0);
+    assert_true(s.role == ROLE_WORKER && s.task == 1);
     /* with 2 shards, rank 1 on another node where no node index says so
      * (mpirun --map-by node, srun --mpi=pmi2, Slurm with MASTER_ADDR) is
      * refused by its rank on its node: it listened where no peer looked */
@@ -285,7 +298,7 @@ static void test_bad_environments_name_the_variable(void **state)
 {
     (void)state;
     struct {
-        const char *env[6];
+        const char *env[8];
         const char *says;
     } cases[] = {
         {{NULL}, "no launcher's environment"},
@@ -308,11 +321,20 @@ static void test_bad_environments_name_the_variable(void **state)
          "rank 0 is shard 0, but GROUP_RANK=1"},
         {{"SLURM_PROCID=0", "SLURM_NTASKS=4", "SLURM_NODEID=1", "SLURM_JOB_NODELIST=n[1-2]",
           NULL}, "SLURM_NODEID=1: the shards listen on the first node (n1)"},
-        /* a RANK and WORLD_SIZE left exported under mpirun of as many
-         * ranks: every rank took RANK for its own */
+        /* a RANK and WORLD_SIZE left exported under mpirun or srun, of as
+         * many ranks or not: every rank took RANK for its own */
         {{"RANK=0", "WORLD_SIZE=4", "MASTER_ADDR=h", "OMPI_COMM_WORLD_RANK=2",
           "OMPI_COMM_WORLD_SIZE=4", NULL},
-         "RANK=0 and OMPI_COMM_WORLD_RANK=2 both place this process"},
+         "RANK=0 is set without LOCAL_RANK (which torchrun sets) beside Open MPI's "
+         "OMPI_COMM_WORLD_RANK=2"},
+        {{"RANK=2", "WORLD_SIZE=3", "MASTER_ADDR=h", "PMI_RANK=0", "PMI_SIZE=4", NULL},
+         "beside MPICH or Intel MPI's PMI_RANK=0"},
+        {{"RANK=0", "WORLD_SIZE=4", "MASTER_ADDR=h", "SLURM_PROCID=0", "SLURM_NTASKS=4",
+          "SLURM_STEP_ID=0", NULL}, "beside Slurm's SLURM_PROCID=0"},
+        /* two MPIs' ranks of one size that disagree */
+        {{"PMI_RANK=1", "PMI_SIZE=4", "MASTER_ADDR=h", "OMPI_COMM_WORLD_RANK=2",
+          "OMPI_COMM_WORLD_SIZE=4", NULL},
+         "OMPI_COMM_WORLD_RANK=2 and PMI_RANK=1 both place this process"},
         {{"RANK= 2", "WORLD_SIZE=4", "MASTER_ADDR=h", NULL}, "RANK= 2: expected an integer"},
         {{"RANK=+2", "WORLD_SIZE=4", "MASTER_ADDR=h", NULL}, "RANK=+2: expected an integer"},
     };

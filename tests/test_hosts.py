@@ -4,6 +4,8 @@
 hosts 1 and 2, reaching one another only over the bridge. The roles are
 placed by TensorFlow's flags, by TF_CONFIG, and by torchrun's variables
 (asgd role), once more with each worker's link limited to 100 Mbit/s.
+A shard's rank on a host that is not the shards' is refused, and the
+namespaces a killed test left are removed.
 Each job must complete, leave a whole run folder on host 0, and reach the
 test accuracy of the same job on one host (asgd train) within 1 point.
 Exit 77 (skipped) where namespaces cannot be made."""
@@ -68,12 +70,49 @@ def job_with_torchrun(h, config, work):
     return f"{work}/torchrun/host-0"
 
 
+def shard_off_its_host_is_refused(h, config, work):
+    """Rank 1 of a job with two shards, on a host that is not MASTER_ADDR's
+    (a PyTorchJob's Worker pod): refused at once, exit 2. It listened on
+    every interface of its own host while its peers looked for it on host 0,
+    and the job waited for the timeout."""
+    env = dict(os.environ, RANK="1", WORLD_SIZE="5", MASTER_ADDR=h.hostnames[0],
+               MASTER_PORT=str(PORT))
+    p = h.popen(1, [ASGD, "role", config, "cluster.servers=2", f"--run_dir={work}/off"],
+                env=env, stderr=subprocess.PIPE, text=True)
+    _, err = p.communicate(timeout=60)
+    check(p.returncode == 2, f"a shard off its host exits 2, not {p.returncode}: {err}")
+    check(f"its address {h.hostnames[0]}:{PORT + 2} is not this host's ({h.hostnames[0]} is "
+          f"{h.addresses[0]}, no address of this host)" in err, f"it says why: {err}")
+
+
+def stale_hosts_are_removed():
+    """A namespace of this process's id but another start time (a test
+    killed, its id given to this one since) is removed, and what ran in it
+    killed: it was kept, and the test skipped on "File exists"."""
+    import hosts
+    stale = f"{hosts.PREFIX}{os.getpid()}.1-sw"
+    if subprocess.run(["ip", "netns", "add", stale], capture_output=True).returncode != 0:
+        raise Unavailable(f"cannot make a network namespace {stale}")
+    inside = subprocess.Popen(["ip", "netns", "exec", stale, "sleep", "300"])
+    try:
+        with Hosts(1):
+            pass
+        check(inside.wait(timeout=10) == -9, "the process in a stale namespace killed")
+        listing = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
+        check(stale not in listing.stdout, f"stale namespace {stale} removed")
+    finally:
+        inside.kill()
+        subprocess.run(["ip", "netns", "del", stale], capture_output=True)
+
+
 def main():
     with tempfile.TemporaryDirectory(prefix="asgd-hosts-") as work:
         config = write_config(work)
         reference = one_host(ASGD, work, config)
         try:
+            stale_hosts_are_removed()
             with Hosts(3) as h:
+                shard_off_its_host_is_refused(h, config, work)
                 expect_job(job_with_flags(h, config, work), reference, "flags")
                 expect_job(job_with_tf_config(h, config, work, "tf"), reference, "TF_CONFIG")
                 expect_job(job_with_torchrun(h, config, work), reference, "torchrun")

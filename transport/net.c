@@ -364,6 +364,41 @@ static bool s_name_is_here(const char *name, char *why, size_t n)
     return here;
 }
 
+bool net_name_elsewhere(const char *address, char *why, size_t n)
+{
+    const char *colon = strrchr(address, ':');
+    if (strstr(address, "://") || !colon || address[0] == '[') {
+        return false;   /* ipc, or an IPv6 address: no name */
+    }
+    char name[256];
+    snprintf(name, sizeof name, "%.*s", (int)(colon - address), address);
+    struct in_addr a4;
+    if (strcmp(name, "*") == 0 || strcmp(name, "localhost") == 0 ||
+        inet_pton(AF_INET, name, &a4) == 1) {
+        return false;
+    }
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *found;
+    if (getaddrinfo(name, NULL, &hints, &found) != 0) {
+        return false;   /* not yet known: a Kubernetes service's record comes late */
+    }
+    bool here = false;
+    char first[INET6_ADDRSTRLEN] = "";
+    for (const struct addrinfo *a = found; a && !here; a = a->ai_next) {
+        here = s_listens(a->ai_addr, a->ai_addrlen);
+        if (!first[0]) {
+            const void *in = a->ai_family == AF_INET
+                                 ? (const void *)&((struct sockaddr_in *)a->ai_addr)->sin_addr
+                                 : (const void *)&((struct sockaddr_in6 *)a->ai_addr)->sin6_addr;
+            inet_ntop(a->ai_family, in, first, sizeof first);
+        }
+    }
+    freeaddrinfo(found);
+    if (!here) {
+        snprintf(why, n, "%s is %s, no address of this host", name, first);
+    }
+    return !here;
+}
+
 bool net_can_listen(const char *host, int port, char *why, size_t n)
 {
     char bare[256];

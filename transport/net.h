@@ -122,4 +122,12 @@ int net_free_ports(const char *host, int *ports, int n);
  * reason, when not, goes into why. */
 bool net_can_listen(const char *host, int port, char *why, size_t n);
 
+/* Whether address ("host:port") names a host that resolves, and only to
+ * addresses that are not this host's: a shard given it would listen on
+ * every interface here (net_endpoint) while its peers look for it there.
+ * An IP address, localhost, "*" or ipc is no name; a name that does not
+ * resolve (yet: a Kubernetes service's record comes after its pod) is
+ * not elsewhere. What it is, when it is, goes into why. */
+bool net_name_elsewhere(const char *address, char *why, size_t n);
+
 #endif

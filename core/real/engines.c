@@ -175,6 +175,25 @@ static const engine *s_engine(bool with_slurm)
     return NULL;
 }
 
+/* Whether launcher o's rank, set, places this process as well: Open
+ * MPI's and MPICH's always; Slurm's only in a job step's task (srun), not
+ * the SLURM_PROCID of 0 that an sbatch script passes to all it runs (its
+ * batch and extern steps have ids from 0xFFFFFFF0 up, and none is set
+ * there at all on some versions). */
+static bool s_places_too(const engine *o)
+{
+    if (!s_set(o->rank)) {
+        return false;
+    }
+    if (strcmp(o->name, "Slurm") != 0) {
+        return true;
+    }
+    const char *step = getenv("SLURM_STEP_ID");
+    char *end;
+    unsigned long id = step && *step ? strtoul(step, &end, 10) : ULONG_MAX;
+    return step && *step && *end == '\0' && isdigit((unsigned char)step[0]) && id < 0xFFFFFFF0UL;
+}
+
 /* MASTER_PORT when it is not set: one of ENGINES_JOB_PORTS ports from
  * ENGINES_JOB_PORT_BASE picked by what every rank of one job shares and
  * another job does not: Open MPI's job id under mpirun; under srun the
@@ -214,13 +233,27 @@ int engines_place(cluster_spec *s, int servers, char *said, size_t n, error *err
                          "MPI's mpirun), PMI_RANK (MPICH's or Intel MPI's mpiexec) or "
                          "SLURM_PROCID (srun)");
     }
-    /* two launchers of one size whose ranks disagree: one is stale (a RANK
-     * and WORLD_SIZE left exported: every mpirun rank took RANK for its
-     * own, and all but one failed on a port taken); a torchrun started by
-     * mpirun on each node has more ranks than mpirun, and its own */
+    /* A RANK without torchrun's LOCAL_RANK (a PyTorchJob's, or one left
+     * exported) beside another launcher's rank is stale: every srun or
+     * mpirun rank took it for its own (rank 2 of 3 under mpirun -np 4: four
+     * workers 0, no shard, each waiting for the timeout; of one size, all
+     * but one failed on a port taken). Two MPIs' ranks of one size that
+     * disagree: one is stale too */
+    bool pytorchjob = strcmp(e->rank, "RANK") == 0 && !s_set("LOCAL_RANK");
     for (size_t i = 0; i < sizeof s_engines / sizeof s_engines[0]; i++) {
         const engine *o = &s_engines[i];
-        if (o != e && strcmp(o->name, "Slurm") != 0 && s_set(o->rank) && s_set(o->size) &&
+        if (o == e || !s_places_too(o)) {
+            continue;
+        }
+        if (pytorchjob) {
+            return error_set(err, ERROR_USAGE, "RANK=%s is set without LOCAL_RANK (which "
+                             "torchrun sets) beside %s's %s=%s: a RANK left exported? unset "
+                             "it, or WORLD_SIZE and RANK, for %s to place this process",
+                             getenv("RANK"), o->name, o->rank, getenv(o->rank), o->name);
+        }
+        /* torchrun's own RANK (it sets LOCAL_RANK too) is the innermost: one
+         * per GPU of mpirun's or srun's per node, in its rendezvous' order */
+        if (strcmp(e->rank, "RANK") != 0 && strcmp(o->name, "Slurm") != 0 && s_set(o->size) &&
             s_set(e->size) && strcmp(getenv(o->size), getenv(e->size)) == 0 &&
             strcmp(getenv(o->rank), getenv(e->rank)) != 0) {
             return error_set(err, ERROR_USAGE, "%s=%s and %s=%s both place this process: "

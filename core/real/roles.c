@@ -16,6 +16,7 @@
 #include "core/run.h"
 #include "core/stop.h"
 #include "algorithms/worker.h"
+#include "transport/net.h"
 #include "transport/wire.h"
 
 /* The keys of role self when [cluster] auth = curve (1), none (0), or -1;
@@ -661,6 +662,17 @@ int role_main(int role, int argc, char **argv)
     }
     placed = true;
     role = cs.role;
+    char why[300];
+    if (role == ROLE_PS && cs.task >= 0 && cs.task < cs.servers &&
+        net_name_elsewhere(cs.ps[cs.task], why, sizeof why)) {
+        /* a PyTorchJob's Worker pod as shard 1 listened on every interface of
+         * its own pod while its peers looked for it on the Master's */
+        error_set(&err, ERROR_USAGE, "its address %s is not this host's (%s): its peers "
+                  "would look for it there; a shard runs on the shards' host (MASTER_ADDR's "
+                  "under torchrun, PyTorchJob, mpirun or srun; --ps_hosts' or TF_CONFIG's)",
+                  cs.ps[cs.task], why);
+        goto done;
+    }
     /* the host lists give the cluster's shape */
     experiment_shape shape = {.workers = cs.workers, .servers = cs.servers};
     if (experiment_configure(&e, cs.config_path, cs.noverrides, cs.overrides, &shape, &err) < 0) {
