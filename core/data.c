@@ -386,6 +386,17 @@ static int s_check_sets(dataset *train, dataset *test, const data_spec *s,
         return error_set(err, ERROR_USAGE, "%s: test examples have %d features, training "
                          "examples %d", paths[2], test->dim, train->dim);
     }
+    /* images of another shape with as many pixels (14 x 56 for 28 x 28)
+     * were evaluated as the training images' shape, rows cut and joined */
+    idx_file tr, te;
+    error ignored;
+    if (idx_read_header(&tr, paths[0], &ignored) == 0 &&
+        idx_read_header(&te, paths[2], &ignored) == 0 && tr.ndims >= 3 && te.ndims >= 3 &&
+        (tr.dims[1] != te.dims[1] || tr.dims[2] != te.dims[2])) {
+        return error_set(err, ERROR_USAGE, "%s: test images are %u x %u, training images %u "
+                         "x %u (%s)", paths[2], (unsigned)te.dims[1], (unsigned)te.dims[2],
+                         (unsigned)tr.dims[1], (unsigned)tr.dims[2], paths[0]);
+    }
     if (s->source != DATA_IDX && (train->dim != 784 || train->classes > 10)) {
         return error_set(err, ERROR_USAGE, "%s: not (Fashion-)MNIST: %d features and %d "
                          "classes (use dataset = idx for other IDX data)", paths[0],

@@ -588,6 +588,27 @@ static void s_expect_refused(const support_fixture *f, const char *more, const c
     config_destroy(&c);
 }
 
+/* Test images of another shape with as many pixels (4 x 3 for 3 x 4) are
+ * refused: they were evaluated as the training images' shape, a CNN's
+ * rows cut and joined anew, without a word. */
+static void test_test_images_of_another_shape_are_refused(void **state)
+{
+    support_fixture *f = *state;
+    uint8_t labels[12];
+    for (int i = 0; i < 12; i++) {
+        labels[i] = (uint8_t)(i % 3);
+    }
+    s_idx_set(f, labels);
+    uint8_t px[6 * 4 * 3];
+    s_images(px, 6, 4, 3);
+    char path[400];
+    snprintf(path, sizeof path, "%s/t10k-images-idx3-ubyte", f->dir);
+    const uint32_t turned[3] = {6, 4, 3};
+    support_write_idx(path, 0, turned, 3, px);
+    s_expect_refused(f, "", "t10k-images-idx3-ubyte: test images are 4 x 3, training images "
+                            "3 x 4");
+}
+
 /* What the files do not hold is refused, never made up: a test_size past
  * the test file (it was cut to the file's: the run's config.ini said
  * 25,000 test examples, its accuracy was over 10,000), a training file
@@ -764,6 +785,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_idx_header_limits, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_the_test_set_must_match_training, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_what_the_files_do_not_hold_is_refused, support_fixture_setup, support_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_test_images_of_another_shape_are_refused, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_the_cache_key_is_auto_off_or_a_folder, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test(test_regression_targets_have_their_scale),
         cmocka_unit_test(test_standard_keeps_a_constant_set_finite),
