@@ -286,6 +286,8 @@ int sim_spec_configure(sim_spec *s, config *c, int workers, int shards, unsigned
         s_check_compute_keys(c, &costs, s, err) < 0 ||
         config_get_double_list(c, "sim", "speed", "", 1e-6, 1e6, given, workers, &nspeed,
                                err) < 0 ||
+        config_get_double(c, "sim", "shard_bandwidth", 0, 0, 1e15, CONFIG_CLOSED,
+                          &s->shard_bandwidth, err) < 0 ||
         config_get_double(c, "sim", "straggler_fraction", 0, 0, 1, CONFIG_CLOSED,
                           &s->straggler_fraction, err) < 0 ||
         config_get_double(c, "sim", "straggler_slowdown", 4, 1, 1e6, CONFIG_CLOSED,
@@ -299,6 +301,11 @@ int sim_spec_configure(sim_spec *s, config *c, int workers, int shards, unsigned
     error why = {0};
     if (trace_path[0] && trace_load(&s->trace, trace_path, &why) < 0) {
         config_fail(c, "sim", "trace", err, "%s", why.msg);
+        goto done;
+    }
+    if (s->shard_bandwidth > 0 && s->shard_bandwidth < 1) {   /* 1e-300 never ended */
+        config_error(c, "sim", "shard_bandwidth", err, "%g bytes/s: at least 1, or 0 for no "
+                     "link of the shard's own", s->shard_bandwidth);
         goto done;
     }
     if (nspeed != 0 && nspeed != workers) {
@@ -428,18 +435,23 @@ double sim_startup_time(const sim_spec *s, rng *r)
                              : s->startup_mean;
 }
 
+double sim_link_bandwidth(const sim_spec *s, int k)
+{
+    const trace_device *d = s->trace.n > 0 ? trace_device_of(&s->trace, k) : NULL;
+    return d && d->bandwidth > 0 ? d->bandwidth : s->bandwidth;
+}
+
 double sim_message_time(const sim_spec *s, int k, double bytes, rng *r)
 {
-    double latency = s->latency, bandwidth = s->bandwidth;
+    double latency = s->latency;
     if (s->trace.n > 0) {
         const trace_device *d = trace_device_of(&s->trace, k);
         latency = d->latency >= 0 ? d->latency : latency;
-        bandwidth = d->bandwidth > 0 ? d->bandwidth : bandwidth;
     }
     if (s->jitter > 0) {
         latency = fmax(0, latency + s->jitter * rng_normal(r));
     }
-    return latency + bytes / bandwidth;
+    return latency + bytes / sim_link_bandwidth(s, k);
 }
 
 double sim_next_pause(const sim_spec *s, int k, double t)

@@ -20,6 +20,11 @@
  *                  a message takes latency (+ jitter x N(0,1), never below
  *                  0) + bytes / bandwidth seconds; messages on one link keep
  *                  their order, as on a ZeroMQ connection
+ *   shard_bandwidth
+ *                  bytes/s of each shard's own network link, each way, that
+ *                  its workers' links share: their bytes go through it one
+ *                  message after another (0: no such link, each worker's
+ *                  link to it is its own)
  *   startup_mean, startup_sd
  *                  when each worker starts (normal, never before 0): process
  *                  start and data loading, which stagger real workers
@@ -121,6 +126,7 @@ typedef struct sim_spec {
     sim_window pauses[SIM_MAX_EVENTS_LISTED];
     int npauses;
     double latency, jitter, bandwidth;
+    double shard_bandwidth;    /* bytes/s of a shard's link, each way (0: none shared) */
     double apply;
     double compress_cpu;       /* a worker's work compressing one push */
     double decode_cpu;         /* a shard's work decoding its part of a compressed push */
@@ -169,6 +175,8 @@ void sim_quantiles_of(const double *sorted, int n, double *q, int nq);
 /* A message of `bytes` bytes on worker k's link: its time on the wire
  * (the trace's latency and bandwidth for k, where it gives them). */
 double sim_message_time(const sim_spec *s, int k, double bytes, rng *r);
+/* Worker k's link's bandwidth: the trace's for k, or [sim] bandwidth. */
+double sim_link_bandwidth(const sim_spec *s, int k);
 /* Seconds of work a process spends on `bytes` of values it copies in or
  * out (copy_bandwidth), 0 when copies are free. */
 double sim_copy_time(const sim_spec *s, double bytes);

@@ -742,6 +742,42 @@ static void test_compute_keys_the_model_does_not_read(void **state)
     assert_null(strstr(f->r.err, "on average"));   /* 0.01% off: not worth a word */
 }
 
+/* sim.shard_bandwidth is the shard's own link, which its workers' links
+ * share: a sync round of one worker is its push in, its reply out and its
+ * step; of 8, each push in after the ones before (and the replies out
+ * likewise, overlapping the next round's pushes): 8 + 1 messages' time and
+ * a step. Each worker's link its own (0), 8 workers' pushes went in at 8x
+ * the bandwidth, and a round took its step alone. */
+static void test_a_shards_link_is_shared(void **state)
+{
+    support_fixture *f = *state;
+    const char *keys[] = {"train.algorithm=sync", NULL, "eval.every=0", "sim.latency=0",
+                          "sim.bandwidth=1e15", "sim.compute=constant", "sim.compute_mean=0.001",
+                          NULL, NULL};
+    double round[2][2], bytes = 0;
+    for (int i = 0; i < 2; i++) {
+        for (int shared = 0; shared < 2; shared++) {
+            keys[1] = i ? "cluster.workers=8" : "cluster.workers=1";
+            keys[7] = shared ? "sim.shard_bandwidth=1e6" : NULL;
+            char dir[4096];
+            s_sim(f, keys, dir, sizeof dir);
+            round[i][shared] = s_num(dir, "time_s") / s_num(dir, "updates");
+            bytes = s_num(dir, "push_bytes") / s_num(dir, "push_messages");
+        }
+    }
+    double message = bytes / 1e6;   /* a push's, or a reply's, time through it */
+    assert_true(message > 1e-4);
+    assert_true(fabs(round[0][0] - 0.001) < 1e-9 && fabs(round[1][0] - 0.001) < 1e-9);
+    if (fabs(round[0][1] - (2 * message + 0.001)) > 0.02 * round[0][1] ||
+        fabs(round[1][1] - (9 * message + 0.001)) > 0.02 * round[1][1]) {
+        fail_msg("rounds of %g and %g s, for %g and %g", round[0][1], round[1][1],
+                 2 * message + 0.001, 9 * message + 0.001);
+    }
+    const char *slow[] = {"sim.shard_bandwidth=0.5", NULL};
+    assert_int_equal(s_sim_status(f, slow), 2);
+    assert_non_null(strstr(f->r.err, "sim.shard_bandwidth=0.5: 0.5 bytes/s: at least 1"));
+}
+
 /* Ctrl-C stops a simulated run, incomplete, with no final evaluation (an
  * extra row of an incomplete run, which real and threads mode do not
  * make: with eval.every = 0, eval.csv keeps its initial row alone), and
@@ -3111,6 +3147,7 @@ int main(void)
         T(test_sync_rounds_agree_across_shards),
         T(test_budgets_add_up_to_the_epochs),
         T(test_compute_keys_the_model_does_not_read),
+        T(test_a_shards_link_is_shared),
         T(test_sigint_stops_a_simulation),
         T(test_easgd_two_workers_by_hand),
         T(test_evaluations_with_a_cost_keep_their_times),

@@ -278,6 +278,7 @@ static void s_free(sim *s)
     free(s->workers);
     free(s->shards);
     free(s->link_free);
+    free(s->shard_link);
     free(s->heard);
     free(s->asked);
     free(s->answered);
@@ -308,13 +309,14 @@ static int s_setup(sim *s)
     s->shards = calloc((size_t)s->nshards, sizeof *s->shards);
     s->parts = calloc((size_t)s->nworkers, sizeof *s->parts);
     s->link_free = calloc((size_t)s->nworkers * (size_t)s->nshards * 2, sizeof *s->link_free);
+    s->shard_link = calloc((size_t)s->nshards * 2, sizeof *s->shard_link);
     s->heard = calloc((size_t)s->nworkers * (size_t)s->nshards, sizeof *s->heard);
     s->asked = calloc((size_t)s->nworkers * (size_t)s->nshards, sizeof *s->asked);
     s->answered = calloc((size_t)s->nworkers * (size_t)s->nshards, sizeof *s->answered);
     s->centre = malloc(n * sizeof *s->centre);
     s->batch_x = malloc((size_t)e->batch * (size_t)e->train.dim * sizeof *s->batch_x);
     s->batch_y = malloc((size_t)e->batch * sizeof *s->batch_y);
-    if (!s->workers || !s->shards || !s->parts || !s->link_free || !s->heard || !s->asked ||
+    if (!s->workers || !s->shards || !s->parts || !s->link_free || !s->shard_link || !s->heard || !s->asked ||
         !s->answered || !s->centre ||
         !s->batch_x || !s->batch_y || sim_cpu_init(s) < 0) {
         return error_set(err, ERROR_RUNTIME, "sim: out of memory");

@@ -24,7 +24,18 @@ double sim_arrival(sim *s, int worker, int shard, int to_shard, double bytes)
 {
     double *last = &s->link_free[((size_t)worker * (size_t)s->nshards + (size_t)shard) * 2 +
                                  (size_t)to_shard];
-    double t = s->now + sim_message_time(&s->e->sim, worker, bytes, &s->net_rng);
+    const sim_spec *spec = &s->e->sim;
+    double took = sim_message_time(spec, worker, bytes, &s->net_rng);
+    double t = s->now + took;
+    if (spec->shard_bandwidth > 0) {
+        /* through the shard's own link too, whose bytes go one message
+         * after another: as a fluid, each message as soon as the ones before
+         * it have gone through, and no sooner than its own link allows */
+        double latency = took - bytes / sim_link_bandwidth(spec, worker);
+        double *busy = &s->shard_link[(size_t)shard * 2 + (size_t)to_shard];
+        *busy = fmax(*busy, s->now) + bytes / spec->shard_bandwidth;
+        t = fmax(t, *busy + latency);
+    }
     if (t < *last) {
         t = *last;
     }

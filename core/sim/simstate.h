@@ -168,6 +168,8 @@ struct sim {
     sim_shard *shards;
     int nworkers, nshards;
     double *link_free;       /* per (worker, shard, direction): last arrival */
+    double *shard_link;      /* per (shard, direction), with sim.shard_bandwidth: when its
+                                own link has sent its last bytes */
     uint32_t *heard;         /* per (worker, shard): the generation it last heard */
     uint32_t *asked;         /* per (worker, shard): its last pull request's number */
     bool *answered;          /* per (worker, shard): that request's reply has come */
