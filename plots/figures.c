@@ -432,17 +432,19 @@ static const char *s_scaling(const figure_options *o, plot_runs *set, const figu
             }
         }
         fprintf(gp, ")\n");
-        if (xs[0] == xs[nx - 1]) {   /* one x: the template gives it a range (gnuplot
-                                      * warned of an empty one on stderr) */
+        if (xs[0] == xs[nx - 1] && !(o->logx && xs[0] <= 0)) {   /* one x: the template
+                                      * gives it a range (gnuplot warned of an empty one) */
             fprintf(gp, "x_single = %.9g\n", xs[0]);
         }
     }
     free(xs);
-    double y_lo = INFINITY, y_hi = -INFINITY;   /* likewise one y */
+    double y_lo = INFINITY, y_hi = -INFINITY;   /* likewise one y, of the points drawn */
     for (int r = 0; r < set->count; r++) {
-        if (isfinite(set->runs[r].y) && !isnan(set->runs[r].x)) {
-            y_lo = fmin(y_lo, set->runs[r].y);
-            y_hi = fmax(y_hi, set->runs[r].y);
+        const plot_run *run = &set->runs[r];
+        if (isfinite(run->y) && !isnan(run->x) && !(o->logy && run->y <= 0) &&
+            !(o->logx && run->x <= 0)) {
+            y_lo = fmin(y_lo, run->y);
+            y_hi = fmax(y_hi, run->y);
         }
     }
     if (y_lo == y_hi) {

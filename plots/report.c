@@ -387,8 +387,10 @@ static int s_figures(doc *d, const plot_runs *set, const char *out, const char *
         if (plot_main(argc, argv, &why) < 0 && why.status != ERROR_USAGE) {
             *err = why;
             return -1;
-        } else if (why.msg[0]) {
-            s_para(d, "%s: not drawn: %s", kinds[i], why.msg);
+        } else if (why.msg[0]) {   /* the page is the report's: not "asgd report: --kind" */
+            size_t said = strlen(plot_name);
+            bool named = strncmp(why.msg, plot_name, said) == 0 && why.msg[said] == ':';
+            s_para(d, "%s: not drawn: %s", kinds[i], why.msg + (named ? said + 2 : 0));
         } else {
             s_image(d, file, kinds[i]);
         }
@@ -501,8 +503,9 @@ int report_main(int argc, char **argv, error *err)
         char when[64];
         gmtime_r(&now, &tm);
         strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &tm);
-        s_para(&d, "%d complete run%s in %d group%s under %s%s, written %s by %s.", set.count,
-               set.count == 1 ? "" : "s", set.ngroups, set.ngroups == 1 ? "" : "s", o.dirs[0], o.ndirs > 1 ? " and the other folders given" : "", when,
+        s_para(&d, "%d complete run%s in %d group%s under %s%s, written %s by %s.",
+               set.count, set.count == 1 ? "" : "s", set.ngroups, set.ngroups == 1 ? "" : "s",
+               o.dirs[0], o.ndirs > 1 ? " and the other folders given" : "", when,
                provenance_version_line());
         char left[1800];
         if (plot_runs_left_out(&set, left, sizeof left)) {   /* a sweep cut short is no smaller sweep */

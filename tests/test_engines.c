@@ -194,6 +194,12 @@ static void test_ranks_become_roles(void **state)
                                 "MASTER_ADDR=localhost", NULL});
     assert_int_equal(s_place(&s, 1, &err), 0);
     assert_true(s.role == ROLE_WORKER && s.task == 1);
+    /* a wrapper's export RANK=$SLURM_PROCID WORLD_SIZE=$SLURM_NTASKS places
+     * it as srun does */
+    s_env((const char *const[]){"RANK=2", "WORLD_SIZE=4", "SLURM_PROCID=2", "SLURM_NTASKS=4",
+                                "SLURM_STEP_ID=0", "MASTER_ADDR=localhost", NULL});
+    assert_int_equal(s_place(&s, 1, &err), 0);
+    assert_true(s.role == ROLE_WORKER && s.task == 0);
     /* with 2 shards, rank 1 on another node where no node index says so
      * (mpirun --map-by node, srun --mpi=pmi2, Slurm with MASTER_ADDR) is
      * refused by its rank on its node: it listened where no peer looked */
@@ -325,12 +331,14 @@ static void test_bad_environments_name_the_variable(void **state)
          * many ranks or not: every rank took RANK for its own */
         {{"RANK=0", "WORLD_SIZE=4", "MASTER_ADDR=h", "OMPI_COMM_WORLD_RANK=2",
           "OMPI_COMM_WORLD_SIZE=4", NULL},
-         "RANK=0 is set without LOCAL_RANK (which torchrun sets) beside Open MPI's "
-         "OMPI_COMM_WORLD_RANK=2"},
+         "RANK=0 WORLD_SIZE=4 is set without LOCAL_RANK (which torchrun sets) beside Open "
+         "MPI's OMPI_COMM_WORLD_RANK=2 OMPI_COMM_WORLD_SIZE=4"},
         {{"RANK=2", "WORLD_SIZE=3", "MASTER_ADDR=h", "PMI_RANK=0", "PMI_SIZE=4", NULL},
          "beside MPICH or Intel MPI's PMI_RANK=0"},
-        {{"RANK=0", "WORLD_SIZE=4", "MASTER_ADDR=h", "SLURM_PROCID=0", "SLURM_NTASKS=4",
-          "SLURM_STEP_ID=0", NULL}, "beside Slurm's SLURM_PROCID=0"},
+        {{"RANK=0", "WORLD_SIZE=4", "MASTER_ADDR=h", "SLURM_PROCID=1", "SLURM_NTASKS=4",
+          "SLURM_STEP_ID=0", NULL}, "beside Slurm's SLURM_PROCID=1 SLURM_NTASKS=4"},
+        {{"RANK=1", "WORLD_SIZE=4", "MASTER_ADDR=h", "SLURM_PROCID=1", "SLURM_NTASKS=5",
+          "SLURM_STEP_ID=0", NULL}, "beside Slurm's SLURM_PROCID=1 SLURM_NTASKS=5"},
         /* two MPIs' ranks of one size that disagree */
         {{"PMI_RANK=1", "PMI_SIZE=4", "MASTER_ADDR=h", "OMPI_COMM_WORLD_RANK=2",
           "OMPI_COMM_WORLD_SIZE=4", NULL},

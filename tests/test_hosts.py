@@ -11,9 +11,11 @@ test accuracy of the same job on one host (asgd train) within 1 point.
 Exit 77 (skipped) where namespaces cannot be made."""
 import json
 import os
+import select
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from hosts import Hosts, Unavailable  # noqa: E402
@@ -71,18 +73,30 @@ def job_with_torchrun(h, config, work):
 
 
 def shard_off_its_host_is_refused(h, config, work):
-    """Rank 1 of a job with two shards, on a host that is not MASTER_ADDR's
-    (a PyTorchJob's Worker pod): refused at once, exit 2. It listened on
+    """Rank 1 of a PyTorchJob with two shards, on a host that is not
+    MASTER_ADDR's (a Worker pod): refused at once, exit 2. It listened on
     every interface of its own host while its peers looked for it on host 0,
-    and the job waited for the timeout."""
+    and the job waited for the timeout. A shard given another host's name
+    by its flags says so (a Service's name may forward to it), and runs."""
     env = dict(os.environ, RANK="1", WORLD_SIZE="5", MASTER_ADDR=h.hostnames[0],
                MASTER_PORT=str(PORT))
     p = h.popen(1, [ASGD, "role", config, "cluster.servers=2", f"--run_dir={work}/off"],
                 env=env, stderr=subprocess.PIPE, text=True)
     _, err = p.communicate(timeout=60)
     check(p.returncode == 2, f"a shard off its host exits 2, not {p.returncode}: {err}")
-    check(f"its address {h.hostnames[0]}:{PORT + 2} is not this host's ({h.hostnames[0]} is "
+    check(f"its address {h.hostnames[0]}:{PORT + 2} is not this pod's ({h.hostnames[0]} is "
           f"{h.addresses[0]}, no address of this host)" in err, f"it says why: {err}")
+    p = h.popen(1, [ASGD, "ps", config, f"--ps_hosts={h.hostnames[0]}:{PORT}",
+                    f"--worker_hosts={h.hostnames[1]}:0", "--task_index=0",
+                    f"--run_dir={work}/elsewhere"], stderr=subprocess.PIPE, text=True)
+    said, deadline = "", time.monotonic() + 60
+    while "resolves elsewhere" not in said and time.monotonic() < deadline:
+        if select.select([p.stderr], [], [], 1)[0]:
+            said += p.stderr.readline()
+    p.kill()
+    p.wait()
+    check(f"asgd ps 0: its address {h.hostnames[0]}:{PORT} resolves elsewhere" in said,
+          f"a shard given another host's name says so: {said}")
 
 
 def stale_hosts_are_removed():
@@ -95,6 +109,12 @@ def stale_hosts_are_removed():
         raise Unavailable(f"cannot make a network namespace {stale}")
     inside = subprocess.Popen(["ip", "netns", "exec", stale, "sleep", "300"])
     try:
+        for _ in range(100):   # in it before the next test looks (or it is not seen there)
+            pids = subprocess.run(["ip", "netns", "pids", stale], capture_output=True,
+                                  text=True).stdout.split()
+            if str(inside.pid) in pids:
+                break
+            time.sleep(0.05)
         with Hosts(1):
             pass
         check(inside.wait(timeout=10) == -9, "the process in a stale namespace killed")

@@ -169,6 +169,7 @@ static char *s_plot_and_read(support_fixture *f, const char *const *args, const 
                              const char *beside);
 static void s_two_sim_runs(support_fixture *f, const char *out, const char *const *common,
                            const char *first, const char *second);
+static char *s_report_page(support_fixture *f, const char *const *dirs, const char *out);
 
 /* A log axis has no place for 0: the evaluation at time 0 is left out of
  * a --logx convergence figure's data (its band was drawn from the axis'
@@ -1203,6 +1204,13 @@ static void test_one_point_or_no_bar_has_a_range(void **state)
     assert_null(strstr(f->r.err, "arning"));
     assert_non_null(strstr(script, "\nbars_none = 1\n"));
     free(script);
+    /* the report's page says why a figure is not drawn in asgd plot's words,
+     * not under asgd report's name ("asgd report: --kind staleness") */
+    char page[800];
+    snprintf(page, sizeof page, "%s/one-point-report", f->dir);
+    char *md = s_report_page(f, (const char *[]){calm, NULL}, page);
+    assert_non_null(strstr(md, "staleness: not drawn: --kind staleness: no run recorded"));
+    free(md);
 }
 
 /* Folders that overlap (a sweep, one of its runs, the sweep again by

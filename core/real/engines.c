@@ -234,22 +234,29 @@ int engines_place(cluster_spec *s, int servers, char *said, size_t n, error *err
                          "SLURM_PROCID (srun)");
     }
     /* A RANK without torchrun's LOCAL_RANK (a PyTorchJob's, or one left
-     * exported) beside another launcher's rank is stale: every srun or
-     * mpirun rank took it for its own (rank 2 of 3 under mpirun -np 4: four
-     * workers 0, no shard, each waiting for the timeout; of one size, all
-     * but one failed on a port taken). Two MPIs' ranks of one size that
-     * disagree: one is stale too */
+     * exported) beside another launcher's rank and size that it does not
+     * repeat is stale: every srun or mpirun rank took it for its own (rank
+     * 2 of 3 under mpirun -np 4: four workers 0, no shard, each waiting for
+     * the timeout; of one size, all but one failed on a port taken). Two
+     * MPIs' ranks of one size that disagree: one is stale too */
     bool pytorchjob = strcmp(e->rank, "RANK") == 0 && !s_set("LOCAL_RANK");
     for (size_t i = 0; i < sizeof s_engines / sizeof s_engines[0]; i++) {
         const engine *o = &s_engines[i];
         if (o == e || !s_places_too(o)) {
             continue;
         }
-        if (pytorchjob) {
-            return error_set(err, ERROR_USAGE, "RANK=%s is set without LOCAL_RANK (which "
-                             "torchrun sets) beside %s's %s=%s: a RANK left exported? unset "
-                             "it, or WORLD_SIZE and RANK, for %s to place this process",
-                             getenv("RANK"), o->name, o->rank, getenv(o->rank), o->name);
+        /* one that says what the other does (a wrapper's export RANK=$SLURM_PROCID
+         * WORLD_SIZE=$SLURM_NTASKS) places it as that one would */
+        bool same = s_set(o->size) && s_set("WORLD_SIZE") &&
+                    strcmp(getenv(o->size), getenv("WORLD_SIZE")) == 0 &&
+                    strcmp(getenv(o->rank), getenv("RANK")) == 0;
+        if (pytorchjob && !same) {
+            return error_set(err, ERROR_USAGE, "RANK=%s WORLD_SIZE=%s is set without "
+                             "LOCAL_RANK (which torchrun sets) beside %s's %s=%s %s=%s: a RANK "
+                             "left exported? unset RANK and WORLD_SIZE for %s to place this "
+                             "process", getenv("RANK"), s_set("WORLD_SIZE") ? getenv("WORLD_SIZE")
+                             : "(unset)", o->name, o->rank, getenv(o->rank), o->size,
+                             s_set(o->size) ? getenv(o->size) : "(unset)", o->name);
         }
         /* torchrun's own RANK (it sets LOCAL_RANK too) is the innermost: one
          * per GPU of mpirun's or srun's per node, in its rendezvous' order */

@@ -316,8 +316,8 @@ static int s_setup(sim *s)
     s->centre = malloc(n * sizeof *s->centre);
     s->batch_x = malloc((size_t)e->batch * (size_t)e->train.dim * sizeof *s->batch_x);
     s->batch_y = malloc((size_t)e->batch * sizeof *s->batch_y);
-    if (!s->workers || !s->shards || !s->parts || !s->link_free || !s->shard_link || !s->heard || !s->asked ||
-        !s->answered || !s->centre ||
+    if (!s->workers || !s->shards || !s->parts || !s->link_free || !s->shard_link ||
+        !s->heard || !s->asked || !s->answered || !s->centre ||
         !s->batch_x || !s->batch_y || sim_cpu_init(s) < 0) {
         return error_set(err, ERROR_RUNTIME, "sim: out of memory");
     }
