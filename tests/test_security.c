@@ -127,6 +127,14 @@ static size_t s_receive(void *sock, wire_header *h, void *buf, size_t cap, uint6
     return (size_t)got;
 }
 
+/* Sends h with its payload and receives the reply, as s_receive. */
+static size_t s_exchange(void *sock, const wire_header *h, const void *payload, size_t bytes,
+                         wire_header *reply, void *buf, size_t cap, uint64_t hi)
+{
+    wire_client_send(sock, h, payload, bytes);
+    return s_receive(sock, reply, buf, cap, hi);
+}
+
 /* Sends h (no payload) and returns whether any reply came within ms. */
 static bool s_answered(void *sock, const wire_header *h, size_t n, long ms)
 {
@@ -539,8 +547,7 @@ static void test_shared_segments_are_checked(void **state)
     push.seq = 2;
     wire_client_send(sock, &push, NULL, 0);
     pull.seq = 3;
-    wire_client_send(sock, &pull, NULL, 0);
-    s_receive(sock, &reply, got, sizeof got, n);
+    s_exchange(sock, &pull, NULL, 0, &reply, got, sizeof got, n);
     assert_int_equal(reply.encoding, WIRE_SHM);
     assert_int_equal(reply.base_version, 1);
     for (size_t i = 0; i < n; i++) {
@@ -614,8 +621,7 @@ static void test_a_pull_sent_again_gets_the_same_answer(void **state)
     s_expect_initial_reply(r.sock, r.init, n);
     wire_header pull = {.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD, .seq = 1},
                 reply, reply_again;
-    wire_client_send(r.sock, &pull, NULL, 0);
-    s_receive(r.sock, &reply, first, sizeof first, n);
+    s_exchange(r.sock, &pull, NULL, 0, &reply, first, sizeof first, n);
     pull.generation = reply.generation;   /* no longer a new process */
     pull.seq = 2;
     wire_client_send(r.sock, &pull, NULL, 0);
@@ -627,8 +633,7 @@ static void test_a_pull_sent_again_gets_the_same_answer(void **state)
                         .encoding = WIRE_F32, .seq = 1};
     wire_client_send(r.sock, &push, grad, n * sizeof(float));
     wire_header pull1 = {.type = WIRE_PULL, .worker = 1, .encoding = WIRE_NO_PAYLOAD, .seq = 2};
-    wire_client_send(r.sock, &pull1, NULL, 0);
-    s_receive(r.sock, &reply_again, later, sizeof later, n);
+    s_exchange(r.sock, &pull1, NULL, 0, &reply_again, later, sizeof later, n);
     assert_int_equal(reply_again.base_version, reply.base_version + 1);   /* applied */
 
     wire_client_send(r.sock, &pull, NULL, 0);   /* worker 0's pull 2 again */
@@ -636,8 +641,7 @@ static void test_a_pull_sent_again_gets_the_same_answer(void **state)
     assert_int_equal(reply_again.base_version, reply.base_version);
     assert_memory_equal(again, first, n * sizeof(float));
     pull.seq = 3;
-    wire_client_send(r.sock, &pull, NULL, 0);
-    s_receive(r.sock, &reply_again, again, sizeof again, n);
+    s_exchange(r.sock, &pull, NULL, 0, &reply_again, again, sizeof again, n);
     assert_int_equal(reply_again.base_version, reply.base_version + 1);
     assert_memory_equal(again, later, n * sizeof(float));
     /* one older than the last answered is awaited no more: answered, it
@@ -661,23 +665,20 @@ static void test_a_push_from_another_generation_is_dropped(void **state)
     float got[64], grad[64];
     wire_header pull = {.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD, .seq = 1},
                 reply;
-    wire_client_send(r.sock, &pull, NULL, 0);
-    s_receive(r.sock, &reply, got, sizeof got, n);
+    s_exchange(r.sock, &pull, NULL, 0, &reply, got, sizeof got, n);
     assert_true(reply.generation != 0);
     for (size_t i = 0; i < n; i++) {
         grad[i] = 1.0f;
     }
     wire_header push = {.type = WIRE_PUSH, .worker = 0, .count = n, .encoding = WIRE_F32,
                         .seq = 1, .generation = reply.generation ^ 2, .flags = WIRE_FLAG_ACK};
-    wire_client_send(r.sock, &push, grad, n * sizeof(float));
-    s_receive(r.sock, &reply, got, sizeof got, n);
+    s_exchange(r.sock, &push, grad, n * sizeof(float), &reply, got, sizeof got, n);
     assert_int_equal(reply.tag, PUSH_LATE);
     s_expect_untouched(r.sock, 1, r.init, n);
     wire_header done = {.type = WIRE_CONTROL, .worker = 0, .tag = WIRE_CONTROL_DONE,
                         .encoding = WIRE_NO_PAYLOAD, .base_version = 3, .samples = 1, .seq = 2};
     for (int i = 0; i < 2; i++) {
-        wire_client_send(r.sock, &done, NULL, 0);
-        s_receive(r.sock, &reply, got, sizeof got, n);
+        s_exchange(r.sock, &done, NULL, 0, &reply, got, sizeof got, n);
     }
     cJSON *st = s_stats(r.sock, n);
     assert_true(support_json_number(st, "dropped") == 1);
@@ -710,19 +711,15 @@ static void test_no_push_after_done(void **state)
                 .samples = 4, .total = 4, .flags = WIRE_FLAG_ACK},
         done = {.type = WIRE_CONTROL, .worker = 0, .tag = WIRE_CONTROL_DONE,
                 .encoding = WIRE_NO_PAYLOAD, .seq = 2};
-    wire_client_send(r.sock, &push, grad, n * sizeof(float));
-    s_receive(r.sock, &reply, got, sizeof got, n);
-    wire_client_send(r.sock, &done, NULL, 0);
-    s_receive(r.sock, &reply, got, sizeof got, n);
+    s_exchange(r.sock, &push, grad, n * sizeof(float), &reply, got, sizeof got, n);
+    s_exchange(r.sock, &done, NULL, 0, &reply, got, sizeof got, n);
     push.seq = 3;   /* a step the shard has, redone by a new process (a resumed job's
                      * take-up at another shard's lower count): a duplicate, as before */
-    wire_client_send(r.sock, &push, grad, n * sizeof(float));
-    s_receive(r.sock, &reply, got, sizeof got, n);
+    s_exchange(r.sock, &push, grad, n * sizeof(float), &reply, got, sizeof got, n);
     assert_int_equal(reply.tag, PUSH_LATE);
     push.seq = 4;
     push.total = 8;   /* a new step: refused, answered not to wait for good */
-    wire_client_send(r.sock, &push, grad, n * sizeof(float));
-    s_receive(r.sock, &reply, got, sizeof got, n);
+    s_exchange(r.sock, &push, grad, n * sizeof(float), &reply, got, sizeof got, n);
     assert_int_equal(reply.tag, PUSH_LATE);
     zmq_close(r.sock);   /* the worker leaves; a stranger takes its place */
     r.sock = wire_client_open(r.ctx, r.port, NULL);
@@ -762,8 +759,7 @@ static void test_a_stranger_holds_no_place_and_plants_no_count(void **state)
     wire_header done = {.type = WIRE_CONTROL, .worker = 1, .tag = WIRE_CONTROL_DONE,
                         .encoding = WIRE_NO_PAYLOAD, .seq = 1};
     void *worker = wire_client_open(r.ctx, r.port, NULL);
-    wire_client_send(worker, &done, NULL, 0);
-    s_receive(worker, &reply, got, sizeof got, n);
+    s_exchange(worker, &done, NULL, 0, &reply, got, sizeof got, n);
     zmq_close(worker);   /* worker 1 leaves, done; a stranger takes its place */
     wire_header old = {.type = WIRE_PULL, .worker = 1, .encoding = WIRE_NO_PAYLOAD, .seq = 1,
                        .generation = 7, .tag = 1000000000000};
@@ -877,27 +873,23 @@ static void test_a_reply_says_what_its_sender_needs(void **state)
     wire_header pull = {.type = WIRE_PULL, .worker = WIRE_EVALUATOR,
                         .encoding = WIRE_NO_PAYLOAD, .seq = 1},
                 reply;
-    wire_client_send(r.sock, &pull, NULL, 0);
-    s_receive(r.sock, &reply, got, sizeof got, n);
+    s_exchange(r.sock, &pull, NULL, 0, &reply, got, sizeof got, n);
     pull.worker = 0;
-    wire_client_send(r.sock, &pull, NULL, 0);
-    s_receive(r.sock, &reply, got, sizeof got, n);
+    s_exchange(r.sock, &pull, NULL, 0, &reply, got, sizeof got, n);
     uint32_t generation = reply.generation;
     const uint32_t samples[2] = {10, 5};
     for (uint32_t w = 0; w < 2; w++) {   /* on version 0: worker 1's is 1 stale */
         wire_header push = {.type = WIRE_PUSH, .worker = w, .count = n, .encoding = WIRE_F32,
                             .samples = samples[w], .seq = 1, .generation = generation,
                             .flags = WIRE_FLAG_ACK};
-        wire_client_send(r.sock, &push, grad, n * sizeof(float));
-        s_receive(r.sock, &reply, got, sizeof got, n);
+        s_exchange(r.sock, &push, grad, n * sizeof(float), &reply, got, sizeof got, n);
     }
     const uint32_t askers[3] = {0, 1, WIRE_EVALUATOR};
     const uint64_t totals[3] = {10, 5, 15}, stale[3] = {0, 1, 0};
     for (int i = 0; i < 3; i++) {
         pull = (wire_header){.type = WIRE_PULL, .worker = askers[i],
                              .encoding = WIRE_NO_PAYLOAD, .seq = 2, .generation = generation};
-        wire_client_send(r.sock, &pull, NULL, 0);
-        s_receive(r.sock, &reply, got, sizeof got, n);
+        s_exchange(r.sock, &pull, NULL, 0, &reply, got, sizeof got, n);
         if (reply.total != totals[i] || (i < 2 && reply.tag != stale[i])) {
             fail_msg("asker %u: total %llu (%llu), staleness %llu (%llu)", askers[i],
                      (unsigned long long)reply.total, (unsigned long long)totals[i],
@@ -908,8 +900,7 @@ static void test_a_reply_says_what_its_sender_needs(void **state)
     /* a worker of an earlier life of the shard, which had seen version 7 */
     pull = (wire_header){.type = WIRE_PULL, .worker = 1, .encoding = WIRE_NO_PAYLOAD,
                          .seq = 3, .generation = generation ^ 2, .tag = 7};
-    wire_client_send(r.sock, &pull, NULL, 0);
-    s_receive(r.sock, &reply, got, sizeof got, n);
+    s_exchange(r.sock, &pull, NULL, 0, &reply, got, sizeof got, n);
     assert_true(reply.flags & WIRE_FLAG_RESTARTED);
     assert_int_equal(reply.generation, generation);
     /* worker 0 starts again: its first pull, of generation 0, says it is
@@ -917,13 +908,11 @@ static void test_a_reply_says_what_its_sender_needs(void **state)
      * dropped as sent twice) */
     pull = (wire_header){.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD,
                          .seq = 1};
-    wire_client_send(r.sock, &pull, NULL, 0);
-    s_receive(r.sock, &reply, got, sizeof got, n);
+    s_exchange(r.sock, &pull, NULL, 0, &reply, got, sizeof got, n);
     wire_header push = {.type = WIRE_PUSH, .worker = 0, .count = n, .encoding = WIRE_F32,
                         .samples = 1, .seq = 1, .generation = generation,
                         .flags = WIRE_FLAG_ACK};
-    wire_client_send(r.sock, &push, grad, n * sizeof(float));
-    s_receive(r.sock, &reply, got, sizeof got, n);
+    s_exchange(r.sock, &push, grad, n * sizeof(float), &reply, got, sizeof got, n);
     cJSON *st = s_stats(r.sock, n);
     assert_true(support_json_number(st, "lost_updates") == 7);   /* from version 0 */
     assert_true(support_json_number(st, "version") == 3);
@@ -946,12 +935,10 @@ static void test_lost_updates_outlive_the_shards_life(void **state)
     float got[64];
     wire_header pull = {.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD, .seq = 1},
                 reply;
-    wire_client_send(r.sock, &pull, NULL, 0);
-    s_receive(r.sock, &reply, got, sizeof got, n);
+    s_exchange(r.sock, &pull, NULL, 0, &reply, got, sizeof got, n);
     pull = (wire_header){.type = WIRE_PULL, .worker = 1, .encoding = WIRE_NO_PAYLOAD,
                          .seq = 1, .generation = reply.generation ^ 2, .tag = 7};
-    wire_client_send(r.sock, &pull, NULL, 0);
-    s_receive(r.sock, &reply, got, sizeof got, n);
+    s_exchange(r.sock, &pull, NULL, 0, &reply, got, sizeof got, n);
     assert_true(reply.flags & WIRE_FLAG_RESTARTED);
     s_raw_shard_back(f, &r, "--restore");
     cJSON *st = s_stats(r.sock, n);
@@ -992,8 +979,7 @@ static shard_clock s_pull_and_clock(raw_shard *r, uint64_t seq)
     float got[64];
     wire_header pull = {.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD,
                         .seq = seq}, reply;
-    wire_client_send(r->sock, &pull, NULL, 0);
-    s_receive(r->sock, &reply, got, sizeof got, r->n);
+    s_exchange(r->sock, &pull, NULL, 0, &reply, got, sizeof got, r->n);
     cJSON *st = s_stats(r->sock, r->n);
     shard_clock c = {support_json_number(st, "first_pull_at"),
                      support_json_number(st, "resumed_at"), support_json_number(st, "trained_s"),
@@ -1019,14 +1005,12 @@ static void test_a_restart_keeps_the_resumed_sessions_clock(void **state)
     float got[64], grad[64] = {0};
     wire_header pull = {.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD, .seq = 1},
                 reply;
-    wire_client_send(r.sock, &pull, NULL, 0);
-    s_receive(r.sock, &reply, got, sizeof got, r.n);
+    s_exchange(r.sock, &pull, NULL, 0, &reply, got, sizeof got, r.n);
     nanosleep(&(struct timespec){.tv_nsec = 50000000}, NULL);   /* 50 ms of training */
     wire_header push = {.type = WIRE_PUSH, .worker = 0, .count = r.n, .encoding = WIRE_F32,
                         .samples = 1, .seq = 2, .generation = reply.generation,
                         .flags = WIRE_FLAG_ACK};
-    wire_client_send(r.sock, &push, grad, r.n * sizeof(float));
-    s_receive(r.sock, &reply, got, sizeof got, r.n);
+    s_exchange(r.sock, &push, grad, r.n * sizeof(float), &reply, got, sizeof got, r.n);
     s_raw_shard_back(f, &r, "--resume");
     shard_clock resumed = s_pull_and_clock(&r, 1);
     assert_true(resumed.trained_s >= 0.05 && resumed.resumed_at > 0);
@@ -1084,8 +1068,7 @@ static void test_a_waiting_pull_is_the_senders_last(void **state)
     assert_true(reply.seq == 2 && reply.base_version == 1);
     pull = (wire_header){.type = WIRE_PULL, .worker = 1, .encoding = WIRE_NO_PAYLOAD,
                          .seq = 2, .base_version = 5, .generation = reply.generation ^ 2};
-    wire_client_send(r.sock, &pull, NULL, 0);
-    s_receive(r.sock, &reply, got, sizeof got, n);
+    s_exchange(r.sock, &pull, NULL, 0, &reply, got, sizeof got, n);
     assert_true(reply.seq == 2 && reply.base_version == 1);
     assert_true(reply.flags & WIRE_FLAG_RESTARTED);
     s_raw_shard_close(&r);
@@ -1140,8 +1123,7 @@ static void test_a_job_under_way_passes_the_gate(void **state)
                         .generation = 0x5eed};
     float got[64];
     wire_header reply;
-    wire_client_send(sock, &pull, NULL, 0);
-    s_receive(sock, &reply, got, sizeof got, n);
+    s_exchange(sock, &pull, NULL, 0, &reply, got, sizeof got, n);
     assert_true(reply.flags & WIRE_FLAG_RESTARTED);   /* answered at once, and told */
     pull = (wire_header){.type = WIRE_PULL, .worker = 0, .encoding = WIRE_NO_PAYLOAD, .seq = 1};
     assert_true(s_answered(sock, &pull, n, 5000));   /* a new worker 0: not held */
