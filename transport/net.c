@@ -344,23 +344,30 @@ static bool s_listens(const struct sockaddr *a, socklen_t len)
     return ok;
 }
 
-/* Whether the name resolves to an address of this host. */
-static bool s_name_is_here(const char *name, char *why, size_t n)
+/* Where name resolves: 1 to an address of this host, 0 to others only
+ * (the first of them into what), -1 nowhere (the resolver's reason into
+ * what). */
+static int s_name_here(const char *name, char *what, size_t n)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *found;
     int rc = getaddrinfo(name, NULL, &hints, &found);
     if (rc != 0) {
-        snprintf(why, n, "%s", gai_strerror(rc));
-        return false;
+        snprintf(what, n, "%s", gai_strerror(rc));
+        return -1;
     }
     bool here = false;
+    char first[INET6_ADDRSTRLEN] = "";
     for (const struct addrinfo *a = found; a && !here; a = a->ai_next) {
         here = s_listens(a->ai_addr, a->ai_addrlen);   /* port 0: the address alone */
+        if (!first[0]) {
+            const void *in = a->ai_family == AF_INET
+                                 ? (const void *)&((struct sockaddr_in *)a->ai_addr)->sin_addr
+                                 : (const void *)&((struct sockaddr_in6 *)a->ai_addr)->sin6_addr;
+            inet_ntop(a->ai_family, in, first, sizeof first);
+        }
     }
     freeaddrinfo(found);
-    if (!here) {
-        snprintf(why, n, "it resolves to no address of this host");
-    }
+    snprintf(what, n, "%s", first);
     return here;
 }
 
@@ -370,33 +377,19 @@ bool net_name_elsewhere(const char *address, char *why, size_t n)
     if (strstr(address, "://") || !colon || address[0] == '[') {
         return false;   /* ipc, or an IPv6 address: no name */
     }
-    char name[256];
+    char name[256], first[256];
     snprintf(name, sizeof name, "%.*s", (int)(colon - address), address);
     struct in_addr a4;
     if (strcmp(name, "*") == 0 || strcmp(name, "localhost") == 0 ||
         inet_pton(AF_INET, name, &a4) == 1) {
         return false;
     }
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *found;
-    if (getaddrinfo(name, NULL, &hints, &found) != 0) {
-        return false;   /* not yet known: a Kubernetes service's record comes late */
+    /* not resolved: not yet known (a Kubernetes service's record comes late) */
+    if (s_name_here(name, first, sizeof first) != 0) {
+        return false;
     }
-    bool here = false;
-    char first[INET6_ADDRSTRLEN] = "";
-    for (const struct addrinfo *a = found; a && !here; a = a->ai_next) {
-        here = s_listens(a->ai_addr, a->ai_addrlen);
-        if (!first[0]) {
-            const void *in = a->ai_family == AF_INET
-                                 ? (const void *)&((struct sockaddr_in *)a->ai_addr)->sin_addr
-                                 : (const void *)&((struct sockaddr_in6 *)a->ai_addr)->sin6_addr;
-            inet_ntop(a->ai_family, in, first, sizeof first);
-        }
-    }
-    freeaddrinfo(found);
-    if (!here) {
-        snprintf(why, n, "%s is %s, no address of this host", name, first);
-    }
-    return !here;
+    snprintf(why, n, "%s is %s, no address of this host", name, first);
+    return true;
 }
 
 bool net_can_listen(const char *host, int port, char *why, size_t n)
@@ -419,7 +412,11 @@ bool net_can_listen(const char *host, int port, char *why, size_t n)
         a = (struct sockaddr *)&a6;
         alen = sizeof a6;
     } else if (inet_pton(AF_INET, bare, &a4.sin_addr) != 1) {
-        if (!s_name_is_here(bare, why, n)) {   /* workers would connect elsewhere */
+        int here = s_name_here(bare, why, n);   /* workers would connect elsewhere */
+        if (here != 1) {
+            if (here == 0) {
+                snprintf(why, n, "it resolves to no address of this host");
+            }
             return false;
         }
         a4.sin_addr.s_addr = htonl(INADDR_ANY);   /* a name binds every interface */
