@@ -84,8 +84,9 @@ def shard_off_its_host_is_refused(h, config, work):
                 env=env, stderr=subprocess.PIPE, text=True)
     _, err = p.communicate(timeout=60)
     check(p.returncode == 2, f"a shard off its host exits 2, not {p.returncode}: {err}")
-    check(f"its address {h.hostnames[0]}:{PORT + 2} is not this pod's ({h.hostnames[0]} is "
-          f"{h.addresses[0]}, no address of this host)" in err, f"it says why: {err}")
+    check(f"RANK 1 is shard 1, but its address {h.hostnames[0]}:{PORT + 2} is not this pod's "
+          f"({h.hostnames[0]} is {h.addresses[0]}, no address of this host)" in err,
+          f"it says why: {err}")
     p = h.popen(1, [ASGD, "ps", config, f"--ps_hosts={h.hostnames[0]}:{PORT}",
                     f"--worker_hosts={h.hostnames[1]}:0", "--task_index=0",
                     f"--run_dir={work}/elsewhere"], stderr=subprocess.PIPE, text=True)

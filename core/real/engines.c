@@ -12,6 +12,8 @@
 
 #include <zlib.h>
 
+#include "transport/net.h"
+
 /* One launcher's variables: the process's rank and the job's size, the
  * index of its node (NULL: it gives none), on which a shard's rank must
  * be the first (the shards listen on one host), and its rank on its node,
@@ -321,11 +323,22 @@ int engines_place(cluster_spec *s, int servers, char *said, size_t n, error *err
      * LOCAL_RANK): such a shard listens on every interface (it bound
      * loopback alone, where no other pod reaches); torchrun's, MPI's and
      * Slurm's "localhost" stays loopback */
-    bool every = rank < servers && strcmp(e->rank, "RANK") == 0 && !s_set("LOCAL_RANK") &&
-                 strcmp(host, "localhost") == 0;
+    bool every = rank < servers && pytorchjob && strcmp(host, "localhost") == 0;
     for (int k = 0; k < servers; k++) {
         snprintf(s->ps[k], CLUSTER_ADDRESS_MAX, ipv6 ? "[%s]:%d" : "%s:%d", every ? "*" : host,
                  (int)(port + 1 + k));
+    }
+    /* a PyTorchJob runs one rank a pod, and only rank 0 on MASTER_ADDR's
+     * host: shard 1 on a Worker's pod listened on every interface of its
+     * own while its peers looked for it on the Master's (a name that does
+     * not resolve there, or resolves here, passes: ranks by hand on one host) */
+    char why[300];
+    if (pytorchjob && rank > 0 && rank < servers &&
+        net_name_elsewhere(s->ps[rank], why, sizeof why)) {
+        return error_set(err, ERROR_USAGE, "RANK %ld is shard %ld, but its address %s is not "
+                         "this pod's (%s): under a PyTorchJob only rank 0 runs on MASTER_ADDR's "
+                         "host, so a job there has one shard ([cluster] servers = 1; a TFJob "
+                         "places more)", rank, rank, s->ps[rank], why);
     }
     s->workers = (int)(size - servers - 1);
     s->evaluator = true;

@@ -656,13 +656,8 @@ int role_main(int role, int argc, char **argv)
     char dir[4700];
     bool placed = false;   /* its task is known: a message names it */
     stop_install();   /* a signal while it starts (loading data) stops it too */
-    if (cluster_parse(&cs, role, argc, argv, &err) < 0) {
-        goto done;
-    }
-    /* one rank a pod: a PyTorchJob's (RANK, no torchrun's LOCAL_RANK) */
-    bool pod = role == ROLE_ANY && cs.role == ROLE_ANY && engines_rank_variable() &&
-               strcmp(engines_rank_variable(), "RANK") == 0 && !getenv("LOCAL_RANK");
-    if (role == ROLE_ANY && s_place(&cs, &err) < 0) {
+    if (cluster_parse(&cs, role, argc, argv, &err) < 0 ||
+        (role == ROLE_ANY && s_place(&cs, &err) < 0)) {
         goto done;
     }
     placed = true;
@@ -670,16 +665,8 @@ int role_main(int role, int argc, char **argv)
     char why[300];
     if (role == ROLE_PS && cs.task >= 0 && cs.task < cs.servers &&
         net_name_elsewhere(cs.ps[cs.task], why, sizeof why)) {
-        /* a PyTorchJob's Worker pod as shard 1 listened on every interface of
-         * its own pod while its peers looked for it on the Master's: refused.
-         * Elsewhere said only: a Service's or a NAT's name forwards to it */
-        if (pod && cs.task > 0) {
-            error_set(&err, ERROR_USAGE, "its address %s is not this pod's (%s): under a "
-                      "PyTorchJob only rank 0 runs on MASTER_ADDR's host, so a job there "
-                      "has one shard ([cluster] servers = 1; a TFJob places more)",
-                      cs.ps[cs.task], why);
-            goto done;
-        }
+        /* said, not refused: a Service's or a NAT's name forwards to it (a
+         * PyTorchJob's shard 1 on a Worker's pod engines_place refuses) */
         fprintf(stderr, "asgd ps %d: its address %s resolves elsewhere (%s): it listens on "
                 "every interface here, and its peers reach it only if that name forwards "
                 "here (a Service, a NAT); else start it on the shards' host\n", cs.task,
