@@ -92,9 +92,14 @@ static int s_load_cublas(error *err)
 static void *s_alloc(backend *b, size_t bytes)
 {
     void *p = NULL;
-    if (cudaMalloc(&p, bytes ? bytes : 1) != cudaSuccess) {
+    cudaError_t e = cudaMalloc(&p, bytes ? bytes : 1);
+    if (e == cudaErrorMemoryAllocation) {
         (void)cudaGetLastError();   /* out of memory is the caller's to report */
         return NULL;
+    }
+    if (e != cudaSuccess) {   /* an earlier kernel's fault, which it reports: it was
+                               * cleared here and taken for memory run out */
+        cuda_die(__FILE__, __LINE__, "cudaMalloc", cudaGetErrorString(e));
     }
     CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, S(b)->stream));
     return p;
@@ -251,6 +256,16 @@ extern "C" int backend_cuda_open(backend *b, int ordinal, error *err)
         s_open_failed(st);
         return error_set(err, ERROR_RUNTIME, "%s:%d: GPU %d: %s", __FILE__, __LINE__,
                          ordinal, cudaGetErrorString(e));
+    }
+    if ((e = cuda_kernels_run_here()) != cudaSuccess) {
+        /* an older GPU than the build's architectures: cuBLAS ran, and the
+         * first of asgd's kernels failed the run, where auto takes the CPU */
+        int device = st->device;
+        s_open_failed(st);
+        return error_set(err, ERROR_USAGE, "GPU %d (%.96s, compute capability %d.%d): %s: "
+                         "this build's kernels are for other GPUs (CMAKE_CUDA_ARCHITECTURES); "
+                         "use device = cpu or auto, or build for it", device, prop.name,
+                         prop.major, prop.minor, cudaGetErrorString(e));
     }
     if (s_load_cublas(err) < 0) {
         s_open_failed(st);

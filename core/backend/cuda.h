@@ -66,6 +66,11 @@ static inline unsigned cuda_blocks(size_t n)
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n); \
          i += (size_t)gridDim.x * blockDim.x)
 
+/* Whether this build's kernels run on the current device: cudaSuccess, or
+ * why not (cudaErrorNoKernelImageForDevice on a GPU older than the
+ * architectures it was built for, where cuBLAS still works). */
+cudaError_t cuda_kernels_run_here(void);
+
 /* The operations of backend_cuda_ops.cu, as backend.h states them. */
 void cuda_bias_add(backend *b, float *out, const float *bias, int rows, int cols, bool relu);
 void cuda_bias_grad(backend *b, float *dbias, float *d, const float *out, int rows, int cols);
