@@ -1,5 +1,6 @@
 /* main.c: the asgd command line; dispatches subcommands to the library. */
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -447,6 +448,10 @@ static int s_dispatch(int argc, char **argv)
 int main(int argc, char **argv)
 {
     provenance_set_command(argc, argv);
+    /* a file past `ulimit -f` fails its write (EFBIG), which each writer
+     * reports as it does a full disk: the signal killed the process without
+     * a word, a CSV cut mid-row and temporary files left behind */
+    signal(SIGXFSZ, SIG_IGN);
     int rc = s_dispatch(argc, argv);
     /* what a command printed reached its reader: `asgd eval RUN > FILE` on
      * a full disk lost its result and said 0 */
