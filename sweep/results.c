@@ -8,7 +8,6 @@
  * that another build or host made are counted on stderr. */
 #include "sweep/grid.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,7 +199,12 @@ int sweep_results(const sweep *s, error *err)
     }
     char path[5600];
     snprintf(path, sizeof path, "%s/%s/results.csv", s->out, s->name);
-    FILE *f = fopen(path, "w");
+    /* made in memory and written whole (run_write_atomic): written in place,
+     * a full disk cut it mid-row, a run of empty fields to csv readers, and
+     * truncated the last whole one first */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
     int rc = 0;
     if (f) {
         for (int k = 0; k < s->nkeys; k++) {
@@ -224,8 +228,11 @@ int sweep_results(const sweep *s, error *err)
         bad = fclose(f) != 0 || bad;
     }
     if (bad) {
-        rc = error_set(err, ERROR_RUNTIME, "%s: cannot write: %s", path, strerror(errno));
+        rc = error_set(err, ERROR_RUNTIME, "%s: out of memory", path);
+    } else {
+        rc = run_write_atomic(path, text, len, NULL, 0, err);
     }
+    free(text);
     if (rc == 0) {
         s_say_other_builds(s, summaries);
     }

@@ -222,6 +222,31 @@ static void test_resume_runs_only_what_is_missing(void **state)
     }
 }
 
+/* results.csv is written whole or not at all: on a full disk (files
+ * limited below its size) the sweep fails, saying so, and the last whole
+ * one stays as it was. It was written in place: cut mid-row (a run of
+ * empty fields to csv readers), and the earlier one truncated first. */
+static void test_results_csv_on_a_full_disk(void **state)
+{
+    support_fixture *f = *state;
+    s_files(f, s_grid);
+    const char *args[] = {"sweep", f->config, NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    char path[600];
+    snprintf(path, sizeof path, "%s/demo/results.csv", f->out);
+    char *whole = support_read_file(path);
+    assert_non_null(whole);
+    support_run_asgd_limited(&f->r, f->dir, args, (long)strlen(whole) / 2);
+    assert_int_equal(f->r.status, 1);
+    assert_non_null(strstr(f->r.err, "results.csv"));
+    char *after = support_read_file(path);
+    assert_non_null(after);
+    assert_string_equal(after, whole);
+    free(after);
+    free(whole);
+}
+
 static void test_ctrl_c_then_resume(void **state)
 {
     support_fixture *f = *state;
@@ -669,6 +694,7 @@ int main(void)
         T(test_a_grid_over_rules_from_one_rules_config),
         T(test_runs_weigh_what_they_run),
         T(test_resume_runs_only_what_is_missing),
+        T(test_results_csv_on_a_full_disk),
         T(test_ctrl_c_then_resume),
         T(test_bad_sweep_files),
         T(test_repeated_values_and_seeds),
