@@ -432,14 +432,19 @@ static int s_left_early(const job *j, error *err)
 }
 
 /* The last line child c said in log.txt about its failure ("asgd worker 3:
- * WHY" gives WHY) into said ("" when there is none): the job's error says
- * why the process failed, not only that it did (that was in log.txt
- * alone). */
+ * WHY", "asgd evaluator: WHY" give WHY) into said ("" when there is none):
+ * the job's error says why the process failed, not only that it did (that
+ * was in log.txt alone). */
 static void s_last_said(const job *j, const child *c, char *said, size_t n)
 {
     char path[4800], prefix[64];
     snprintf(path, sizeof path, "%s/log.txt", j->r->dir);
-    snprintf(prefix, sizeof prefix, "asgd %s %d: ", cluster_role_name(c->role), c->task);
+    if (c->role == ROLE_EVALUATOR) {   /* one, of no index (roles.c): "asgd evaluator 0:"
+                                         * was looked for, and its reason never passed on */
+        snprintf(prefix, sizeof prefix, "asgd evaluator: ");
+    } else {
+        snprintf(prefix, sizeof prefix, "asgd %s %d: ", cluster_role_name(c->role), c->task);
+    }
     said[0] = '\0';
     char *text = run_read_file(path);
     for (char *line = text; line && *line;) {
