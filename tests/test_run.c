@@ -130,14 +130,34 @@ static void test_a_file_size_limit_fails_the_run(void **state)
         if (!s_rows_whole(dir)) {
             fail_msg("%s: a CSV file of %s ends with a row cut short", s_modes[i][1], dir);
         }
-        /* every mode but the simulator stops at the failed write (threads
-         * mode and real workers trained on to the end) */
+        /* every mode stops at the failed write (threads mode, real workers
+         * and the simulator trained on to the end; the simulator then named
+         * model.npy on a full disk, not the file that lost rows) */
         double updates = s_summary_num(dir, "updates");
-        if (i != 1 && !(updates < 1563)) {
+        if (!(updates < 1563)) {
             fail_msg("%s %s: %g updates of 1,563 after steps.csv was full", s_modes[i][0],
                      s_modes[i][1], updates);
         }
         support_rmtree(f->out);
+    }
+}
+
+/* The evaluator's model.npy outgrows the file limit: the job's error says
+ * why it failed, as a worker's does (the launcher looked for "asgd
+ * evaluator 0:", which the evaluator never says, and said only its exit
+ * status). */
+static void test_the_evaluators_failure_is_said(void **state)
+{
+    support_fixture *f = *state;
+    const char *args[] = {"train", "/dev/null", f->out_arg, "train.algorithm=hogwild",
+                          "data.dataset=synthetic", "model.type=mlp", "model.hidden=256,256",
+                          "train.epochs=1", "eval.every=0", "eval.steps_every=100000",
+                          "cluster.workers=2", NULL};
+    support_run_asgd_limited(&f->r, f->dir, args, 100000);
+    assert_int_equal(f->r.status, 1);
+    if (!strstr(f->r.err, "evaluator 0 exited with status 1: ") ||
+        !strstr(f->r.err, "model.npy: cannot write: File too large")) {
+        fail_msg("the evaluator's reason is not said: %s", f->r.err);
     }
 }
 
@@ -702,6 +722,7 @@ int main(void)
         T(test_eval_normalises_as_the_run),
         T(test_a_cnn_on_images_not_square_is_told_their_shape),
         T(test_a_full_disk_fails_the_run),
+        T(test_the_evaluators_failure_is_said),
         T(test_the_trained_model_is_kept),
         T(test_a_row_cut_short_is_dropped_before_appending),
         T(test_the_last_evaluation_seen),

@@ -413,6 +413,10 @@ static int s_run(sim *s, progress *p)
         s->events++;
         if ((s->events & 4095) == 0) {
             s_progress(s, p, false);
+            if (run_files_failing(s->r)) {   /* a row lost: s_summarise names the file (it
+                                              * simulated on to the end, then named model.npy) */
+                break;
+            }
         }
         s->queued_work -= !sim_periodic(&ev);
         s_handle(s, &ev);
@@ -433,7 +437,7 @@ static int s_run(sim *s, progress *p)
     for (int k = 0; k < s->nworkers; k++) {
         sim_worker_stop(s, k);   /* those still running unwind their loops */
     }
-    if (s->failed) {
+    if (s->failed || run_files_failing(s->r)) {
         return -1;
     }
     if (s->diverged) {
@@ -491,8 +495,16 @@ static int s_summarise(sim *s, int rc, double wall0)
     /* the final model; none for a run interrupted (as in real and threads
      * mode: an extra row of an incomplete run, seconds of a CNN's test set
      * that a second Ctrl-C, waiting for the write-up, could not stop) */
-    if (!sum->diverged && !s->evaluated_at_end && !(rc < 0 && stop_requested())) {
+    bool lost = run_files_failing(s->r);   /* a row not written: no more, nor a model */
+    if (!lost && !sum->diverged && !s->evaluated_at_end && !(rc < 0 && stop_requested())) {
         s_evaluate_at(s, end);
+    }
+    if (lost) {   /* the file is named, before any other write fails on a full disk */
+        error named = {0};
+        if (run_finish(s->r, &named) < 0) {
+            *s->err = named;
+        }
+        rc = -1;
     }
     if (rc == 0) {   /* the centre as evaluated last */
         rc = export_model(s->m, s->centre, &s->e->test, s->r->dir, s->err);
@@ -510,8 +522,9 @@ static int s_summarise(sim *s, int rc, double wall0)
     summary_finish(sum, s->n_train);
     sum->restarts = s->restarts;
     sum->sim_events = (long)s->events;
-    error lost;
-    if (s->retaken && steps_drop_retaken(s->r, s->nworkers, rc == 0 ? s->err : &lost) < 0) {
+    error dropped;
+    if (s->retaken && !lost &&
+        steps_drop_retaken(s->r, s->nworkers, rc == 0 ? s->err : &dropped) < 0) {
         rc = -1;
     }
     rc = summary_end(sum, s->r, rc, s->err);
