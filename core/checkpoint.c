@@ -195,6 +195,17 @@ static void s_expect(reader *r, uint64_t got, uint64_t want, const char *what)
     }
 }
 
+/* As s_expect, of the job's shape: a checkpoint of another job (exit 2,
+ * as other settings are: "of another number of workers" was exit 1, with
+ * a hint that a restart might help). */
+static void s_expect_job(reader *r, uint64_t got, uint64_t want, const char *what)
+{
+    if (!r->problem && got != want) {
+        r->problem = what;
+        r->other_job = true;
+    }
+}
+
 /* n floats into out, or (out NULL) skipped. */
 static void s_get_floats(reader *r, float *out, size_t n)
 {
@@ -313,10 +324,11 @@ static void s_read_head(reader *r, const server *s, const char *settings, uint32
     uint64_t lo = s_get64(r), hi = s_get64(r);
     if (s) {
         s_expect(r, shard, (uint64_t)s->shard, "another shard's");
-        s_expect(r, shards, (uint64_t)s->shards, "of a job with another number of shards");
-        s_expect(r, workers, (uint64_t)s->workers, "of a job with another number of workers");
-        s_expect(r, lo, s->lo, "of another model (range)");
-        s_expect(r, hi, s->hi, "of another model (range)");
+        s_expect_job(r, shards, (uint64_t)s->shards, "of a job with another number of shards");
+        s_expect_job(r, workers, (uint64_t)s->workers, "of a job with another number of "
+                     "workers");
+        s_expect_job(r, lo, s->lo, "of another model (range)");
+        s_expect_job(r, hi, s->hi, "of another model (range)");
     }
     uint32_t name_len = s_get32(r);
     const uint8_t *name = s_take(r, name_len <= 64 ? name_len : (size_t)-1);
@@ -326,11 +338,13 @@ static void s_read_head(reader *r, const server *s, const char *settings, uint32
             snprintf(r->said, sizeof r->said, "of another rule (%.*s, not %s)", (int)name_len,
                      (const char *)name, s->alg->name);
             r->problem = r->said;
+            r->other_job = true;
         } else if (kind != (uint32_t)s->opt->spec.kind) {
             const char *was = optim_kind_name((int)kind);
             snprintf(r->said, sizeof r->said, "of another optimizer of the shard (%s, not %s)",
                      was ? was : "unknown", optim_kind_name(s->opt->spec.kind));
             r->problem = r->said;
+            r->other_job = true;
         }
     }
     uint32_t settings_len = s_get32(r);

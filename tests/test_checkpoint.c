@@ -237,8 +237,8 @@ static void test_a_bad_checkpoint_is_refused_whole(void **state)
         }
         fclose(o);
         assert_int_equal(checkpoint_load(bad, fresh, cb, &generation, NULL, &err), -1);
-        if (!strstr(err.msg, damages[d].why)) {
-            fail_msg("damage %d: %s", d, err.msg);
+        if (!strstr(err.msg, damages[d].why) || err.status != ERROR_RUNTIME) {
+            fail_msg("damage %d: %s (status %d)", d, err.msg, err.status);
         }
         assert_memory_equal(fresh->theta, before, fresh->n * sizeof(float));
         assert_int_equal(fresh->version, 0);
@@ -258,6 +258,7 @@ static void test_a_bad_checkpoint_is_refused_whole(void **state)
     other = s_shard("average", "adam", 1, &pc);
     assert_int_equal(checkpoint_load(path, other, cb, &generation, NULL, &err), -1);
     assert_non_null(strstr(err.msg, "of another rule (sync, not average)"));
+    assert_int_equal(err.status, ERROR_USAGE);   /* another job's: exit 2, as other settings */
     server_destroy(&other);
     free(pc);
     server *momentum = s_shard("sync", "momentum", 1, &pc);
@@ -267,6 +268,7 @@ static void test_a_bad_checkpoint_is_refused_whole(void **state)
     other = s_shard("sync", "nesterov", 1, &pc);
     assert_int_equal(checkpoint_load(path, other, cb, &generation, NULL, &err), -1);
     assert_non_null(strstr(err.msg, "of another optimizer of the shard (momentum, not nesterov)"));
+    assert_int_equal(err.status, ERROR_USAGE);
     assert_int_equal(other->version, 0);
     server_destroy(&other);
     free(pc);
