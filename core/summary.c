@@ -220,20 +220,30 @@ void summary_take_evals(run_summary *s, const char *eval_csv)
     free(text);
 }
 
-uint64_t summary_evals_last_updates(const char *eval_csv)
+bool summary_evals_last_row(const char *eval_csv, double *time_s, long *updates, long *samples)
 {
     char *text = run_read_file(eval_csv), *save = NULL;
-    uint64_t last = 0;
+    bool found = false;
     for (char *line = s_whole_lines(text) ? strtok_r(text, "\n", &save) : NULL; line;
          line = strtok_r(NULL, "\n", &save)) {
         double t, epoch;
-        long updates;
-        if (sscanf(line, "%lf,%lf,%ld,", &t, &epoch, &updates) == 3 && updates >= 0) {
-            last = (uint64_t)updates;
+        long u, n;
+        if (sscanf(line, "%lf,%lf,%ld,%ld,", &t, &epoch, &u, &n) == 4 && u >= 0 && n >= 0) {
+            *time_s = t;
+            *updates = u;
+            *samples = n;
+            found = true;
         }
     }
     free(text);
-    return last;
+    return found;
+}
+
+uint64_t summary_evals_last_updates(const char *eval_csv)
+{
+    double t;
+    long updates, samples;
+    return summary_evals_last_row(eval_csv, &t, &updates, &samples) ? (uint64_t)updates : 0;
 }
 
 long summary_evals_cut(const char *eval_csv, uint64_t updates, double t, error *err)
@@ -318,6 +328,9 @@ void summary_add_shard(run_summary *s, const shard_stats *st)
         s->first_pull_at = st->first_pull_at;
     }
     s->last_push_at = fmax(s->last_push_at, st->last_push_at);
+    if (st->first_pull_at == 0) {
+        s->stopped_trained_s = fmax(s->stopped_trained_s, st->trained_s);
+    }
 }
 
 void summary_finish(run_summary *s, long n_train)
@@ -326,6 +339,9 @@ void summary_finish(run_summary *s, long n_train)
     s->epochs = n_train > 0 ? (double)s->samples / (double)n_train : 0;
     if (s->train_time_s == 0 && s->first_pull_at > 0 && s->last_push_at > s->first_pull_at) {
         s->train_time_s = s->last_push_at - s->first_pull_at;
+    } else if (s->train_time_s == 0 && s->first_pull_at == 0) {
+        /* resumed after every worker had finished: 0, and samples/s 0 with it */
+        s->train_time_s = s->stopped_trained_s;
     }
     s->samples_per_s = s->train_time_s > 0 ? (double)s->samples / s->train_time_s : 0;
 }

@@ -102,6 +102,9 @@ typedef struct run_summary {
     double train_time_s;        /* the part spent training (samples_per_s) */
     double first_pull_at;       /* the shards' earliest first pull and latest last push */
     double last_push_at;        /* (summary_add_shard), for train_time_s */
+    double stopped_trained_s;   /* a shard resumed whose clock no worker's pull started
+                                   again: the training it holds (every worker had
+                                   finished before the interruption) */
     double wall_time_s;         /* wall-clock time of the whole run */
     double epochs;
     long updates;
@@ -170,6 +173,9 @@ bool summary_add_eval(run_summary *s, long updates, double loss, double acc);
  * is taken as summary_add_eval; a last row cut short (no newline) is no
  * row, and none are taken when the file cannot be read. */
 void summary_take_evals(run_summary *s, const char *eval_csv);
+/* The time, updates and samples of an eval.csv's last whole row; false
+ * when it has none or cannot be read. */
+bool summary_evals_last_row(const char *eval_csv, double *time_s, long *updates, long *samples);
 /* The updates of an eval.csv's last whole row (0 when it has none or
  * cannot be read): shard 0's version as the evaluator last saw it, in the
  * session that wrote it last. */

@@ -966,6 +966,42 @@ static void test_a_run_stopped_after_its_workers_resumes_to_its_end(void **state
     cJSON_Delete(j);
 }
 
+/* A run interrupted after its final evaluation, before it was written up
+ * (its summary incomplete, the final row in eval.csv), resumes to its end
+ * with that row once: it was written again (two final rows of one model),
+ * and the summary's time went by that second row alone. The training time
+ * is the one the shards hold (0, and 0 samples/s: no worker pulled in the
+ * resumed session to start their clocks again). */
+static void test_a_resume_after_the_final_evaluation_adds_no_row(void **state)
+{
+    support_fixture *f = *state;
+    const char *extra[] = {"experiment.run_id=written", "train.algorithm=hogwild",
+                           "train.epochs=1", "checkpoint.every=1000", NULL};
+    cJSON *done = s_run(f, extra);
+    double time_s = support_json_number(done, "time_s");
+    double rate = support_json_number(done, "samples_per_s");
+    cJSON_Delete(done);
+    char path[700], evals[700];
+    snprintf(path, sizeof path, "%s/job/written/summary.json", f->out);
+    snprintf(evals, sizeof evals, "%s/job/written/eval.csv", f->out);
+    cJSON *summary = support_json_file(path);   /* as the interruption left it */
+    cJSON_ReplaceItemInObjectCaseSensitive(summary, "complete", cJSON_CreateFalse());
+    char *text = cJSON_Print(summary);
+    support_write_file(path, text);
+    free(text);
+    cJSON_Delete(summary);
+    char *rows = support_read_file(evals);
+    cJSON *j = s_resume(f, "written");
+    char *after = support_read_file(evals);
+    assert_string_equal(after, rows);
+    assert_true(support_json_number(j, "resumes") == 1);
+    assert_true(fabs(support_json_number(j, "time_s") - time_s) < 1e-6);
+    assert_true(fabs(support_json_number(j, "samples_per_s") - rate) < 1e-6 * rate);
+    cJSON_Delete(j);
+    free(rows);
+    free(after);
+}
+
 /* A worker stopped (SIGSTOP) for half of [cluster] timeout is killed by
  * the launcher, which says so, and the job fails naming it: under an
  * asynchronous rule nothing else saw it, and the job ran on for good (the
@@ -1663,6 +1699,7 @@ int main(void)
         T(test_an_evaluator_that_never_heard_a_shard_counts_nothing),
         T(test_an_evaluator_stopped_before_it_counted_keeps_the_summary),
         T(test_a_run_stopped_after_its_workers_resumes_to_its_end),
+        T(test_a_resume_after_the_final_evaluation_adds_no_row),
         T(test_a_stopped_worker_is_killed_and_named),
         T(test_a_shard_back_without_its_checkpoint_fails),
         T(test_a_job_applied_again_after_its_end_trains_anew),

@@ -833,6 +833,11 @@ static int s_finish(job *j, int rc, error *err)
         char path[4800];
         snprintf(path, sizeof path, "%s/eval.csv", j->r->dir);
         summary_take_evals(sum, path);
+        double t;   /* a row the evaluator did not write again (its model's) still ends */
+        long updates, samples;
+        if (summary_evals_last_row(path, &t, &updates, &samples)) {
+            j->last_eval_t = fmax(j->last_eval_t, t);
+        }
     }
     /* training ended at the last push once the workers are done (not when
      * the launcher saw them exit: that adds their exit and its polling,

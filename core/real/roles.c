@@ -240,6 +240,9 @@ typedef struct evaluator {
     double evaluations;       /* made or skipped, a whole number (an int wrapped after
                                  2^31 evaluations: 2.5 days at eval.every = 1e-4) */
     double last_t;            /* the time of its last row this session */
+    double kept_t;            /* eval.csv's last row from an earlier session: its time, */
+    long kept_updates, kept_samples;   /* updates and samples (-1: none), of a model
+                                          evaluated already */
     bool placed;              /* whether it knows if the job is fresh or under way */
 } evaluator;
 
@@ -379,11 +382,15 @@ static int s_place_in_job(evaluator *v, uint64_t total, error *err)
         under_way = under_way || v->versions[k] > 0;
     }
     v->placed = true;
+    v->kept_updates = v->kept_samples = -1;
     char path[4200];
     snprintf(path, sizeof path, "%s/eval.csv", v->run_dir);
     if (under_way) {
         if (v->rec) {
             summary_take_evals(&v->rec->sum, path);
+        }
+        if (!summary_evals_last_row(path, &v->kept_t, &v->kept_updates, &v->kept_samples)) {
+            v->kept_updates = v->kept_samples = -1;
         }
         return 0;
     }
@@ -460,6 +467,16 @@ static int s_evaluate(evaluator *v, bool *last, error *err)
         t = fmax(last_push - v->t0, v->last_t);
     }
     double epoch = (double)total / (double)v->n_train;
+    if ((long)v->versions[0] == v->kept_updates && (long)total == v->kept_samples) {
+        /* the model eval.csv's last row, of an earlier session, was of (an
+         * interruption after the final evaluation, before the write-up):
+         * its row stands, and a second one of it was written */
+        v->kept_updates = v->kept_samples = -1;
+        v->last_t = fmax(v->last_t, v->kept_t);
+        *last = final || refused;
+        return 0;
+    }
+    v->kept_updates = v->kept_samples = -1;   /* its first look only */
     model_evaluate_host(v->m, &loss, &acc, v->theta, &v->e->test, (int)v->e->eval_batch);
     run_eval_row(v->csv, t, epoch, (long)v->versions[0], (long)total, loss, acc);
     if (ferror(v->csv)) {
