@@ -1002,6 +1002,40 @@ static void test_a_resume_after_the_final_evaluation_adds_no_row(void **state)
     free(after);
 }
 
+/* A resume whose first look is of the model eval.csv's last row already
+ * is of (a resumed session's own first row, kept after that session died
+ * before its next checkpoint) starts its workers and goes on: the launcher
+ * starts them at the first row it is told of, and an evaluator that wrote
+ * no row of a model evaluated already left the job waiting for good. */
+static void test_a_resume_whose_first_look_has_its_row_goes_on(void **state)
+{
+    support_fixture *f = *state;
+    const char *extra[] = {"experiment.run_id=looked", "train.algorithm=hogwild", NULL};
+    int launcher = s_start(f, extra, 150);
+    kill(launcher, SIGINT);
+    assert_int_equal(support_wait(launcher), 1);
+    char dir[600], path[700];
+    snprintf(dir, sizeof dir, "%s/job/looked", f->out);
+    snprintf(path, sizeof path, "%s/ps-0.json", dir);
+    cJSON *shard = support_json_file(path);
+    assert_non_null(shard);
+    char row[200];   /* the row the resumed evaluator's first look writes */
+    snprintf(row, sizeof row, "0.000001,0,%.0f,%.0f,1,0.5\n",
+             support_json_number(shard, "version"), support_json_number(shard, "samples"));
+    cJSON_Delete(shard);
+    snprintf(path, sizeof path, "%s/eval.csv", dir);
+    FILE *evals = fopen(path, "a");
+    assert_non_null(evals);
+    fputs(row, evals);
+    fclose(evals);
+    const char *resume[] = {"train", "--resume", dir, NULL};
+    int pid = support_spawn_asgd(f->dir, resume);
+    assert_int_equal(support_wait_within(pid, 120, "a resume whose first look has its row"), 0);
+    cJSON *j = s_summary(f, "looked");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "complete")));
+    cJSON_Delete(j);
+}
+
 /* A worker stopped (SIGSTOP) for half of [cluster] timeout is killed by
  * the launcher, which says so, and the job fails naming it: under an
  * asynchronous rule nothing else saw it, and the job ran on for good (the
@@ -1700,6 +1734,7 @@ int main(void)
         T(test_an_evaluator_stopped_before_it_counted_keeps_the_summary),
         T(test_a_run_stopped_after_its_workers_resumes_to_its_end),
         T(test_a_resume_after_the_final_evaluation_adds_no_row),
+        T(test_a_resume_whose_first_look_has_its_row_goes_on),
         T(test_a_stopped_worker_is_killed_and_named),
         T(test_a_shard_back_without_its_checkpoint_fails),
         T(test_a_job_applied_again_after_its_end_trains_anew),

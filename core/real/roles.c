@@ -467,10 +467,12 @@ static int s_evaluate(evaluator *v, bool *last, error *err)
         t = fmax(last_push - v->t0, v->last_t);
     }
     double epoch = (double)total / (double)v->n_train;
-    if ((long)v->versions[0] == v->kept_updates && (long)total == v->kept_samples) {
-        /* the model eval.csv's last row, of an earlier session, was of (an
-         * interruption after the final evaluation, before the write-up):
-         * its row stands, and a second one of it was written */
+    if (final && (long)v->versions[0] == v->kept_updates && (long)total == v->kept_samples) {
+        /* the final model, whose row eval.csv's last is, of an earlier
+         * session (an interruption after the final evaluation, before the
+         * write-up): its row stands, and a second one of it was written.
+         * Only the final one: a launcher starts the workers at the first
+         * row it is told of, and waited for good for a row not written */
         v->kept_updates = v->kept_samples = -1;
         v->last_t = fmax(v->last_t, v->kept_t);
         *last = final || refused;
