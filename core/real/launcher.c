@@ -47,6 +47,7 @@ typedef struct job {
     proc **procs;             /* each child's proc, for proc_reap and proc_stop */
     int count;
     int log_fd;
+    off_t log_from;           /* log.txt's length when this session began */
     int report_fd;            /* the evaluator's reports (read end), -1 once closed */
     char report[512];         /* a report line not yet whole */
     size_t report_len;
@@ -447,7 +448,10 @@ static void s_last_said(const job *j, const child *c, char *said, size_t n)
     }
     said[0] = '\0';
     char *text = run_read_file(path);
-    for (char *line = text; line && *line;) {
+    /* this session's lines: an earlier one's "interrupted" was said of a
+     * failure of this one */
+    size_t from = text && strlen(text) >= (size_t)j->log_from ? (size_t)j->log_from : 0;
+    for (char *line = text ? text + from : NULL; line && *line;) {
         size_t len = strcspn(line, "\n");
         if (strncmp(line, prefix, strlen(prefix)) == 0) {
             snprintf(said, n, "%.*s", (int)(len - strlen(prefix)), line + strlen(prefix));
@@ -887,6 +891,7 @@ int launcher_train(experiment *e, run *r, bool resume, error *err)
     char log_path[4800];
     snprintf(log_path, sizeof log_path, "%s/log.txt", r->dir);
     j.log_fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    j.log_from = j.log_fd >= 0 ? lseek(j.log_fd, 0, SEEK_END) : 0;
     j.count = e->servers + 1 + e->workers;
     j.children = calloc((size_t)j.count, sizeof *j.children);
     j.procs = calloc((size_t)j.count, sizeof *j.procs);
