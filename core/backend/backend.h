@@ -215,7 +215,8 @@ int backend_cpu_open(backend *b, error *err);
  * visible GPUs (-1 and ERROR_USAGE when there is none); open takes GPU
  * (ordinal mod that number); close releases its stream and handles. */
 int backend_cuda_devices(error *err);
-/* "cuda (G GPUs: NAME of the first)" into out; out unchanged without one. */
+/* "cuda (G GPUs: NAME of the first)" into out; out unchanged without one,
+ * or where the first is one this build's kernels do not run on. */
 void backend_cuda_name(char *out, size_t n);
 int backend_cuda_open(backend *b, int ordinal, error *err);
 void backend_cuda_use(const backend *b);

@@ -211,7 +211,8 @@ extern "C" void backend_cuda_name(char *out, size_t n)
     int count = 0;
     cudaDeviceProp prop;
     if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0 ||
-        cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
+        cudaGetDeviceProperties(&prop, 0) != cudaSuccess || cudaSetDevice(0) != cudaSuccess ||
+        cuda_kernels_run_here() != cudaSuccess) {   /* one auto does not take: not the run's */
         (void)cudaGetLastError();
         return;
     }
