@@ -860,11 +860,24 @@ int experiment_check(experiment *e, error *err)
     return s_check_sizes(e, err) < 0 ? -1 : s_check_model(e, true, err);
 }
 
+/* Steps on the CPU through OpenBLAS kernels older than the CPU's
+ * instructions (an H200 host's new Xeon took Prescott's): said, with the
+ * OPENBLAS_CORETYPE that fits. A run on a GPU computes no step through it. */
+static void s_warn_blas(experiment *e)
+{
+    char device[128], why[400];
+    backend_resolve(&e->backend, device, sizeof device);
+    if (strncmp(device, "cpu", 3) == 0 && backend_blas_lags_cpu(why, sizeof why)) {
+        s_warn(e, why);
+    }
+}
+
 int experiment_check_training(experiment *e, error *err)
 {
     if (s_check_work(e, err) < 0) {
         return -1;
     }
+    s_warn_blas(e);
     if (!e->alg || e->partition != PARTITION_LABEL_SKEW) {
         if (e->alg && e->workers > 1) {   /* an iid share: n / workers, or one more */
             s_warn_small_share(e, e->n_train >= e->workers ? e->n_train / e->workers : 1);

@@ -528,6 +528,44 @@ static void test_cuda_without_a_gpu(void **state)
     free(text);
 }
 
+/* OpenBLAS's kernels older than the CPU (Prescott's SSE3 ones on an
+ * H200 host's new Xeon, which OpenBLAS 0.3.21 did not know) are named,
+ * with the OPENBLAS_CORETYPE that fits; kernels for the CPU's AVX2 are
+ * not. Where the CPU has no AVX2, Prescott's is no loss and nothing is
+ * said. The run goes on either way. */
+static void test_blas_kernels_older_than_the_cpu(void **state)
+{
+    support_fixture *f = *state;
+    const char *had = getenv("OPENBLAS_CORETYPE");
+    char kept[64];
+    snprintf(kept, sizeof kept, "%s", had ? had : "");
+    support_write_file(f->config, "[data]\ndataset = synthetic\ntrain_size = 200\n"
+                                  "test_size = 50\n[train]\nepochs = 1\n");
+    const char *args[] = {"train", f->config, f->out_arg, NULL};
+    __builtin_cpu_init();
+    bool wide = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    const char *cores[] = {"Prescott", wide ? "Haswell" : "Nehalem"};
+    for (int i = 0; i < 2; i++) {
+        setenv("OPENBLAS_CORETYPE", cores[i], 1);
+        support_run_asgd(&f->r, f->dir, args);
+        if (f->r.status != 0) {
+            fail_msg("with OPENBLAS_CORETYPE=%s: exit %d, %s", cores[i], f->r.status, f->r.err);
+        }
+        bool said = strstr(f->r.err, "OpenBLAS computes with its Prescott kernels on a CPU "
+                                     "with AVX2") != NULL;
+        if (said != (wide && i == 0) ||
+            (said && !strstr(f->r.err, "set OPENBLAS_CORETYPE="))) {
+            fail_msg("OPENBLAS_CORETYPE=%s on a CPU %s AVX2: \"%s\"", cores[i],
+                     wide ? "with" : "without", f->r.err);
+        }
+    }
+    if (had) {
+        setenv("OPENBLAS_CORETYPE", kept, 1);
+    } else {
+        unsetenv("OPENBLAS_CORETYPE");
+    }
+}
+
 static void test_cnn_config_errors(void **state)
 {
     support_fixture *f = *state;
@@ -652,6 +690,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_missing_dataset, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_idx, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_cuda_without_a_gpu, support_fixture_setup, support_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_blas_kernels_older_than_the_cpu, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_cnn_config_errors, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_help_config_lists_resolved_keys, support_fixture_setup, support_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_progress_lines_when_stderr_is_a_file, support_fixture_setup, support_fixture_teardown),

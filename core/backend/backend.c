@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <strings.h>
 
 #include <cblas.h>
 
@@ -53,6 +54,35 @@ void backend_resolve(const backend_spec *s, char *out, size_t n)
     }
 #else
     (void)s;
+#endif
+}
+
+bool backend_blas_lags_cpu(char *why, size_t n)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    /* OpenBLAS's kernels for AVX2 and FMA, and for AVX-512 (0.3.21's names) */
+    static const char *const wide[] = {"Haswell", "Zen", "Excavator", "SkylakeX",
+                                       "Cooperlake", "SapphireRapids", NULL};
+    const char *core = openblas_get_corename();
+    __builtin_cpu_init();
+    if (!core || !__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
+        return false;
+    }
+    for (int i = 0; wide[i]; i++) {
+        if (strcasecmp(core, wide[i]) == 0) {
+            return false;
+        }
+    }
+    const char *fit = __builtin_cpu_supports("avx512f") ? "SkylakeX" : "Haswell";
+    snprintf(why, n, "OpenBLAS computes with its %s kernels on a CPU with AVX2 (a CPU newer "
+             "than OpenBLAS, or one a virtual machine names vaguely): the MLP's steps ran 2.5 "
+             "to 6.6 times slower than with its Haswell or SkylakeX kernels (bench/RESULTS.md); "
+             "set OPENBLAS_CORETYPE=%s", core, fit);
+    return true;
+#else
+    (void)why;
+    (void)n;
+    return false;
 #endif
 }
 

@@ -204,6 +204,11 @@ void backend_use_here(const backend *b);
 /* What a spec's workers will compute on, without opening a backend: "cpu",
  * or "cuda (G GPUs: NAME)" where a GPU is usable. */
 void backend_resolve(const backend_spec *s, char *out, size_t n);
+/* Whether OpenBLAS runs kernels older than this CPU's instructions: a CPU
+ * that OpenBLAS does not recognise (newer than its release, or named
+ * vaguely by a virtual machine) falls back to its Prescott (SSE3) kernels
+ * where AVX2 is there. Then why says so, and which OPENBLAS_CORETYPE fits. */
+bool backend_blas_lags_cpu(char *why, size_t n);
 /* The BLAS threads a process computing by s uses: s's threads, or with
  * threads = 0 OpenBLAS's own default in this environment (its cores, or
  * OPENBLAS_NUM_THREADS). */
