@@ -3,7 +3,7 @@
 # device machine: ../shared/device/README.md builds asgd there). Each check
 # runs under its own time limit and a failing one does not stop the rest;
 # everything goes to stdout as Markdown, in this order:
-#   1. the GPU, the host and the build;
+#   1. the GPU, the host, the build and the CPU's OpenBLAS kernels;
 #   2. the CUDA tests (`ctest -L gpu`) and test_plot, which must skip
 #      where gnuplot is missing;
 #   3. bench/step_speed.sh cuda: asgd's step against PyTorch eager and
@@ -31,6 +31,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 cd "$root" || exit 1
 
+. "$root/bench/lib.sh"   # summary_field
 section() { printf '\n## %s (%s)\n\n' "$1" "$(date -u +%H:%M:%S)"; }
 want() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
 # check SECONDS COMMAND...: runs it under a limit; says how it ended
@@ -42,7 +43,6 @@ check() {
     printf '\n(exit %d after %d s%s)\n' "$rc" $((SECONDS - t0)) \
         "$([ "$rc" = 124 ] && echo ", stopped at the $limit s limit")"
 }
-. "$root/bench/lib.sh"   # summary_field
 # train NAME CONFIG OVERRIDES...: one run, a table row and its workers' time
 train() {
     local name=$1 config=$2 dir
@@ -70,6 +70,12 @@ section "1. machine and build"
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv,noheader
 echo "cores: $(nproc); $(uname -r); $(nvcc --version 2>/dev/null | tail -1)"
 echo "asgd: $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet || echo ' (dirty)')"
+# the CPU's OpenBLAS kernels, which sections 4 to 6 compute with on the host
+# (a new CPU gets Prescott's, several times slower: set OPENBLAS_CORETYPE)
+blas_run=$("$asgd" train "$root/experiments/hogwild/config.ini" experiment.out="$out" \
+               train.algorithm=sequential train.epochs=0.01 eval.every=0 2>"$out/stderr" | tail -1)
+echo "OpenBLAS: $(summary_field "$blas_run" blas 2>/dev/null)"
+grep -h "OpenBLAS computes" "$out/stderr"
 
 if want 2; then
     section "2. CUDA tests and test_plot"
