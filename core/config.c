@@ -431,6 +431,14 @@ bool config_read_as_list(const config *c, const char *section, const char *key)
     return e && e->list;
 }
 
+void config_mark_list(config *c, const char *section, const char *key)
+{
+    entry *e = s_find(c, section, key);
+    if (e) {
+        e->list = true;
+    }
+}
+
 /* Orders "section\nkey" pairs. */
 static int s_by_name(const void *a, const void *b)
 {

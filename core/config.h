@@ -142,6 +142,10 @@ uint64_t config_fingerprint(const config *c, const char *skip_section, const cha
 char *config_settings(const config *c, const char *const *only, const char *const *skip);
 /* Whether a getter read section.key as a list (model.hidden = 256,128). */
 bool config_read_as_list(const config *c, const char *section, const char *key);
+/* Says that a key read as a string is a comma-separated list, parsed by
+ * its reader (sim.pause = 0@1-2,1@3-4): config_read_as_list then says so,
+ * and a sweep grid does not take its commas for runs in silence. */
+void config_mark_list(config *c, const char *section, const char *key);
 /* Marks every key of section unread: a section this configuration reads
  * to check it but does not use (the simulator's in a real run), so that
  * a key given there is "not used by this configuration" and the resolved

@@ -203,6 +203,7 @@ static int s_parse_windows(config *c, const char *key, const char *text, int wor
                            int shards, bool need_end, sim_window *out, int *n, error *err)
 {
     *n = 0;
+    config_mark_list(c, "sim", key);
     const char *p = text;
     while (*p) {
         while (*p == ' ') {

@@ -454,6 +454,14 @@ static void test_list_values_go_between_bars(void **state)
     assert_int_equal(f->r.status, 0);
     assert_non_null(strstr(f->r.err, "grid.ini:8: [grid] model.hidden takes a list: its 2 "
                                      "values between commas are 2 runs of one item each"));
+    /* so do the simulator's pauses and failures, lists read as strings
+     * (two pauses were two runs of one pause each, in silence) */
+    s_files(f, "[sweep]\nbase = base.ini\nname = demo\nseeds = 1\nout = %s\n[grid]\n"
+            "cluster.workers = 2\nsim.pause = 0@0.001-0.002,1@0.003-0.004\n");
+    support_run_asgd(&f->r, f->dir, args);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.err, "grid.ini:8: [grid] sim.pause takes a list: its 2 "
+                                     "values between commas are 2 runs of one item each"));
 }
 
 /* A sweep in a deep folder runs when started there: its runs are told
