@@ -379,11 +379,42 @@ static int s_check_same(const sweep *s, run_print *prints, error *err)
     return 0;
 }
 
+/* The base's [experiment] keys that a sweep sets in every run (seed,
+ * name, out, run_id): said where the base gives them, with what replaces
+ * them (a base's seed = 42 ran as seeds 1, 2 and 3 without a word). */
+static void s_warn_base_replaced(const sweep *s)
+{
+    error err = {0};
+    config *c = config_load(s->base, &err);
+    if (!c) {
+        return;   /* the runs' own configure says why */
+    }
+    char seeds[512] = "";
+    for (int i = 0, n = 0; i < s->nseeds && n < (int)sizeof seeds - 24; i++) {
+        n += snprintf(seeds + n, sizeof seeds - (size_t)n, "%s%ld", i ? ", " : "", s->seeds[i]);
+    }
+    const char *keys[] = {"seed", "name", "out", "run_id"};
+    const char *by[] = {"[sweep] seeds", "[sweep] name", "[sweep] out", "its grid values"};
+    const char *now[] = {seeds, s->name, s->out, NULL};
+    for (int i = 0; i < 4; i++) {
+        if (!config_value(c, "experiment", keys[i])) {
+            continue;
+        }
+        error why;
+        config_fail(c, "experiment", keys[i], &why, "not used by a sweep, which sets it in "
+                    "every run from %s%s%s%s", by[i], now[i] ? " (" : "", now[i] ? now[i] : "",
+                    now[i] ? ")" : "");
+        fprintf(stderr, "asgd: %s\n", why.msg);
+    }
+    config_destroy(&c);
+}
+
 /* Each of s's runs made and checked, its fingerprint into prints. */
 static int s_make_runs(sweep *s, run_print *prints, error *err)
 {
     static char printed[8192];
     bool read[SWEEP_MAX_KEYS] = {false};   /* by some run */
+    s_warn_base_replaced(s);
     for (int r = 0; r < s->nruns; r++) {
         sweep_run *run = &s->runs[r];
         int rest = r, len = 0;

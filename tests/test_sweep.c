@@ -537,6 +537,21 @@ static void test_keys_the_sweep_sets_itself(void **state)
     s_expect_config_error(f, "[sweep]\nbase = base.ini\nname = ..\nout = %s\n[grid]\n"
                           "train.algorithm = sync\n",
                           "grid.ini:3: [sweep] name: \"..\" must be a plain folder name");
+    /* in the base config, the same keys are said, with what replaces
+     * them (a base's seed = 42 ran as seeds 1, 2 and 3 in silence) */
+    char path[400];
+    snprintf(path, sizeof path, "%s/base.ini", f->dir);
+    s_files(f, "[sweep]\nbase = base.ini\nname = demo\nseeds = 1, 2\nout = %s\n");
+    support_write_file(path, "[data]\ndataset = synthetic\n[model]\ntype = softmax\n"
+                       "[train]\nepochs = 1\n[experiment]\nseed = 42\nrun_id = mine\n");
+    const char *args[] = {"sweep", f->config, NULL};
+    support_run_asgd(&f->r, f->dir, args);
+    if (f->r.status != 0 ||
+        !strstr(f->r.err, "base.ini:8: [experiment] seed: not used by a sweep, which sets it "
+                          "in every run from [sweep] seeds (1, 2)") ||
+        !strstr(f->r.err, "base.ini:9: [experiment] run_id: not used by a sweep")) {
+        fail_msg("a base's seed and run_id: status %d, \"%s\"", f->r.status, f->r.err);
+    }
 }
 
 /* A sweep of simulated runs without a distributed rule is refused before
