@@ -249,6 +249,11 @@ int data_spec_configure(data_spec *s, config *c, error *err)
         s_cache(c, s, err) < 0) {
         return -1;
     }
+    if (generated) {   /* made here: no files, nothing cached */
+        config_forget_key(c, "data", "path");
+        config_forget_key(c, "data", "cache");
+        s->path = "";
+    }
     if (s->source == DATA_SYNTHETIC) {
         if (config_get_int(c, "data", "dim", 32, 1, 1 << 20, &s->dim, err) < 0 ||
             config_get_int(c, "data", "classes", 10, 2, 1 << 16, &s->classes, err) < 0 ||

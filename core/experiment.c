@@ -70,6 +70,10 @@ static void s_forget_network(experiment *e)
     static const char *const unused_in_threads[] = {"transport", "shm", "restart",
                                                     "backoff_limit", "resend", NULL};
     if (e->mode == MODE_REAL) {
+        if (e->transport == TRANSPORT_IPC) {   /* its sockets are files, no address */
+            config_forget_key(e->c, "cluster", "host");
+            config_forget_key(e->c, "cluster", "port");
+        }
         return;
     }
     for (int i = 0; unused_in_sim[i]; i++) {
@@ -204,6 +208,9 @@ static int s_read_rule(experiment *e, error *err)
         return -1;
     }
     int kind = e->compress.kind;
+    if (kind == COMPRESS_NONE) {   /* no residual to keep */
+        config_forget_key(c, "algorithm", "error_feedback");
+    }
     if (e->rule_info.pushes_models && (kind != COMPRESS_NONE && kind != COMPRESS_FP16 &&
                                        kind != COMPRESS_BF16)) {
         char name[64];
@@ -387,6 +394,9 @@ static int s_read_keys(experiment *e, const char *path, error *err)
     if (backend_spec_configure(&e->backend, c, err) < 0 ||
         sim_spec_configure(&e->sim, c, e->workers, e->servers, e->seed, err) < 0) {
         return -1;
+    }
+    if (e->model.type != MODEL_CNN || e->backend.device == BACKEND_CUDA) {
+        config_forget_key(c, "backend", "conv");   /* the CPU's convolutions' */
     }
     if (e->mode != MODE_SIM) {
         if (s_check_scenario_keys(e, err) < 0) {

@@ -85,6 +85,36 @@ static void test_switching_models_and_rules(void **state)
     if (f->r.status != 0 || !strstr(f->r.err, "sim.latency=1: not used by this configuration")) {
         fail_msg("threads mode, sim.latency=1: status %d, \"%s\"", f->r.status, f->r.err);
     }
+    /* keys read whatever the configuration, which this one does not use:
+     * a folder for generated data, a port for ipc sockets, error feedback
+     * without compression, the CPU's convolutions for a model without any
+     * (each was recorded in config.ini as if it had run) */
+    const char *unused[] = {"data.path=/nowhere", "data.cache=off", "cluster.port=5000",
+                            "cluster.host=10.9.9.9", "algorithm.error_feedback=on",
+                            "backend.conv=im2col", NULL};
+    const char *quiet[] = {"train", f->config, f->out_arg, "train.algorithm=hogwild",
+                           "experiment.mode=real", "cluster.workers=2", unused[0], unused[1],
+                           unused[2], unused[3], unused[4], unused[5], NULL};
+    support_run_asgd(&f->r, f->dir, quiet);
+    if (f->r.status != 0) {
+        fail_msg("keys this run does not use: status %d, \"%s\"", f->r.status, f->r.err);
+    }
+    char dir[900], path[1024];
+    snprintf(dir, sizeof dir, "%.880s", f->r.out);
+    dir[strcspn(dir, "\n")] = '\0';
+    snprintf(path, sizeof path, "%s/config.ini", dir);
+    char *written = support_read_file(path);
+    assert_non_null(written);
+    for (int i = 0; unused[i]; i++) {
+        char said[128], line[128];
+        snprintf(said, sizeof said, "%s: not used by this configuration", unused[i]);
+        snprintf(line, sizeof line, "\n%.*s =", (int)strcspn(strchr(unused[i], '.') + 1, "="),
+                 strchr(unused[i], '.') + 1);
+        if (!strstr(f->r.err, said) || strstr(written, line)) {
+            fail_msg("%s: not said, or in config.ini: \"%s\"", unused[i], f->r.err);
+        }
+    }
+    free(written);
     const char *typo[] = {"train", f->config, f->out_arg, "model.hiden=8", NULL};
     support_run_asgd(&f->r, f->dir, typo);
     assert_int_equal(f->r.status, 2);
