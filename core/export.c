@@ -114,8 +114,13 @@ static cJSON *s_describe(const model *m, const dataset *d)
     cJSON_AddStringToObject(in, "transform", "x = (raw - mean) / std, raw an IDX file's pixel "
                             "byte / 255 (a generated set's features as made), an example's "
                             "features in (h, w, c) order");
-    cJSON_AddNumberToObject(in, "mean", d->mean);
-    cJSON_AddNumberToObject(in, "std", d->std);
+    /* to the bit: cJSON writes 15 digits where they read back within an
+     * epsilon, and asgd eval compares these with the data's own */
+    char mean[32], std[32];
+    snprintf(mean, sizeof mean, "%.17g", d->mean);
+    snprintf(std, sizeof std, "%.17g", d->std);
+    cJSON_AddRawToObject(in, "mean", mean);
+    cJSON_AddRawToObject(in, "std", std);
     cJSON_AddNumberToObject(j, "classes", m->classes);
     /* the set its recorded accuracy is of: the first test_examples of the
      * test file (data.test_size), which a reader must take too */

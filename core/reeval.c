@@ -53,7 +53,10 @@ static bool s_recorded_input(const char *run_dir, double *mean, double *std)
 static void s_normalise_as_the_run(const char *run_dir, dataset *d)
 {
     double mean, std;
-    if (!s_recorded_input(run_dir, &mean, &std) || (mean == d->mean && std == d->std)) {
+    /* within rounding: a model.json of an older asgd holds 15 digits */
+    if (!s_recorded_input(run_dir, &mean, &std) ||
+        (fabs(mean - d->mean) <= 1e-14 * fmax(1, fabs(mean)) &&
+         fabs(std - d->std) <= 1e-14 * std)) {
         return;
     }
     fprintf(stderr, "asgd: the test set normalised as the run's model takes it (mean %.9g, "
