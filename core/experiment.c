@@ -870,6 +870,16 @@ int experiment_check(experiment *e, error *err)
     return s_check_sizes(e, err) < 0 ? -1 : s_check_model(e, true, err);
 }
 
+backend_spec experiment_backend_spec(const experiment *e, int ordinal)
+{
+    backend_spec spec = e->backend;
+    spec.ordinal = ordinal;
+    if (e->mode == MODE_THREADS && spec.threads == 0) {
+        spec.threads = 1;
+    }
+    return spec;
+}
+
 /* Steps on the CPU through OpenBLAS kernels older than the CPU's
  * instructions (an H200 host's new Xeon took Prescott's): said, with the
  * OPENBLAS_CORETYPE that fits. A run on a GPU computes no step through it. */

@@ -116,6 +116,11 @@ int experiment_check(experiment *e, error *err);
  * loaded for it where experiment_check left the data unloaded). Errors
  * name the key (ERROR_USAGE). */
 int experiment_check_training(experiment *e, error *err);
+/* The backend a process or thread of e computes with: e's, but for a
+ * threads run's, which takes one BLAS thread where backend.threads = 0
+ * (its workers are the parallelism), and ordinal's GPU. asgd eval takes
+ * the evaluator's (ordinal 0), so that it rounds as the run did. */
+backend_spec experiment_backend_spec(const experiment *e, int ordinal);
 /* Whether e's real workers pass values through shared segments with the
  * shards of their host: [cluster] shm, without compression or injected
  * faults (core/real/peers.c). */

@@ -97,7 +97,8 @@ int reeval_main(const char *run_dir, int noverrides, char **overrides, error *er
         goto done;
     }
     s_normalise_as_the_run(run_dir, &e.test);
-    if (!(b = backend_new(&e.backend, err))) {
+    backend_spec spec = experiment_backend_spec(&e, 0);   /* the run's evaluator's */
+    if (!(b = backend_new(&spec, err))) {
         if (noverrides == 0) {   /* the run's own device, which this host may lack */
             char why[sizeof err->msg];
             snprintf(why, sizeof why, "%s", err->msg);

@@ -244,6 +244,31 @@ static void test_the_trained_model_is_kept(void **state)
                      recorded);
         }
     }
+    /* a threads run with backend.threads = 0 evaluated with one BLAS
+     * thread, as its threads compute: asgd eval does too, and gives its
+     * loss to the digit (it took OpenBLAS's default, and the last digit
+     * moved) */
+    char config[600];
+    snprintf(config, sizeof config, "%s/experiments/cnn/config.ini", ASGD_SOURCE_DIR);
+    const char *cnn[] = {"train", config, f->out_arg, "experiment.mode=threads",
+                         "train.algorithm=hogwild", "train.optimizer=sgd", "train.epochs=0.3",
+                         "cluster.workers=2", "model.channels=8,16", "model.hidden=64",
+                         "data.train_size=3000", "data.test_size=1000", "eval.every=0",
+                         "backend.threads=0", NULL};
+    support_run_asgd(&f->r, f->dir, cnn);
+    assert_int_equal(f->r.status, 0);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%.4000s", f->r.out);   /* the run's folder */
+    dir[strcspn(dir, "\n")] = '\0';
+    const char *eval[] = {"eval", dir, NULL};
+    support_run_asgd(&f->r, f->dir, eval);
+    assert_int_equal(f->r.status, 0);
+    char now[32], then[32];
+    const char *was = strstr(f->r.out, "(recorded: test_loss ");
+    if (sscanf(f->r.out, "test_loss %31s", now) != 1 || !was ||
+        sscanf(was, "(recorded: test_loss %31s", then) != 1 || strcmp(now, then) != 0) {
+        fail_msg("a threads run's loss evaluated again: \"%s\"", f->r.out);
+    }
 }
 
 /* A short simulated run of 300 test examples, for asgd eval; its folder

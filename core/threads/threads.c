@@ -217,11 +217,7 @@ static double s_monotonic(void *ctx)
  * GPU, ordinal mod the visible GPUs (worker k on GPU k, as in real mode). */
 static backend *s_backend(const experiment *e, int ordinal, error *err)
 {
-    backend_spec spec = e->backend;
-    spec.ordinal = ordinal;
-    if (spec.threads == 0) {
-        spec.threads = 1;
-    }
+    backend_spec spec = experiment_backend_spec(e, ordinal);
     return backend_new(&spec, err);
 }
 
