@@ -13,9 +13,10 @@
 #include "core/provenance.h"
 #include "core/run.h"
 
-/* The run's recorded final test loss and accuracy; NaN where it has none
- * (a regression's accuracy, a diverged run's). */
-static void s_recorded(const char *run_dir, double *loss, double *acc)
+/* The run's recorded final test loss and accuracy, NaN where it has none
+ * (a regression's accuracy, a diverged run's); whether its summary says
+ * it diverged. */
+static bool s_recorded(const char *run_dir, double *loss, double *acc)
 {
     char path[4700];
     snprintf(path, sizeof path, "%s/summary.json", run_dir);
@@ -24,7 +25,9 @@ static void s_recorded(const char *run_dir, double *loss, double *acc)
     cJSON *a = cJSON_GetObjectItemCaseSensitive(j, "final_test_acc");
     *loss = cJSON_IsNumber(l) ? l->valuedouble : NAN;
     *acc = cJSON_IsNumber(a) ? a->valuedouble : NAN;
+    bool diverged = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "diverged"));
     cJSON_Delete(j);
+    return diverged;
 }
 
 /* The normalisation the run's model takes its input with (model.json's
@@ -53,9 +56,14 @@ static bool s_recorded_input(const char *run_dir, double *mean, double *std)
 static void s_normalise_as_the_run(const char *run_dir, dataset *d)
 {
     double mean, std;
+    if (!s_recorded_input(run_dir, &mean, &std)) {
+        fprintf(stderr, "asgd: %s/model.json gives no input mean and std (missing or "
+                "damaged): the test set is normalised as these data give it, which need not "
+                "be as the run's model takes it\n", run_dir);
+        return;
+    }
     /* within rounding: a model.json of an older asgd holds 15 digits */
-    if (!s_recorded_input(run_dir, &mean, &std) ||
-        (fabs(mean - d->mean) <= 1e-14 * fmax(1, fabs(mean)) &&
+    if ((fabs(mean - d->mean) <= 1e-14 * fmax(1, fabs(mean)) &&
          fabs(std - d->std) <= 1e-14 * std)) {
         return;
     }
@@ -134,16 +142,18 @@ int reeval_main(const char *run_dir, int noverrides, char **overrides, error *er
             fprintf(stderr, "asgd: %s changed since the run (%s then, %s now): this is not "
                     "the evaluation the run made\n", changed, then, now);
         }
-        if (!s_finite(params, m->nparams)) {
-            fprintf(stderr, "asgd: %s/model.npy holds NaN or infinite parameters (the run "
-                    "diverged): no accuracy to give\n", run_dir);
-        }
         double loss, acc, was_loss, was_acc;
+        bool diverged = s_recorded(run_dir, &was_loss, &was_acc);
+        if (!s_finite(params, m->nparams)) {
+            fprintf(stderr, "asgd: %s/model.npy holds NaN or infinite parameters (%s): no "
+                    "accuracy to give\n", run_dir, diverged ? "the run diverged"
+                    : "its summary.json does not say it diverged: the file changed since?");
+        }
         model_evaluate_host(m, &loss, &acc, params, &e.test, (int)e.eval_batch);
         if (!isfinite(loss)) {   /* a NaN model's argmax is no accuracy, as in the summary */
+            loss = isnan(loss) ? NAN : loss;   /* "nan", as eval.csv writes it, not "-nan" */
             acc = NAN;
         }
-        s_recorded(run_dir, &was_loss, &was_acc);
         printf("test_loss %.9g test_acc %.6f over %d test examples of %s%s%s%s (recorded: "
                "test_loss %.9g test_acc %.6f)\n", loss, acc, e.test.n,
                data_source_name(e.data.source), read_now[2] ? " (" : "",

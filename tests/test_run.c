@@ -309,7 +309,8 @@ static void test_eval_says_what_it_evaluated(void **state)
     fclose(npy);
     support_run_asgd(&f->r, f->dir, eval);
     assert_int_equal(f->r.status, 0);
-    assert_non_null(strstr(f->r.err, "model.npy holds NaN or infinite parameters"));
+    assert_non_null(strstr(f->r.err, "model.npy holds NaN or infinite parameters (its "
+                                     "summary.json does not say it diverged"));
     assert_non_null(strstr(f->r.out, "test_loss nan test_acc nan over 300"));
     /* overrides of the run's config: another test set, a bad key named */
     const char *other[] = {"eval", dir, "data.test_size=100", NULL};
@@ -320,6 +321,14 @@ static void test_eval_says_what_it_evaluated(void **state)
     support_run_asgd(&f->r, f->dir, typo);
     assert_int_equal(f->r.status, 2);
     assert_non_null(strstr(f->r.err, "did you mean [data] test_size"));
+    /* without model.json's mean and std, the data's own are taken: said
+     * (in silence, an override's other training set normalised the test
+     * set otherwise than the model took it) */
+    snprintf(path, sizeof path, "%s/model.json", dir);
+    assert_int_equal(unlink(path), 0);
+    support_run_asgd(&f->r, f->dir, other);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.err, "model.json gives no input mean and std"));
 }
 
 /* An IDX data set of 60 training and 20 test images of h x w (four
