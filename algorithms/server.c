@@ -356,6 +356,16 @@ void server_round_end(server *s)
     s->round_arrived = 0;
 }
 
+void server_round_forget(server *s)
+{
+    for (int w = 0; w < s->workers; w++) {
+        if (s->in_round[w]) {
+            server_record_unapplied(s, s->last_staleness[w]);
+        }
+    }
+    server_round_end(s);
+}
+
 bool server_version_reached(server *s, const pull_msg *m)
 {
     return s->version >= m->min_version;

@@ -162,6 +162,11 @@ int server_round_add(server *s, const push_msg *m);
  * which a shard behind had lost, closed it there and stalled that one). */
 float *server_round_sum(server *s);
 void server_round_end(server *s);
+/* A half-done round a shard restored from a checkpoint, forgotten (every
+ * worker retakes it): each push in it counted dropped, not applied, as
+ * server_record_unapplied (it was counted once more than rounds were
+ * applied), then server_round_end. */
+void server_round_forget(server *s);
 
 /* Pull readiness most rules use: once the shard's version reaches the
  * pull's minimum, or at once. */

@@ -2190,6 +2190,54 @@ static void test_bounded_rules_go_on_after_a_shard_is_restored(void **state)
     }
 }
 
+/* A shard restored from a checkpoint that holds a half-done round
+ * forgets the round, and its workers retake it: the pushes in it were
+ * counted applied in the checkpoint, and stayed so (94 and 95 pushes for
+ * 31 rounds of 3 workers, the summary's dropped short by as many). They
+ * are counted dropped: pushes are the rounds' pushes, and the staleness
+ * histogram sums to them. */
+static void test_a_forgotten_half_round_is_counted_dropped(void **state)
+{
+    support_fixture *f = *state;
+    const char *fails[] = {"sim.fail=ps0@0.0061-0.0081", "sim.fail=ps0@0.0072-0.0092",
+                           "sim.fail=ps0@0.0161-0.0181"};
+    for (int i = 0; i < 3; i++) {
+        char id[40], dir[600];
+        snprintf(id, sizeof id, "experiment.run_id=h%d", i);
+        const char *args[] = {"train", "/dev/null", f->out_arg, "experiment.mode=sim",
+                              "experiment.name=half", id, "data.dataset=synthetic",
+                              "data.train_size=3000", "model.type=softmax",
+                              "train.algorithm=sync", "train.epochs=2", "cluster.workers=3",
+                              "cluster.restart=on-failure", "checkpoint.every=0.0013",
+                              "sim.compute=exponential", fails[i], "eval.every=0", NULL};
+        support_run_asgd(&f->r, f->dir, args);
+        if (f->r.status != 0) {
+            fail_msg("%s: sim failed (%d): %s", fails[i], f->r.status, f->r.err);
+        }
+        snprintf(dir, sizeof dir, "%s/half/h%d", f->out, i);
+        double updates = s_num(dir, "updates"), pushes = s_num(dir, "pushes");
+        if (s_num(dir, "shard_restarts") != 1 || pushes != 3 * updates) {
+            fail_msg("%s: %g pushes in %g rounds of 3 workers", fails[i], pushes, updates);
+        }
+        char path[700];
+        snprintf(path, sizeof path, "%s/summary.json", dir);
+        char *text = support_read_file(path);
+        assert_non_null(text);
+        const char *h = strstr(text, "\"staleness_histogram\":");
+        assert_non_null(h);
+        h = strchr(h, '[');
+        double sum = 0;
+        for (char *end; h && *h != ']'; h = end) {
+            sum += strtod(h + 1, &end);
+            if (end == h + 1) {
+                break;
+            }
+        }
+        free(text);
+        assert_true(sum == pushes);
+    }
+}
+
 /* Sync whose shard 1 comes back from an older checkpoint than shard 0's
  * version: a worker that had pushed shard 0's round waited there for the
  * next, which only workers now retaking shard 1's rounds could close, and
@@ -3138,6 +3186,7 @@ int main(void)
         T(test_a_worker_restarted_after_a_restore_retakes_what_it_lost),
         T(test_ssp_goes_on_after_a_restart),
         T(test_bounded_rules_go_on_after_a_shard_is_restored),
+        T(test_a_forgotten_half_round_is_counted_dropped),
         T(test_sync_goes_on_after_a_shard_goes_back),
         T(test_fedbuffs_last_buffer_is_counted_dropped),
         cmocka_unit_test(test_calibrations_arithmetic),

@@ -979,7 +979,7 @@ static int s_restore(const cluster_spec *cs, const char *path, const char *setti
             s->stats.clock_of[i] = *generation;
         }
     }
-    server_round_end(s);   /* a half-done round is retaken whole */
+    server_round_forget(s);   /* a half-done round is retaken whole */
     if (cs->restore == RESTORE_RESUME) {
         /* a new session, whose evaluator has not said it is done: the job's
          * last checkpoint says the last session's had, and a restart of this

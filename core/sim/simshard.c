@@ -402,7 +402,7 @@ void sim_shard_back(sim *s, int k)
         error_set(s->err, ERROR_RUNTIME, "sim: shard %d cannot come back: %s", k, err.msg);
         return;
     }
-    server_round_end(srv);   /* a half-done round is retaken whole (core/real/ps.c) */
+    server_round_forget(srv);   /* a half-done round is retaken whole (core/real/ps.c) */
     if (saved) {   /* counted now that it has been read, as real mode's shard does: its
                     * counters were saved before it was */
         srv->stats.checkpoints++;
