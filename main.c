@@ -55,7 +55,8 @@ static const char s_usage[] =
     "  k8s CONFIG --image IMAGE [--kind tfjob|pytorchjob] [section.key=value ...]\n"
     "                                         a Kubeflow manifest for the job: its config\n"
     "                                         (and CURVE keys) and one asgd role per pod\n"
-    "  calibrate CONFIG [-o PROFILE]          this host's costs for the experiment (compute,\n"
+    "  calibrate CONFIG [-o PROFILE] [section.key=value ...]\n"
+    "                                         this host's costs for the experiment (compute,\n"
     "                                         messages, apply, start-up) as a profile that\n"
     "                                         [sim] profile reads\n"
     "  keys DIR [--workers N]                 CURVE key pairs for cluster.auth = curve: server,\n"
@@ -236,7 +237,7 @@ static int s_train(int argc, char **argv)
  * (a script can tell whether a kept run is of the config it would run). */
 static int s_help_config(int argc, char **argv)
 {
-    const char *path = argc > 0 && !strchr(argv[0], '=') ? argv[0] : NULL;
+    const char *path = argc > 0 && !config_looks_like_override(argv[0]) ? argv[0] : NULL;
     int first = path ? 1 : 0;
     error err = {0};
     experiment e;

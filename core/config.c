@@ -334,6 +334,14 @@ void config_destroy(config **pc)
     *pc = NULL;
 }
 
+bool config_looks_like_override(const char *arg)
+{
+    size_t name = strcspn(arg, "=");
+    const char *dot = memchr(arg, '.', name);
+    return arg[name] == '=' && dot && dot > arg && dot + 1 < arg + name &&
+           !memchr(arg, '/', name);
+}
+
 int config_override(config *c, const char *arg, error *err)
 {
     const char *eq = strchr(arg, '=');

@@ -641,6 +641,18 @@ static void test_help_config_lists_resolved_keys(void **state)
             fail_msg("help config lacks \"%s\":\n%s", keys[i], f->r.out);
         }
     }
+    /* a config in a sweep run's folder, whose name holds '=', is a path
+     * (it was taken for an override, and refused as an unknown key) */
+    char folder[600], config[700];
+    snprintf(folder, sizeof folder, "%s/train.lr=0.1,seed=1", f->dir);
+    assert_int_equal(mkdir(folder, 0755), 0);
+    snprintf(config, sizeof config, "%s/config.ini", folder);
+    support_write_file(config, "[train]\nlr = 0.125\n");
+    const char *swept[] = {"help", "config", config, "train.batch=7", NULL};
+    support_run_asgd(&f->r, f->dir, swept);
+    if (f->r.status != 0 || !strstr(f->r.out, "lr = 0.125") || !strstr(f->r.out, "batch = 7")) {
+        fail_msg("help config of %s: status %d, \"%s\"", config, f->r.status, f->r.err);
+    }
     /* appended to a file, it keeps what the file held (it reopened
      * /dev/stdout, which cut the file to nothing first) */
     const char *shell[] = {"-c", "echo precious > kept.txt && \"$0\" help config >> kept.txt",

@@ -822,9 +822,9 @@ int calibrate_main(int argc, char **argv)
         } else if (strcmp(argv[i], "-o") == 0) {
             fprintf(stderr, "asgd calibrate: -o needs a value (PROFILE)\n");
             return ERROR_USAGE;
-        } else if (!config_path && !strchr(argv[i], '=')) {
+        } else if (!config_path && !config_looks_like_override(argv[i])) {
             config_path = argv[i];
-        } else if (strchr(argv[i], '=') && noverrides < 64) {
+        } else if (config_looks_like_override(argv[i]) && noverrides < 64) {
             overrides[noverrides++] = argv[i];
         } else {
             fprintf(stderr, "usage: asgd calibrate CONFIG [-o PROFILE] [section.key=value ...]\n");
