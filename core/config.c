@@ -168,11 +168,23 @@ static char *s_read_line(char *str, int num, void *stream)
         r->text += len;
     }
     r->c->line++;
+    /* an indented line is the line: inih took it for the previous key's
+     * value going on (a duplicate of that key, at the next key's line); a
+     * CRLF's CR took a byte of the line's length */
+    while (len > 0 && (*line == ' ' || *line == '\t')) {
+        line++;
+        len--;
+    }
+    bool crlf = len >= 2 && line[len - 2] == '\r' && line[len - 1] == '\n';
+    len -= crlf;
     char why[96];
     if (s_line_problem(line, len, num, why, sizeof why)) {
         return s_fail_line(r, why);
     }
     memcpy(str, line, len);
+    if (crlf) {
+        str[len - 1] = '\n';
+    }
     str[len] = '\0';
     return str;
 }

@@ -185,6 +185,29 @@ static void test_duplicate_key_and_garbage_line(void **state)
     assert_null(config_load("/nonexistent/x.ini", &err));
     assert_non_null(strstr(err.msg, "/nonexistent/x.ini: cannot open"));
     assert_int_equal(err.status, ERROR_USAGE);
+    /* keys indented under their section are keys (libinih took an
+     * indented line for the previous key's value going on, and said
+     * "[train] epochs: duplicate key" at lr's line) */
+    config *c = config_parse_string("[train]\n    epochs = 1\n\tlr = 0.25\n  [data]\n"
+                                    "  dataset = synthetic\n", "indent.ini", &err);
+    if (!c) {
+        fail_msg("indented keys: %s", err.msg);
+    }
+    assert_string_equal(config_value(c, "train", "lr"), "0.25");
+    assert_string_equal(config_value(c, "data", "dataset"), "synthetic");
+    config_destroy(&c);
+    /* a CRLF line of 198 characters is as long as an LF one (its CR took
+     * a byte of inih's buffer, and it was refused as longer than 198) */
+    char text[300];
+    int n = snprintf(text, sizeof text, "[a]\r\nk = 1 ; ");
+    memset(text + n, 'x', 198 - (size_t)(n - 5));
+    snprintf(text + 5 + 198, sizeof text - 5 - 198, "\r\n");
+    c = config_parse_string(text, "crlf.ini", &err);
+    if (!c) {
+        fail_msg("a CRLF line of 198 characters: %s", err.msg);
+    }
+    assert_string_equal(config_value(c, "a", "k"), "1");
+    config_destroy(&c);
 }
 
 static void s_expect_error(const char *msg, const char *needle)
