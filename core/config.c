@@ -88,7 +88,7 @@ int config_bad(const config *c, const entry *e, error *err, const char *what)
     s_where(c, e, where, sizeof where);
     /* inih ends a value at " ;" only: "epochs = 5  # five" is the value
      * "5  # five", which a user of other INI readers does not expect */
-    bool hash = e->origin == FROM_FILE && (strstr(e->value, " #") || strstr(e->value, "\t#"));
+    bool hash = e->origin != FROM_DEFAULT && (strstr(e->value, " #") || strstr(e->value, "\t#"));
     return error_set(err, ERROR_USAGE, "%s: %s%s", where, what,
                      hash ? " (a comment after a value starts with ';', not '#')" : "");
 }

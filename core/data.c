@@ -320,7 +320,7 @@ int data_files(char paths[4][4096], const data_spec *s, error *err)
                                  "not installed; install it with `apt-get install "
                                  "dataset-fashion-mnist` (or ./scripts/setup.sh)", paths[i]);
             }
-            return error_set(err, ERROR_USAGE, "%s: missing: [data] path must be "
+            return error_set(err, ERROR_USAGE, "[data] path: %s: missing: [data] path must be "
                              "a folder holding %s[.gz] and the other MNIST-named "
                              "IDX files%s", paths[i], stems[i],
                              s->source == DATA_FASHION_MNIST

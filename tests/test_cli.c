@@ -477,6 +477,13 @@ static void test_missing_dataset(void **state)
     support_run_asgd(&f->r, f->dir, args3);
     const char *needles3[] = {"[data] path", NULL};
     s_expect_usage_error(f, needles3);
+    /* a folder given in the file is named with its line, and a '#' in it
+     * is said (the message began with the path, and named neither) */
+    support_write_file(f->config, "[data]\ndataset = idx\npath = /nowhere  # moved\n");
+    support_run_asgd(&f->r, f->dir, args3);
+    const char *needles4[] = {":3: [data] path: /nowhere  # moved/train-images-idx3-ubyte",
+                              "a comment after a value starts with ';', not '#'", NULL};
+    s_expect_usage_error(f, needles4);
 }
 
 static void test_corrupt_idx(void **state)
