@@ -103,10 +103,20 @@ static int s_grid_entry(void *ctx, const char *key, const char *value, int line)
      * '|': 64,32 | 128,64 */
     k->bars = strchr(value, '|') != NULL;
     const char *between = k->bars ? "|" : ",";
-    for (char *save, *item = strtok_r(copy, between, &save); item;
-         item = strtok_r(NULL, between, &save)) {
+    for (char *item = copy, *rest; item; item = rest) {
+        char *end = strchr(item, *between);
+        rest = end ? end + 1 : NULL;
+        if (end) {
+            *end = '\0';
+        }
         char *v = s_trim(item);
-        if (*v == '\0') {
+        if (*v == '\0') {   /* "0.1,,0.2": two runs, or a run of an empty value? */
+            if (strspn(value, " \t,|") != strlen(value)) {   /* else no value at all */
+                free(copy);
+                return error_set(g->err, ERROR_USAGE, "%s:%d: [grid] %s: an empty value "
+                                 "between its %s", s->path, line, key,
+                                 k->bars ? "'|'s" : "commas");
+            }
             continue;
         }
         if (k->count == SWEEP_MAX_VALUES || strchr(v, '/')) {

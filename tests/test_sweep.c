@@ -391,6 +391,15 @@ static void test_repeated_values_and_seeds(void **state)
     s_expect_config_error(f, "[sweep]\nbase = base.ini\nname = demo\nseeds = 1\nout = %s\n"
                           "[grid]\ntrain.algorithm = hogwild, sync, hogwild\n",
                           "grid.ini:7: [grid] train.algorithm: hogwild is listed twice");
+    /* an empty value between commas is refused, as in a config's list
+     * (0.1,,0.2 ran two runs; ", mine" a label's one) */
+    s_expect_config_error(f, "[sweep]\nbase = base.ini\nname = demo\nseeds = 1\nout = %s\n"
+                          "[grid]\ntrain.lr = 0.1,,0.2\n",
+                          "grid.ini:7: [grid] train.lr: an empty value between its commas");
+    s_expect_config_error(f, "[sweep]\nbase = base.ini\nname = demo\nseeds = 1\nout = %s\n"
+                          "[grid]\nexperiment.label = , mine\n",
+                          "grid.ini:7: [grid] experiment.label: an empty value between its "
+                          "commas");
     /* one number written two ways is one value: it once made two runs */
     s_expect_config_error(f, "[sweep]\nbase = base.ini\nname = demo\nseeds = 1\nout = %s\n"
                           "[grid]\ntrain.lr = 0.05, 0.1, 5e-2\n",
