@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cJSON.h>
 
@@ -88,8 +89,28 @@ static bool s_finite(const float *params, size_t n)
     return true;
 }
 
+/* An override eval does not follow: its training's (train.lr, eval.every)
+ * and its cluster's keys change nothing in a saved model's evaluation,
+ * and were taken in silence. */
+static void s_warn_unfollowed(int noverrides, char **overrides)
+{
+    static const char *const followed[] = {"data.", "backend.", "eval.batch=", "model.", NULL};
+    for (int i = 0; i < noverrides; i++) {
+        bool kept = false;
+        for (int k = 0; followed[k] && !kept; k++) {
+            kept = strncmp(overrides[i], followed[k], strlen(followed[k])) == 0;
+        }
+        if (!kept) {
+            fprintf(stderr, "asgd: command line: %s: not used by asgd eval, which evaluates "
+                    "the saved model on [data] with [backend] (and eval.batch)\n",
+                    overrides[i]);
+        }
+    }
+}
+
 int reeval_main(const char *run_dir, int noverrides, char **overrides, error *err)
 {
+    s_warn_unfollowed(noverrides, overrides);
     char config[4700];
     snprintf(config, sizeof config, "%s/config.ini", run_dir);
     experiment e;

@@ -317,6 +317,11 @@ static void test_eval_says_what_it_evaluated(void **state)
     support_run_asgd(&f->r, f->dir, other);
     assert_int_equal(f->r.status, 0);
     assert_non_null(strstr(f->r.out, "over 100 test examples"));
+    /* an override eval does not follow is said (it was taken in silence) */
+    const char *train[] = {"eval", dir, "train.lr=5", NULL};
+    support_run_asgd(&f->r, f->dir, train);
+    assert_int_equal(f->r.status, 0);
+    assert_non_null(strstr(f->r.err, "train.lr=5: not used by asgd eval"));
     const char *typo[] = {"eval", dir, "data.test_sise=100", NULL};
     support_run_asgd(&f->r, f->dir, typo);
     assert_int_equal(f->r.status, 2);
