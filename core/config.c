@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include <ini.h>
@@ -168,18 +169,20 @@ static char *s_read_line(char *str, int num, void *stream)
         r->text += len;
     }
     r->c->line++;
-    /* an indented line is the line: inih took it for the previous key's
-     * value going on (a duplicate of that key, at the next key's line); a
-     * CRLF's CR took a byte of the line's length */
-    while (len > 0 && (*line == ' ' || *line == '\t')) {
-        line++;
-        len--;
-    }
+    /* a CRLF's CR took a byte of the line's length; the whole line, its
+     * indentation too, is checked (a file's longer one was cut at inih's
+     * length, and its tail read as a line of its own) */
     bool crlf = len >= 2 && line[len - 2] == '\r' && line[len - 1] == '\n';
     len -= crlf;
     char why[96];
     if (s_line_problem(line, len, num, why, sizeof why)) {
         return s_fail_line(r, why);
+    }
+    /* an indented line is the line: inih took it for the previous key's
+     * value going on (a duplicate of that key, at the next key's line) */
+    while (len > 0 && (*line == ' ' || *line == '\t')) {
+        line++;
+        len--;
     }
     memcpy(str, line, len);
     if (crlf) {
@@ -349,9 +352,7 @@ void config_destroy(config **pc)
 bool config_looks_like_override(const char *arg)
 {
     size_t name = strcspn(arg, "=");
-    const char *dot = memchr(arg, '.', name);
-    return arg[name] == '=' && dot && dot > arg && dot + 1 < arg + name &&
-           !memchr(arg, '/', name);
+    return arg[name] == '=' && !memchr(arg, '/', name) && access(arg, F_OK) != 0;
 }
 
 int config_override(config *c, const char *arg, error *err)

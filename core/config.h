@@ -30,9 +30,10 @@ config *config_load(const char *path, error *err);
 config *config_parse_string(const char *text, const char *name, error *err);
 void config_destroy(config **c);
 
-/* Whether a command-line argument is an override (section.key=value),
- * not a path: a '.' before its '=' and no '/' (a sweep's run folder,
- * out/train.lr=0.1,seed=1/config.ini, is a path). */
+/* Whether a command-line argument is an override (section.key=value,
+ * checked as one), not a path: an '=' with no '/' before it, and no file
+ * of that name (a sweep's run folder, train.lr=0.1,seed=1/config.ini from
+ * the sweep's folder or from anywhere, is a path). */
 bool config_looks_like_override(const char *arg);
 /* Applies "section.key=value" from the command line, replacing the file's
  * value or adding the key. */

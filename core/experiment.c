@@ -54,6 +54,14 @@ static void s_default_name(char *buf, size_t n, const char *path)
     snprintf(buf, n, "%.*s", len, base);
 }
 
+/* config_check_unused's warn: one line more in e->warnings. */
+static void s_warn(void *ctx, const char *msg)
+{
+    experiment *e = ctx;
+    size_t len = strlen(e->warnings);
+    snprintf(e->warnings + len, sizeof e->warnings - len, "asgd: %s\n", msg);
+}
+
 /* The [cluster] keys a mode without sockets reads only to check them
  * (a value out of range is still an error; faults and a trace that are
  * set are refused by s_check_sim and s_check_threads): "not used by this
@@ -208,8 +216,13 @@ static int s_read_rule(experiment *e, error *err)
         return -1;
     }
     int kind = e->compress.kind;
-    if (kind == COMPRESS_NONE) {   /* no residual to keep */
-        config_forget_key(c, "algorithm", "error_feedback");
+    if (kind == COMPRESS_NONE && e->compress.error_feedback) {
+        /* said, but kept in config.ini: it is of the job's settings, which
+         * an earlier build's checkpoints hold, and a resume compares */
+        error why;
+        config_fail(c, "algorithm", "error_feedback", &why, "on without compression: there is "
+                    "no residual to keep, and it changes nothing");
+        s_warn(e, why.msg);
     }
     if (e->rule_info.pushes_models && (kind != COMPRESS_NONE && kind != COMPRESS_FP16 &&
                                        kind != COMPRESS_BF16)) {
@@ -233,14 +246,6 @@ static const char *s_fault_key(const experiment *e)
 {
     return e->faults.latency > 0 ? "latency" : e->faults.jitter > 0 ? "jitter"
            : e->faults.drop > 0 ? "drop" : e->faults.duplicate > 0 ? "duplicate" : NULL;
-}
-
-/* config_check_unused's warn: one line more in e->warnings. */
-static void s_warn(void *ctx, const char *msg)
-{
-    experiment *e = ctx;
-    size_t len = strlen(e->warnings);
-    snprintf(e->warnings + len, sizeof e->warnings - len, "asgd: %s\n", msg);
 }
 
 /* The simulator's network is [sim]'s: real mode's injected faults and

@@ -91,10 +91,12 @@ static bool s_finite(const float *params, size_t n)
 
 /* An override eval does not follow: its training's (train.lr, eval.every)
  * and its cluster's keys change nothing in a saved model's evaluation,
- * and were taken in silence. */
+ * and were taken in silence. The seed makes a generated test set, and the
+ * mode a threads run's BLAS threads. */
 static void s_warn_unfollowed(int noverrides, char **overrides)
 {
-    static const char *const followed[] = {"data.", "backend.", "eval.batch=", "model.", NULL};
+    static const char *const followed[] = {"data.", "backend.", "eval.batch=", "model.",
+                                           "experiment.seed=", "experiment.mode=", NULL};
     for (int i = 0; i < noverrides; i++) {
         bool kept = false;
         for (int k = 0; followed[k] && !kept; k++) {
@@ -102,8 +104,8 @@ static void s_warn_unfollowed(int noverrides, char **overrides)
         }
         if (!kept) {
             fprintf(stderr, "asgd: command line: %s: not used by asgd eval, which evaluates "
-                    "the saved model on [data] with [backend] (and eval.batch)\n",
-                    overrides[i]);
+                    "the saved model on [data] with [backend] (and eval.batch, "
+                    "experiment.seed and mode)\n", overrides[i]);
         }
     }
 }

@@ -86,15 +86,14 @@ static void test_switching_models_and_rules(void **state)
         fail_msg("threads mode, sim.latency=1: status %d, \"%s\"", f->r.status, f->r.err);
     }
     /* keys read whatever the configuration, which this one does not use:
-     * a folder for generated data, a port for ipc sockets, error feedback
-     * without compression, the CPU's convolutions for a model without any
-     * (each was recorded in config.ini as if it had run) */
+     * a folder for generated data, a port for ipc sockets, the CPU's
+     * convolutions for a model without any (each was recorded in
+     * config.ini as if it had run) */
     const char *unused[] = {"data.path=/nowhere", "data.cache=off", "cluster.port=5000",
-                            "cluster.host=10.9.9.9", "algorithm.error_feedback=on",
-                            "backend.conv=im2col", NULL};
+                            "cluster.host=10.9.9.9", "backend.conv=im2col", NULL};
     const char *quiet[] = {"train", f->config, f->out_arg, "train.algorithm=hogwild",
                            "experiment.mode=real", "cluster.workers=2", unused[0], unused[1],
-                           unused[2], unused[3], unused[4], unused[5], NULL};
+                           unused[2], unused[3], unused[4], "algorithm.error_feedback=on", NULL};
     support_run_asgd(&f->r, f->dir, quiet);
     if (f->r.status != 0) {
         fail_msg("keys this run does not use: status %d, \"%s\"", f->r.status, f->r.err);
@@ -115,6 +114,9 @@ static void test_switching_models_and_rules(void **state)
         }
     }
     free(written);
+    /* error feedback without compression is said, and kept: it is of the
+     * job's settings, which a resumed run's checkpoints hold */
+    assert_non_null(strstr(f->r.err, "algorithm.error_feedback=on: on without compression"));
     const char *typo[] = {"train", f->config, f->out_arg, "model.hiden=8", NULL};
     support_run_asgd(&f->r, f->dir, typo);
     assert_int_equal(f->r.status, 2);
@@ -579,8 +581,12 @@ static void test_blas_kernels_older_than_the_cpu(void **state)
     support_write_file(f->config, "[data]\ndataset = synthetic\ntrain_size = 200\n"
                                   "test_size = 50\n[train]\nepochs = 1\n");
     const char *args[] = {"train", f->config, f->out_arg, NULL};
+#if defined(__x86_64__) || defined(__i386__)
     __builtin_cpu_init();
     bool wide = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    bool wide = false;   /* no Prescott there: nothing is said */
+#endif
     const char *cores[] = {"Prescott", wide ? "Haswell" : "Nehalem"};
     for (int i = 0; i < 2; i++) {
         setenv("OPENBLAS_CORETYPE", cores[i], 1);
@@ -659,6 +665,19 @@ static void test_help_config_lists_resolved_keys(void **state)
     support_run_asgd(&f->r, f->dir, swept);
     if (f->r.status != 0 || !strstr(f->r.out, "lr = 0.125") || !strstr(f->r.out, "batch = 7")) {
         fail_msg("help config of %s: status %d, \"%s\"", config, f->r.status, f->r.err);
+    }
+    /* from the sweep's folder too, where no '/' comes before the '=' */
+    const char *here[] = {"help", "config", "train.lr=0.1,seed=1/config.ini", NULL};
+    support_run_asgd(&f->r, f->dir, here);
+    if (f->r.status != 0 || !strstr(f->r.out, "lr = 0.125")) {
+        fail_msg("help config of a run's folder from here: status %d, \"%s\"", f->r.status,
+                 f->r.err);
+    }
+    /* an override without its section stays one, and is said to be wrong */
+    const char *bare[] = {"help", "config", "lr=0.1", NULL};
+    support_run_asgd(&f->r, f->dir, bare);
+    if (f->r.status != 2 || !strstr(f->r.err, "expected section.key=value")) {
+        fail_msg("help config lr=0.1: status %d, \"%s\"", f->r.status, f->r.err);
     }
     /* appended to a file, it keeps what the file held (it reopened
      * /dev/stdout, which cut the file to nothing first) */

@@ -208,6 +208,13 @@ static void test_duplicate_key_and_garbage_line(void **state)
     }
     assert_string_equal(config_value(c, "a", "k"), "1");
     config_destroy(&c);
+    /* an indented line counts its indentation: one past the length is
+     * refused whole (a file's was cut, and its tail read as a key) */
+    n = snprintf(text, sizeof text, "[a]\n    ; ");
+    memset(text + n, 'x', 194);
+    snprintf(text + n + 194, sizeof text - (size_t)n - 194, "k = 7\n");
+    assert_null(config_parse_string(text, "long.ini", &err));
+    assert_non_null(strstr(err.msg, "long.ini:2: line longer than"));
 }
 
 static void s_expect_error(const char *msg, const char *needle)

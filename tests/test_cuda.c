@@ -530,27 +530,45 @@ static void test_model_gradients_match_cpu(void **state)
     }
 }
 
-/* A full training step as the sequential trainer takes it (gradient, then
- * the optimizer on the device), three times, on both devices. */
 /* The CNN's parameters after some steps, on the GPU and the CPU, both
- * from init: each layer's W and b, whose change from init must agree in
- * norm to tol, and each element to tol of its scale. Element by element,
- * at the softmax's and MLP's 1e-4, they part where a max-pool window's two
- * largest values (or a convolution's ReLU input and 0) lie within
- * rounding of each other: the CPU's Winograd and the GPU's im2col round
- * differently, decide differently, and the gradient flows back through
- * another pixel (the loss and the dense layers see next to nothing: the
- * values on either side are all but equal). On an H200 host whose
- * OpenBLAS ran its Prescott kernels, the third step's convolution
- * gradients parted by 1e-3 in norm and the dense layers' by 2e-6; after it
- * 516 of 3.3 million parameters were more than 1e-4 of their scale apart
- * (at most 1.5e-3), the convolutions' changes 7e-4 apart in norm. A wrong
- * step (a momentum missed, a layer's learning rate) parts by far more. */
-static void s_compare_layers(const model *m, const float *init, const pair *p, double tol)
+ * from init. Element by element, at the softmax's and MLP's 1e-4 of their
+ * scale, they part where a max-pool window's two largest values (or a
+ * convolution's ReLU input and 0) lie within rounding of each other: the
+ * CPU's Winograd and the GPU's im2col round differently, decide
+ * differently, and the gradient flows back through another pixel (the
+ * loss and the dense layers see next to nothing: the values on either
+ * side are all but equal). On an H200 host whose OpenBLAS ran its
+ * Prescott kernels, the third step's convolution gradients parted by 1e-3
+ * in norm and the dense layers' by 2e-6; after it 516 of 3.3 million
+ * parameters (0.016%) were more than 1e-4 of their scale apart, at most
+ * 1.5e-3, and the convolutions' changes from init 7e-4 apart in norm. So
+ * every element but 0.1% of them is held to 1e-4 of its scale, those to
+ * 1e-2, and each layer's W and b change to 1e-2 of the CPU's in norm. A
+ * wrong step (a momentum missed, a layer's learning rate) parts every
+ * element; an element computed wrongly alone is test_model_gradients' and
+ * test_optimizer_updates' to find. */
+static void s_compare_layers(const model *m, const float *init, const pair *p)
 {
     float *got = malloc(p->n * sizeof *got);
     s_gpu->ops->to_host(s_gpu, got, p->gpu, p->n * sizeof *got);
-    s_compare_host(p->cpu, got, p->n, tol, "CNN parameters after three steps");
+    double sq = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        sq += (double)p->cpu[i] * p->cpu[i];
+    }
+    double rms = sqrt(sq / (double)p->n);
+    size_t apart = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        double diff = fabs((double)got[i] - p->cpu[i]), scale = fabs(p->cpu[i]) + rms;
+        apart += !(diff <= 1e-4 * scale);
+        if (!(diff <= 1e-2 * scale)) {
+            fail_msg("CNN parameters after three steps: element %zu of %zu: gpu %.9g, cpu %.9g",
+                     i, p->n, (double)got[i], (double)p->cpu[i]);
+        }
+    }
+    if (apart > p->n / 1000) {
+        fail_msg("CNN parameters after three steps: %zu of %zu more than 1e-4 of their scale "
+                 "apart", apart, p->n);
+    }
     for (int i = 0; i < m->layers; i++) {
         const layer *l = &m->layer[i];
         if (l->kind == LAYER_POOL) {
@@ -558,21 +576,23 @@ static void s_compare_layers(const model *m, const float *init, const pair *p, d
         }
         size_t part[][2] = {{l->w_off, l->b_off}, {l->b_off, l->b_off + (size_t)l->oc}};
         for (int j = 0; j < 2; j++) {
-            double change = 0, apart = 0;
+            double change = 0, off = 0;
             for (size_t e = part[j][0]; e < part[j][1]; e++) {
                 change += ((double)p->cpu[e] - init[e]) * ((double)p->cpu[e] - init[e]);
-                apart += ((double)got[e] - p->cpu[e]) * ((double)got[e] - p->cpu[e]);
+                off += ((double)got[e] - p->cpu[e]) * ((double)got[e] - p->cpu[e]);
             }
-            if (!(sqrt(apart) <= tol * sqrt(change))) {
+            if (!(sqrt(off) <= 1e-2 * sqrt(change))) {
                 fail_msg("layer %d's %s after three steps: GPU and CPU changes %.3g apart "
                          "in norm, relative to the CPU's", i, j ? "b" : "W",
-                         sqrt(apart / change));
+                         sqrt(off / change));
             }
         }
     }
     free(got);
 }
 
+/* A full training step as the sequential trainer takes it (gradient, then
+ * the optimizer on the device), three times, on both devices. */
 static void test_training_steps_match_cpu(void **state)
 {
     (void)state;
@@ -605,7 +625,7 @@ static void test_training_steps_match_cpu(void **state)
             free(y);
         }
         if (type == MODEL_CNN) {
-            s_compare_layers(mc, init, &params, 1e-2);
+            s_compare_layers(mc, init, &params);
         } else {
             s_compare_pair(&params, 1e-4, "parameters after three steps");
         }
