@@ -40,6 +40,17 @@ static void s_expect_usage_error(support_fixture *f, const char *const *needles)
     assert_int_not_equal(stat(f->out, &st), 0);
 }
 
+/* The file name of the run whose folder asgd train printed on stdout
+ * (NULL where there is none); the caller frees it. */
+static char *s_run_file(const support_fixture *f, const char *name)
+{
+    char dir[900], path[1024];
+    snprintf(dir, sizeof dir, "%.880s", f->r.out);
+    dir[strcspn(dir, "\n")] = '\0';
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return support_read_file(path);
+}
+
 static void test_mistyped_key(void **state)
 {
     support_fixture *f = *state;
@@ -98,11 +109,7 @@ static void test_switching_models_and_rules(void **state)
     if (f->r.status != 0) {
         fail_msg("keys this run does not use: status %d, \"%s\"", f->r.status, f->r.err);
     }
-    char dir[900], path[1024];
-    snprintf(dir, sizeof dir, "%.880s", f->r.out);
-    dir[strcspn(dir, "\n")] = '\0';
-    snprintf(path, sizeof path, "%s/config.ini", dir);
-    char *written = support_read_file(path);
+    char *written = s_run_file(f, "config.ini");
     assert_non_null(written);
     for (int i = 0; unused[i]; i++) {
         char said[128], line[128];
@@ -557,11 +564,7 @@ static void test_cuda_without_a_gpu(void **state)
     if (f->r.status != 0) {
         fail_msg("auto without a GPU: exit %d, %s", f->r.status, f->r.err);
     }
-    char dir[900], log[1024];
-    snprintf(dir, sizeof dir, "%.880s", f->r.out);
-    dir[strcspn(dir, "\n")] = '\0';
-    snprintf(log, sizeof log, "%s/log.txt", dir);
-    char *text = support_read_file(log);
+    char *text = s_run_file(f, "log.txt");
     assert_non_null(text);
     assert_non_null(strstr(text, "backend: cpu"));
     free(text);
