@@ -130,6 +130,8 @@ static int s_parse(options *o, int argc, char **argv, error *err)
 {
     *o = (options){.figure = {.kind = KIND_CONVERGENCE, .target = 0.8},
                    .group = "experiment.label"};
+    const char *seen[sizeof s_known / sizeof s_known[0]];
+    int nseen = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--logx") == 0 || strcmp(a, "--logy") == 0) {
@@ -143,9 +145,15 @@ static int s_parse(options *o, int argc, char **argv, error *err)
             return known ? error_set(err, ERROR_USAGE, "%s: %s needs a value", plot_name, a)
                          : s_unknown(a, err);
         } else if (a[0] == '-') {
+            for (int j = 0; j < nseen; j++) {   /* -o a.pdf -o b.pdf wrote b.pdf alone */
+                if (strcmp(seen[j], a) == 0) {
+                    return error_set(err, ERROR_USAGE, "%s: %s given twice", plot_name, a);
+                }
+            }
             if (s_option(o, a, argv[++i], err) < 0) {
                 return -1;
             }
+            seen[nseen++] = a;   /* known: s_option refused any other */
         } else if (o->ndirs == PLOT_MAX_DIRS) {
             return error_set(err, ERROR_USAGE, "%s: too many folders", plot_name);
         } else {
@@ -153,6 +161,11 @@ static int s_parse(options *o, int argc, char **argv, error *err)
         }
     }
     figure_options *f = &o->figure;
+    if ((f->x || f->y) && f->kind != KIND_CONVERGENCE && f->kind != KIND_SCALING) {
+        /* a bar or histogram figure has its own axes: --x was drawn past */
+        return error_set(err, ERROR_USAGE, "%s: %s: only convergence and scaling figures "
+                         "take it (--kind)", plot_name, f->x ? "--x" : "--y");
+    }
     if (!f->x) {
         f->x = f->kind == KIND_SCALING ? "workers" : "time";
     }

@@ -1483,6 +1483,20 @@ static void test_a_failed_plot_keeps_the_last_one(void **state)
     support_run_asgd(&f->r, f->dir, last);
     assert_int_equal(f->r.status, 2);
     assert_non_null(strstr(f->r.err, "unknown option --bogus"));
+    /* an option given twice, or one the figure does not read, is refused
+     * (the last -o alone was written; --x updates drew against time) */
+    const char *twice[] = {"plot", s_runs, "-o", fig, "-o", "other.png", NULL};
+    support_run_asgd(&f->r, f->dir, twice);
+    if (f->r.status != 2 || !strstr(f->r.err, "-o given twice")) {
+        fail_msg("-o twice: status %d, \"%s\"", f->r.status, f->r.err);
+    }
+    const char *unread[] = {"plot", s_runs, "-o", fig, "--kind", "time-to-accuracy", "--x",
+                            "updates", NULL};
+    support_run_asgd(&f->r, f->dir, unread);
+    if (f->r.status != 2 || !strstr(f->r.err, "--x: only convergence and scaling figures")) {
+        fail_msg("--x of a time-to-accuracy figure: status %d, \"%s\"", f->r.status,
+                 f->r.err);
+    }
 }
 
 /* Ctrl-C while a figure is drawn: exit 130, the figure and script of an
