@@ -1,6 +1,7 @@
 /* grid.c: reading a sweep file and expanding its grid. */
 #include "sweep/grid.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,6 +234,9 @@ static int s_read(sweep *s, error *err)
             return config_error(s->c, "sweep", i ? "out" : "base", err, "the path is too long");
         }
     }
+    if (access(s->base, R_OK) != 0) {   /* said as the first run's, not as the key's */
+        return config_error(s->c, "sweep", "base", err, "%s: %s", s->base, strerror(errno));
+    }
     grid_ctx g = {.s = s, .err = err};
     if (config_each(s->c, "grid", s_grid_entry, &g) != 0) {
         return -1;
@@ -290,9 +294,10 @@ static int s_blame(const sweep *s, const sweep_run *run, error *err)
     if (strncmp(err->msg, out, strlen(out)) == 0) {
         const char *why = strstr(err->msg + strlen(out), ": ");
         error was = *err;
+        bool long_line = strstr(was.msg, "too long for a line") != NULL;
         config_error(s->c, "sweep", "out", err, "%s (as %s, from the folder the sweep started "
-                     "in): start it nearer, or give a shorter out", why ? why + 2 : was.msg,
-                     s_from_here(s->out));
+                     "in)%s", why ? why + 2 : was.msg, s_from_here(s->out),
+                     long_line ? ": start it nearer, or give a shorter out" : "");
         return -1;
     }
     if (strncmp(err->msg, id, strlen(id)) == 0) {

@@ -222,6 +222,8 @@ static void test_resume_runs_only_what_is_missing(void **state)
     }
 }
 
+static void s_expect_config_error(support_fixture *f, const char *text, const char *want);
+
 /* results.csv is written whole or not at all: on a full disk (files
  * limited below its size) the sweep fails, saying so, and the last whole
  * one stays as it was. It was written in place: cut mid-row (a run of
@@ -356,6 +358,15 @@ static void test_bad_sweep_files(void **state)
         char ran[400];
         snprintf(ran, sizeof ran, "%s/grid", f->out);
         assert_int_not_equal(access(ran, F_OK), 0);   /* no run before the refusal */
+    }
+    /* a base that does not open is [sweep] base's (it was said as the
+     * first run's), and an out that is a file is not told to be shorter */
+    s_expect_config_error(f, "[sweep]\nbase = nope.ini\nname = demo\nout = %s\n[grid]\n"
+                          "train.lr = 0.1\n", "grid.ini:2: [sweep] base: ");
+    s_expect_config_error(f, "[sweep]\nbase = base.ini\nname = demo\nout = base.ini\n[grid]\n"
+                          "train.lr = 0.1\n", "grid.ini:4: [sweep] out: ");
+    if (strstr(f->r.err, "shorter")) {
+        fail_msg("an out that is a file: \"%s\"", f->r.err);
     }
 }
 
